@@ -1,0 +1,1097 @@
+//! Runtime support for code emitted by `bank-codegen`.
+//!
+//! This file is copied verbatim into every generated crate, so that a generated crate builds on
+//! its own. It is general: nothing in it knows which API it serves.
+//!
+//! Design notes:
+//! - **Schemas are data.** Every generated type registers a `MetaSchema` that mirrors the source
+//!   document. The same registry feeds the served document *and* [`validate`], so what is
+//!   documented is exactly what is enforced.
+//! - **Bodies are validated before they are typed.** [`JsonBody`] reads JSON, collects every
+//!   violation of the schema (type, required, unknown field, lengths, ranges, patterns, enums,
+//!   item counts), answers them all at once, and only then deserialises with serde.
+//! - **Framework failures keep the API's error shape.** Every failure before a handler runs
+//!   (authentication, parameters, body, unknown route, wrong method, wrong media type) becomes a
+//!   [`RequestError`], which the server's [`Hooks::render_error`] turns into the API's own error
+//!   body. There is no `text/plain` error path.
+//! - **What poem-openapi cannot express** (`additionalProperties: false`, response `links`,
+//!   top-level `security`, `servers`) is applied to the served document by [`patch_document`]
+//!   from tables the generator emits, so the served document still equals the source.
+#![allow(dead_code, clippy::all)]
+
+use std::any::TypeId;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use poem::http::{HeaderValue, StatusCode};
+use poem::{Endpoint, IntoResponse, Request, RequestBody, Response};
+use poem_openapi::payload::{ParsePayload, Payload};
+use poem_openapi::registry::{MetaResponses, MetaSchema, MetaSchemaRef, Registry};
+use poem_openapi::types::{ParseFromJSON, Type};
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Errors raised before a handler runs
+// ---------------------------------------------------------------------------------------------
+
+/// Why a request was refused before it reached a handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestErrorKind {
+    /// Missing or unacceptable credentials (401).
+    Unauthorized,
+    /// A parameter, header or body violates the document (400).
+    InvalidRequest,
+    /// A body part exceeds the configured size limit (400, see [`BodyLimits`]).
+    TooLarge,
+    /// No route matches the path (404).
+    RouteNotFound,
+    /// The path exists but not with this method (405).
+    MethodNotAllowed,
+    /// The `Content-Type` is missing or not the declared one (415).
+    UnsupportedMediaType,
+    /// Anything else the framework refused; the status tells.
+    Other,
+}
+
+/// A refusal before a handler ran, with every offending field named in `details`.
+#[derive(Debug, Clone)]
+pub struct RequestError {
+    pub status: StatusCode,
+    pub kind: RequestErrorKind,
+    pub message: String,
+    /// Field path (`limit`, `address.country_code`, `items[2].name`) to message.
+    pub details: BTreeMap<String, String>,
+}
+
+impl RequestError {
+    pub fn invalid(message: impl Into<String>, details: BTreeMap<String, String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            kind: RequestErrorKind::InvalidRequest,
+            message: message.into(),
+            details,
+        }
+    }
+
+    pub fn invalid_field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let mut details = BTreeMap::new();
+        details.insert(field.into(), message.clone());
+        Self::invalid(message, details)
+    }
+
+    pub fn unauthorized() -> Self {
+        Self {
+            status: StatusCode::UNAUTHORIZED,
+            kind: RequestErrorKind::Unauthorized,
+            message: "missing or invalid credentials".into(),
+            details: BTreeMap::new(),
+        }
+    }
+
+    /// Classifies any error the framework produced.
+    pub fn from_poem(err: &poem::Error) -> Self {
+        use poem_openapi::error as oe;
+        if let Some(e) = err.downcast_ref::<RequestError>() {
+            return e.clone();
+        }
+        if err.is::<oe::AuthorizationError>() {
+            return Self::unauthorized();
+        }
+        if let Some(e) = err.downcast_ref::<oe::ParseParamError>() {
+            return Self::invalid_field(e.name.to_string(), e.reason.clone());
+        }
+        if let Some(e) = err.downcast_ref::<oe::ParsePathError>() {
+            return Self::invalid_field(e.name.to_string(), e.reason.clone());
+        }
+        if let Some(e) = err.downcast_ref::<oe::ParseRequestPayloadError>() {
+            return Self::invalid_field("body", e.reason.clone());
+        }
+        if let Some(e) = err.downcast_ref::<oe::ParseMultipartError>() {
+            return Self::invalid_field("body", e.reason.clone());
+        }
+        if let Some(e) = err.downcast_ref::<oe::ContentTypeError>() {
+            return Self {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                kind: RequestErrorKind::UnsupportedMediaType,
+                message: e.to_string(),
+                details: BTreeMap::new(),
+            };
+        }
+        let status = err.status();
+        let kind = match status {
+            StatusCode::NOT_FOUND => RequestErrorKind::RouteNotFound,
+            StatusCode::METHOD_NOT_ALLOWED => RequestErrorKind::MethodNotAllowed,
+            StatusCode::UNAUTHORIZED => RequestErrorKind::Unauthorized,
+            StatusCode::PAYLOAD_TOO_LARGE => RequestErrorKind::TooLarge,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => RequestErrorKind::UnsupportedMediaType,
+            StatusCode::BAD_REQUEST => RequestErrorKind::InvalidRequest,
+            _ => RequestErrorKind::Other,
+        };
+        let message = match kind {
+            RequestErrorKind::RouteNotFound => "no such route".to_string(),
+            RequestErrorKind::MethodNotAllowed => "method not allowed on this route".to_string(),
+            RequestErrorKind::Other if status.is_server_error() => "internal error".to_string(),
+            _ => err.to_string(),
+        };
+        Self { status, kind, message, details: BTreeMap::new() }
+    }
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+impl poem::error::ResponseError for RequestError {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+}
+
+/// An early exit from generated glue; carries a [`RequestError`] to the error renderer.
+///
+/// Its `meta()` is empty: it never adds a status to the served document.
+pub struct Rejection(pub RequestError);
+
+impl poem_openapi::ApiResponse for Rejection {
+    fn meta() -> MetaResponses {
+        MetaResponses { responses: Vec::new() }
+    }
+
+    fn register(_registry: &mut Registry) {}
+}
+
+impl IntoResponse for Rejection {
+    fn into_response(self) -> Response {
+        poem::Error::from(self.0).into_response()
+    }
+}
+
+impl From<Rejection> for poem::Error {
+    fn from(r: Rejection) -> Self {
+        poem::Error::from(r.0)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks the server supplies once
+// ---------------------------------------------------------------------------------------------
+
+/// Credentials presented with a request, by security scheme.
+#[derive(Clone)]
+pub enum Credentials {
+    /// HTTP Basic: `username:password`.
+    Basic { username: String, password: String },
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print secrets, not even in debug output.
+        match self {
+            Credentials::Basic { .. } => f.write_str("Credentials::Basic(<redacted>)"),
+        }
+    }
+}
+
+/// What the server supplies once: how to authenticate, and how to render a refusal.
+pub trait Hooks: Send + Sync + 'static {
+    /// The authenticated caller handed to every secured operation.
+    type Principal: Clone + Send + Sync + 'static;
+
+    /// Checks credentials; `None` answers 401 before any parameter is parsed.
+    fn authenticate(
+        &self,
+        credentials: Credentials,
+    ) -> impl Future<Output = Option<Self::Principal>> + Send;
+
+    /// Renders every refusal that happens before a handler runs, in the API's error schema.
+    fn render_error(&self, error: RequestError, request: &Request) -> Response;
+}
+
+/// The principal that [`AuthMiddleware`] stored in the request.
+#[derive(Clone)]
+pub struct Authenticated<P>(pub P);
+
+/// Authenticates every request that carries an `Authorization` header before routing, so that
+/// bad credentials are a 401 whatever else is wrong with the request. Operations that require a
+/// scheme also declare it (a missing header is a 401 from the scheme's extractor).
+pub struct AuthMiddleware<H> {
+    pub hooks: Arc<H>,
+}
+
+impl<H: Hooks, E: Endpoint> poem::Middleware<E> for AuthMiddleware<H> {
+    type Output = AuthEndpoint<H, E>;
+
+    fn transform(&self, ep: E) -> Self::Output {
+        AuthEndpoint { hooks: self.hooks.clone(), inner: ep }
+    }
+}
+
+pub struct AuthEndpoint<H, E> {
+    hooks: Arc<H>,
+    inner: E,
+}
+
+impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
+    type Output = Response;
+
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        let header = req.headers().get(poem::http::header::AUTHORIZATION).cloned();
+        if let Some(header) = header {
+            let credentials =
+                parse_basic(&header).ok_or_else(|| poem::Error::from(RequestError::unauthorized()))?;
+            match self.hooks.authenticate(credentials).await {
+                Some(principal) => {
+                    req.extensions_mut().insert(Authenticated(principal));
+                }
+                None => return Err(RequestError::unauthorized().into()),
+            }
+        }
+        self.inner.call(req).await.map(IntoResponse::into_response)
+    }
+}
+
+fn parse_basic(value: &HeaderValue) -> Option<Credentials> {
+    let value = value.to_str().ok()?;
+    let (scheme, rest) = value.split_once(' ')?;
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return None;
+    }
+    let decoded = base64_decode(rest.trim())?;
+    let decoded = String::from_utf8(decoded).ok()?;
+    let (username, password) = decoded.split_once(':')?;
+    Some(Credentials::Basic { username: username.to_string(), password: password.to_string() })
+}
+
+fn base64_decode(input: &str) -> Option<Vec<u8>> {
+    fn val(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => (c - b'A') as u32,
+            b'a'..=b'z' => (c - b'a' + 26) as u32,
+            b'0'..=b'9' => (c - b'0' + 52) as u32,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        })
+    }
+    let bytes = input.trim_end_matches('=').as_bytes();
+    if bytes.len() % 4 == 1 || input.len() > 16 * 1024 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= val(c)? << (18 - 6 * i);
+        }
+        let n = chunk.len() * 6 / 8;
+        for i in 0..n {
+            out.push((acc >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Fetches the principal stored by [`AuthMiddleware`] (glue for secured operations).
+pub fn principal<P: Clone + Send + Sync + 'static>(req: &Request) -> Result<P, Rejection> {
+    req.extensions()
+        .get::<Authenticated<P>>()
+        .map(|a| a.0.clone())
+        .ok_or_else(|| Rejection(RequestError::unauthorized()))
+}
+
+/// Turns every framework error into the API's error body through [`Hooks::render_error`].
+pub struct ErrorRenderer<H> {
+    pub hooks: Arc<H>,
+}
+
+impl<H: Hooks, E: Endpoint> poem::Middleware<E> for ErrorRenderer<H> {
+    type Output = ErrorRendererEndpoint<H, E>;
+
+    fn transform(&self, ep: E) -> Self::Output {
+        ErrorRendererEndpoint { hooks: self.hooks.clone(), inner: ep }
+    }
+}
+
+pub struct ErrorRendererEndpoint<H, E> {
+    hooks: Arc<H>,
+    inner: E,
+}
+
+impl<H: Hooks, E: Endpoint> Endpoint for ErrorRendererEndpoint<H, E> {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Response> {
+        // The request is consumed by the inner endpoint; keep what the renderer may need.
+        let mut probe = Request::builder().method(req.method().clone()).uri(req.uri().clone());
+        for (name, value) in req.headers() {
+            probe = probe.header(name.clone(), value.clone());
+        }
+        let probe = probe.finish();
+        match self.inner.call(req).await {
+            Ok(resp) => Ok(resp.into_response()),
+            Err(err) => Ok(self.hooks.render_error(RequestError::from_poem(&err), &probe)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schemas: builders used by generated `Type` impls, and a validator over them
+// ---------------------------------------------------------------------------------------------
+
+/// Starts a schema of the given JSON type (`"string"`, `"object"`, `""` for untyped).
+pub fn schema(ty: &'static str) -> MetaSchema {
+    MetaSchema::new(ty)
+}
+
+/// Wraps a schema as an inline reference.
+pub fn inline(schema: MetaSchema) -> MetaSchemaRef {
+    MetaSchemaRef::Inline(Box::new(schema))
+}
+
+/// Marks a schema reference nullable (an inline schema directly; a named one through `allOf`).
+pub fn nullable(r: MetaSchemaRef) -> MetaSchemaRef {
+    match r {
+        MetaSchemaRef::Inline(mut s) => {
+            s.nullable = true;
+            MetaSchemaRef::Inline(s)
+        }
+        MetaSchemaRef::Reference(name) => MetaSchemaRef::Inline(Box::new(MetaSchema {
+            all_of: vec![MetaSchemaRef::Reference(name)],
+            nullable: true,
+            ..MetaSchema::ANY
+        })),
+    }
+}
+
+/// A reference to a named component.
+pub fn reference(name: &str) -> MetaSchemaRef {
+    MetaSchemaRef::Reference(name.to_string())
+}
+
+/// The registry holding `T` and everything it refers to, built once per type.
+pub fn registry_of<T: Type + 'static>() -> Arc<Registry> {
+    static CACHE: OnceLock<RwLock<HashMap<TypeId, Arc<Registry>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(r) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&TypeId::of::<T>()) {
+        return r.clone();
+    }
+    let mut registry = Registry::new();
+    T::register(&mut registry);
+    let registry = Arc::new(registry);
+    cache
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(TypeId::of::<T>(), registry.clone());
+    registry
+}
+
+/// Validates `value` against `schema`, appending `(path, message)` for every violation.
+pub fn validate(
+    registry: &Registry,
+    schema: &MetaSchemaRef,
+    value: &Value,
+    path: &str,
+    closed: &dyn Fn(&str) -> bool,
+    errors: &mut BTreeMap<String, String>,
+) {
+    validate_at(registry, schema, value, path, closed, errors, 0)
+}
+
+const MAX_DEPTH: usize = 64;
+
+fn field_path(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_string() } else { format!("{path}.{name}") }
+}
+
+fn display_path(path: &str) -> String {
+    if path.is_empty() { "body".to_string() } else { path.to_string() }
+}
+
+fn push(errors: &mut BTreeMap<String, String>, path: &str, message: String) {
+    errors.entry(display_path(path)).or_insert(message);
+}
+
+fn validate_at(
+    registry: &Registry,
+    schema: &MetaSchemaRef,
+    value: &Value,
+    path: &str,
+    closed: &dyn Fn(&str) -> bool,
+    errors: &mut BTreeMap<String, String>,
+    depth: usize,
+) {
+    if depth > MAX_DEPTH {
+        push(errors, path, "nesting is too deep".into());
+        return;
+    }
+    let (schema, name) = match schema {
+        MetaSchemaRef::Inline(s) => (&**s, None),
+        MetaSchemaRef::Reference(name) => match registry.schemas.get(name) {
+            Some(s) => (s, Some(name.as_str())),
+            None => return,
+        },
+    };
+    if value.is_null() {
+        if !schema.nullable && !schema.ty.is_empty() {
+            push(errors, path, "must not be null".into());
+        }
+        return;
+    }
+    for part in &schema.all_of {
+        validate_at(registry, part, value, path, closed, errors, depth + 1);
+    }
+    if !schema.one_of.is_empty() {
+        validate_one_of(registry, schema, value, path, closed, errors, depth);
+    }
+    let type_ok = match schema.ty {
+        "" => true,
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    };
+    if !type_ok {
+        let expected = match (schema.ty, schema.format) {
+            ("integer", Some(f)) => format!("an integer ({f})"),
+            ("integer", None) => "an integer".to_string(),
+            (ty, _) => format!("a value of type {ty}"),
+        };
+        push(errors, path, format!("must be {expected}"));
+        return;
+    }
+    if !schema.enum_items.is_empty() && !schema.enum_items.contains(value) {
+        let allowed: Vec<String> = schema.enum_items.iter().map(|v| v.to_string()).collect();
+        push(errors, path, format!("must be one of {}", allowed.join(", ")));
+        return;
+    }
+    match value {
+        Value::String(s) => check_string(schema, s, path, errors),
+        Value::Number(n) => check_number(schema, n, path, errors),
+        Value::Array(items) => {
+            if let Some(min) = schema.min_items {
+                if items.len() < min {
+                    push(errors, path, format!("must have at least {min} items"));
+                }
+            }
+            if let Some(max) = schema.max_items {
+                if items.len() > max {
+                    push(errors, path, format!("must have at most {max} items"));
+                }
+            }
+            if let Some(item_schema) = &schema.items {
+                for (i, item) in items.iter().enumerate() {
+                    let p = format!("{}[{i}]", path);
+                    validate_at(registry, item_schema, item, &p, closed, errors, depth + 1);
+                }
+            }
+        }
+        Value::Object(map) => {
+            for required in &schema.required {
+                if !map.contains_key(*required) {
+                    push(errors, &field_path(path, required), "is required".into());
+                }
+            }
+            for (key, v) in map {
+                let p = field_path(path, key);
+                if let Some((_, prop)) = schema.properties.iter().find(|(n, _)| n == key) {
+                    validate_at(registry, prop, v, &p, closed, errors, depth + 1);
+                } else if let Some(extra) = &schema.additional_properties {
+                    validate_at(registry, extra, v, &p, closed, errors, depth + 1);
+                } else if name.is_some_and(closed) && !declared_by_all_of(registry, schema, key) {
+                    push(errors, &p, "is not a known field".into());
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn declared_by_all_of(registry: &Registry, schema: &MetaSchema, key: &str) -> bool {
+    schema.all_of.iter().any(|part| {
+        let s = match part {
+            MetaSchemaRef::Inline(s) => Some(&**s),
+            MetaSchemaRef::Reference(n) => registry.schemas.get(n),
+        };
+        s.is_some_and(|s| {
+            s.properties.iter().any(|(n, _)| *n == key) || declared_by_all_of(registry, s, key)
+        })
+    })
+}
+
+fn validate_one_of(
+    registry: &Registry,
+    schema: &MetaSchema,
+    value: &Value,
+    path: &str,
+    closed: &dyn Fn(&str) -> bool,
+    errors: &mut BTreeMap<String, String>,
+    depth: usize,
+) {
+    if let (Some(disc), Some(obj)) = (&schema.discriminator, value.as_object()) {
+        let tag = obj.get(disc.property_name).and_then(Value::as_str);
+        let target = tag.and_then(|t| {
+            disc.mapping
+                .iter()
+                .find(|(k, _)| k == t)
+                .map(|(_, v)| reference(v.rsplit('/').next().unwrap_or(v)))
+        });
+        match target {
+            Some(t) => validate_at(registry, &t, value, path, closed, errors, depth + 1),
+            None => push(
+                errors,
+                &field_path(path, disc.property_name),
+                "does not name a known variant".into(),
+            ),
+        }
+        return;
+    }
+    let mut best: Option<BTreeMap<String, String>> = None;
+    for variant in &schema.one_of {
+        let mut e = BTreeMap::new();
+        validate_at(registry, variant, value, path, closed, &mut e, depth + 1);
+        if e.is_empty() {
+            return;
+        }
+        if best.as_ref().is_none_or(|b| e.len() < b.len()) {
+            best = Some(e);
+        }
+    }
+    match best {
+        Some(b) if schema.one_of.len() == 1 => errors.extend(b),
+        _ => push(errors, path, "matches none of the allowed shapes".into()),
+    }
+}
+
+fn check_string(schema: &MetaSchema, s: &str, path: &str, errors: &mut BTreeMap<String, String>) {
+    let len = s.chars().count();
+    if let Some(min) = schema.min_length {
+        if len < min {
+            push(errors, path, format!("must be at least {min} characters long"));
+        }
+    }
+    if let Some(max) = schema.max_length {
+        if len > max {
+            push(errors, path, format!("must be at most {max} characters long"));
+        }
+    }
+    if let Some(pattern) = &schema.pattern {
+        if !pattern_matches(pattern, s) {
+            push(errors, path, format!("must match the pattern {pattern}"));
+        }
+    }
+    match schema.format {
+        Some("date") if chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").is_err() => {
+            push(errors, path, "must be a date (YYYY-MM-DD)".into())
+        }
+        Some("date-time") if chrono::DateTime::parse_from_rfc3339(s).is_err() => {
+            push(errors, path, "must be an RFC 3339 date-time".into())
+        }
+        _ => {}
+    }
+}
+
+fn check_number(
+    schema: &MetaSchema,
+    n: &serde_json::Number,
+    path: &str,
+    errors: &mut BTreeMap<String, String>,
+) {
+    if schema.ty == "integer" {
+        let fits = match schema.format {
+            Some("int32") => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
+            _ => n.as_i64().is_some(),
+        };
+        if !fits {
+            push(errors, path, "is out of range for its integer format".into());
+            return;
+        }
+    }
+    let Some(v) = n.as_f64() else { return };
+    if let Some(min) = schema.minimum {
+        let exclusive = schema.exclusive_minimum.unwrap_or(false);
+        if v < min || (exclusive && v == min) {
+            let op = if exclusive { "greater than" } else { "at least" };
+            push(errors, path, format!("must be {op} {min}"));
+        }
+    }
+    if let Some(max) = schema.maximum {
+        let exclusive = schema.exclusive_maximum.unwrap_or(false);
+        if v > max || (exclusive && v == max) {
+            let op = if exclusive { "less than" } else { "at most" };
+            push(errors, path, format!("must be {op} {max}"));
+        }
+    }
+}
+
+/// Matches the regular-expression subset that API documents use for identifiers and codes:
+/// anchors, literals, escapes (`\d`, `\w`, `\s`, `\.`, `\x20`), classes with ranges and
+/// negation, groups with alternation, and the quantifiers `? * + {n} {n,} {n,m}`.
+///
+/// Without a regex engine in the dependency graph of every generated crate; the generator
+/// rejects patterns outside this subset when it reads the document, so a pattern is never
+/// silently ignored.
+pub fn pattern_matches(pattern: &str, s: &str) -> bool {
+    match pattern::Regex::parse(pattern) {
+        Some(re) => re.is_match(s),
+        None => false,
+    }
+}
+
+/// The small regex engine behind [`pattern_matches`].
+pub mod pattern;
+
+// ---------------------------------------------------------------------------------------------
+// Types whose schema is generated: glue between serde and poem-openapi's `Type`
+// ---------------------------------------------------------------------------------------------
+
+/// A generated type: its documented schema, and whether that schema is a named component.
+pub trait SpecType: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static {
+    /// The component name, or `None` for a schema written inline in the document.
+    const NAME: Option<&'static str>;
+    /// The schema as the document writes it; registers what it refers to.
+    fn schema(registry: &mut Registry) -> MetaSchema;
+}
+
+/// Implements poem-openapi's traits for a [`SpecType`] (and parameter/multipart parsing for
+/// string enums). One line in generated code instead of sixty.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __spec_type {
+    ($ty:ty) => {
+        impl ::poem_openapi::types::Type for $ty {
+            const IS_REQUIRED: bool = true;
+            type RawValueType = Self;
+            type RawElementValueType = Self;
+
+            fn name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(
+                    <$ty as $crate::runtime::SpecType>::NAME.unwrap_or(stringify!($ty)),
+                )
+            }
+
+            fn schema_ref() -> ::poem_openapi::registry::MetaSchemaRef {
+                match <$ty as $crate::runtime::SpecType>::NAME {
+                    ::std::option::Option::Some(name) => $crate::runtime::reference(name),
+                    ::std::option::Option::None => {
+                        let mut registry = ::poem_openapi::registry::Registry::new();
+                        $crate::runtime::inline(<$ty as $crate::runtime::SpecType>::schema(
+                            &mut registry,
+                        ))
+                    }
+                }
+            }
+
+            fn register(registry: &mut ::poem_openapi::registry::Registry) {
+                match <$ty as $crate::runtime::SpecType>::NAME {
+                    ::std::option::Option::Some(name) => {
+                        registry.create_schema::<Self, _>(name.to_string(), |registry| {
+                            <$ty as $crate::runtime::SpecType>::schema(registry)
+                        })
+                    }
+                    ::std::option::Option::None => {
+                        let _ = <$ty as $crate::runtime::SpecType>::schema(registry);
+                    }
+                }
+            }
+
+            fn as_raw_value(&self) -> ::std::option::Option<&Self::RawValueType> {
+                ::std::option::Option::Some(self)
+            }
+
+            fn raw_element_iter<'a>(
+                &'a self,
+            ) -> ::std::boxed::Box<dyn ::std::iter::Iterator<Item = &'a Self::RawElementValueType> + 'a>
+            {
+                ::std::boxed::Box::new(::std::iter::once(self))
+            }
+        }
+
+        impl ::poem_openapi::types::ParseFromJSON for $ty {
+            fn parse_from_json(
+                value: ::std::option::Option<::serde_json::Value>,
+            ) -> ::poem_openapi::types::ParseResult<Self> {
+                ::serde_json::from_value(value.unwrap_or_default())
+                    .map_err(::poem_openapi::types::ParseError::custom)
+            }
+        }
+
+        impl ::poem_openapi::types::ToJSON for $ty {
+            fn to_json(&self) -> ::std::option::Option<::serde_json::Value> {
+                ::serde_json::to_value(self).ok()
+            }
+        }
+
+        impl ::poem_openapi::types::ParseFromParameter for $ty {
+            fn parse_from_parameter(value: &str) -> ::poem_openapi::types::ParseResult<Self> {
+                ::serde_json::from_value(::serde_json::Value::String(value.to_string()))
+                    .map_err(|_| ::poem_openapi::types::ParseError::custom(format!("`{value}` is not an allowed value")))
+            }
+        }
+    };
+}
+pub use __spec_type as spec_type;
+
+// ---------------------------------------------------------------------------------------------
+// Request bodies
+// ---------------------------------------------------------------------------------------------
+
+/// Limits the server sets on request bodies (inserted into request data; default: none).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimits {
+    /// Largest JSON body, in bytes.
+    pub json: usize,
+    /// Largest file part of a multipart body, in bytes.
+    pub file: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        Self { json: usize::MAX, file: usize::MAX }
+    }
+}
+
+/// A JSON request body validated against its documented schema before it is typed.
+pub struct JsonBody<T>(pub T);
+
+impl<T: Type + ParseFromJSON + 'static> poem_openapi::payload::Payload for JsonBody<T> {
+    const CONTENT_TYPE: &'static str = "application/json";
+
+    fn check_content_type(content_type: &str) -> bool {
+        content_type
+            .split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        T::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+}
+
+impl<T: Type + ParseFromJSON + 'static> poem_openapi::payload::ParsePayload for JsonBody<T> {
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
+        let bytes = body.take()?.into_bytes().await?;
+        if bytes.len() > limits.json {
+            return Err(RequestError {
+                status: StatusCode::BAD_REQUEST,
+                kind: RequestErrorKind::TooLarge,
+                message: format!("request body is larger than {} bytes", limits.json),
+                details: BTreeMap::new(),
+            }
+            .into());
+        }
+        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+            poem::Error::from(RequestError::invalid_field("body", format!("invalid JSON: {e}")))
+        })?;
+        let registry = registry_of::<T>();
+        let mut errors = BTreeMap::new();
+        validate(&registry, &T::schema_ref(), &value, "", &is_closed, &mut errors);
+        if !errors.is_empty() {
+            let message = summarize(&errors);
+            return Err(RequestError::invalid(message, errors).into());
+        }
+        T::parse_from_json(Some(value))
+            .map(JsonBody)
+            .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
+    }
+}
+
+poem_openapi::impl_apirequest_for_payload!(JsonBody<T>, T: Type + ParseFromJSON + 'static);
+
+/// An optional JSON request body (`requestBody.required: false`): absent when the request has
+/// no body, validated like [`JsonBody`] otherwise.
+pub struct OptionalJsonBody<T>(pub Option<T>);
+
+impl<'a, T: Type + ParseFromJSON + 'static> poem_openapi::ApiExtractor<'a> for OptionalJsonBody<T> {
+    const TYPES: &'static [poem_openapi::ApiExtractorType] =
+        &[poem_openapi::ApiExtractorType::RequestObject];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn request_meta() -> Option<poem_openapi::registry::MetaRequest> {
+        Some(poem_openapi::registry::MetaRequest {
+            description: None,
+            content: vec![poem_openapi::registry::MetaMediaType {
+                content_type: "application/json",
+                schema: T::schema_ref(),
+            }],
+            required: false,
+        })
+    }
+
+    async fn from_request(
+        request: &'a Request,
+        body: &mut RequestBody,
+        _param_opts: poem_openapi::ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        let declared_len = request
+            .headers()
+            .get(poem::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if request.content_type().is_none() && declared_len.unwrap_or(0) == 0 {
+            return Ok(OptionalJsonBody(None));
+        }
+        match request.content_type() {
+            Some(ct) if <JsonBody<T> as Payload>::check_content_type(ct) => {
+                <JsonBody<T> as ParsePayload>::from_request(request, body)
+                    .await
+                    .map(|b| OptionalJsonBody(Some(b.0)))
+            }
+            Some(ct) => Err(poem_openapi::error::ContentTypeError::NotSupported {
+                content_type: ct.to_string(),
+            }
+            .into()),
+            None => Err(poem_openapi::error::ContentTypeError::ExpectContentType.into()),
+        }
+    }
+}
+
+/// Whether a component rejects unknown fields (`additionalProperties: false` in the document).
+pub fn is_closed(name: &str) -> bool {
+    crate::DOCUMENT_PATCH.closed_schemas.contains(&name)
+}
+
+fn summarize(errors: &BTreeMap<String, String>) -> String {
+    let mut parts: Vec<String> = errors.iter().take(3).map(|(k, v)| format!("{k} {v}")).collect();
+    if errors.len() > 3 {
+        parts.push(format!("and {} more", errors.len() - 3));
+    }
+    format!("invalid request: {}", parts.join("; "))
+}
+
+/// One file of a multipart body, read into memory within [`BodyLimits::file`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilePart {
+    pub file_name: Option<String>,
+    pub content_type: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+impl serde::Serialize for FilePart {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.file_name.as_deref().unwrap_or(""))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FilePart {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let _ = <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d)?;
+        Ok(FilePart::default())
+    }
+}
+
+/// A multipart form the generator emitted: which parts are files.
+pub trait MultipartForm: SpecType + Sized {
+    const FILE_FIELDS: &'static [&'static str];
+    fn attach_files(&mut self, files: &mut BTreeMap<String, FilePart>);
+}
+
+/// A `multipart/form-data` body: text parts are validated like JSON fields, file parts are
+/// streamed with a size limit.
+pub struct MultipartBody<T>(pub T);
+
+impl<T: MultipartForm> poem_openapi::payload::Payload for MultipartBody<T> {
+    const CONTENT_TYPE: &'static str = "multipart/form-data";
+
+    fn check_content_type(content_type: &str) -> bool {
+        content_type
+            .split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("multipart/form-data"))
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        match T::NAME {
+            Some(name) => reference(name),
+            None => inline(T::schema(&mut Registry::new())),
+        }
+    }
+
+    fn register(registry: &mut Registry) {
+        match T::NAME {
+            Some(name) => registry.create_schema::<T, _>(name.to_string(), |r| T::schema(r)),
+            None => {
+                let _ = T::schema(registry);
+            }
+        }
+    }
+}
+
+impl<T: MultipartForm> poem_openapi::payload::ParsePayload for MultipartBody<T> {
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
+        let mut multipart =
+            <poem::web::Multipart as poem::FromRequest>::from_request(request, body).await?;
+        let bad = |m: String| poem::Error::from(RequestError::invalid_field("body", m));
+        let mut text = serde_json::Map::new();
+        let mut files = BTreeMap::new();
+        let mut registry = Registry::new();
+        let schema = T::schema(&mut registry);
+        while let Some(field) =
+            multipart.next_field().await.map_err(|e| bad(format!("malformed multipart body: {e}")))?
+        {
+            let name = field.name().unwrap_or_default().to_string();
+            if T::FILE_FIELDS.contains(&name.as_str()) {
+                let file_name = field.file_name().map(str::to_string);
+                let content_type = field.content_type().map(str::to_string);
+                let mut bytes = Vec::new();
+                let mut reader = Box::pin(field.into_async_read());
+                let mut chunk = vec![0u8; 64 * 1024];
+                loop {
+                    let n = tokio::io::AsyncReadExt::read(&mut reader, &mut chunk)
+                        .await
+                        .map_err(|e| bad(format!("malformed multipart body: {e}")))?;
+                    if n == 0 {
+                        break;
+                    }
+                    let chunk = &chunk[..n];
+                    if bytes.len() + chunk.len() > limits.file {
+                        let mut details = BTreeMap::new();
+                        details.insert(name.clone(), format!("must be at most {} bytes", limits.file));
+                        return Err(RequestError {
+                            status: StatusCode::BAD_REQUEST,
+                            kind: RequestErrorKind::TooLarge,
+                            message: format!("file part `{name}` is larger than {} bytes", limits.file),
+                            details,
+                        }
+                        .into());
+                    }
+                    bytes.extend_from_slice(chunk);
+                }
+                text.insert(name.clone(), Value::String(file_name.clone().unwrap_or_default()));
+                files.insert(name, FilePart { file_name, content_type, bytes });
+            } else {
+                let raw = field.text().await.map_err(|e| bad(format!("malformed multipart body: {e}")))?;
+                let prop_ty = schema
+                    .properties
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, s)| match s {
+                        MetaSchemaRef::Inline(s) => s.ty,
+                        MetaSchemaRef::Reference(_) => "string",
+                    })
+                    .unwrap_or("string");
+                let value = match prop_ty {
+                    "integer" => raw.parse::<i64>().map(Value::from).unwrap_or(Value::String(raw)),
+                    "boolean" => match raw.as_str() {
+                        "true" => Value::Bool(true),
+                        "false" => Value::Bool(false),
+                        _ => Value::String(raw),
+                    },
+                    _ => Value::String(raw),
+                };
+                text.insert(name, value);
+            }
+        }
+        let value = Value::Object(text);
+        let mut errors = BTreeMap::new();
+        let schema_ref = <Self as poem_openapi::payload::Payload>::schema_ref();
+        validate(&registry, &schema_ref, &value, "", &is_closed, &mut errors);
+        if T::NAME.is_none() && matches!(schema_ref, MetaSchemaRef::Inline(_)) {
+            // Inline forms are closed: only declared parts are accepted.
+            if let Value::Object(map) = &value {
+                for key in map.keys() {
+                    if !schema.properties.iter().any(|(n, _)| n == key) {
+                        errors.insert(key.clone(), "is not a known field".into());
+                    }
+                }
+            }
+        }
+        if !errors.is_empty() {
+            let message = summarize(&errors);
+            return Err(RequestError::invalid(message, errors).into());
+        }
+        let mut form: T = serde_json::from_value(value)
+            .map_err(|e| poem::Error::from(RequestError::invalid_field("body", e.to_string())))?;
+        form.attach_files(&mut files);
+        Ok(MultipartBody(form))
+    }
+}
+
+poem_openapi::impl_apirequest_for_payload!(MultipartBody<T>, T: MultipartForm);
+
+// ---------------------------------------------------------------------------------------------
+// The served document
+// ---------------------------------------------------------------------------------------------
+
+/// What the generator knows about the document beyond what poem-openapi can represent.
+pub struct DocumentPatch {
+    /// The source document's `openapi` version string.
+    pub openapi: &'static str,
+    /// Top-level `servers` (URLs) of the source.
+    pub servers: &'static [&'static str],
+    /// Top-level `security` requirement names of the source (empty: none).
+    pub global_security: &'static [&'static str],
+    /// Components with `additionalProperties: false`.
+    pub closed_schemas: &'static [&'static str],
+    /// Response links: (path, method, status, JSON of the `links` object).
+    pub links: &'static [(&'static str, &'static str, &'static str, &'static str)],
+}
+
+/// Applies `patch` to the document poem-openapi produced.
+pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
+    doc["openapi"] = Value::String(patch.openapi.to_string());
+    if !patch.servers.is_empty() {
+        doc["servers"] = Value::Array(
+            patch.servers.iter().map(|u| serde_json::json!({ "url": u })).collect(),
+        );
+    }
+    if !patch.global_security.is_empty() {
+        let req: serde_json::Map<String, Value> =
+            patch.global_security.iter().map(|n| (n.to_string(), Value::Array(vec![]))).collect();
+        doc["security"] = Value::Array(vec![Value::Object(req)]);
+    }
+    if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
+        for name in patch.closed_schemas {
+            if let Some(Value::Object(s)) = schemas.get_mut(*name) {
+                if !s.contains_key("additionalProperties") {
+                    s.insert("additionalProperties".into(), Value::Bool(false));
+                }
+            }
+        }
+    }
+    for (path, method, status, links) in patch.links {
+        let pointer = format!(
+            "/paths/{}/{}/responses/{}",
+            path.replace('~', "~0").replace('/', "~1"),
+            method,
+            status
+        );
+        if let Some(Value::Object(resp)) = doc.pointer_mut(&pointer) {
+            if let Ok(links) = serde_json::from_str::<Value>(links) {
+                resp.insert("links".into(), links);
+            }
+        }
+    }
+}
+
+/// Serves a fixed body with a content type (the JSON and YAML documents).
+pub fn static_endpoint(body: String, content_type: &'static str) -> impl Endpoint<Output = Response> {
+    let body = Arc::new(body);
+    poem::endpoint::make_sync(move |_| {
+        Response::builder().content_type(content_type).body(body.as_str().to_string())
+    })
+}

@@ -1,0 +1,228 @@
+//! The intermediate representation: what the generator understood of a document.
+//!
+//! Plain data, no tokens and nothing of poem: the parser builds it, the emitters render it,
+//! and tests inspect it. Order is the document's order everywhere (deterministic output).
+
+/// A whole API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Api {
+    pub openapi: String,
+    pub title: String,
+    pub version: String,
+    pub description: Option<String>,
+    pub servers: Vec<String>,
+    pub tags: Vec<Tag>,
+    pub security_schemes: Vec<SecurityScheme>,
+    /// Scheme names required by default (top-level `security`).
+    pub global_security: Vec<String>,
+    /// Named types: components first, then types hoisted from inline schemas.
+    pub types: Vec<TypeDef>,
+    pub operations: Vec<Operation>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tag {
+    pub name: String,
+    /// Rust identifier stem (`Bank Accounts` → `BankAccounts`).
+    pub rust: String,
+    pub description: Option<String>,
+}
+
+/// An HTTP Basic security scheme (the only kind supported).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecurityScheme {
+    pub name: String,
+    pub rust: String,
+    pub description: Option<String>,
+}
+
+/// A named Rust type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeDef {
+    /// Component name, or a synthesized name for a hoisted inline schema.
+    pub name: String,
+    pub rust: String,
+    /// True when the document writes the schema inline (served inline, not as a `$ref`).
+    pub inline: bool,
+    /// True when used as a `multipart/form-data` body.
+    pub multipart: bool,
+    pub schema: Schema,
+    /// Where it came from, as a JSON pointer.
+    pub pointer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Schema {
+    pub kind: Kind,
+    pub nullable: bool,
+    pub description: Option<String>,
+    pub default: Option<serde_json::Value>,
+    pub example: Option<serde_json::Value>,
+    pub deprecated: bool,
+    pub constraints: Constraints,
+    /// `type: object` written beside `allOf` (served as written).
+    pub object_type: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Kind {
+    /// A named type (component or hoisted inline schema), by `TypeDef::name`.
+    Ref(String),
+    String {
+        format: Option<String>,
+        enum_values: Vec<String>,
+    },
+    Integer {
+        format: Option<String>,
+    },
+    Number {
+        format: Option<String>,
+    },
+    Boolean,
+    Array(Box<Schema>),
+    Object(Object),
+    /// Members in order; a type built from it merges the members' properties.
+    AllOf(Vec<Schema>),
+    OneOf {
+        variants: Vec<Schema>,
+        discriminator: Option<Discriminator>,
+    },
+    /// No type constraint at all.
+    #[default]
+    Any,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Object {
+    pub properties: Vec<Property>,
+    pub required: Vec<String>,
+    pub additional: Additional,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Additional {
+    /// Not stated: other properties are allowed and ignored.
+    #[default]
+    Open,
+    /// `additionalProperties: false`.
+    Closed,
+    /// `additionalProperties: <schema>`.
+    Schema(Box<Schema>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    pub name: String,
+    pub rust: String,
+    pub schema: Schema,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Discriminator {
+    pub property: String,
+    /// (value, type name)
+    pub mapping: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Constraints {
+    pub min_length: Option<usize>,
+    pub max_length: Option<usize>,
+    pub pattern: Option<String>,
+    pub minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub exclusive_minimum: bool,
+    pub exclusive_maximum: bool,
+    pub min_items: Option<usize>,
+    pub max_items: Option<usize>,
+}
+
+impl Constraints {
+    pub fn is_empty(&self) -> bool {
+        *self == Constraints::default()
+    }
+}
+
+/// One operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    /// `operationId` as written.
+    pub id: String,
+    /// snake_case method name.
+    pub rust: String,
+    /// UpperCamelCase stem for the operation's types.
+    pub type_stem: String,
+    pub method: String,
+    pub path: String,
+    /// `Tag::name` of its single tag.
+    pub tag: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub params: Vec<Param>,
+    pub body: Option<Body>,
+    pub responses: Vec<Response>,
+    /// Effective security scheme names (empty: anonymous).
+    pub security: Vec<String>,
+    pub pointer: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Location {
+    Path,
+    Query,
+    Header,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub rust: String,
+    pub location: Location,
+    pub required: bool,
+    pub description: Option<String>,
+    pub deprecated: bool,
+    pub schema: Schema,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Media {
+    Json,
+    Multipart,
+    Binary,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    pub media: Media,
+    pub content_type: String,
+    pub description: Option<String>,
+    pub required: bool,
+    pub schema: Schema,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    Code(u16),
+    Default,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub status: Status,
+    /// Variant name (`Ok`, `NotFound`, `Default`, `Status418`).
+    pub variant: String,
+    pub description: String,
+    pub content: Option<(Media, String, Schema)>,
+    pub headers: Vec<ResponseHeader>,
+    /// The `links` object as JSON text (applied to the served document).
+    pub links: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseHeader {
+    pub name: String,
+    pub rust: String,
+    pub required: bool,
+    pub description: Option<String>,
+}

@@ -1,0 +1,1240 @@
+//! Document → IR.
+//!
+//! Validates up front: OpenAPI 3.0.x, unique operation ids, every `$ref` resolves, and every
+//! construct is one the emitters support. Anything else is an [`Error`] naming the JSON pointer;
+//! nothing is silently dropped. The supported set (and so the unsupported one) is listed in
+//! `codegen/README.md`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use openapiv3 as oa;
+use openapiv3::ReferenceOr;
+
+use crate::ir::*;
+use crate::names;
+use crate::pattern;
+
+/// A document the generator cannot turn into code, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pointer}: {message}")]
+pub struct Error {
+    /// JSON pointer into the document (`#/paths/~1pets/get`).
+    pub pointer: String,
+    pub message: String,
+}
+
+fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
+    Err(Error {
+        pointer: pointer.to_string(),
+        message: message.into(),
+    })
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Parses YAML or JSON text into the IR.
+pub fn parse(text: &str) -> Result<Api, Error> {
+    let raw: serde_json::Value = serde_yaml::from_str(text).map_err(|e| Error {
+        pointer: "#".into(),
+        message: format!("not YAML or JSON: {e}"),
+    })?;
+    let version = raw
+        .get("openapi")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    if !version.starts_with("3.0.") {
+        return err(
+            "#/openapi",
+            format!("only OpenAPI 3.0.x is supported, found `{version}`"),
+        );
+    }
+    reject_unsupported_keywords(&raw, "#")?;
+    let doc: oa::OpenAPI = serde_json::from_value(raw.clone()).map_err(|e| Error {
+        pointer: "#".into(),
+        message: format!("not an OpenAPI 3.0 document: {e}"),
+    })?;
+    Parser::new(&doc).run()
+}
+
+/// Keywords that would change meaning if ignored; found anywhere in the raw document.
+fn reject_unsupported_keywords(v: &serde_json::Value, pointer: &str) -> Result<(), Error> {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, child) in map {
+                let p = format!("{pointer}/{}", escape(k));
+                // Inside these maps, keys are user-chosen names, not keywords.
+                let named_map = pointer.ends_with("/properties")
+                    || pointer.ends_with("/schemas")
+                    || pointer.ends_with("/links")
+                    || pointer.ends_with("/examples")
+                    || pointer.ends_with("/example")
+                    || pointer.ends_with("/mapping")
+                    || pointer.ends_with("/default")
+                    || pointer == "#/paths";
+                if !named_map {
+                    match k.as_str() {
+                        "anyOf" | "not" => return err(&p, format!("`{k}` is not supported")),
+                        "callbacks" => return err(&p, "callbacks are not supported"),
+                        "readOnly" | "writeOnly" if child == &serde_json::Value::Bool(true) => {
+                            return err(&p, format!("`{k}` is not supported"));
+                        }
+                        "type" if child.is_array() => {
+                            return err(&p, "`type` arrays are not OpenAPI 3.0");
+                        }
+                        _ => {}
+                    }
+                }
+                reject_unsupported_keywords(child, &p)?;
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                reject_unsupported_keywords(child, &format!("{pointer}/{i}"))?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+struct Parser<'a> {
+    doc: &'a oa::OpenAPI,
+    types: Vec<TypeDef>,
+    type_names: BTreeSet<String>,
+    rust_names: BTreeMap<String, String>,
+    taken_rust: BTreeSet<String>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(doc: &'a oa::OpenAPI) -> Self {
+        Self {
+            doc,
+            types: Vec::new(),
+            type_names: BTreeSet::new(),
+            rust_names: BTreeMap::new(),
+            taken_rust: BTreeSet::new(),
+        }
+    }
+
+    fn components(&self) -> Option<&'a oa::Components> {
+        self.doc.components.as_ref()
+    }
+
+    fn run(mut self) -> Result<Api, Error> {
+        let doc = self.doc;
+        // Reserve component names first so hoisted names never steal them.
+        if let Some(c) = self.components() {
+            for name in c.schemas.keys() {
+                let rust = names::unique(names::camel(name), &mut self.taken_rust);
+                self.type_names.insert(name.clone());
+                self.rust_names.insert(name.clone(), rust);
+            }
+            for (name, s) in &c.schemas {
+                let p = format!("#/components/schemas/{}", escape(name));
+                let schema = match s {
+                    ReferenceOr::Item(s) => self.convert(s, &p, &names::camel(name), true)?,
+                    ReferenceOr::Reference { reference } => Schema {
+                        kind: Kind::Ref(self.schema_ref(reference, &p)?),
+                        ..Schema::default()
+                    },
+                };
+                let rust = self.rust_names[name].clone();
+                self.types.push(TypeDef {
+                    name: name.clone(),
+                    rust,
+                    inline: false,
+                    multipart: false,
+                    schema,
+                    pointer: p,
+                });
+            }
+        }
+
+        let security_schemes = self.security_schemes()?;
+        let global_security = match &doc.security {
+            Some(reqs) => self.security_requirement(reqs, "#/security", &security_schemes)?,
+            None => Vec::new(),
+        };
+
+        let mut tags: Vec<Tag> = doc
+            .tags
+            .iter()
+            .map(|t| Tag {
+                name: t.name.clone(),
+                rust: names::camel(&t.name),
+                description: t.description.clone(),
+            })
+            .collect();
+
+        let mut operations = Vec::new();
+        let mut op_ids = BTreeSet::new();
+        let mut rust_ids = BTreeSet::new();
+        for (path, item) in &doc.paths.paths {
+            let pp = format!("#/paths/{}", escape(path));
+            let item = match item {
+                ReferenceOr::Item(i) => i,
+                ReferenceOr::Reference { .. } => {
+                    return err(&pp, "path item `$ref` is not supported");
+                }
+            };
+            let methods = [
+                ("get", &item.get),
+                ("put", &item.put),
+                ("post", &item.post),
+                ("delete", &item.delete),
+                ("options", &item.options),
+                ("head", &item.head),
+                ("patch", &item.patch),
+                ("trace", &item.trace),
+            ];
+            for (method, op) in methods {
+                let Some(op) = op else { continue };
+                let op_pointer = format!("{pp}/{method}");
+                let operation = self.operation(
+                    path,
+                    method,
+                    op,
+                    &item.parameters,
+                    &op_pointer,
+                    &global_security,
+                    &security_schemes,
+                )?;
+                if !op_ids.insert(operation.id.clone()) {
+                    return err(
+                        &op_pointer,
+                        format!("operationId `{}` is not unique", operation.id),
+                    );
+                }
+                if !rust_ids.insert(operation.rust.clone()) {
+                    return err(
+                        &op_pointer,
+                        format!(
+                            "operationId `{}` collides with another after conversion to `{}`",
+                            operation.id, operation.rust
+                        ),
+                    );
+                }
+                if !tags.iter().any(|t| t.name == operation.tag) {
+                    tags.push(Tag {
+                        name: operation.tag.clone(),
+                        rust: names::camel(&operation.tag),
+                        description: None,
+                    });
+                }
+                operations.push(operation);
+            }
+        }
+        let mut tag_rust = BTreeSet::new();
+        for t in &tags {
+            if !tag_rust.insert(t.rust.clone()) {
+                return err(
+                    "#/tags",
+                    format!(
+                        "tag `{}` collides with another tag after conversion to `{}`",
+                        t.name, t.rust
+                    ),
+                );
+            }
+        }
+        // Only tags that operations use produce traits.
+        tags.retain(|t| operations.iter().any(|o| o.tag == t.name));
+
+        Ok(Api {
+            openapi: doc.openapi.clone(),
+            title: doc.info.title.clone(),
+            version: doc.info.version.clone(),
+            description: doc.info.description.clone(),
+            servers: doc.servers.iter().map(|s| s.url.clone()).collect(),
+            tags,
+            security_schemes,
+            global_security,
+            types: self.types,
+            operations,
+        })
+    }
+
+    fn security_schemes(&self) -> Result<Vec<SecurityScheme>, Error> {
+        let mut out = Vec::new();
+        let Some(c) = self.components() else {
+            return Ok(out);
+        };
+        let mut taken = BTreeSet::new();
+        for (name, s) in &c.security_schemes {
+            let p = format!("#/components/securitySchemes/{}", escape(name));
+            match s {
+                ReferenceOr::Item(oa::SecurityScheme::HTTP {
+                    scheme,
+                    description,
+                    ..
+                }) if scheme.eq_ignore_ascii_case("basic") => {
+                    out.push(SecurityScheme {
+                        name: name.clone(),
+                        rust: names::unique(names::camel(name), &mut taken),
+                        description: description.clone(),
+                    });
+                }
+                _ => return err(&p, "only HTTP Basic security schemes are supported"),
+            }
+        }
+        Ok(out)
+    }
+
+    fn security_requirement(
+        &self,
+        reqs: &[oa::SecurityRequirement],
+        pointer: &str,
+        schemes: &[SecurityScheme],
+    ) -> Result<Vec<String>, Error> {
+        match reqs {
+            [] => Ok(Vec::new()),
+            [one] if !one.is_empty() => {
+                let mut out = Vec::new();
+                for name in one.keys() {
+                    if !schemes.iter().any(|s| &s.name == name) {
+                        return err(pointer, format!("security scheme `{name}` is not declared"));
+                    }
+                    out.push(name.clone());
+                }
+                if out.len() > 1 {
+                    return err(
+                        pointer,
+                        "requiring several schemes at once is not supported",
+                    );
+                }
+                Ok(out)
+            }
+            _ => err(
+                pointer,
+                "alternative or optional security requirements are not supported",
+            ),
+        }
+    }
+
+    fn schema_ref(&self, reference: &str, pointer: &str) -> Result<String, Error> {
+        match reference.strip_prefix("#/components/schemas/") {
+            Some(name) if self.type_names.contains(name) => Ok(name.to_string()),
+            Some(name) => err(pointer, format!("`$ref` to unknown schema `{name}`")),
+            None => err(
+                pointer,
+                format!("`$ref` `{reference}` does not point into #/components/schemas"),
+            ),
+        }
+    }
+
+    /// Adds a named type for an inline schema and returns a reference to it.
+    fn hoist(&mut self, hint: &str, schema: Schema, pointer: &str, multipart: bool) -> Schema {
+        let mut taken: BTreeSet<String> = self.type_names.clone();
+        let name = names::unique(hint.to_string(), &mut taken);
+        let rust = names::unique(names::camel(&name), &mut self.taken_rust);
+        self.type_names.insert(name.clone());
+        self.rust_names.insert(name.clone(), rust.clone());
+        self.types.push(TypeDef {
+            name: name.clone(),
+            rust,
+            inline: true,
+            multipart,
+            schema: Schema {
+                nullable: false,
+                ..schema.clone()
+            },
+            pointer: pointer.to_string(),
+        });
+        Schema {
+            kind: Kind::Ref(name),
+            nullable: schema.nullable,
+            ..Schema::default()
+        }
+    }
+
+    fn convert_ref(
+        &mut self,
+        s: &ReferenceOr<oa::Schema>,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<Schema, Error> {
+        match s {
+            ReferenceOr::Reference { reference } => Ok(Schema {
+                kind: Kind::Ref(self.schema_ref(reference, pointer)?),
+                ..Schema::default()
+            }),
+            ReferenceOr::Item(s) => self.convert(s, pointer, hint, false),
+        }
+    }
+
+    fn convert_boxed(
+        &mut self,
+        s: &ReferenceOr<Box<oa::Schema>>,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<Schema, Error> {
+        match s {
+            ReferenceOr::Reference { reference } => Ok(Schema {
+                kind: Kind::Ref(self.schema_ref(reference, pointer)?),
+                ..Schema::default()
+            }),
+            ReferenceOr::Item(s) => self.convert(s, pointer, hint, false),
+        }
+    }
+
+    /// Converts a schema. `top` is true for a component's own schema (it is already named).
+    fn convert(
+        &mut self,
+        s: &oa::Schema,
+        pointer: &str,
+        hint: &str,
+        top: bool,
+    ) -> Result<Schema, Error> {
+        let data = &s.schema_data;
+        if !data.extensions.is_empty() {
+            // Extensions are documentation for other tools; they change nothing here.
+        }
+        let mut out = Schema {
+            kind: Kind::Any,
+            nullable: data.nullable,
+            description: data.description.clone(),
+            default: data.default.clone(),
+            example: data.example.clone(),
+            deprecated: data.deprecated,
+            constraints: Constraints::default(),
+            object_type: false,
+        };
+        let c = &mut out.constraints;
+        let needs_name;
+        match &s.schema_kind {
+            oa::SchemaKind::Type(oa::Type::String(t)) => {
+                c.min_length = t.min_length;
+                c.max_length = t.max_length;
+                if let Some(p) = &t.pattern {
+                    if pattern::Regex::parse(p).is_none() {
+                        return err(
+                            &format!("{pointer}/pattern"),
+                            format!(
+                                "pattern `{p}` uses regex features outside the supported subset"
+                            ),
+                        );
+                    }
+                    c.pattern = Some(p.clone());
+                }
+                let format = match &t.format {
+                    oa::VariantOrUnknownOrEmpty::Item(f) => Some(
+                        match f {
+                            oa::StringFormat::Date => "date",
+                            oa::StringFormat::DateTime => "date-time",
+                            oa::StringFormat::Password => "password",
+                            oa::StringFormat::Byte => "byte",
+                            oa::StringFormat::Binary => "binary",
+                        }
+                        .to_string(),
+                    ),
+                    oa::VariantOrUnknownOrEmpty::Unknown(f) => Some(f.clone()),
+                    oa::VariantOrUnknownOrEmpty::Empty => None,
+                };
+                let mut enum_values = Vec::new();
+                for v in &t.enumeration {
+                    match v {
+                        Some(v) => enum_values.push(v.clone()),
+                        None if data.nullable => {}
+                        None => {
+                            return err(
+                                &format!("{pointer}/enum"),
+                                "`null` in an enum requires `nullable: true`",
+                            );
+                        }
+                    }
+                }
+                needs_name = !enum_values.is_empty();
+                out.kind = Kind::String {
+                    format,
+                    enum_values,
+                };
+            }
+            oa::SchemaKind::Type(oa::Type::Integer(t)) => {
+                if !t.enumeration.is_empty() {
+                    return err(
+                        &format!("{pointer}/enum"),
+                        "integer enums are not supported",
+                    );
+                }
+                if t.multiple_of.is_some() {
+                    return err(
+                        &format!("{pointer}/multipleOf"),
+                        "`multipleOf` is not supported",
+                    );
+                }
+                c.minimum = t.minimum.map(|v| v as f64);
+                c.maximum = t.maximum.map(|v| v as f64);
+                c.exclusive_minimum = t.exclusive_minimum;
+                c.exclusive_maximum = t.exclusive_maximum;
+                let format = match &t.format {
+                    oa::VariantOrUnknownOrEmpty::Item(oa::IntegerFormat::Int32) => {
+                        Some("int32".to_string())
+                    }
+                    oa::VariantOrUnknownOrEmpty::Item(oa::IntegerFormat::Int64) => {
+                        Some("int64".to_string())
+                    }
+                    oa::VariantOrUnknownOrEmpty::Unknown(f) => {
+                        return err(
+                            &format!("{pointer}/format"),
+                            format!("integer format `{f}` is not supported"),
+                        );
+                    }
+                    oa::VariantOrUnknownOrEmpty::Empty => None,
+                };
+                needs_name = false;
+                out.kind = Kind::Integer { format };
+            }
+            oa::SchemaKind::Type(oa::Type::Number(t)) => {
+                if !t.enumeration.is_empty() {
+                    return err(&format!("{pointer}/enum"), "number enums are not supported");
+                }
+                if t.multiple_of.is_some() {
+                    return err(
+                        &format!("{pointer}/multipleOf"),
+                        "`multipleOf` is not supported",
+                    );
+                }
+                c.minimum = t.minimum;
+                c.maximum = t.maximum;
+                c.exclusive_minimum = t.exclusive_minimum;
+                c.exclusive_maximum = t.exclusive_maximum;
+                let format = match &t.format {
+                    oa::VariantOrUnknownOrEmpty::Item(oa::NumberFormat::Float) => {
+                        Some("float".to_string())
+                    }
+                    oa::VariantOrUnknownOrEmpty::Item(oa::NumberFormat::Double) => {
+                        Some("double".to_string())
+                    }
+                    oa::VariantOrUnknownOrEmpty::Unknown(f) => {
+                        return err(
+                            &format!("{pointer}/format"),
+                            format!("number format `{f}` is not supported"),
+                        );
+                    }
+                    oa::VariantOrUnknownOrEmpty::Empty => None,
+                };
+                needs_name = false;
+                out.kind = Kind::Number { format };
+            }
+            oa::SchemaKind::Type(oa::Type::Boolean(t)) => {
+                if !t.enumeration.is_empty() {
+                    return err(
+                        &format!("{pointer}/enum"),
+                        "boolean enums are not supported",
+                    );
+                }
+                needs_name = false;
+                out.kind = Kind::Boolean;
+            }
+            oa::SchemaKind::Type(oa::Type::Array(t)) => {
+                if t.unique_items {
+                    return err(
+                        &format!("{pointer}/uniqueItems"),
+                        "`uniqueItems` is not supported",
+                    );
+                }
+                c.min_items = t.min_items;
+                c.max_items = t.max_items;
+                let Some(items) = &t.items else {
+                    return err(pointer, "an array needs `items`");
+                };
+                let item =
+                    self.convert_boxed(items, &format!("{pointer}/items"), &format!("{hint}Item"))?;
+                needs_name = false;
+                out.kind = Kind::Array(Box::new(item));
+            }
+            oa::SchemaKind::Type(oa::Type::Object(t)) => {
+                if t.min_properties.is_some() || t.max_properties.is_some() {
+                    return err(pointer, "`minProperties`/`maxProperties` are not supported");
+                }
+                let object = self.object(
+                    &t.properties,
+                    &t.required,
+                    &t.additional_properties,
+                    pointer,
+                    hint,
+                )?;
+                needs_name =
+                    !object.properties.is_empty() || object.additional == Additional::Closed;
+                out.kind = Kind::Object(object);
+            }
+            oa::SchemaKind::AllOf { all_of } => {
+                let members = self.members(all_of, pointer, "allOf", hint)?;
+                needs_name = !(members.len() == 1 && matches!(members[0].kind, Kind::Ref(_)));
+                out.kind = Kind::AllOf(members);
+            }
+            oa::SchemaKind::OneOf { one_of } => {
+                let variants = self.members(one_of, pointer, "oneOf", hint)?;
+                let discriminator = match &data.discriminator {
+                    Some(d) => Some(self.discriminator(d, &variants, pointer)?),
+                    None => None,
+                };
+                needs_name = true;
+                out.kind = Kind::OneOf {
+                    variants,
+                    discriminator,
+                };
+            }
+            oa::SchemaKind::AnyOf { .. } => return err(pointer, "`anyOf` is not supported"),
+            oa::SchemaKind::Not { .. } => return err(pointer, "`not` is not supported"),
+            oa::SchemaKind::Any(a) => {
+                let is_plain_all_of = (a.typ.is_none() || a.typ.as_deref() == Some("object"))
+                    && a.properties.is_empty()
+                    && a.required.is_empty()
+                    && a.additional_properties.is_none()
+                    && a.items.is_none()
+                    && a.enumeration.is_empty()
+                    && a.one_of.is_empty()
+                    && a.any_of.is_empty()
+                    && a.not.is_none()
+                    && a.format.is_none()
+                    && a.pattern.is_none();
+                if *a == oa::AnySchema::default() {
+                    needs_name = false;
+                    out.kind = Kind::Any;
+                } else if is_plain_all_of && !a.all_of.is_empty() {
+                    out.object_type = a.typ.is_some();
+                    let members = self.members(&a.all_of, pointer, "allOf", hint)?;
+                    needs_name = !(members.len() == 1 && matches!(members[0].kind, Kind::Ref(_)));
+                    out.kind = Kind::AllOf(members);
+                } else if a.typ.as_deref() == Some("object")
+                    && a.all_of.is_empty()
+                    && a.one_of.is_empty()
+                    && a.any_of.is_empty()
+                {
+                    let object = self.object(
+                        &a.properties,
+                        &a.required,
+                        &a.additional_properties,
+                        pointer,
+                        hint,
+                    )?;
+                    needs_name =
+                        !object.properties.is_empty() || object.additional == Additional::Closed;
+                    out.kind = Kind::Object(object);
+                } else {
+                    return err(
+                        pointer,
+                        "this combination of keywords (a `type` or properties beside `allOf`/`oneOf`, or keywords that do not fit the type) is not supported",
+                    );
+                }
+            }
+        }
+        if needs_name && !top {
+            let multipart = false;
+            return Ok(self.hoist(hint, out, pointer, multipart));
+        }
+        Ok(out)
+    }
+
+    fn object(
+        &mut self,
+        properties: &indexmap::IndexMap<String, ReferenceOr<Box<oa::Schema>>>,
+        required: &[String],
+        additional: &Option<oa::AdditionalProperties>,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<Object, Error> {
+        let mut props = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (name, s) in properties {
+            let p = format!("{pointer}/properties/{}", escape(name));
+            let schema = self.convert_boxed(s, &p, &format!("{hint}{}", names::camel(name)))?;
+            let mut rust = names::unique(names::snake(name), &mut taken);
+            if names::needs_raw(&rust) {
+                rust = names::field_ident(&rust);
+                if !rust.ends_with('_') {
+                    rust = format!("r#{rust}");
+                }
+            }
+            props.push(Property {
+                name: name.clone(),
+                rust,
+                schema,
+            });
+        }
+        for r in required {
+            if !properties.contains_key(r) {
+                return err(
+                    &format!("{pointer}/required"),
+                    format!("required property `{r}` is not declared"),
+                );
+            }
+        }
+        let additional = match additional {
+            None | Some(oa::AdditionalProperties::Any(true)) => Additional::Open,
+            Some(oa::AdditionalProperties::Any(false)) => Additional::Closed,
+            Some(oa::AdditionalProperties::Schema(s)) => {
+                let p = format!("{pointer}/additionalProperties");
+                let schema = self.convert_ref(s, &p, &format!("{hint}Value"))?;
+                if schema.kind == Kind::Any && schema.description.is_none() {
+                    Additional::Open
+                } else {
+                    Additional::Schema(Box::new(schema))
+                }
+            }
+        };
+        Ok(Object {
+            properties: props,
+            required: required.to_vec(),
+            additional,
+        })
+    }
+
+    fn members(
+        &mut self,
+        members: &[ReferenceOr<oa::Schema>],
+        pointer: &str,
+        keyword: &str,
+        hint: &str,
+    ) -> Result<Vec<Schema>, Error> {
+        if members.is_empty() {
+            return err(pointer, format!("`{keyword}` needs at least one member"));
+        }
+        members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                self.convert_ref(
+                    m,
+                    &format!("{pointer}/{keyword}/{i}"),
+                    &format!("{hint}{}", i + 1),
+                )
+            })
+            .collect()
+    }
+
+    fn discriminator(
+        &self,
+        d: &oa::Discriminator,
+        variants: &[Schema],
+        pointer: &str,
+    ) -> Result<Discriminator, Error> {
+        let p = format!("{pointer}/discriminator");
+        let mut mapping = Vec::new();
+        if d.mapping.is_empty() {
+            for v in variants {
+                let Kind::Ref(name) = &v.kind else {
+                    return err(&p, "a discriminator needs every variant to be a `$ref`");
+                };
+                mapping.push((name.clone(), name.clone()));
+            }
+        } else {
+            for (value, reference) in &d.mapping {
+                let name = self.schema_ref(reference, &p)?;
+                if !variants.iter().any(|v| v.kind == Kind::Ref(name.clone())) {
+                    return err(
+                        &p,
+                        format!("mapping `{value}` names `{name}`, which is not a variant"),
+                    );
+                }
+                mapping.push((value.clone(), name));
+            }
+        }
+        Ok(Discriminator {
+            property: d.property_name.clone(),
+            mapping,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn operation(
+        &mut self,
+        path: &str,
+        method: &str,
+        op: &oa::Operation,
+        path_params: &[ReferenceOr<oa::Parameter>],
+        pointer: &str,
+        global_security: &[String],
+        schemes: &[SecurityScheme],
+    ) -> Result<Operation, Error> {
+        let Some(id) = op.operation_id.clone() else {
+            return err(pointer, "every operation needs an `operationId`");
+        };
+        let rust = {
+            let s = names::snake(&id);
+            if names::is_keyword(&s) {
+                format!("{s}_")
+            } else {
+                s
+            }
+        };
+        let type_stem = names::camel(&id);
+        let tag = match op.tags.as_slice() {
+            [one] => one.clone(),
+            _ => {
+                return err(
+                    &format!("{pointer}/tags"),
+                    "every operation needs exactly one tag (it selects the trait)",
+                );
+            }
+        };
+        let mut params: Vec<Param> = Vec::new();
+        let mut taken = BTreeSet::from(["body".to_string(), "principal".to_string()]);
+        let all: Vec<(usize, bool, &ReferenceOr<oa::Parameter>)> = path_params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i, true, p))
+            .chain(op.parameters.iter().enumerate().map(|(i, p)| (i, false, p)))
+            .collect();
+        for (i, from_path_item, p) in all {
+            let pp = if from_path_item {
+                format!("#/paths/{}/parameters/{i}", escape(path))
+            } else {
+                format!("{pointer}/parameters/{i}")
+            };
+            let param = self.parameter(p, &pp, &type_stem, &mut taken)?;
+            if let Some(existing) = params
+                .iter_mut()
+                .find(|x| x.name == param.name && x.location == param.location)
+            {
+                *existing = param; // operation-level overrides path-level
+            } else {
+                params.push(param);
+            }
+        }
+        // Path parameters bind by position in poem-openapi: order them as the template does.
+        let template_order: Vec<String> = path
+            .split('/')
+            .filter_map(|seg| {
+                seg.strip_prefix('{')
+                    .and_then(|s| s.strip_suffix('}'))
+                    .map(str::to_string)
+            })
+            .collect();
+        for name in &template_order {
+            if !params
+                .iter()
+                .any(|p| p.location == Location::Path && &p.name == name)
+            {
+                return err(pointer, format!("path parameter `{name}` is not declared"));
+            }
+        }
+        for p in &params {
+            if p.location == Location::Path && !template_order.contains(&p.name) {
+                return err(
+                    pointer,
+                    format!("path parameter `{}` is not in the path template", p.name),
+                );
+            }
+        }
+        params.sort_by_key(|p| match p.location {
+            Location::Path => template_order
+                .iter()
+                .position(|n| n == &p.name)
+                .unwrap_or(0),
+            _ => usize::MAX,
+        });
+
+        let body = match &op.request_body {
+            None => None,
+            Some(b) => Some(self.request_body(b, &format!("{pointer}/requestBody"), &type_stem)?),
+        };
+
+        let mut responses = Vec::new();
+        let mut variants = BTreeSet::new();
+        for (code, r) in &op.responses.responses {
+            let status = match code {
+                oa::StatusCode::Code(c) => *c,
+                oa::StatusCode::Range(_) => {
+                    return err(
+                        &format!("{pointer}/responses"),
+                        "status ranges (`4XX`) are not supported",
+                    );
+                }
+            };
+            let rp = format!("{pointer}/responses/{status}");
+            responses.push(self.response(
+                r,
+                Status::Code(status),
+                &rp,
+                &type_stem,
+                &mut variants,
+            )?);
+        }
+        if let Some(r) = &op.responses.default {
+            let rp = format!("{pointer}/responses/default");
+            responses.push(self.response(r, Status::Default, &rp, &type_stem, &mut variants)?);
+        }
+        if responses.is_empty() {
+            return err(
+                &format!("{pointer}/responses"),
+                "an operation needs at least one response",
+            );
+        }
+
+        let security = match &op.security {
+            Some(reqs) => {
+                self.security_requirement(reqs, &format!("{pointer}/security"), schemes)?
+            }
+            None => global_security.to_vec(),
+        };
+
+        Ok(Operation {
+            id,
+            rust,
+            type_stem,
+            method: method.to_string(),
+            path: path.to_string(),
+            tag,
+            summary: op.summary.clone(),
+            description: op.description.clone(),
+            deprecated: op.deprecated,
+            params,
+            body,
+            responses,
+            security,
+            pointer: pointer.to_string(),
+        })
+    }
+
+    fn parameter(
+        &mut self,
+        p: &ReferenceOr<oa::Parameter>,
+        pointer: &str,
+        stem: &str,
+        taken: &mut BTreeSet<String>,
+    ) -> Result<Param, Error> {
+        let (param, pointer) = match p {
+            ReferenceOr::Item(p) => (p, pointer.to_string()),
+            ReferenceOr::Reference { reference } => {
+                let Some(name) = reference.strip_prefix("#/components/parameters/") else {
+                    return err(
+                        pointer,
+                        format!("`$ref` `{reference}` does not point into #/components/parameters"),
+                    );
+                };
+                match self.components().and_then(|c| c.parameters.get(name)) {
+                    Some(ReferenceOr::Item(p)) => {
+                        (p, format!("#/components/parameters/{}", escape(name)))
+                    }
+                    _ => return err(pointer, format!("`$ref` to unknown parameter `{name}`")),
+                }
+            }
+        };
+        let (data, location) = match param {
+            oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path),
+            oa::Parameter::Query {
+                parameter_data,
+                style,
+                ..
+            } => {
+                if !matches!(style, oa::QueryStyle::Form) {
+                    return err(&pointer, "only `form` style query parameters are supported");
+                }
+                (parameter_data, Location::Query)
+            }
+            oa::Parameter::Header { parameter_data, .. } => (parameter_data, Location::Header),
+            oa::Parameter::Cookie { .. } => {
+                return err(&pointer, "cookie parameters are not supported");
+            }
+        };
+        let schema = match &data.format {
+            oa::ParameterSchemaOrContent::Schema(s) => self.convert_ref(
+                s,
+                &format!("{pointer}/schema"),
+                &format!("{stem}{}", names::camel(&data.name)),
+            )?,
+            oa::ParameterSchemaOrContent::Content(_) => {
+                return err(&pointer, "parameters with `content` are not supported");
+            }
+        };
+        match &schema.kind {
+            Kind::Object(_) | Kind::OneOf { .. } | Kind::AllOf(_) | Kind::Any => {
+                return err(&pointer, "object-valued parameters are not supported");
+            }
+            Kind::Array(_) => return err(&pointer, "array parameters are not supported"),
+            _ => {}
+        }
+        if location == Location::Path && !data.required {
+            return err(&pointer, "path parameters must be required");
+        }
+        let mut rust = names::unique(names::snake(&data.name), taken);
+        if names::needs_raw(&rust) {
+            rust = names::field_ident(&rust);
+            if !rust.ends_with('_') {
+                rust = format!("r#{rust}");
+            }
+        }
+        Ok(Param {
+            name: data.name.clone(),
+            rust,
+            location,
+            required: data.required,
+            description: data.description.clone(),
+            deprecated: data.deprecated.unwrap_or(false),
+            schema,
+        })
+    }
+
+    fn request_body(
+        &mut self,
+        b: &ReferenceOr<oa::RequestBody>,
+        pointer: &str,
+        stem: &str,
+    ) -> Result<Body, Error> {
+        let (body, pointer) = match b {
+            ReferenceOr::Item(b) => (b, pointer.to_string()),
+            ReferenceOr::Reference { reference } => {
+                let Some(name) = reference.strip_prefix("#/components/requestBodies/") else {
+                    return err(
+                        pointer,
+                        format!(
+                            "`$ref` `{reference}` does not point into #/components/requestBodies"
+                        ),
+                    );
+                };
+                match self.components().and_then(|c| c.request_bodies.get(name)) {
+                    Some(ReferenceOr::Item(b)) => {
+                        (b, format!("#/components/requestBodies/{}", escape(name)))
+                    }
+                    _ => return err(pointer, format!("`$ref` to unknown request body `{name}`")),
+                }
+            }
+        };
+        if body.content.len() != 1 {
+            return err(
+                &format!("{pointer}/content"),
+                "a request body needs exactly one media type",
+            );
+        }
+        let (content_type, media) = body.content.first().expect("length checked above");
+        let mp = format!("{pointer}/content/{}", escape(content_type));
+        let kind = media_kind(content_type, &mp)?;
+        let Some(schema) = &media.schema else {
+            return err(&mp, "a request body needs a schema");
+        };
+        let schema = match (kind, schema) {
+            (Media::Multipart, ReferenceOr::Item(s)) => {
+                let converted =
+                    self.convert(s, &format!("{mp}/schema"), &format!("{stem}Form"), true)?;
+                if !matches!(converted.kind, Kind::Object(_)) {
+                    return err(
+                        &format!("{mp}/schema"),
+                        "a multipart body must be an object",
+                    );
+                }
+                self.hoist(
+                    &format!("{stem}Form"),
+                    converted,
+                    &format!("{mp}/schema"),
+                    true,
+                )
+            }
+            (Media::Multipart, ReferenceOr::Reference { reference }) => {
+                let name = self.schema_ref(reference, &format!("{mp}/schema"))?;
+                let t = self
+                    .types
+                    .iter_mut()
+                    .find(|t| t.name == name)
+                    .expect("resolved above");
+                if !matches!(t.schema.kind, Kind::Object(_)) {
+                    return err(
+                        &format!("{mp}/schema"),
+                        "a multipart body must be an object",
+                    );
+                }
+                t.multipart = true;
+                Schema {
+                    kind: Kind::Ref(name),
+                    ..Schema::default()
+                }
+            }
+            (Media::Json, s) => {
+                self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?
+            }
+            (Media::Binary, s) => {
+                let s = self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?;
+                if !is_binary(&s) {
+                    return err(
+                        &format!("{mp}/schema"),
+                        "a binary body must be `type: string, format: binary`",
+                    );
+                }
+                s
+            }
+        };
+        if kind != Media::Binary
+            && matches!(schema.kind, Kind::String { ref format, .. } if format.as_deref() == Some("binary"))
+        {
+            return err(&mp, "a binary schema needs `application/octet-stream`");
+        }
+        if !body.required && kind != Media::Json {
+            return err(
+                &pointer,
+                "optional request bodies are supported for application/json only",
+            );
+        }
+        Ok(Body {
+            media: kind,
+            content_type: content_type.clone(),
+            description: body.description.clone(),
+            required: body.required,
+            schema,
+        })
+    }
+
+    fn response(
+        &mut self,
+        r: &ReferenceOr<oa::Response>,
+        status: Status,
+        pointer: &str,
+        stem: &str,
+        variants: &mut BTreeSet<String>,
+    ) -> Result<Response, Error> {
+        let (resp, pointer) = match r {
+            ReferenceOr::Item(r) => (r, pointer.to_string()),
+            ReferenceOr::Reference { reference } => {
+                let Some(name) = reference.strip_prefix("#/components/responses/") else {
+                    return err(
+                        pointer,
+                        format!("`$ref` `{reference}` does not point into #/components/responses"),
+                    );
+                };
+                match self.components().and_then(|c| c.responses.get(name)) {
+                    Some(ReferenceOr::Item(r)) => {
+                        (r, format!("#/components/responses/{}", escape(name)))
+                    }
+                    _ => return err(pointer, format!("`$ref` to unknown response `{name}`")),
+                }
+            }
+        };
+        let variant = names::unique(status_variant(status), variants);
+        let content = match resp.content.len() {
+            0 => None,
+            1 => {
+                let (ct, media) = resp.content.first().expect("length checked above");
+                let mp = format!("{pointer}/content/{}", escape(ct));
+                let kind = media_kind(ct, &mp)?;
+                if kind == Media::Multipart {
+                    return err(&mp, "multipart responses are not supported");
+                }
+                let schema = match &media.schema {
+                    Some(s) => self.convert_ref(
+                        s,
+                        &format!("{mp}/schema"),
+                        &format!("{stem}{variant}Body"),
+                    )?,
+                    None => return err(&mp, "a response media type needs a schema"),
+                };
+                if kind == Media::Binary && !is_binary(&schema) {
+                    return err(
+                        &format!("{mp}/schema"),
+                        "a binary response must be `type: string, format: binary`",
+                    );
+                }
+                Some((kind, ct.clone(), schema))
+            }
+            _ => {
+                return err(
+                    &format!("{pointer}/content"),
+                    "several media types for one response are not supported",
+                );
+            }
+        };
+        let mut headers = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (name, h) in &resp.headers {
+            let hp = format!("{pointer}/headers/{}", escape(name));
+            let h = match h {
+                ReferenceOr::Item(h) => h,
+                ReferenceOr::Reference { .. } => return err(&hp, "header `$ref` is not supported"),
+            };
+            let oa::ParameterSchemaOrContent::Schema(s) = &h.format else {
+                return err(&hp, "headers with `content` are not supported");
+            };
+            let schema = match s {
+                ReferenceOr::Item(s) => s,
+                ReferenceOr::Reference { .. } => {
+                    return err(&hp, "header schema `$ref` is not supported");
+                }
+            };
+            let is_string = matches!(
+                &schema.schema_kind,
+                oa::SchemaKind::Type(oa::Type::String(_))
+            );
+            if !is_string {
+                return err(
+                    &format!("{hp}/schema"),
+                    "only string response headers are supported",
+                );
+            }
+            headers.push(ResponseHeader {
+                name: name.clone(),
+                rust: names::unique(names::snake(name), &mut taken),
+                required: h.required,
+                description: h.description.clone(),
+            });
+        }
+        let links = if resp.links.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(&resp.links).map_err(|e| Error {
+                pointer: format!("{pointer}/links"),
+                message: e.to_string(),
+            })?)
+        };
+        Ok(Response {
+            status,
+            variant,
+            description: resp.description.clone(),
+            content,
+            headers,
+            links,
+        })
+    }
+}
+
+fn is_binary(s: &Schema) -> bool {
+    matches!(&s.kind, Kind::String { format, .. } if format.as_deref() == Some("binary"))
+}
+
+fn media_kind(content_type: &str, pointer: &str) -> Result<Media, Error> {
+    match content_type {
+        "application/json" => Ok(Media::Json),
+        "multipart/form-data" => Ok(Media::Multipart),
+        "application/octet-stream" => Ok(Media::Binary),
+        other => err(
+            pointer,
+            format!(
+                "media type `{other}` is not supported (application/json, multipart/form-data, application/octet-stream are)"
+            ),
+        ),
+    }
+}
+
+/// Variant name from the status code, never from a description (a doc edit cannot rename code).
+pub fn status_variant(status: Status) -> String {
+    match status {
+        Status::Default => "Default".into(),
+        Status::Code(c) => match c {
+            200 => "Ok",
+            201 => "Created",
+            202 => "Accepted",
+            204 => "NoContent",
+            301 => "MovedPermanently",
+            302 => "Found",
+            304 => "NotModified",
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            405 => "MethodNotAllowed",
+            409 => "Conflict",
+            410 => "Gone",
+            412 => "PreconditionFailed",
+            413 => "PayloadTooLarge",
+            415 => "UnsupportedMediaType",
+            422 => "UnprocessableEntity",
+            429 => "TooManyRequests",
+            500 => "InternalServerError",
+            501 => "NotImplemented",
+            502 => "BadGateway",
+            503 => "ServiceUnavailable",
+            504 => "GatewayTimeout",
+            other => return format!("Status{other}"),
+        }
+        .into(),
+    }
+}
