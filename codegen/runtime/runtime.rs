@@ -158,6 +158,18 @@ impl poem::error::ResponseError for RequestError {
 /// Its `meta()` is empty: it never adds a status to the served document.
 pub struct Rejection(pub RequestError);
 
+impl Rejection {
+    /// The answer of a service built only to compute its document.
+    pub fn document_only() -> Self {
+        Rejection(RequestError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            kind: RequestErrorKind::Other,
+            message: "this service only describes the API".into(),
+            details: BTreeMap::new(),
+        })
+    }
+}
+
 impl poem_openapi::ApiResponse for Rejection {
     fn meta() -> MetaResponses {
         MetaResponses { responses: Vec::new() }
@@ -352,6 +364,42 @@ pub fn schema(ty: &'static str) -> MetaSchema {
 /// Wraps a schema as an inline reference.
 pub fn inline(schema: MetaSchema) -> MetaSchemaRef {
     MetaSchemaRef::Inline(Box::new(schema))
+}
+
+/// A `format: date` parameter (poem-openapi's own `NaiveDate` documents itself as `naive-date`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Date(pub chrono::NaiveDate);
+
+impl Type for Date {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = Self;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "string_date".into()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        let mut s = MetaSchema::new("string");
+        s.format = Some("date");
+        inline(s)
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        Box::new(std::iter::once(self))
+    }
+}
+
+impl poem_openapi::types::ParseFromParameter for Date {
+    fn parse_from_parameter(value: &str) -> poem_openapi::types::ParseResult<Self> {
+        chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d")
+            .map(Date)
+            .map_err(|_| poem_openapi::types::ParseError::custom("must be a date (YYYY-MM-DD)"))
+    }
 }
 
 /// Marks a schema reference nullable (an inline schema directly; a named one through `allOf`).
@@ -1063,6 +1111,17 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
         let req: serde_json::Map<String, Value> =
             patch.global_security.iter().map(|n| (n.to_string(), Value::Array(vec![]))).collect();
         doc["security"] = Value::Array(vec![Value::Object(req)]);
+        // poem-openapi omits `security` on anonymous operations; under a global requirement
+        // that would make them secured, so say `security: []` explicitly.
+        if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+            for item in paths.values_mut() {
+                for op in item.as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+                    if let Some(op) = op.as_object_mut() {
+                        op.entry("security").or_insert_with(|| Value::Array(vec![]));
+                    }
+                }
+            }
+        }
     }
     if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
         for name in patch.closed_schemas {

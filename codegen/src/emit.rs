@@ -423,7 +423,7 @@ impl<'a> Emitter<'a> {
 
             pub use poem_openapi::payload::{Binary, Json};
             pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};
-            pub use server::{Server, routes, app, document};
+            pub use server::{Server, app, document, routes};
 
             /// `info.title` of the document.
             pub const TITLE: &str = #title;
@@ -881,12 +881,13 @@ impl<'a> Emitter<'a> {
                 }
                 for h in &r.headers {
                     let n = &h.name;
+                    let hd = doc(&h.description);
                     let ty = if h.required {
                         quote!(::std::string::String)
                     } else {
                         quote!(::std::option::Option<::std::string::String>)
                     };
-                    fields.push(quote!(#[oai(header = #n)] #ty));
+                    fields.push(quote!(#hd #[oai(header = #n)] #ty));
                 }
                 if fields.is_empty() {
                     quote!(#docs #status #v)
@@ -954,6 +955,39 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|o| self.glue(o, &mut defaults))
             .collect();
+        let document_only: Vec<TokenStream> = api
+            .tags
+            .iter()
+            .map(|t| {
+                let m = ident(&tag_module(t));
+                let tr = format_ident!("{}Api", t.rust);
+                let fns: Vec<TokenStream> = api
+                    .operations
+                    .iter()
+                    .filter(|o| o.tag == t.name)
+                    .map(|o| {
+                        let f = ident(&o.rust);
+                        let input = format_ident!("{}Input", o.type_stem);
+                        let output = format_ident!("{}Response", o.type_stem);
+                        let principal = if o.security.is_empty() {
+                            quote!()
+                        } else {
+                            quote!(_principal: Self::Principal,)
+                        };
+                        quote! {
+                            fn #f(&self, #principal _input: crate::#m::#input) -> impl ::std::future::Future<Output = crate::#m::#output> + Send {
+                                async move { match *self {} }
+                            }
+                        }
+                    })
+                    .collect();
+                quote! {
+                    impl crate::#m::#tr for DocumentOnly {
+                        #(#fns)*
+                    }
+                }
+            })
+            .collect();
         let bound = if traits.is_empty() {
             quote!(crate::runtime::Hooks)
         } else {
@@ -994,7 +1028,18 @@ impl<'a> Emitter<'a> {
             #(#schemes)*
 
             /// The API as a poem-openapi service over a [`Server`].
-            pub struct Api<S>(pub Arc<S>);
+            ///
+            /// `None` only for [`document`]: the document is a property of the types, not of a
+            /// running server.
+            pub struct Api<S> {
+                server: ::std::option::Option<Arc<S>>,
+            }
+
+            impl<S: Server> Api<S> {
+                fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
+                    self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+                }
+            }
 
             #[::poem_openapi::OpenApi]
             impl<S: Server> Api<S> {
@@ -1003,17 +1048,32 @@ impl<'a> Emitter<'a> {
 
             #(#defaults)*
 
-            /// The poem-openapi service with the document's info.
-            pub fn service<S: Server>(server: Arc<S>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
-                let service = ::poem_openapi::OpenApiService::new(Api(server), crate::TITLE, crate::VERSION);
+            /// A server that cannot exist: the type with which [`document`] is computed without one.
+            pub enum DocumentOnly {}
+
+            impl crate::runtime::Hooks for DocumentOnly {
+                type Principal = ::std::convert::Infallible;
+                fn authenticate(&self, _credentials: crate::runtime::Credentials) -> impl ::std::future::Future<Output = ::std::option::Option<Self::Principal>> + Send {
+                    async move { match *self {} }
+                }
+                fn render_error(&self, _error: crate::runtime::RequestError, _request: &::poem::Request) -> ::poem::Response {
+                    match *self {}
+                }
+            }
+
+            #(#document_only)*
+
+            fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
+                let service = ::poem_openapi::OpenApiService::new(Api { server }, crate::TITLE, crate::VERSION);
                 #description
                 #(#servers)*
                 service
             }
 
-            /// The document as served: poem-openapi's, plus [`crate::DOCUMENT_PATCH`].
-            pub fn document<S: Server>(server: Arc<S>) -> ::serde_json::Value {
-                let spec = service(server).spec();
+            /// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
+            /// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
+            pub fn document() -> ::serde_json::Value {
+                let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
                 let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
                 crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
                 doc
@@ -1023,10 +1083,10 @@ impl<'a> Emitter<'a> {
             /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with
             /// [`crate::runtime::ErrorRenderer`] (or use [`app`]).
             pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
-                let doc = document(server.clone());
+                let doc = document();
                 let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
                 let yaml = ::serde_yaml::to_string(&doc).unwrap_or_default();
-                let svc = service(server.clone());
+                let svc = service(::std::option::Option::Some(server.clone()));
                 let docs = svc.swagger_ui();
                 ::poem::Route::new()
                     .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))
@@ -1095,7 +1155,16 @@ impl<'a> Emitter<'a> {
         for p in &o.params {
             let local = format_ident!("p_{}", p.rust.trim_start_matches("r#"));
             let field = ident(&p.rust);
-            let inner = self.param_type(p);
+            let is_date = matches!(&p.schema.kind, Kind::String { format, .. } if format.as_deref() == Some("date"));
+            let inner = if is_date {
+                if p.required {
+                    quote!(crate::runtime::Date)
+                } else {
+                    quote!(::std::option::Option<crate::runtime::Date>)
+                }
+            } else {
+                self.param_type(p)
+            };
             let wrapper = match p.location {
                 Location::Path => quote!(::poem_openapi::param::Path),
                 Location::Query => quote!(::poem_openapi::param::Query),
@@ -1150,7 +1219,13 @@ impl<'a> Emitter<'a> {
             }
             let docs = doc(&p.description);
             args.push(quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>));
-            fields.push(quote!(#field: #local.0));
+            if is_date && p.required {
+                fields.push(quote!(#field: #local.0.0));
+            } else if is_date {
+                fields.push(quote!(#field: #local.0.map(|d| d.0)));
+            } else {
+                fields.push(quote!(#field: #local.0));
+            }
         }
         if let Some(b) = &o.body {
             let docs = doc(&b.description);
@@ -1187,7 +1262,7 @@ impl<'a> Emitter<'a> {
             async fn #m(&self, #(#args),*) -> ::std::result::Result<crate::#module::#output, crate::runtime::Rejection> {
                 #(#prelude)*
                 let input = crate::#module::#input { #(#fields),* };
-                ::std::result::Result::Ok(<S as crate::#module::#trait_name>::#m(&*self.0, #principal input).await)
+                ::std::result::Result::Ok(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await)
             }
         }
     }

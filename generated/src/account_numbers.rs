@@ -103,6 +103,7 @@ pub enum ListAccountNumbersResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -120,6 +121,7 @@ pub enum CreateAccountNumberResponse {
     #[oai(status = 200u16)]
     Ok(
         ::poem_openapi::payload::Json<crate::models::AccountNumber>,
+        /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -130,6 +132,7 @@ pub enum CreateAccountNumberResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -159,6 +162,7 @@ pub enum GetAccountNumberResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -182,6 +186,7 @@ pub enum UpdateAccountNumberResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),

@@ -210,6 +210,7 @@ pub enum ListBankAccountsResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -224,6 +225,7 @@ pub enum CreateBankAccountResponse {
     #[oai(status = 200u16)]
     Ok(
         ::poem_openapi::payload::Json<crate::models::BankAccountWithDetails>,
+        /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -234,6 +236,7 @@ pub enum CreateBankAccountResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -263,6 +266,7 @@ pub enum GetBankAccountResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -286,6 +290,7 @@ pub enum DeleteBankAccountResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -309,6 +314,7 @@ pub enum UpdateBankAccountResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -332,6 +338,7 @@ pub enum GetBankAccountHistoryResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -355,6 +362,7 @@ pub enum AddBankAccountOwnerResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),

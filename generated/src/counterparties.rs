@@ -125,6 +125,7 @@ pub enum ListCounterpartiesResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -145,6 +146,7 @@ pub enum CreateCounterpartyResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -165,6 +167,7 @@ pub enum GetCounterpartyResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -188,6 +191,7 @@ pub enum DeleteCounterpartyResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),

@@ -124,6 +124,7 @@ pub enum ListDocumentsResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -138,6 +139,7 @@ pub enum UploadDocumentResponse {
     #[oai(status = 200u16)]
     Ok(
         ::poem_openapi::payload::Json<crate::models::Document>,
+        /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -148,6 +150,7 @@ pub enum UploadDocumentResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -177,6 +180,7 @@ pub enum GetDocumentResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -194,6 +198,7 @@ pub enum GetDocumentContentResponse {
     #[oai(status = 200u16)]
     Ok(
         ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
+        /// `attachment` with the original `filename` of the document.
         #[oai(header = "Content-Disposition")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -204,6 +209,7 @@ pub enum GetDocumentContentResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),

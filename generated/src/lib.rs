@@ -34,7 +34,7 @@ pub mod runtime;
 pub mod server;
 pub use poem_openapi::payload::{Binary, Json};
 pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};
-pub use server::{Server, routes, app, document};
+pub use server::{Server, app, document, routes};
 /// `info.title` of the document.
 pub const TITLE: &str = "bankd";
 /// `info.version` of the document.

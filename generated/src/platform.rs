@@ -48,6 +48,7 @@ pub enum GetPlatformResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -68,6 +69,7 @@ pub enum UpdatePlatformResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),

@@ -54,7 +54,17 @@ pub enum ApiTags {
 #[oai(rename = "BasicAuth", ty = "basic")]
 pub struct BasicAuth(pub ::poem_openapi::auth::Basic);
 /// The API as a poem-openapi service over a [`Server`].
-pub struct Api<S>(pub Arc<S>);
+///
+/// `None` only for [`document`]: the document is a property of the types, not of a
+/// running server.
+pub struct Api<S> {
+    server: ::std::option::Option<Arc<S>>,
+}
+impl<S: Server> Api<S> {
+    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
+        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+    }
+}
 #[::poem_openapi::OpenApi]
 impl<S: Server> Api<S> {
     /// Get the platform settings
@@ -79,7 +89,11 @@ impl<S: Server> Api<S> {
         let input = crate::platform::GetPlatformInput {
         };
         ::std::result::Result::Ok(
-            <S as crate::platform::PlatformApi>::get_platform(&*self.0, principal, input)
+            <S as crate::platform::PlatformApi>::get_platform(
+                    self.server()?,
+                    principal,
+                    input,
+                )
                 .await,
         )
     }
@@ -109,7 +123,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::platform::PlatformApi>::update_platform(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -151,7 +165,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_person_entity(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -193,7 +207,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_business_entity(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -230,7 +244,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::update_person_entity(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -267,7 +281,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::update_business_entity(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -369,7 +383,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::list_entities(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -402,7 +416,11 @@ impl<S: Server> Api<S> {
             entity_id: p_entity_id.0,
         };
         ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::get_entity(&*self.0, principal, input)
+            <S as crate::entities::EntitiesApi>::get_entity(
+                    self.server()?,
+                    principal,
+                    input,
+                )
                 .await,
         )
     }
@@ -433,7 +451,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::delete_entity(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -487,7 +505,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::list_associated_persons(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -524,7 +542,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_associated_person(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -558,7 +576,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::get_additional_requirements(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -597,7 +615,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::submit_additional_requirements(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -745,7 +763,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -787,7 +805,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::create_bank_account(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -821,7 +839,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::get_bank_account(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -855,7 +873,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -892,7 +910,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::update_bank_account(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -918,12 +936,12 @@ impl<S: Server> Api<S> {
         /// First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.
         #[oai(name = "from_date")]
         p_from_date: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::NaiveDate>,
+            ::std::option::Option<crate::runtime::Date>,
         >,
         /// Last day (inclusive) in the platform's reporting time zone; default today.
         #[oai(name = "to_date")]
         p_to_date: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::NaiveDate>,
+            ::std::option::Option<crate::runtime::Date>,
         >,
     ) -> ::std::result::Result<
         crate::bank_accounts::GetBankAccountHistoryResponse,
@@ -933,12 +951,12 @@ impl<S: Server> Api<S> {
         let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::GetBankAccountHistoryInput {
             bank_account_id: p_bank_account_id.0,
-            from_date: p_from_date.0,
-            to_date: p_to_date.0,
+            from_date: p_from_date.0.map(|d| d.0),
+            to_date: p_to_date.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -975,7 +993,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1029,7 +1047,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1075,7 +1093,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::create_account_number(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1109,7 +1127,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::get_account_number(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1146,7 +1164,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::update_account_number(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1179,7 +1197,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1213,7 +1231,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1247,7 +1265,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1301,7 +1319,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1418,7 +1436,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::list_counterparties(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1451,7 +1469,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::create_counterparty(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1485,7 +1503,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::get_counterparty(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1519,7 +1537,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::delete_counterparty(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1617,7 +1635,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::list_documents(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1659,7 +1677,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::upload_document(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1693,7 +1711,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::get_document(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1730,7 +1748,10 @@ impl<S: Server> Api<S> {
             signature: p_signature.0,
         };
         ::std::result::Result::Ok(
-            <S as crate::documents::DocumentsApi>::get_document_content(&*self.0, input)
+            <S as crate::documents::DocumentsApi>::get_document_content(
+                    self.server()?,
+                    input,
+                )
                 .await,
         )
     }
@@ -1813,7 +1834,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::list_book_transfers(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1855,7 +1876,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::create_book_transfer(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1889,7 +1910,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::get_book_transfer(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1926,7 +1947,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -1960,7 +1981,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -2010,7 +2031,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -2044,7 +2065,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -2077,7 +2098,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -2110,7 +2131,7 @@ impl<S: Server> Api<S> {
         };
         ::std::result::Result::Ok(
             <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit(
-                    &*self.0,
+                    self.server()?,
                     principal,
                     input,
                 )
@@ -2148,10 +2169,453 @@ fn __default_list_book_transfers_limit() -> i64 {
 fn __default_list_ach_transfers_limit() -> i64 {
     10i64
 }
-/// The poem-openapi service with the document's info.
-pub fn service<S: Server>(server: Arc<S>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
+/// A server that cannot exist: the type with which [`document`] is computed without one.
+pub enum DocumentOnly {}
+impl crate::runtime::Hooks for DocumentOnly {
+    type Principal = ::std::convert::Infallible;
+    fn authenticate(
+        &self,
+        _credentials: crate::runtime::Credentials,
+    ) -> impl ::std::future::Future<
+        Output = ::std::option::Option<Self::Principal>,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn render_error(
+        &self,
+        _error: crate::runtime::RequestError,
+        _request: &::poem::Request,
+    ) -> ::poem::Response {
+        match *self {}
+    }
+}
+impl crate::platform::PlatformApi for DocumentOnly {
+    fn get_platform(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::platform::GetPlatformInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::platform::GetPlatformResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_platform(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::platform::UpdatePlatformInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::platform::UpdatePlatformResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::entities::EntitiesApi for DocumentOnly {
+    fn create_person_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::CreatePersonEntityInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::CreatePersonEntityResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_business_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::CreateBusinessEntityInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::CreateBusinessEntityResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_person_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::UpdatePersonEntityInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::UpdatePersonEntityResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_business_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::UpdateBusinessEntityInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::UpdateBusinessEntityResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn list_entities(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::ListEntitiesInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::ListEntitiesResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::GetEntityInput,
+    ) -> impl ::std::future::Future<Output = crate::entities::GetEntityResponse> + Send {
+        async move { match *self {} }
+    }
+    fn delete_entity(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::DeleteEntityInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::DeleteEntityResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn list_associated_persons(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::ListAssociatedPersonsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::ListAssociatedPersonsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_associated_person(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::CreateAssociatedPersonInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::CreateAssociatedPersonResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_additional_requirements(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::GetAdditionalRequirementsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::GetAdditionalRequirementsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn submit_additional_requirements(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::entities::SubmitAdditionalRequirementsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::entities::SubmitAdditionalRequirementsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::bank_accounts::BankAccountsApi for DocumentOnly {
+    fn list_bank_accounts(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::ListBankAccountsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::ListBankAccountsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_bank_account(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::CreateBankAccountInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::CreateBankAccountResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_bank_account(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::GetBankAccountInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::GetBankAccountResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn delete_bank_account(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::DeleteBankAccountInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::DeleteBankAccountResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_bank_account(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::UpdateBankAccountInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::UpdateBankAccountResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_bank_account_history(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::GetBankAccountHistoryInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::GetBankAccountHistoryResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn add_bank_account_owner(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::bank_accounts::AddBankAccountOwnerInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::bank_accounts::AddBankAccountOwnerResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::account_numbers::AccountNumbersApi for DocumentOnly {
+    fn list_account_numbers(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::account_numbers::ListAccountNumbersInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::account_numbers::ListAccountNumbersResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_account_number(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::account_numbers::CreateAccountNumberInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::account_numbers::CreateAccountNumberResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_account_number(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::account_numbers::GetAccountNumberInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::account_numbers::GetAccountNumberResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_account_number(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::account_numbers::UpdateAccountNumberInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::account_numbers::UpdateAccountNumberResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::ach_positive_pay_rules::AchPositivePayRulesApi for DocumentOnly {
+    fn create_ach_positive_pay_rule(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_positive_pay_rules::CreateAchPositivePayRuleInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_ach_positive_pay_rule(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_positive_pay_rules::GetAchPositivePayRuleInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn delete_ach_positive_pay_rule(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_positive_pay_rules::DeleteAchPositivePayRuleInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn list_ach_positive_pay_rules(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_positive_pay_rules::ListAchPositivePayRulesInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::counterparties::CounterpartiesApi for DocumentOnly {
+    fn list_counterparties(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::counterparties::ListCounterpartiesInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::counterparties::ListCounterpartiesResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_counterparty(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::counterparties::CreateCounterpartyInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::counterparties::CreateCounterpartyResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_counterparty(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::counterparties::GetCounterpartyInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::counterparties::GetCounterpartyResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn delete_counterparty(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::counterparties::DeleteCounterpartyInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::counterparties::DeleteCounterpartyResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::documents::DocumentsApi for DocumentOnly {
+    fn list_documents(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::documents::ListDocumentsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::documents::ListDocumentsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn upload_document(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::documents::UploadDocumentInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::documents::UploadDocumentResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_document(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::documents::GetDocumentInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::documents::GetDocumentResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_document_content(
+        &self,
+        _input: crate::documents::GetDocumentContentInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::documents::GetDocumentContentResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::book_transfers::BookTransfersApi for DocumentOnly {
+    fn list_book_transfers(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::book_transfers::ListBookTransfersInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::book_transfers::ListBookTransfersResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_book_transfer(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::book_transfers::CreateBookTransferInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::book_transfers::CreateBookTransferResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_book_transfer(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::book_transfers::GetBookTransferInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::book_transfers::GetBookTransferResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn clear_book_transfer(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::book_transfers::ClearBookTransferInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::book_transfers::ClearBookTransferResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn cancel_book_transfer(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::book_transfers::CancelBookTransferInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::book_transfers::CancelBookTransferResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::ach_transfers::AchTransfersApi for DocumentOnly {
+    fn list_ach_transfers(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_transfers::ListAchTransfersInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_transfers::ListAchTransfersResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_ach_transfer(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::ach_transfers::GetAchTransferInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::ach_transfers::GetAchTransferResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::simulations::SimulationsApi for DocumentOnly {
+    fn simulate_receive_ach_credit(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::simulations::SimulateReceiveAchCreditInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::simulations::SimulateReceiveAchCreditResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn simulate_receive_ach_debit(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::simulations::SimulateReceiveAchDebitInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::simulations::SimulateReceiveAchDebitResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+fn service<S: Server>(
+    server: ::std::option::Option<Arc<S>>,
+) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
     let service = ::poem_openapi::OpenApiService::new(
-        Api(server),
+        Api { server },
         crate::TITLE,
         crate::VERSION,
     );
@@ -2162,9 +2626,10 @@ pub fn service<S: Server>(server: Arc<S>) -> ::poem_openapi::OpenApiService<Api<
     let service = service.server("http://127.0.0.1:8080");
     service
 }
-/// The document as served: poem-openapi's, plus [`crate::DOCUMENT_PATCH`].
-pub fn document<S: Server>(server: Arc<S>) -> ::serde_json::Value {
-    let spec = service(server).spec();
+/// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
+/// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
+pub fn document() -> ::serde_json::Value {
+    let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
     let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
     crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
     doc
@@ -2173,10 +2638,10 @@ pub fn document<S: Server>(server: Arc<S>) -> ::serde_json::Value {
 /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with
 /// [`crate::runtime::ErrorRenderer`] (or use [`app`]).
 pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
-    let doc = document(server.clone());
+    let doc = document();
     let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
     let yaml = ::serde_yaml::to_string(&doc).unwrap_or_default();
-    let svc = service(server.clone());
+    let svc = service(::std::option::Option::Some(server.clone()));
     let docs = svc.swagger_ui();
     ::poem::Route::new()
         .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))

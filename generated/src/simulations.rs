@@ -51,6 +51,7 @@ pub enum SimulateReceiveAchCreditResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
@@ -77,6 +78,7 @@ pub enum SimulateReceiveAchDebitResponse {
     #[oai(status = 401u16)]
     Unauthorized(
         ::poem_openapi::payload::Json<crate::models::Error>,
+        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
