@@ -404,6 +404,29 @@ impl<'a> Emitter<'a> {
                 })
             })
             .collect();
+        let binary: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .flat_map(|op| {
+                op.responses.iter().filter_map(move |r| match &r.content {
+                    Some((Media::Binary, ct, schema)) => {
+                        let mut json = serde_json::json!({"type": "string", "format": "binary"});
+                        if let Some(d) = &schema.description {
+                            json["description"] = serde_json::Value::String(d.clone());
+                        }
+                        let json = json.to_string();
+                        let path = &op.path;
+                        let method = &op.method;
+                        let status = match r.status {
+                            Status::Code(c) => c.to_string(),
+                            Status::Default => "default".to_string(),
+                        };
+                        Some(quote!((#path, #method, #status, #ct, #json)))
+                    }
+                    _ => None,
+                })
+            })
+            .collect();
         let module_doc = format!(
             " Server-side contract of **{title}** {version}, generated from the OpenAPI document.\n\n \
              - [`models`]: one type per schema.\n \
@@ -438,6 +461,7 @@ impl<'a> Emitter<'a> {
                 global_security: &[#(#global),*],
                 closed_schemas: &[#(#closed),*],
                 links: &[#(#links),*],
+                binary_schemas: &[#(#binary),*],
             };
         }
     }

@@ -120,4 +120,13 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"GetBookTransfer\":{\"description\":\"The `id` of the created transfer is the `book_transfer_id` of `GET /transfers/book/{book_transfer_id}`.\",\"operationId\":\"get_book_transfer\",\"parameters\":{\"book_transfer_id\":\"$response.body#/id\"}},\"ClearBookTransfer\":{\"description\":\"The `id` of the created transfer is the `book_transfer_id` of `POST /transfers/book/{book_transfer_id}/clear`.\",\"operationId\":\"clear_book_transfer\",\"parameters\":{\"book_transfer_id\":\"$response.body#/id\"}},\"CancelBookTransfer\":{\"description\":\"The `id` of the created transfer is the `book_transfer_id` of `POST /transfers/book/{book_transfer_id}/cancel`.\",\"operationId\":\"cancel_book_transfer\",\"parameters\":{\"book_transfer_id\":\"$response.body#/id\"}}}",
         ),
     ],
+    binary_schemas: &[
+        (
+            "/documents/{document_id}/content",
+            "get",
+            "200",
+            "application/octet-stream",
+            "{\"type\":\"string\",\"format\":\"binary\"}",
+        ),
+    ],
 };

@@ -1099,6 +1099,9 @@ pub struct DocumentPatch {
     pub closed_schemas: &'static [&'static str],
     /// Response links: (path, method, status, JSON of the `links` object).
     pub links: &'static [(&'static str, &'static str, &'static str, &'static str)],
+    /// Binary response schemas (poem-openapi's `Binary` documents a fixed one): (path, method,
+    /// status, media type, JSON of the schema).
+    pub binary_schemas: &'static [(&'static str, &'static str, &'static str, &'static str, &'static str)],
 }
 
 /// Applies `patch` to the document poem-openapi produced.
@@ -1132,6 +1135,18 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
                     s.insert("additionalProperties".into(), Value::Bool(false));
                 }
             }
+        }
+    }
+    for (path, method, status, media, schema) in patch.binary_schemas {
+        let pointer = format!(
+            "/paths/{}/{}/responses/{}/content/{}/schema",
+            path.replace('~', "~0").replace('/', "~1"),
+            method,
+            status,
+            media.replace('~', "~0").replace('/', "~1")
+        );
+        if let (Some(slot), Ok(schema)) = (doc.pointer_mut(&pointer), serde_json::from_str::<Value>(schema)) {
+            *slot = schema;
         }
     }
     for (path, method, status, links) in patch.links {

@@ -1,0 +1,106 @@
+//! Constructs the generator does not support are errors naming the JSON pointer; nothing is
+//! silently dropped.
+
+fn doc(paths: &str, schemas: &str) -> String {
+    format!(
+        "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\npaths:\n{paths}\ncomponents:\n  schemas:\n{schemas}\n"
+    )
+}
+
+const OP: &str = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200': {description: ok}\n";
+
+fn error(text: &str) -> bank_codegen::Error {
+    bank_codegen::generate(text, "t", "t.yaml").expect_err("must be refused")
+}
+
+#[test]
+fn any_of_is_refused_with_its_pointer() {
+    let e = error(&doc(
+        OP,
+        "    A:\n      anyOf:\n        - {type: string}\n        - {type: integer}\n",
+    ));
+    assert_eq!(e.pointer, "#/components/schemas/A/anyOf");
+}
+
+#[test]
+fn swagger_2_and_openapi_3_1_are_refused() {
+    assert_eq!(
+        error("swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n").pointer,
+        "#/openapi"
+    );
+    assert_eq!(
+        error("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n").pointer,
+        "#/openapi"
+    );
+}
+
+#[test]
+fn a_dangling_ref_is_refused() {
+    let e = error(&doc(
+        OP,
+        "    A:\n      type: object\n      properties:\n        b: {$ref: '#/components/schemas/Missing'}\n",
+    ));
+    assert_eq!(e.pointer, "#/components/schemas/A/properties/b");
+    assert!(e.message.contains("Missing"), "{}", e.message);
+}
+
+#[test]
+fn duplicate_operation_ids_are_refused() {
+    let paths = format!(
+        "{OP}  /y:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200': {{description: ok}}\n"
+    );
+    let e = error(&doc(&paths, "    A: {type: string}\n"));
+    assert_eq!(e.pointer, "#/paths/~1y/get");
+}
+
+#[test]
+fn cookie_parameters_and_unknown_media_types_are_refused() {
+    let cookie = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: cookie, schema: {type: string}}\n      responses:\n        '200': {description: ok}\n";
+    assert_eq!(
+        error(&doc(cookie, "    A: {type: string}\n")).pointer,
+        "#/paths/~1x/get/parameters/0"
+    );
+    let xml = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/xml:\n              schema: {type: string}\n";
+    assert_eq!(
+        error(&doc(xml, "    A: {type: string}\n")).pointer,
+        "#/paths/~1x/get/responses/200/content/application~1xml"
+    );
+}
+
+#[test]
+fn a_pattern_outside_the_supported_subset_is_refused() {
+    let e = error(&doc(
+        OP,
+        "    A:\n      type: string\n      pattern: '(?<=a)b'\n",
+    ));
+    assert_eq!(e.pointer, "#/components/schemas/A/pattern");
+}
+
+#[test]
+fn the_ir_keeps_dotted_and_keyword_parameter_names() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/parameters.yaml"
+    ))
+    .expect("fixture");
+    let api = bank_codegen::parse::parse(&text).expect("parses");
+    let params: Vec<(String, String)> = api
+        .operations
+        .iter()
+        .flat_map(|o| o.params.iter().map(|p| (p.name.clone(), p.rust.clone())))
+        .collect();
+    assert!(
+        params
+            .iter()
+            .any(|(n, r)| n == "balance.gte" && r == "balance_gte"),
+        "{params:?}"
+    );
+    assert!(
+        params.iter().any(|(n, r)| n == "type" && r == "r#type"),
+        "{params:?}"
+    );
+    assert!(
+        params.iter().any(|(n, r)| n == "match" && r == "r#match"),
+        "{params:?}"
+    );
+}
