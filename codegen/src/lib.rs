@@ -65,10 +65,10 @@ fn existing_files(dir: &Path) -> std::io::Result<Vec<String>> {
             let path = entry?.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                if let Ok(rel) = path.strip_prefix(dir) {
-                    out.push(rel.to_string_lossy().replace('\\', "/"));
-                }
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && let Ok(rel) = path.strip_prefix(dir)
+            {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
             }
         }
     }

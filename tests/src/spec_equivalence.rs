@@ -137,12 +137,12 @@ fn inline_component_refs(doc: &mut Value) {
                 if let Some(Value::String(r)) = m.get("$ref") {
                     for kind in ["parameters", "responses", "requestBodies", "headers"] {
                         let prefix = format!("#/components/{kind}/");
-                        if let Some(name) = r.strip_prefix(&prefix) {
-                            if let Some(target) = components.get(kind).and_then(|c| c.get(name)) {
-                                *v = target.clone();
-                                walk(v, components, depth + 1);
-                                return;
-                            }
+                        if let Some(name) = r.strip_prefix(&prefix)
+                            && let Some(target) = components.get(kind).and_then(|c| c.get(name))
+                        {
+                            *v = target.clone();
+                            walk(v, components, depth + 1);
+                            return;
                         }
                     }
                 }
@@ -334,29 +334,22 @@ fn schema_children(v: &Value) -> Value {
 }
 
 fn collect_refs(v: &Value, schemas: &Value, seen: &mut BTreeSet<String>) {
+    let visit = |r: &str, seen: &mut BTreeSet<String>| {
+        if let Some(name) = r.strip_prefix("#/components/schemas/")
+            && seen.insert(name.to_string())
+            && let Some(s) = schemas.get(name)
+        {
+            collect_refs(s, schemas, seen);
+        }
+    };
     match v {
         Value::Object(m) => {
             if let Some(Value::String(r)) = m.get("$ref") {
-                if let Some(name) = r.strip_prefix("#/components/schemas/") {
-                    if seen.insert(name.to_string()) {
-                        if let Some(s) = schemas.get(name) {
-                            collect_refs(s, schemas, seen);
-                        }
-                    }
-                }
+                visit(r, seen);
             }
             if let Some(Value::Object(mapping)) = m.get("mapping") {
-                for r in mapping.values() {
-                    if let Some(name) = r
-                        .as_str()
-                        .and_then(|r| r.strip_prefix("#/components/schemas/"))
-                    {
-                        if seen.insert(name.to_string()) {
-                            if let Some(s) = schemas.get(name) {
-                                collect_refs(s, schemas, seen);
-                            }
-                        }
-                    }
+                for r in mapping.values().filter_map(Value::as_str) {
+                    visit(r, seen);
                 }
             }
             for child in m.values() {

@@ -21,7 +21,8 @@ fn the_served_bankd_document_equals_the_source_document() {
 fn the_comparison_notices_drift_in_schemas_parameters_responses_and_security() {
     let source = load(include_str!("../../spec/openapi.yaml"));
     let served = bank_api::document();
-    let mutations: [(&str, fn(&mut serde_json::Value)); 4] = [
+    type Mutation = (&'static str, fn(&mut serde_json::Value));
+    let mutations: [Mutation; 4] = [
         ("a schema limit", |d| {
             d["components"]["schemas"]["CreateBankAccountRequest"]["properties"]["description"]["maxLength"] =
                 256.into()
