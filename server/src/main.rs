@@ -1,1 +1,261 @@
-fn main() {}
+//! The `bankd` command line: serve, migrate, and platform and key administration.
+//!
+//! Machine-readable results (new platform ids and keys) go to stdout as one JSON line; logs go
+//! to stderr and never contain keys.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bankd::app::{self, AppState};
+use bankd::auth::{self, KeyMode};
+use bankd::clock::{Clock, SystemClock};
+use bankd::config::{self, Config};
+use bankd::domain::ids::PlatformId;
+use bankd::domain::platforms;
+use bankd::idempotency;
+use bankd::store::Db;
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "bankd", version, about = "Banking-platform API server", after_long_help = config::HELP)]
+struct Cli {
+    /// Database URL (sqlite://PATH?mode=rwc or postgres://...).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "BANKD_DATABASE_URL",
+        hide_env_values = true
+    )]
+    database_url: Option<String>,
+    /// TOML configuration file.
+    #[arg(long, value_name = "FILE", env = "BANKD_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Migrate, create a sandbox platform on an empty database, and serve HTTP.
+    Serve {
+        /// Listen address.
+        #[arg(long, value_name = "ADDR", env = "BANKD_LISTEN")]
+        listen: Option<String>,
+    },
+    /// Manage platforms (tenants).
+    #[command(subcommand)]
+    Platform(PlatformCommand),
+    /// Manage API keys.
+    #[command(subcommand, name = "api-key")]
+    ApiKey(ApiKeyCommand),
+    /// Apply pending database migrations.
+    Migrate,
+}
+
+#[derive(Debug, Subcommand)]
+enum PlatformCommand {
+    /// Create a platform with its root entity, root accounts and a first test_ key;
+    /// prints {"platform_id", "api_key"}.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ApiKeyCommand {
+    /// Create a key for a platform; prints {"api_key"}.
+    Create {
+        /// Platform id (plat_...).
+        #[arg(long, value_name = "ID")]
+        platform: String,
+        #[arg(long, value_enum)]
+        mode: Mode,
+    },
+    /// Revoke a key; effective immediately.
+    Revoke {
+        #[arg(long, value_name = "KEY")]
+        key: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Mode {
+    Test,
+    Live,
+}
+
+impl From<Mode> for KeyMode {
+    fn from(mode: Mode) -> KeyMode {
+        match mode {
+            Mode::Test => KeyMode::Test,
+            Mode::Live => KeyMode::Live,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("bankd: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bankd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BANKD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // stderr: stdout carries only the JSON results that scripts parse.
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut config = Config::from_env(cli.config.as_deref())?;
+    if let Some(url) = cli.database_url {
+        config.database_url = url;
+    }
+    if let Command::Serve {
+        listen: Some(listen),
+    } = &cli.command
+    {
+        config.listen = listen
+            .parse()
+            .with_context(|| format!("invalid --listen {listen:?}"))?;
+    }
+    config.validate()?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+
+    let db = Db::connect(&config.database_url, &config.store_options())
+        .await
+        .with_context(|| format!("cannot open {}", config::redact_url(&config.database_url)))?;
+    db.migrate().await.context("migrations failed")?;
+
+    let result = match cli.command {
+        Command::Migrate => {
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Command::Platform(PlatformCommand::Create { name }) => {
+            let created =
+                platforms::create_platform(&db, clock.as_ref(), &config.bank_settings(), &name)
+                    .await?;
+            print_json(&serde_json::json!({
+                "platform_id": created.platform.id.as_str(),
+                "api_key": created.api_key.expose_secret(),
+            }));
+            Ok(())
+        }
+        Command::ApiKey(ApiKeyCommand::Create { platform, mode }) => {
+            // A malformed id is simply a platform that does not exist.
+            let platform_id = PlatformId::parse(&platform)
+                .ok_or_else(|| anyhow::anyhow!("platform not found: {platform}"))?;
+            let key = auth::create_api_key(&db, clock.as_ref(), &platform_id, mode.into()).await?;
+            print_json(&serde_json::json!({ "api_key": key.expose_secret() }));
+            Ok(())
+        }
+        Command::ApiKey(ApiKeyCommand::Revoke { key }) => {
+            auth::revoke_api_key(&db, clock.as_ref(), &key).await?;
+            tracing::info!("API key revoked");
+            Ok(())
+        }
+        Command::Serve { .. } => serve(db.clone(), config, clock).await,
+    };
+    db.close().await;
+    result
+}
+
+fn print_json(value: &serde_json::Value) {
+    println!("{value}");
+}
+
+async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {
+    if let Some(created) =
+        platforms::ensure_sandbox_platform(&db, clock.as_ref(), &config.bank_settings()).await?
+    {
+        // Printed once, on the first start: the only time this key is ever shown.
+        print_json(&serde_json::json!({
+            "platform_id": created.platform.id.as_str(),
+            "api_key": created.api_key.expose_secret(),
+        }));
+    }
+
+    let purge = tokio::spawn(purge_idempotency_keys(db.clone(), clock.clone()));
+    let listen = config.listen;
+    let state = AppState {
+        db,
+        config: Arc::new(config),
+        clock,
+    };
+    tracing::info!(%listen, "listening");
+    let served = poem::Server::new(poem::listener::TcpListener::bind(listen))
+        .run_with_graceful_shutdown(
+            app::build(state),
+            shutdown_signal(),
+            Some(Duration::from_secs(10)),
+        )
+        .await;
+    purge.abort();
+    served.with_context(|| format!("cannot serve on {listen}"))
+}
+
+/// Deletes expired idempotency records hourly; failures are logged and retried next hour.
+async fn purge_idempotency_keys(db: Db, clock: Arc<dyn Clock>) {
+    let mut interval = tokio::time::interval(Duration::from_secs(3600));
+    loop {
+        interval.tick().await;
+        match idempotency::purge_expired(&db, clock.as_ref()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(deleted = n, "expired idempotency keys purged"),
+            Err(e) => tracing::warn!(error = %e, "purging idempotency keys failed"),
+        }
+    }
+}
+
+/// Resolves on ctrl-c or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %e, "cannot listen for ctrl-c");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

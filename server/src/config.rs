@@ -1,0 +1,323 @@
+//! One typed configuration: defaults, then an optional TOML file, then `BANKD_*` environment
+//! variables, then command-line flags (each later source wins).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
+use crate::domain::platforms::BankSettings;
+use crate::store::StoreOptions;
+
+/// Shown by `bankd --help`: every setting, its file key, variable and default.
+pub const HELP: &str = "\
+Configuration (defaults < --config FILE (TOML) < environment < flags):
+  file key               environment variable             default
+  database_url           BANKD_DATABASE_URL               sqlite://./data/bankd.db?mode=rwc
+  listen                 BANKD_LISTEN                     127.0.0.1:8080
+  routing_number         BANKD_ROUTING_NUMBER             021000021 (ABA, checksum verified)
+  bic                    BANKD_BIC                        BANKUS33XXX (8 or 11 characters)
+  max_document_bytes     BANKD_MAX_DOCUMENT_BYTES         10485760 (10 MiB)
+  request_timeout_secs   BANKD_REQUEST_TIMEOUT_SECS       30
+  sqlite_busy_timeout_ms BANKD_SQLITE_BUSY_TIMEOUT_MS     5000
+  database_max_connections BANKD_DATABASE_MAX_CONNECTIONS 16 (PostgreSQL pool size)
+The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
+(e.g. `info`, `bankd=debug`).";
+
+/// Server configuration.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// `sqlite://PATH?mode=rwc` or `postgres://USER:PASSWORD@HOST/DB`.
+    pub database_url: String,
+    /// Address `serve` listens on.
+    pub listen: SocketAddr,
+    /// ABA routing number that new account numbers carry.
+    pub routing_number: String,
+    /// BIC that new account numbers carry.
+    pub bic: String,
+    /// Largest accepted document upload.
+    pub max_document_bytes: u64,
+    /// Time limit of one request.
+    pub request_timeout_secs: u64,
+    /// How long SQLite waits for the file lock.
+    pub sqlite_busy_timeout_ms: u64,
+    /// PostgreSQL pool size.
+    pub database_max_connections: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: "sqlite://./data/bankd.db?mode=rwc".to_owned(),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            routing_number: "021000021".to_owned(),
+            bic: "BANKUS33XXX".to_owned(),
+            max_document_bytes: 10 * 1024 * 1024,
+            request_timeout_secs: 30,
+            sqlite_busy_timeout_ms: 5_000,
+            database_max_connections: 16,
+        }
+    }
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("database_url", &redact_url(&self.database_url))
+            .field("listen", &self.listen)
+            .field("routing_number", &self.routing_number)
+            .field("bic", &self.bic)
+            .field("max_document_bytes", &self.max_document_bytes)
+            .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("sqlite_busy_timeout_ms", &self.sqlite_busy_timeout_ms)
+            .field("database_max_connections", &self.database_max_connections)
+            .finish()
+    }
+}
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("invalid value for {name}: {message}")]
+    Invalid { name: &'static str, message: String },
+}
+
+/// The URL with any password replaced by `***`, for logs and `Debug`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
+fn invalid(name: &'static str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        name,
+        message: message.into(),
+    }
+}
+
+fn parse_env<T: std::str::FromStr>(name: &'static str, value: &str) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .trim()
+        .parse()
+        .map_err(|e: T::Err| invalid(name, e.to_string()))
+}
+
+impl Config {
+    /// Loads defaults, then `file` if given, then variables from `env` (a lookup function so
+    /// tests need not touch the process environment), and validates the result.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut config = match file {
+            None => Config::default(),
+            Some(path) => {
+                let shown = path.display().to_string();
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: shown.clone(),
+                    source,
+                })?;
+                toml::from_str(&text).map_err(|e| ConfigError::Parse {
+                    path: shown,
+                    message: e.to_string(),
+                })?
+            }
+        };
+        if let Some(v) = env("BANKD_DATABASE_URL") {
+            config.database_url = v;
+        }
+        if let Some(v) = env("BANKD_LISTEN") {
+            config.listen = parse_env("BANKD_LISTEN", &v)?;
+        }
+        if let Some(v) = env("BANKD_ROUTING_NUMBER") {
+            config.routing_number = v;
+        }
+        if let Some(v) = env("BANKD_BIC") {
+            config.bic = v;
+        }
+        if let Some(v) = env("BANKD_MAX_DOCUMENT_BYTES") {
+            config.max_document_bytes = parse_env("BANKD_MAX_DOCUMENT_BYTES", &v)?;
+        }
+        if let Some(v) = env("BANKD_REQUEST_TIMEOUT_SECS") {
+            config.request_timeout_secs = parse_env("BANKD_REQUEST_TIMEOUT_SECS", &v)?;
+        }
+        if let Some(v) = env("BANKD_SQLITE_BUSY_TIMEOUT_MS") {
+            config.sqlite_busy_timeout_ms = parse_env("BANKD_SQLITE_BUSY_TIMEOUT_MS", &v)?;
+        }
+        if let Some(v) = env("BANKD_DATABASE_MAX_CONNECTIONS") {
+            config.database_max_connections = parse_env("BANKD_DATABASE_MAX_CONNECTIONS", &v)?;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Loads with the process environment.
+    pub fn from_env(file: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load(file, |name| std::env::var(name).ok())
+    }
+
+    /// Checks every value that could otherwise fail late (or never).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.database_url.starts_with("sqlite:")
+            || self.database_url.starts_with("postgres:")
+            || self.database_url.starts_with("postgresql:"))
+        {
+            return Err(invalid(
+                "database_url",
+                "must start with sqlite: or postgres:",
+            ));
+        }
+        if !is_valid_aba_routing_number(&self.routing_number) {
+            return Err(invalid(
+                "routing_number",
+                "must be 9 digits with a valid ABA checksum",
+            ));
+        }
+        if !is_valid_bic(&self.bic) {
+            return Err(invalid("bic", "must be an 8 or 11 character BIC"));
+        }
+        if self.max_document_bytes == 0 {
+            return Err(invalid("max_document_bytes", "must be positive"));
+        }
+        if self.request_timeout_secs == 0 {
+            return Err(invalid("request_timeout_secs", "must be positive"));
+        }
+        if self.database_max_connections == 0 {
+            return Err(invalid("database_max_connections", "must be positive"));
+        }
+        Ok(())
+    }
+
+    /// The bank identifiers of new account numbers.
+    pub fn bank_settings(&self) -> BankSettings {
+        BankSettings {
+            routing_number: self.routing_number.clone(),
+            bic: self.bic.clone(),
+        }
+    }
+
+    /// Pool tuning for [`crate::store::Db::connect`].
+    pub fn store_options(&self) -> StoreOptions {
+        StoreOptions {
+            sqlite_busy_timeout: Duration::from_millis(self.sqlite_busy_timeout_ms),
+            postgres_max_connections: self.database_max_connections,
+            ..StoreOptions::default()
+        }
+    }
+
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::io::Write;
+
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |name| map.get(name).cloned()
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let config = Config::load(None, env_of(&[])).expect("defaults load");
+        assert_eq!(config, Config::default());
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8080");
+        assert!(is_valid_aba_routing_number(&config.routing_number));
+        assert_eq!(config.bic.len(), 11);
+        assert_eq!(config.max_document_bytes, 10 * 1024 * 1024);
+    }
+
+    #[test]
+    fn file_then_environment_override_defaults() {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        writeln!(
+            file,
+            "listen = \"0.0.0.0:9000\"\nbic = \"DEUTDEFF\"\nmax_document_bytes = 5"
+        )
+        .expect("write");
+        let config = Config::load(
+            Some(file.path()),
+            env_of(&[
+                ("BANKD_BIC", "DEUTDEFF500"),
+                ("BANKD_REQUEST_TIMEOUT_SECS", "7"),
+            ]),
+        )
+        .expect("loads");
+        assert_eq!(config.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(config.bic, "DEUTDEFF500");
+        assert_eq!(config.max_document_bytes, 5);
+        assert_eq!(config.request_timeout_secs, 7);
+    }
+
+    #[test]
+    fn invalid_values_are_refused_with_their_name() {
+        let cases = [
+            ("BANKD_ROUTING_NUMBER", "021000022", "routing_number"),
+            ("BANKD_BIC", "BANK", "bic"),
+            ("BANKD_LISTEN", "nowhere", "BANKD_LISTEN"),
+            ("BANKD_MAX_DOCUMENT_BYTES", "0", "max_document_bytes"),
+            ("BANKD_DATABASE_URL", "mysql://x", "database_url"),
+        ];
+        for (var, value, name) in cases {
+            match Config::load(None, env_of(&[(var, value)])) {
+                Err(ConfigError::Invalid { name: got, .. }) => assert_eq!(got, name),
+                other => panic!("{var}={value}: expected invalid {name}, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_file_keys_are_refused() {
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        writeln!(file, "listne = \"0.0.0.0:9000\"").expect("write");
+        assert!(matches!(
+            Config::load(Some(file.path()), env_of(&[])),
+            Err(ConfigError::Parse { .. })
+        ));
+    }
+
+    #[test]
+    fn debug_hides_the_database_password() {
+        let config = Config {
+            database_url: "postgres://bank:s3cret@db:5432/bankd".into(),
+            ..Config::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("s3cret"));
+        assert!(shown.contains("postgres://bank:***@db:5432/bankd"));
+        assert_eq!(
+            redact_url("sqlite://./data/bankd.db?mode=rwc"),
+            "sqlite://./data/bankd.db?mode=rwc"
+        );
+    }
+}

@@ -1,0 +1,26 @@
+//! bankd: the banking-platform API server.
+//!
+//! The wire contract lives in the generated `bank-api` crate (from `spec/openapi.yaml`); this
+//! crate holds the rules, storage and process. Modules:
+//!
+//! - [`app`]: builds the poem application; the one place routes are assembled.
+//! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables.
+//! - [`clock`]: injected time ([`clock::SystemClock`], [`clock::FixedClock`] for tests).
+//! - [`auth`]: API keys (`test_`/`live_`), stored as SHA-256, the Basic credential rule, and
+//!   the authenticated [`auth::Principal`].
+//! - [`domain`]: HTTP-agnostic rules, each area with its own error enum: [`domain::ids`] (typed
+//!   time-ordered ids), [`domain::money`] (currencies, minor units), [`domain::bank_codes`] (ABA,
+//!   BIC), [`domain::platforms`] (platform creation with its root entity and accounts).
+//! - [`idempotency`]: reserve → effects → stored response, one transaction.
+//! - [`pagination`]: keyset cursors for every list, as a SQL builder.
+//! - [`store`]: SQLite/PostgreSQL pools, transactions with retry, [`store::dialect`] (every
+//!   dialect difference), and the repositories (every function takes the platform id).
+
+pub mod app;
+pub mod auth;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod idempotency;
+pub mod pagination;
+pub mod store;

@@ -1,0 +1,394 @@
+//! Keyset (cursor) pagination for every list.
+//!
+//! Design note. Lists are ordered by `(sort key, id)`; the id breaks ties, so the order is total
+//! and stable. Options considered:
+//! - `OFFSET`: simple, but rows inserted or deleted during a walk shift every later page (rows
+//!   seen twice or never), and the cost grows with the offset. Rejected.
+//! - Opaque encoded cursors carrying the sort value: one query per page, but the public API's
+//!   cursors are object ids (`starting_after=bacc_...`), so they must stay plain ids.
+//! - Chosen: the cursor is an id; one query looks up that object's sort value *through the same
+//!   filters* (tenancy included) and fails with [`PaginationError::InvalidCursor`] when the object
+//!   is not in the list (unknown, deleted, another platform's, filtered out); the page query then
+//!   continues strictly after (or before) `(sort value, id)` with a row-value comparison. Both
+//!   queries run in one read transaction, so they see one snapshot.
+//!
+//! `ending_before` reads the page backwards (reversed comparison and `ORDER BY`) and flips it
+//! back, so a page is always returned in list order. Each query asks for `limit + 1` rows: the
+//! extra row only answers `has_more` in the direction of travel.
+//!
+//! The builder emits dialect-neutral [`Sql`] (`?` placeholders, row values), so one definition
+//! serves SQLite and PostgreSQL. A sort column must be `NOT NULL`: row-value comparisons with
+//! `NULL` are unknown and would drop rows.
+
+use chrono::{DateTime, Utc};
+
+use crate::store::{Row, Sql, StoreError, Tx, Value, dialect};
+
+/// Default page size.
+pub const DEFAULT_LIMIT: i64 = 10;
+/// Largest page size.
+pub const MAX_LIMIT: i64 = 100;
+
+/// Why a list request cannot be served. HTTP-agnostic; the API layer maps these.
+#[derive(Debug, thiserror::Error)]
+pub enum PaginationError {
+    #[error("limit must be between 1 and {MAX_LIMIT}")]
+    InvalidLimit,
+    #[error("starting_after and ending_before cannot be used together")]
+    ConflictingCursors,
+    #[error("the pagination cursor is not an object of this list")]
+    InvalidCursor,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl crate::store::Retryable for PaginationError {
+    fn is_retryable(&self) -> bool {
+        matches!(self, PaginationError::Store(e) if e.is_retryable())
+    }
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cursor {
+    /// `starting_after`: the objects after this id, in list order.
+    After(String),
+    /// `ending_before`: the objects just before this id, still returned in list order.
+    Before(String),
+}
+
+/// A validated page request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    limit: i64,
+    cursor: Option<Cursor>,
+}
+
+impl PageRequest {
+    /// Validates the three paging parameters. Both cursors set is an error whatever their values
+    /// and whatever the limit (it is checked first).
+    pub fn parse(
+        limit: Option<i64>,
+        starting_after: Option<String>,
+        ending_before: Option<String>,
+    ) -> Result<PageRequest, PaginationError> {
+        let cursor = match (starting_after, ending_before) {
+            (Some(_), Some(_)) => return Err(PaginationError::ConflictingCursors),
+            (Some(after), None) => Some(Cursor::After(after)),
+            (None, Some(before)) => Some(Cursor::Before(before)),
+            (None, None) => None,
+        };
+        let limit = limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(PaginationError::InvalidLimit);
+        }
+        Ok(PageRequest { limit, cursor })
+    }
+
+    /// The first page with the default limit.
+    pub fn first() -> PageRequest {
+        PageRequest {
+            limit: DEFAULT_LIMIT,
+            cursor: None,
+        }
+    }
+
+    pub fn limit(&self) -> i64 {
+        self.limit
+    }
+
+    pub fn cursor(&self) -> Option<&Cursor> {
+        self.cursor.as_ref()
+    }
+
+    fn backward(&self) -> bool {
+        matches!(self.cursor, Some(Cursor::Before(_)))
+    }
+}
+
+/// List order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortOrder {
+    Asc,
+    Desc,
+}
+
+impl SortOrder {
+    fn keyword(self) -> &'static str {
+        match self {
+            SortOrder::Asc => "ASC",
+            SortOrder::Desc => "DESC",
+        }
+    }
+
+    fn reversed(self) -> SortOrder {
+        match self {
+            SortOrder::Asc => SortOrder::Desc,
+            SortOrder::Desc => SortOrder::Asc,
+        }
+    }
+}
+
+/// The type of a sort column, to bind the cursor's value with the right type on PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKind {
+    Time,
+    Integer,
+    Text,
+}
+
+/// The columns a list is ordered by. Names are trusted SQL, never user input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey {
+    /// The sort column or expression (`NOT NULL`).
+    pub column: &'static str,
+    pub kind: SortKind,
+    /// The unique tie-breaker, also what cursors name.
+    pub id_column: &'static str,
+}
+
+impl SortKey {
+    /// The usual `created_at, id` order.
+    pub const CREATED_AT: SortKey = SortKey {
+        column: "created_at",
+        kind: SortKind::Time,
+        id_column: "id",
+    };
+}
+
+/// A page of results, in list order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Whether more objects exist beyond this page in the direction of travel.
+    pub has_more: bool,
+}
+
+/// One list query: columns, source, filters, order.
+#[derive(Debug, Clone)]
+pub struct Keyset {
+    columns: String,
+    from: String,
+    conditions: Vec<Sql>,
+    sort: SortKey,
+    order: SortOrder,
+}
+
+impl Keyset {
+    /// `columns` and `from` are trusted SQL (`"id, name"`, `"entities"`).
+    pub fn new(columns: &str, from: &str, sort: SortKey, order: SortOrder) -> Keyset {
+        Keyset {
+            columns: columns.to_owned(),
+            from: from.to_owned(),
+            conditions: Vec::new(),
+            sort,
+            order,
+        }
+    }
+
+    /// Adds a condition (AND-ed with the others); tenancy is one of them, always.
+    pub fn filter(mut self, condition: Sql) -> Keyset {
+        self.conditions.push(condition);
+        self
+    }
+
+    fn push_where(&self, sql: &mut Sql) {
+        for (i, condition) in self.conditions.iter().enumerate() {
+            sql.push(if i == 0 { " WHERE (" } else { " AND (" });
+            sql.append(condition.clone());
+            sql.push(")");
+        }
+        if self.conditions.is_empty() {
+            sql.push(" WHERE 1 = 1");
+        }
+    }
+
+    /// The query that finds the cursor object's sort value within the list.
+    pub fn cursor_lookup(&self, cursor_id: &str) -> Sql {
+        let mut sql = Sql::new(format!(
+            "SELECT {} AS sort_value FROM {}",
+            self.sort.column, self.from
+        ));
+        self.push_where(&mut sql);
+        sql.push(&format!(" AND {} = ", self.sort.id_column))
+            .push_bind(cursor_id);
+        sql
+    }
+
+    /// The page query; `after` is the cursor's `(sort value, id)` when there is a cursor.
+    pub fn page_query(&self, request: &PageRequest, after: Option<(Value, &str)>) -> Sql {
+        // Reading backwards means reading the reversed order forwards.
+        let order = if request.backward() {
+            self.order.reversed()
+        } else {
+            self.order
+        };
+        let mut sql = Sql::new(format!("SELECT {} FROM {}", self.columns, self.from));
+        self.push_where(&mut sql);
+        if let Some((value, id)) = after {
+            let greater = order == SortOrder::Asc;
+            sql.push(" AND ");
+            sql.append(
+                Sql::new(dialect::row_compare(
+                    &[self.sort.column, self.sort.id_column],
+                    greater,
+                ))
+                .bind(value)
+                .bind(id),
+            );
+        }
+        sql.push(&format!(
+            " ORDER BY {} {kw}, {} {kw} LIMIT ",
+            self.sort.column,
+            self.sort.id_column,
+            kw = order.keyword()
+        ));
+        sql.push_bind(request.limit + 1);
+        sql
+    }
+
+    /// Runs the lookup (if any) and the page query in `tx`, mapping each row with `map`.
+    pub async fn fetch<T>(
+        &self,
+        tx: &mut Tx<'_>,
+        request: &PageRequest,
+        map: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<Page<T>, PaginationError> {
+        let cursor_id = match request.cursor() {
+            Some(Cursor::After(id) | Cursor::Before(id)) => Some(id.as_str()),
+            None => None,
+        };
+        let after = match cursor_id {
+            None => None,
+            Some(id) => {
+                let row = tx
+                    .fetch_optional(self.cursor_lookup(id))
+                    .await?
+                    .ok_or(PaginationError::InvalidCursor)?;
+                let value = match self.sort.kind {
+                    SortKind::Time => Value::from(row.get::<DateTime<Utc>>("sort_value")?),
+                    SortKind::Integer => Value::from(row.get::<i64>("sort_value")?),
+                    SortKind::Text => Value::from(row.get::<String>("sort_value")?),
+                };
+                Some((value, id))
+            }
+        };
+        let rows = tx.fetch_all(self.page_query(request, after)).await?;
+        let mut items = rows
+            .iter()
+            .map(map)
+            .collect::<Result<Vec<T>, StoreError>>()?;
+        Ok(finish(request, &mut items))
+    }
+}
+
+/// Cuts the probe row and restores list order.
+fn finish<T>(request: &PageRequest, items: &mut Vec<T>) -> Page<T> {
+    // `limit` is validated to 1..=100, so the conversion cannot fail.
+    let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
+    let has_more = items.len() > limit;
+    items.truncate(limit);
+    if request.backward() {
+        items.reverse();
+    }
+    Page {
+        items: std::mem::take(items),
+        has_more,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_to_10_and_must_be_1_to_100() {
+        assert_eq!(
+            PageRequest::parse(None, None, None).map(|r| r.limit()).ok(),
+            Some(10)
+        );
+        assert_eq!(
+            PageRequest::parse(Some(1), None, None)
+                .map(|r| r.limit())
+                .ok(),
+            Some(1)
+        );
+        assert_eq!(
+            PageRequest::parse(Some(100), None, None)
+                .map(|r| r.limit())
+                .ok(),
+            Some(100)
+        );
+        for bad in [0, -1, 101, i64::MAX, i64::MIN] {
+            assert!(matches!(
+                PageRequest::parse(Some(bad), None, None),
+                Err(PaginationError::InvalidLimit)
+            ));
+        }
+    }
+
+    #[test]
+    fn both_cursors_conflict_whatever_their_values_or_the_limit() {
+        for limit in [None, Some(0), Some(5)] {
+            assert!(matches!(
+                PageRequest::parse(limit, Some("x".into()), Some(String::new())),
+                Err(PaginationError::ConflictingCursors)
+            ));
+        }
+    }
+
+    #[test]
+    fn forward_query_on_a_descending_list_continues_below_the_cursor() {
+        let keyset = Keyset::new("id, name", "entities", SortKey::CREATED_AT, SortOrder::Desc)
+            .filter(Sql::new("platform_id = ?").bind("plat_x"));
+        let request = PageRequest::parse(Some(5), Some("enti_a".into()), None).expect("valid");
+        let sql = keyset.page_query(&request, Some((Value::from(7i64), "enti_a")));
+        assert_eq!(
+            sql.text(),
+            "SELECT id, name FROM entities WHERE (platform_id = ?) AND (created_at, id) < (?, ?) \
+             ORDER BY created_at DESC, id DESC LIMIT ?"
+        );
+        assert_eq!(sql.args().len(), 4);
+        assert_eq!(sql.args()[3], Value::from(6i64));
+    }
+
+    #[test]
+    fn backward_query_reverses_comparison_and_order() {
+        let keyset = Keyset::new("id", "entities", SortKey::CREATED_AT, SortOrder::Desc);
+        let request = PageRequest::parse(None, None, Some("enti_a".into())).expect("valid");
+        let sql = keyset.page_query(&request, Some((Value::from(7i64), "enti_a")));
+        assert_eq!(
+            sql.text(),
+            "SELECT id FROM entities WHERE 1 = 1 AND (created_at, id) > (?, ?) \
+             ORDER BY created_at ASC, id ASC LIMIT ?"
+        );
+    }
+
+    #[test]
+    fn finish_trims_the_probe_row_and_restores_order() {
+        let forward = PageRequest::parse(Some(2), None, None).expect("valid");
+        assert_eq!(
+            finish(&forward, &mut vec![1, 2, 3]),
+            Page {
+                items: vec![1, 2],
+                has_more: true
+            }
+        );
+        assert_eq!(
+            finish(&forward, &mut vec![1, 2]),
+            Page {
+                items: vec![1, 2],
+                has_more: false
+            }
+        );
+        let backward = PageRequest::parse(Some(2), None, Some("c".into())).expect("valid");
+        // Read backwards: nearest first; the page comes back in list order.
+        assert_eq!(
+            finish(&backward, &mut vec![5, 4, 3]),
+            Page {
+                items: vec![4, 5],
+                has_more: true
+            }
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! Every difference between the SQLite and PostgreSQL dialects, in one place.
+//!
+//! Repositories write SQL once, with `?` placeholders and the subset both engines understand
+//! (`ON CONFLICT`, `RETURNING`, row-value comparisons, partial indexes). What genuinely differs
+//! lives here: placeholder syntax, row locks, advisory locks, aggregate types, case-insensitive
+//! matching and which error codes mean "try again". Migrations differ too, but those are two
+//! folders of plain SQL (`server/migrations/{sqlite,postgres}`), not code.
+
+use std::borrow::Cow;
+
+/// The database engine behind a [`super::Db`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Rewrites `?` placeholders for the backend: SQLite takes them as they are, PostgreSQL wants
+/// `$1, $2, ...`. Question marks inside quoted literals or identifiers are left alone.
+/// Returns the text and the number of placeholders found.
+pub fn placeholders(backend: Backend, sql: &str) -> (Cow<'_, str>, usize) {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut count = 0usize;
+    let mut quote: Option<char> = None;
+    for c in sql.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                // A doubled quote ('' or "") closes and reopens: same result either way.
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                count += 1;
+                match backend {
+                    Backend::Sqlite => out.push('?'),
+                    Backend::Postgres => {
+                        out.push('$');
+                        out.push_str(&count.to_string());
+                    }
+                }
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    match backend {
+        Backend::Sqlite => (Cow::Borrowed(sql), count),
+        Backend::Postgres => (Cow::Owned(out), count),
+    }
+}
+
+/// Suffix that locks the selected rows until the transaction ends.
+///
+/// PostgreSQL needs `FOR UPDATE` so two transactions cannot both read a balance and then both
+/// write it. SQLite has no row locks and needs none: every write transaction here starts with
+/// `BEGIN IMMEDIATE` on the single writer connection, so writers are already serialised.
+pub fn for_update(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE",
+    }
+}
+
+/// `ON CONFLICT (...) DO NOTHING`. Both engines spell it the same (SQLite ≥ 3.24); it lives here
+/// so that a future backend without it has one place to change.
+pub fn on_conflict_do_nothing(conflict_columns: &str) -> String {
+    format!(" ON CONFLICT ({conflict_columns}) DO NOTHING")
+}
+
+/// `ON CONFLICT (...) DO UPDATE SET c = excluded.c, ...` for the given columns.
+pub fn on_conflict_update(conflict_columns: &str, update_columns: &[&str]) -> String {
+    let sets: Vec<String> = update_columns
+        .iter()
+        .map(|c| format!("{c} = excluded.{c}"))
+        .collect();
+    format!(
+        " ON CONFLICT ({conflict_columns}) DO UPDATE SET {}",
+        sets.join(", ")
+    )
+}
+
+/// A sum of a BIGINT column that decodes as `i64` on both engines: PostgreSQL's `SUM(bigint)` is
+/// `NUMERIC`, and an empty sum is `NULL` on both.
+pub fn sum_i64(expression: &str) -> String {
+    format!("CAST(COALESCE(SUM({expression}), 0) AS BIGINT)")
+}
+
+/// A case-insensitive substring predicate on `column`, with one placeholder that takes
+/// [`contains_pattern`] of the needle. `LOWER` on both sides rather than PostgreSQL's `ILIKE`,
+/// which SQLite lacks. (SQLite's `LOWER` folds ASCII only; PostgreSQL folds Unicode.)
+pub fn contains_ci(column: &str) -> String {
+    format!("LOWER({column}) LIKE ? ESCAPE '\\'")
+}
+
+/// The bind value for [`contains_ci`]: lower-cased, with `LIKE` wildcards escaped.
+pub fn contains_pattern(needle: &str) -> String {
+    let mut out = String::with_capacity(needle.len() + 2);
+    out.push('%');
+    for c in needle.to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('%');
+    out
+}
+
+/// Keyset predicate `(a, b) > (?, ?)` (or `<`) for the given columns. Row values work on both
+/// engines (SQLite ≥ 3.15) and let PostgreSQL use a composite index directly.
+pub fn row_compare(columns: &[&str], greater: bool) -> String {
+    let placeholders = vec!["?"; columns.len()].join(", ");
+    let op = if greater { ">" } else { "<" };
+    format!("({}) {op} ({placeholders})", columns.join(", "))
+}
+
+/// A statement that takes a transaction-scoped advisory lock without waiting, answering one
+/// boolean column `locked`; `None` where the engine has no such lock (SQLite, whose single writer
+/// connection already serialises writers inside one process).
+pub fn try_advisory_xact_lock(backend: Backend) -> Option<&'static str> {
+    match backend {
+        Backend::Sqlite => None,
+        Backend::Postgres => Some("SELECT pg_try_advisory_xact_lock(?) AS locked"),
+    }
+}
+
+/// Whether a database error means "the same transaction may succeed if run again".
+///
+/// SQLite: `SQLITE_BUSY` (5) and `SQLITE_LOCKED` (6) and their extended codes (the low byte is
+/// the primary code), e.g. `SQLITE_BUSY_SNAPSHOT` (517) when another process wrote first.
+/// PostgreSQL: SQLSTATE `40001` (serialization failure, also what CockroachDB and YugabyteDB
+/// answer on contention) and `40P01` (deadlock detected).
+pub fn is_retryable(error: &sqlx::Error) -> bool {
+    let sqlx::Error::Database(db) = error else {
+        return false;
+    };
+    let Some(code) = db.code() else {
+        return false;
+    };
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        return code.parse::<i64>().is_ok_and(|c| matches!(c & 0xff, 5 | 6));
+    }
+    matches!(code.as_ref(), "40001" | "40P01")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_placeholders_are_numbered_outside_quotes() {
+        let sql = "SELECT '?', \"a?\" FROM t WHERE a = ? AND b IN (?, ?) AND c = 'it''s?'";
+        let (pg, n) = placeholders(Backend::Postgres, sql);
+        assert_eq!(n, 3);
+        assert_eq!(
+            pg,
+            "SELECT '?', \"a?\" FROM t WHERE a = $1 AND b IN ($2, $3) AND c = 'it''s?'"
+        );
+        let (lite, n) = placeholders(Backend::Sqlite, sql);
+        assert_eq!(n, 3);
+        assert_eq!(lite, sql);
+    }
+
+    #[test]
+    fn like_patterns_escape_wildcards() {
+        assert_eq!(contains_pattern("50%_Off\\"), "%50\\%\\_off\\\\%");
+    }
+
+    #[test]
+    fn row_comparisons_have_one_placeholder_per_column() {
+        assert_eq!(
+            row_compare(&["created_at", "id"], true),
+            "(created_at, id) > (?, ?)"
+        );
+        assert_eq!(row_compare(&["id"], false), "(id) < (?)");
+    }
+}

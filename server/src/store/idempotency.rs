@@ -1,0 +1,103 @@
+//! Idempotency-Key rows (policy lives in `crate::idempotency`).
+
+use chrono::{DateTime, Utc};
+
+use super::{Sql, StoreError, Tx};
+use crate::domain::ids::PlatformId;
+
+/// A stored idempotency record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdempotencyRecord {
+    pub request_hash: String,
+    /// `in_flight` or `completed`.
+    pub state: String,
+    pub response_status: Option<i64>,
+    pub response_body: Option<Vec<u8>>,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn get(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    key: &str,
+) -> Result<Option<IdempotencyRecord>, StoreError> {
+    let sql = Sql::new(
+        "SELECT request_hash, state, CAST(response_status AS BIGINT) AS response_status, \
+         response_body, created_at \
+         FROM idempotency_keys WHERE platform_id = ? AND key = ?",
+    )
+    .bind(platform_id.as_str())
+    .bind(key);
+    let Some(row) = tx.fetch_optional(sql).await? else {
+        return Ok(None);
+    };
+    Ok(Some(IdempotencyRecord {
+        request_hash: row.get("request_hash")?,
+        state: row.get("state")?,
+        // Selected as BIGINT: PostgreSQL's INTEGER is int4, which sqlx will not decode as i64.
+        response_status: row.get("response_status")?,
+        response_body: row.get("response_body")?,
+        created_at: row.get("created_at")?,
+    }))
+}
+
+pub async fn insert_in_flight(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    key: &str,
+    request_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let sql = Sql::new(
+        "INSERT INTO idempotency_keys (platform_id, key, request_hash, state, created_at) \
+         VALUES (?, ?, ?, 'in_flight', ?)",
+    )
+    .bind(platform_id.as_str())
+    .bind(key)
+    .bind(request_hash)
+    .bind(now);
+    tx.execute(sql).await?;
+    Ok(())
+}
+
+/// Stores the response of an in-flight key; answers whether such a row was there.
+pub async fn complete(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    key: &str,
+    status: i32,
+    body: &[u8],
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?, \
+         completed_at = ? WHERE platform_id = ? AND key = ? AND state = 'in_flight'",
+    )
+    .bind(status)
+    .bind(body)
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(key);
+    Ok(tx.execute(sql).await? == 1)
+}
+
+pub async fn delete(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    key: &str,
+) -> Result<(), StoreError> {
+    let sql = Sql::new("DELETE FROM idempotency_keys WHERE platform_id = ? AND key = ?")
+        .bind(platform_id.as_str())
+        .bind(key);
+    tx.execute(sql).await?;
+    Ok(())
+}
+
+/// Deletes every record created before `cutoff`, all platforms (housekeeping).
+pub async fn delete_created_before(
+    tx: &mut Tx<'_>,
+    cutoff: DateTime<Utc>,
+) -> Result<u64, StoreError> {
+    tx.execute(Sql::new("DELETE FROM idempotency_keys WHERE created_at < ?").bind(cutoff))
+        .await
+}

@@ -1,0 +1,69 @@
+//! Platform rows. The platform's own id is its tenant key (`platforms.platform_id`).
+
+use chrono::{DateTime, Utc};
+
+use super::{Row, Sql, StoreError, Tx};
+use crate::domain::ids::PlatformId;
+
+/// A stored platform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlatformRecord {
+    pub id: PlatformId,
+    pub name: String,
+    pub reporting_time_zone: Option<String>,
+    /// JSON array of additional requirement fields, as stored.
+    pub additional_requirements: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str =
+    "platform_id, name, reporting_time_zone, additional_requirements, created_at, updated_at";
+
+fn from_row(row: &Row) -> Result<PlatformRecord, StoreError> {
+    Ok(PlatformRecord {
+        id: PlatformId::from_trusted(row.get("platform_id")?),
+        name: row.get("name")?,
+        reporting_time_zone: row.get("reporting_time_zone")?,
+        additional_requirements: row.get("additional_requirements")?,
+        created_at: row.get("created_at")?,
+        updated_at: row.get("updated_at")?,
+    })
+}
+
+pub async fn insert(tx: &mut Tx<'_>, platform: &PlatformRecord) -> Result<(), StoreError> {
+    let sql = Sql::new(format!(
+        "INSERT INTO platforms ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+    ))
+    .bind(platform.id.as_str())
+    .bind(&platform.name)
+    .bind(platform.reporting_time_zone.clone())
+    .bind(&platform.additional_requirements)
+    .bind(platform.created_at)
+    .bind(platform.updated_at);
+    tx.execute(sql).await?;
+    Ok(())
+}
+
+pub async fn get(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+) -> Result<Option<PlatformRecord>, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT {COLUMNS} FROM platforms WHERE platform_id = ?"
+    ))
+    .bind(platform_id.as_str());
+    tx.fetch_optional(sql)
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Whether any platform exists (the first start of `serve` creates a sandbox one).
+pub async fn any_exists(tx: &mut Tx<'_>) -> Result<bool, StoreError> {
+    let row = tx
+        .fetch_optional(Sql::new("SELECT platform_id FROM platforms LIMIT 1"))
+        .await?;
+    Ok(row.is_some())
+}

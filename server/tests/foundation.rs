@@ -1,0 +1,1660 @@
+//! Integration tests of the HTTP-agnostic foundation: storage, tenancy, keys, idempotency,
+//! pagination and the command line, each on SQLite and on PostgreSQL.
+//!
+//! PostgreSQL runs when `BANKD_TEST_POSTGRES_URL` names a server (CI:
+//! `postgres://postgres@127.0.0.1:5432/postgres`); each test gets a freshly created database with
+//! a random name, dropped afterwards. Without the variable the PostgreSQL variants print a loud
+//! warning and do nothing; they do not pretend to have run.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bankd::auth::{self, AuthError, KeyMode};
+use bankd::clock::{Clock, FixedClock, SystemClock};
+use bankd::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use bankd::domain::platforms::{
+    self, BankSettings, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES,
+};
+use bankd::idempotency::{
+    self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
+};
+use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
+use bankd::store::entities::{self, EntityRecord};
+use bankd::store::{Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts};
+use chrono::{DateTime, TimeZone, Utc};
+use rand::Rng;
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+const POSTGRES_ENV: &str = "BANKD_TEST_POSTGRES_URL";
+
+/// A fresh, migrated database and what a test needs around it.
+#[derive(Clone)]
+struct Ctx {
+    db: Db,
+    url: String,
+    backend: Backend,
+}
+
+/// Owns the database's storage; cleans up on drop, also when the test panicked.
+enum Guard {
+    Sqlite(
+        #[expect(dead_code, reason = "held only to delete the directory on drop")]
+        tempfile::TempDir,
+    ),
+    Postgres {
+        admin_url: String,
+        name: String,
+    },
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Guard::Postgres { admin_url, name } = self {
+            let shown = name.clone();
+            let (admin_url, name) = (admin_url.clone(), name.clone());
+            // Drop runs outside async context (possibly while unwinding), so use a private
+            // runtime on a plain thread. WITH (FORCE) ends connections a panicking test left.
+            let joined = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                rt.block_on(async {
+                    use sqlx::Connection;
+                    let mut conn = sqlx::PgConnection::connect(&admin_url).await?;
+                    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                        .execute(&mut conn)
+                        .await?;
+                    conn.close().await
+                })
+                .map_err(std::io::Error::other)
+            })
+            .join();
+            if !matches!(joined, Ok(Ok(()))) {
+                eprintln!("warning: could not drop test database {shown}: {joined:?}");
+            }
+        }
+    }
+}
+
+fn test_options() -> StoreOptions {
+    StoreOptions {
+        sqlite_busy_timeout: Duration::from_secs(5),
+        ..StoreOptions::default()
+    }
+}
+
+fn bank() -> BankSettings {
+    BankSettings {
+        routing_number: "021000021".into(),
+        bic: "BANKUS33XXX".into(),
+    }
+}
+
+async fn sqlite_db(options: &StoreOptions) -> (Ctx, Guard) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}/bankd.db?mode=rwc", dir.path().display());
+    let db = Db::connect(&url, options).await.expect("connect sqlite");
+    db.migrate().await.expect("migrate sqlite");
+    (
+        Ctx {
+            db,
+            url,
+            backend: Backend::Sqlite,
+        },
+        Guard::Sqlite(dir),
+    )
+}
+
+/// The admin URL with its database name replaced.
+fn with_database(admin_url: &str, name: &str) -> String {
+    let (before_query, query) = match admin_url.split_once('?') {
+        Some((a, q)) => (a, Some(q)),
+        None => (admin_url, None),
+    };
+    let authority_start = before_query.find("://").map_or(0, |i| i + 3);
+    let base = match before_query[authority_start..].find('/') {
+        Some(slash) => &before_query[..authority_start + slash],
+        None => before_query,
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Written straight to the process's stderr: libtest captures `eprintln!` of passing tests, and
+/// this warning must be seen precisely when everything "passes".
+fn warn_postgres_skipped(test: &str) {
+    use std::io::Write;
+    static BANNER: std::sync::Once = std::sync::Once::new();
+    let mut stderr = std::io::stderr().lock();
+    BANNER.call_once(|| {
+        let _ = writeln!(
+            stderr,
+            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+             !!! WARNING: {POSTGRES_ENV} is not set: the PostgreSQL variants of these tests\n\
+             !!! DO NOT RUN (they return early). Set it, e.g.\n\
+             !!!   {POSTGRES_ENV}=postgres://postgres@127.0.0.1:5432/postgres\n\
+             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
+        );
+    });
+    let _ = writeln!(stderr, "!!! NOT RUN on PostgreSQL: {test}");
+}
+
+async fn postgres_db(test: &str, options: &StoreOptions) -> Option<(Ctx, Guard)> {
+    let Ok(admin_url) = std::env::var(POSTGRES_ENV) else {
+        warn_postgres_skipped(test);
+        return None;
+    };
+    let suffix: String = (0..12)
+        .map(|_| char::from(b'a' + rand::thread_rng().gen_range(0..26u8)))
+        .collect();
+    let name = format!("bankd_test_{suffix}");
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::PgConnection::connect(&admin_url)
+            .await
+            .expect("connect to BANKD_TEST_POSTGRES_URL");
+        sqlx::query(&format!("CREATE DATABASE {name}"))
+            .execute(&mut conn)
+            .await
+            .expect("create test database");
+        conn.close().await.expect("close admin connection");
+    }
+    let guard = Guard::Postgres {
+        admin_url: admin_url.clone(),
+        name: name.clone(),
+    };
+    let url = with_database(&admin_url, &name);
+    let db = Db::connect(&url, options).await.expect("connect postgres");
+    db.migrate().await.expect("migrate postgres");
+    Some((
+        Ctx {
+            db,
+            url,
+            backend: Backend::Postgres,
+        },
+        guard,
+    ))
+}
+
+async fn run_on<F, Fut>(backend: Backend, test: &str, options: StoreOptions, body: F)
+where
+    F: FnOnce(Ctx) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let made = match backend {
+        Backend::Sqlite => Some(sqlite_db(&options).await),
+        Backend::Postgres => postgres_db(test, &options).await,
+    };
+    let Some((ctx, guard)) = made else { return };
+    let db = ctx.db.clone();
+    body(ctx).await;
+    db.close().await;
+    drop(guard);
+}
+
+/// Declares `mod name { sqlite, postgres }` tests running `async fn name(ctx: Ctx)`.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn sqlite() {
+                super::run_on(super::Backend::Sqlite, stringify!($name), super::test_options(), super::$name).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn postgres() {
+                super::run_on(super::Backend::Postgres, stringify!($name), super::test_options(), super::$name).await;
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    migrations_create_every_table_with_a_platform_id,
+    creating_a_platform_makes_a_root_entity_and_three_root_accounts,
+    invalid_platform_names_create_nothing,
+    api_keys_authenticate_until_revoked,
+    repository_lookups_never_cross_platforms,
+    constraint_violations_are_classified,
+    idempotent_requests_replay_and_refuse_reuse,
+    failed_idempotent_requests_are_not_stored,
+    idempotency_keys_expire_after_30_days,
+    fifty_concurrent_duplicates_have_exactly_one_winner,
+    pagination_walks_see_every_row_exactly_once,
+    pagination_rejects_cursors_outside_the_list,
+    pagination_walk_is_stable_under_concurrent_inserts,
+    non_retryable_errors_are_not_retried,
+);
+
+fn at(secs: i64, micros: u32) -> DateTime<Utc> {
+    Utc.timestamp_opt(1_760_000_000 + secs, micros * 1_000)
+        .single()
+        .expect("valid time")
+}
+
+async fn new_platform(ctx: &Ctx, name: &str) -> CreatedPlatform {
+    platforms::create_platform(&ctx.db, &SystemClock, &bank(), name)
+        .await
+        .expect("create platform")
+}
+
+async fn count(ctx: &Ctx, sql: &'static str) -> i64 {
+    let mut tx = ctx.db.begin_read().await.expect("read");
+    let n = tx
+        .fetch_one(Sql::new(sql))
+        .await
+        .expect("count")
+        .get::<i64>("n")
+        .expect("n");
+    tx.rollback().await.expect("rollback");
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------------
+
+const TABLES: [&str; 15] = [
+    "platforms",
+    "api_keys",
+    "entities",
+    "associated_persons",
+    "bank_accounts",
+    "bank_account_owners",
+    "account_numbers",
+    "ach_positive_pay_rules",
+    "counterparties",
+    "documents",
+    "book_transfers",
+    "ach_transfers",
+    "ledger_postings",
+    "idempotency_keys",
+    "_sqlx_migrations",
+];
+
+async fn migrations_create_every_table_with_a_platform_id(ctx: Ctx) {
+    // Running them again is a no-op.
+    ctx.db.migrate().await.expect("second migrate");
+    let mut tx = ctx.db.begin_read().await.expect("read");
+    let tables_sql = match ctx.backend {
+        Backend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'sqlite_sequence'"
+        }
+        Backend::Postgres => "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'",
+    };
+    let mut tables: Vec<String> = tx
+        .fetch_all(Sql::new(tables_sql))
+        .await
+        .expect("tables")
+        .iter()
+        .map(|r| r.get("name").expect("name"))
+        .collect();
+    tables.sort();
+    let mut expected: Vec<String> = TABLES.iter().map(|t| (*t).to_owned()).collect();
+    expected.sort();
+    assert_eq!(tables, expected);
+
+    for table in TABLES.iter().filter(|t| !t.starts_with('_')) {
+        let columns_sql = match ctx.backend {
+            Backend::Sqlite => Sql::new("SELECT name FROM pragma_table_info(?)").bind(*table),
+            Backend::Postgres => Sql::new(
+                "SELECT column_name::text AS name FROM information_schema.columns WHERE table_name = ?",
+            )
+            .bind(*table),
+        };
+        let columns: Vec<String> = tx
+            .fetch_all(columns_sql)
+            .await
+            .expect("columns")
+            .iter()
+            .map(|r| r.get("name").expect("name"))
+            .collect();
+        assert!(
+            columns.iter().any(|c| c == "platform_id"),
+            "{table} lacks platform_id: {columns:?}"
+        );
+    }
+}
+
+async fn constraint_violations_are_classified(ctx: Ctx) {
+    let created = new_platform(&ctx, "Acme").await;
+    let pid = created.platform.id.clone();
+    let now = Utc::now();
+    // A second row with the same primary key: unique violation.
+    let duplicate = ctx
+        .db
+        .write(|tx| {
+            let record = created.platform.clone();
+            Box::pin(async move { bankd::store::platforms::insert(tx, &record).await })
+        })
+        .await
+        .expect_err("duplicate platform");
+    assert!(duplicate.is_unique_violation(), "{duplicate:?}");
+
+    // Available below zero on a non-overdraftable account: the CHECK refuses it.
+    let account = created.root_accounts[0].clone();
+    let negative = ctx
+        .db
+        .write(|tx| {
+            let (pid, account) = (&pid, &account);
+            Box::pin(async move {
+                tx.execute(
+                    Sql::new("UPDATE bank_accounts SET available_amount = -1, updated_at = ? WHERE platform_id = ? AND id = ?")
+                        .bind(now)
+                        .bind(pid.as_str())
+                        .bind(account.as_str()),
+                )
+                .await
+            })
+        })
+        .await
+        .expect_err("negative balance");
+    assert!(negative.is_check_violation(), "{negative:?}");
+
+    // An owner row pointing at another platform's entity: the composite foreign key refuses it.
+    let other = new_platform(&ctx, "Other").await;
+    let foreign = ctx
+        .db
+        .write(|tx| {
+            let (pid, account, entity) = (&pid, &account, &other.root_entity_id);
+            Box::pin(
+                async move { bank_accounts::add_owner(tx, pid, account, entity, 1, now).await },
+            )
+        })
+        .await
+        .expect_err("cross-platform owner");
+    assert!(foreign.is_foreign_key_violation(), "{foreign:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Platforms and keys
+// ---------------------------------------------------------------------------------------------
+
+async fn creating_a_platform_makes_a_root_entity_and_three_root_accounts(ctx: Ctx) {
+    let created = new_platform(&ctx, "  Acme Bank  ").await;
+    let pid = created.platform.id.clone();
+    assert!(PlatformId::parse(pid.as_str()).is_some());
+    assert_eq!(created.platform.name, "Acme Bank");
+    assert_eq!(created.platform.reporting_time_zone, None);
+    assert_eq!(created.platform.additional_requirements, "[]");
+
+    let mut tx = ctx.db.begin_read().await.expect("read");
+    let stored = bankd::store::platforms::get(&mut tx, &pid)
+        .await
+        .expect("get")
+        .expect("exists");
+    assert_eq!(
+        stored, created.platform,
+        "what was returned is what was stored"
+    );
+
+    let root = entities::find_root(&mut tx, &pid)
+        .await
+        .expect("root")
+        .expect("root exists");
+    assert_eq!(root.id, created.root_entity_id);
+    assert!(root.is_root);
+    assert_eq!(root.entity_type, "BUSINESS");
+    assert_eq!(root.verification_status, "VERIFIED");
+    assert_eq!(root.business_name.as_deref(), Some("Acme Bank"));
+
+    let accounts = bank_accounts::list_all(&mut tx, &pid)
+        .await
+        .expect("accounts");
+    let mut types: Vec<&str> = accounts.iter().map(|a| a.account_type.as_str()).collect();
+    types.sort_unstable();
+    let mut expected = ROOT_ACCOUNT_TYPES.to_vec();
+    expected.sort_unstable();
+    assert_eq!(types, expected);
+    for account in &accounts {
+        assert!(created.root_accounts.contains(&account.id));
+        assert_eq!(account.status, "open");
+        assert_eq!(account.currency_code, "USD");
+        assert_eq!(
+            (
+                account.available_amount,
+                account.pending_amount,
+                account.holding_amount,
+                account.locked_amount
+            ),
+            (0, 0, 0, 0)
+        );
+        let owners = bank_accounts::owners(&mut tx, &pid, &account.id)
+            .await
+            .expect("owners");
+        assert_eq!(owners, vec![root.id.clone()]);
+        let number_id = account
+            .default_account_number_id
+            .clone()
+            .expect("default account number");
+        let number = bank_accounts::get_account_number(&mut tx, &pid, &number_id)
+            .await
+            .expect("get number")
+            .expect("number exists");
+        assert_eq!(number.bank_account_id, account.id);
+        assert_eq!(number.routing_number, "021000021");
+        assert_eq!(number.bic, "BANKUS33XXX");
+        assert!((12..=17).contains(&number.account_number.len()));
+        assert!(number.account_number.bytes().all(|b| b.is_ascii_digit()));
+    }
+    for account_type in ROOT_ACCOUNT_TYPES {
+        let found = bank_accounts::find_root(&mut tx, &pid, account_type)
+            .await
+            .expect("find root");
+        assert_eq!(found.map(|a| a.account_type), Some(account_type.to_owned()));
+    }
+    tx.rollback().await.expect("rollback");
+
+    let key = created.api_key.expose_secret();
+    assert!(key.starts_with("test_"));
+    let principal = auth::authenticate(&ctx.db, key)
+        .await
+        .expect("auth")
+        .expect("valid key");
+    assert_eq!(principal.platform_id, pid);
+    assert_eq!(principal.mode, KeyMode::Test);
+
+    // A second platform on a non-empty database is independent; the sandbox is not created.
+    assert!(
+        platforms::ensure_sandbox_platform(&ctx.db, &SystemClock, &bank())
+            .await
+            .expect("ensure")
+            .is_none()
+    );
+    assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM platforms").await, 1);
+}
+
+async fn invalid_platform_names_create_nothing(ctx: Ctx) {
+    for bad in ["", "   ", "tab\there"] {
+        let err = platforms::create_platform(&ctx.db, &SystemClock, &bank(), bad)
+            .await
+            .expect_err(bad);
+        assert!(matches!(err, PlatformError::InvalidName), "{err:?}");
+    }
+    assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM platforms").await, 0);
+    // On an empty database the first start makes exactly one sandbox platform.
+    let sandbox = platforms::ensure_sandbox_platform(&ctx.db, &SystemClock, &bank())
+        .await
+        .expect("ensure")
+        .expect("created on empty database");
+    assert_eq!(sandbox.platform.name, "Sandbox");
+    assert!(sandbox.api_key.expose_secret().starts_with("test_"));
+    assert!(
+        platforms::ensure_sandbox_platform(&ctx.db, &SystemClock, &bank())
+            .await
+            .expect("ensure")
+            .is_none()
+    );
+    assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM entities").await, 1);
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) AS n FROM bank_accounts").await,
+        3
+    );
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) AS n FROM account_numbers").await,
+        3
+    );
+}
+
+async fn api_keys_authenticate_until_revoked(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let b = new_platform(&ctx, "B").await;
+    let clock = SystemClock;
+
+    let live = auth::create_api_key(&ctx.db, &clock, &a.platform.id, KeyMode::Live)
+        .await
+        .expect("create");
+    assert!(live.expose_secret().starts_with("live_"));
+    let principal = auth::authenticate(&ctx.db, live.expose_secret())
+        .await
+        .expect("auth")
+        .expect("valid");
+    assert_eq!(principal.platform_id, a.platform.id);
+    assert_eq!(principal.mode, KeyMode::Live);
+    assert!(!principal.is_sandbox());
+
+    // Keys of B authenticate as B, never as A.
+    let pb = auth::authenticate(&ctx.db, b.api_key.expose_secret())
+        .await
+        .expect("auth")
+        .expect("valid");
+    assert_eq!(pb.platform_id, b.platform.id);
+
+    // Revocation is effective on the very next check; revoking twice is fine.
+    auth::revoke_api_key(&ctx.db, &clock, live.expose_secret())
+        .await
+        .expect("revoke");
+    assert!(
+        auth::authenticate(&ctx.db, live.expose_secret())
+            .await
+            .expect("auth")
+            .is_none()
+    );
+    auth::revoke_api_key(&ctx.db, &clock, live.expose_secret())
+        .await
+        .expect("revoke again");
+    // The platform's other key still works.
+    assert!(
+        auth::authenticate(&ctx.db, a.api_key.expose_secret())
+            .await
+            .expect("auth")
+            .is_some()
+    );
+
+    // Unknown, malformed and tampered keys are simply not authenticated.
+    let unknown = auth::ApiKey::generate(KeyMode::Test);
+    assert!(
+        auth::authenticate(&ctx.db, unknown.expose_secret())
+            .await
+            .expect("auth")
+            .is_none()
+    );
+    assert!(
+        auth::authenticate(&ctx.db, "test_short")
+            .await
+            .expect("auth")
+            .is_none()
+    );
+    assert!(
+        auth::authenticate(&ctx.db, "")
+            .await
+            .expect("auth")
+            .is_none()
+    );
+    let swapped_mode = a.api_key.expose_secret().replacen("test_", "live_", 1);
+    assert!(
+        auth::authenticate(&ctx.db, &swapped_mode)
+            .await
+            .expect("auth")
+            .is_none()
+    );
+
+    assert!(matches!(
+        auth::revoke_api_key(&ctx.db, &clock, unknown.expose_secret()).await,
+        Err(AuthError::KeyNotFound)
+    ));
+    let missing = PlatformId::generate(Utc::now());
+    assert!(matches!(
+        auth::create_api_key(&ctx.db, &clock, &missing, KeyMode::Test).await,
+        Err(AuthError::PlatformNotFound)
+    ));
+
+    // Only hashes are stored.
+    let mut tx = ctx.db.begin_read().await.expect("read");
+    let rows = tx
+        .fetch_all(Sql::new("SELECT key_hash FROM api_keys"))
+        .await
+        .expect("keys");
+    for row in rows {
+        let hash: String = row.get("key_hash").expect("hash");
+        assert_eq!(hash.len(), 64);
+        assert!(!hash.contains("test_") && !hash.contains("live_"));
+    }
+    tx.rollback().await.expect("rollback");
+}
+
+async fn repository_lookups_never_cross_platforms(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let b = new_platform(&ctx, "B").await;
+    let (pa, pb) = (&a.platform.id, &b.platform.id);
+    let mut tx = ctx.db.begin_read().await.expect("read");
+
+    assert!(
+        entities::get(&mut tx, pa, &a.root_entity_id)
+            .await
+            .expect("get")
+            .is_some()
+    );
+    assert!(
+        entities::get(&mut tx, pb, &a.root_entity_id)
+            .await
+            .expect("get")
+            .is_none()
+    );
+
+    for account in &a.root_accounts {
+        let own = bank_accounts::get(&mut tx, pa, account)
+            .await
+            .expect("get")
+            .expect("own account");
+        assert!(
+            bank_accounts::get(&mut tx, pb, account)
+                .await
+                .expect("get")
+                .is_none()
+        );
+        assert!(
+            bank_accounts::get_for_update(&mut tx, pb, account)
+                .await
+                .expect("get")
+                .is_none()
+        );
+        assert!(
+            bank_accounts::owners(&mut tx, pb, account)
+                .await
+                .expect("owners")
+                .is_empty()
+        );
+        let number = own.default_account_number_id.expect("number");
+        assert!(
+            bank_accounts::get_account_number(&mut tx, pa, &number)
+                .await
+                .expect("get")
+                .is_some()
+        );
+        assert!(
+            bank_accounts::get_account_number(&mut tx, pb, &number)
+                .await
+                .expect("get")
+                .is_none()
+        );
+    }
+
+    let listed = entities::list(&mut tx, pb, SortOrder::Desc, &PageRequest::first())
+        .await
+        .expect("list");
+    assert_eq!(
+        listed.items.iter().map(|e| &e.id).collect::<Vec<_>>(),
+        vec![&b.root_entity_id]
+    );
+    let accounts = bank_accounts::list_all(&mut tx, pb).await.expect("list");
+    assert!(
+        accounts
+            .iter()
+            .all(|acc| &acc.platform_id == pb && !a.root_accounts.contains(&acc.id))
+    );
+
+    // Ids of the wrong type or shape are not found either (never an error).
+    assert!(EntityId::parse(a.root_accounts[0].as_str()).is_none());
+    assert!(BankAccountId::parse("bacc_nope").is_none());
+    assert!(AccountNumberId::parse("").is_none());
+    tx.rollback().await.expect("rollback");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Idempotency
+// ---------------------------------------------------------------------------------------------
+
+fn entity_record(platform_id: &PlatformId, name: &str, now: DateTime<Utc>) -> EntityRecord {
+    EntityRecord {
+        id: EntityId::generate(now),
+        platform_id: platform_id.clone(),
+        entity_type: "BUSINESS".into(),
+        name: name.into(),
+        is_root: false,
+        requires_screening: false,
+        verification_status: "VERIFIED".into(),
+        first_name: None,
+        last_name: None,
+        business_name: Some(name.into()),
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Creates a business entity under an idempotency key; answers the outcome with the id as body.
+async fn create_entity_idempotently(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    key: &str,
+    body: &str,
+    runs: &AtomicUsize,
+    hold: Duration,
+) -> Result<Outcome<EntityId>, IdempotencyError> {
+    let key = IdempotencyKey::parse(key)?;
+    let fingerprint = RequestFingerprint::new("POST", "/entities/business", body.as_bytes());
+    let now = clock.now();
+    idempotency::execute(db, clock, platform_id, &key, &fingerprint, |tx| {
+        Box::pin(async move {
+            runs.fetch_add(1, Ordering::SeqCst);
+            let record = entity_record(platform_id, body, now);
+            entities::insert(tx, &record).await?;
+            if !hold.is_zero() {
+                tokio::time::sleep(hold).await;
+            }
+            let response = StoredResponse {
+                status: 200,
+                body: record.id.as_str().as_bytes().to_vec(),
+            };
+            Ok((record.id, response))
+        })
+    })
+    .await
+}
+
+async fn idempotent_requests_replay_and_refuse_reuse(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let b = new_platform(&ctx, "B").await;
+    let runs = AtomicUsize::new(0);
+    let clock = SystemClock;
+    let pa = &a.platform.id;
+
+    let first = create_entity_idempotently(
+        &ctx.db,
+        &clock,
+        pa,
+        "key-1",
+        "Widgets",
+        &runs,
+        Duration::ZERO,
+    )
+    .await
+    .expect("first");
+    let Outcome::Fresh {
+        value: id,
+        response,
+    } = first
+    else {
+        panic!("expected a fresh run: {first:?}")
+    };
+    assert_eq!(response.body, id.as_str().as_bytes());
+
+    // Same key, same request: the stored response, byte for byte, and no second effect.
+    let again = create_entity_idempotently(
+        &ctx.db,
+        &clock,
+        pa,
+        "key-1",
+        "Widgets",
+        &runs,
+        Duration::ZERO,
+    )
+    .await
+    .expect("replay");
+    assert_eq!(again, Outcome::Replayed(response.clone()));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    // Same key, different body: reused.
+    let reused = create_entity_idempotently(
+        &ctx.db,
+        &clock,
+        pa,
+        "key-1",
+        "Gadgets",
+        &runs,
+        Duration::ZERO,
+    )
+    .await;
+    assert!(
+        matches!(reused, Err(IdempotencyError::Reused)),
+        "{reused:?}"
+    );
+
+    // Keys are case sensitive and scoped per platform.
+    let other_case = create_entity_idempotently(
+        &ctx.db,
+        &clock,
+        pa,
+        "KEY-1",
+        "Widgets",
+        &runs,
+        Duration::ZERO,
+    )
+    .await
+    .expect("other key");
+    assert!(matches!(other_case, Outcome::Fresh { .. }));
+    let other_platform = create_entity_idempotently(
+        &ctx.db,
+        &clock,
+        &b.platform.id,
+        "key-1",
+        "Widgets",
+        &runs,
+        Duration::ZERO,
+    )
+    .await
+    .expect("other platform");
+    assert!(matches!(other_platform, Outcome::Fresh { .. }));
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT COUNT(*) AS n FROM entities WHERE is_root = FALSE"
+        )
+        .await,
+        3
+    );
+
+    // Invalid keys are refused before anything runs.
+    for bad in ["", "tab\tkey"] {
+        let r =
+            create_entity_idempotently(&ctx.db, &clock, pa, bad, "Widgets", &runs, Duration::ZERO)
+                .await;
+        assert!(matches!(r, Err(IdempotencyError::InvalidKey)), "{r:?}");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT COUNT(*) AS n FROM idempotency_keys WHERE state = 'completed'"
+        )
+        .await,
+        3
+    );
+}
+
+async fn failed_idempotent_requests_are_not_stored(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let pa = &a.platform.id;
+    let clock = SystemClock;
+    let key = IdempotencyKey::parse("retry-me").expect("key");
+    let fingerprint = RequestFingerprint::new("POST", "/entities/business", b"{}");
+
+    let failed: Result<Outcome<()>, IdempotencyError> =
+        idempotency::execute(&ctx.db, &clock, pa, &key, &fingerprint, |tx| {
+            Box::pin(async move {
+                entities::insert(tx, &entity_record(pa, "Half done", Utc::now())).await?;
+                Err(IdempotencyError::Store(StoreError::Corrupt(
+                    "business rule refused".into(),
+                )))
+            })
+        })
+        .await;
+    assert!(failed.is_err());
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) AS n FROM idempotency_keys").await,
+        0
+    );
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT COUNT(*) AS n FROM entities WHERE is_root = FALSE"
+        )
+        .await,
+        0
+    );
+
+    // The corrected retry with the same key runs.
+    let runs = AtomicUsize::new(0);
+    let ok =
+        create_entity_idempotently(&ctx.db, &clock, pa, "retry-me", "{}", &runs, Duration::ZERO)
+            .await
+            .expect("retry");
+    assert!(matches!(ok, Outcome::Fresh { .. }));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+async fn idempotency_keys_expire_after_30_days(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let pa = &a.platform.id;
+    let clock = FixedClock::new(Utc::now());
+    let runs = AtomicUsize::new(0);
+    create_entity_idempotently(&ctx.db, &clock, pa, "k", "One", &runs, Duration::ZERO)
+        .await
+        .expect("first");
+
+    clock.advance(chrono::Duration::days(29));
+    let reused =
+        create_entity_idempotently(&ctx.db, &clock, pa, "k", "Two", &runs, Duration::ZERO).await;
+    assert!(
+        matches!(reused, Err(IdempotencyError::Reused)),
+        "still remembered at 29 days: {reused:?}"
+    );
+
+    clock.advance(chrono::Duration::days(1));
+    let fresh = create_entity_idempotently(&ctx.db, &clock, pa, "k", "Two", &runs, Duration::ZERO)
+        .await
+        .expect("expired key is free again");
+    assert!(matches!(fresh, Outcome::Fresh { .. }));
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+
+    // Housekeeping deletes what is older than 30 days and keeps the rest.
+    let clock_later =
+        FixedClock::new(clock.now() + chrono::Duration::days(30) + chrono::Duration::seconds(1));
+    assert_eq!(
+        idempotency::purge_expired(&ctx.db, &clock)
+            .await
+            .expect("purge"),
+        0
+    );
+    assert_eq!(
+        idempotency::purge_expired(&ctx.db, &clock_later)
+            .await
+            .expect("purge"),
+        1
+    );
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) AS n FROM idempotency_keys").await,
+        0
+    );
+}
+
+async fn fifty_concurrent_duplicates_have_exactly_one_winner(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let runs = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(tokio::sync::Barrier::new(50));
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let (db, pid, runs, barrier) = (
+            ctx.db.clone(),
+            a.platform.id.clone(),
+            runs.clone(),
+            barrier.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            barrier.wait().await;
+            // The winner holds its transaction open long enough for every duplicate to arrive.
+            create_entity_idempotently(
+                &db,
+                &SystemClock,
+                &pid,
+                "same-key",
+                "Body",
+                &runs,
+                Duration::from_millis(300),
+            )
+            .await
+        }));
+    }
+    let mut fresh = Vec::new();
+    let (mut in_use, mut replayed) = (0, Vec::new());
+    for task in tasks {
+        match task.await.expect("task") {
+            Ok(Outcome::Fresh { response, .. }) => fresh.push(response),
+            Ok(Outcome::Replayed(response)) => replayed.push(response),
+            Err(IdempotencyError::InUse) => in_use += 1,
+            Err(other) => panic!("unexpected error: {other:?}"),
+        }
+    }
+    assert_eq!(fresh.len(), 1, "exactly one winner");
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "the effects ran once");
+    assert_eq!(in_use + replayed.len(), 49);
+    assert!(
+        in_use > 0,
+        "concurrent duplicates are told the key is in use"
+    );
+    assert!(replayed.iter().all(|r| r == &fresh[0]));
+    assert_eq!(
+        count(
+            &ctx,
+            "SELECT COUNT(*) AS n FROM entities WHERE is_root = FALSE"
+        )
+        .await,
+        1
+    );
+
+    // After the winner committed, a duplicate replays.
+    let after = create_entity_idempotently(
+        &ctx.db,
+        &SystemClock,
+        &a.platform.id,
+        "same-key",
+        "Body",
+        &runs,
+        Duration::ZERO,
+    )
+    .await
+    .expect("replay");
+    assert_eq!(after, Outcome::Replayed(fresh[0].clone()));
+}
+
+/// Across processes (no shared in-process claim), PostgreSQL's advisory lock answers "in use"
+/// to a duplicate while the first transaction is open, and replays after it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn duplicates_in_another_transaction_are_in_use_on_postgres() {
+    run_on(
+        Backend::Postgres,
+        "duplicates_in_another_transaction_are_in_use_on_postgres",
+        test_options(),
+        |ctx| async move {
+            let a = new_platform(&ctx, "A").await;
+            let pid = &a.platform.id;
+            let key = IdempotencyKey::parse("cross-process").expect("key");
+            let fp = RequestFingerprint::new("POST", "/x", b"1");
+            let now = Utc::now();
+            let mut first = ctx.db.begin_write().await.expect("tx1");
+            let reserved = idempotency::reserve(&mut first, pid, &key, &fp, now)
+                .await
+                .expect("reserve");
+            assert_eq!(reserved, idempotency::Reservation::Fresh);
+
+            let mut second = ctx.db.begin_write().await.expect("tx2");
+            let blocked = idempotency::reserve(&mut second, pid, &key, &fp, now).await;
+            assert!(
+                matches!(blocked, Err(IdempotencyError::InUse)),
+                "{blocked:?}"
+            );
+            second.rollback().await.expect("rollback");
+
+            let response = StoredResponse {
+                status: 200,
+                body: b"{\"ok\":true}".to_vec(),
+            };
+            idempotency::complete(&mut first, pid, &key, &response, now)
+                .await
+                .expect("complete");
+            first.commit().await.expect("commit");
+
+            let mut third = ctx.db.begin_write().await.expect("tx3");
+            let replay = idempotency::reserve(&mut third, pid, &key, &fp, now)
+                .await
+                .expect("reserve");
+            assert_eq!(replay, idempotency::Reservation::Replay(response));
+            third.rollback().await.expect("rollback");
+        },
+    )
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pagination
+// ---------------------------------------------------------------------------------------------
+
+/// Inserts `n` entities with creation times that tie in threes and vary in sub-second digits
+/// (SQLite compares timestamps as text: this catches format-dependent ordering).
+async fn seed_entities(
+    ctx: &Ctx,
+    platform_id: &PlatformId,
+    n: usize,
+) -> Vec<(DateTime<Utc>, EntityId)> {
+    let micros = [0u32, 500_000, 123_456, 120_000, 999_999, 7];
+    let mut rows = Vec::new();
+    for i in 0..n {
+        let created = at((i / 3) as i64, micros[(i / 3) % micros.len()]);
+        rows.push(entity_record(platform_id, &format!("E{i}"), created));
+    }
+    ctx.db
+        .write(|tx| {
+            let rows = &rows;
+            Box::pin(async move {
+                for row in rows {
+                    entities::insert(tx, row).await?;
+                }
+                Ok::<_, StoreError>(())
+            })
+        })
+        .await
+        .expect("seed");
+    rows.into_iter().map(|r| (r.created_at, r.id)).collect()
+}
+
+async fn page(
+    ctx: &Ctx,
+    pid: &PlatformId,
+    order: SortOrder,
+    limit: i64,
+    after: Option<&EntityId>,
+    before: Option<&EntityId>,
+) -> Result<Page<EntityRecord>, PaginationError> {
+    let request = PageRequest::parse(
+        Some(limit),
+        after.map(|id| id.as_str().to_owned()),
+        before.map(|id| id.as_str().to_owned()),
+    )?;
+    let mut tx = ctx.db.begin_read().await?;
+    let result = entities::list(&mut tx, pid, order, &request).await;
+    tx.rollback().await?;
+    result
+}
+
+fn ids(page: &Page<EntityRecord>) -> Vec<EntityId> {
+    page.items.iter().map(|e| e.id.clone()).collect()
+}
+
+async fn pagination_walks_see_every_row_exactly_once(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let pid = &a.platform.id;
+    let mut expected = seed_entities(&ctx, pid, 23).await;
+    // Plus the root entity, created now (after all seeded times).
+    let root = entities::find_root(&mut ctx.db.begin_read().await.expect("read"), pid)
+        .await
+        .expect("root")
+        .expect("exists");
+    expected.push((root.created_at, root.id));
+    expected.sort();
+
+    for order in [SortOrder::Asc, SortOrder::Desc] {
+        let list: Vec<EntityId> = match order {
+            SortOrder::Asc => expected.iter().map(|(_, id)| id.clone()).collect(),
+            SortOrder::Desc => expected.iter().rev().map(|(_, id)| id.clone()).collect(),
+        };
+        for limit in [1, 4, 7, 24, 100] {
+            // Forward.
+            let mut seen = Vec::new();
+            let mut cursor: Option<EntityId> = None;
+            loop {
+                let p = page(&ctx, pid, order, limit, cursor.as_ref(), None)
+                    .await
+                    .expect("page");
+                assert!(p.items.len() <= limit as usize);
+                seen.extend(ids(&p));
+                if !p.has_more {
+                    break;
+                }
+                cursor = seen.last().cloned();
+            }
+            assert_eq!(seen, list, "forward walk, {order:?}, limit {limit}");
+
+            // Backward from the last object: each page is in list order and ends just before
+            // the cursor.
+            let last = list.last().expect("non-empty").clone();
+            let mut seen_back = vec![last.clone()];
+            let mut cursor = last;
+            loop {
+                let p = page(&ctx, pid, order, limit, None, Some(&cursor))
+                    .await
+                    .expect("page");
+                let page_ids = ids(&p);
+                let position = list
+                    .iter()
+                    .position(|id| id == &cursor)
+                    .expect("cursor in list");
+                let start = position.saturating_sub(limit as usize);
+                assert_eq!(
+                    page_ids,
+                    list[start..position].to_vec(),
+                    "backward page, {order:?}, limit {limit}"
+                );
+                let mut combined = page_ids.clone();
+                combined.extend(seen_back);
+                seen_back = combined;
+                if !p.has_more {
+                    break;
+                }
+                cursor = page_ids
+                    .first()
+                    .expect("page not empty when has_more")
+                    .clone();
+            }
+            assert_eq!(seen_back, list, "backward walk, {order:?}, limit {limit}");
+        }
+    }
+}
+
+async fn pagination_rejects_cursors_outside_the_list(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let b = new_platform(&ctx, "B").await;
+    seed_entities(&ctx, &a.platform.id, 3).await;
+    let pa = &a.platform.id;
+    let foreign = &b.root_entity_id;
+    for (after, before) in [(Some(foreign), None), (None, Some(foreign))] {
+        let r = page(&ctx, pa, SortOrder::Desc, 10, after, before).await;
+        assert!(matches!(r, Err(PaginationError::InvalidCursor)), "{r:?}");
+    }
+    // Unknown and malformed ids are not in the list either.
+    let unknown = EntityId::generate(Utc::now());
+    assert!(matches!(
+        page(&ctx, pa, SortOrder::Asc, 10, Some(&unknown), None).await,
+        Err(PaginationError::InvalidCursor)
+    ));
+    let request =
+        PageRequest::parse(None, Some("not an id' OR 1=1 --".into()), None).expect("shape ok");
+    let mut tx = ctx.db.begin_read().await.expect("read");
+    assert!(matches!(
+        entities::list(&mut tx, pa, SortOrder::Asc, &request).await,
+        Err(PaginationError::InvalidCursor)
+    ));
+    tx.rollback().await.expect("rollback");
+    // Limits and conflicting cursors fail before any query.
+    assert!(matches!(
+        page(&ctx, pa, SortOrder::Asc, 0, None, None).await,
+        Err(PaginationError::InvalidLimit)
+    ));
+    assert!(matches!(
+        page(&ctx, pa, SortOrder::Asc, 101, None, None).await,
+        Err(PaginationError::InvalidLimit)
+    ));
+    assert!(matches!(
+        page(&ctx, pa, SortOrder::Asc, 10, Some(&unknown), Some(&unknown)).await,
+        Err(PaginationError::ConflictingCursors)
+    ));
+}
+
+async fn pagination_walk_is_stable_under_concurrent_inserts(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let pid = &a.platform.id;
+    let seeded = seed_entities(&ctx, pid, 12).await;
+    let root_id = a.root_entity_id.clone();
+    let mut original: Vec<EntityId> = seeded.into_iter().map(|(_, id)| id).collect();
+    original.push(root_id);
+
+    for order in [SortOrder::Desc, SortOrder::Asc] {
+        let mut seen: Vec<EntityId> = Vec::new();
+        let mut cursor: Option<EntityId> = None;
+        loop {
+            let p = page(&ctx, pid, order, 3, cursor.as_ref(), None)
+                .await
+                .expect("page");
+            seen.extend(ids(&p));
+            // Someone creates an entity between two pages.
+            let now = Utc::now();
+            ctx.db
+                .write(|tx| {
+                    let record = entity_record(pid, "Newcomer", now);
+                    Box::pin(async move { entities::insert(tx, &record).await })
+                })
+                .await
+                .expect("insert");
+            if !p.has_more {
+                break;
+            }
+            cursor = seen.last().cloned();
+        }
+        for id in &original {
+            assert_eq!(
+                seen.iter().filter(|s| *s == id).count(),
+                1,
+                "{id} seen exactly once ({order:?})"
+            );
+        }
+        let mut unique = seen.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seen.len(), "no object twice ({order:?})");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transactions and retry
+// ---------------------------------------------------------------------------------------------
+
+async fn non_retryable_errors_are_not_retried(ctx: Ctx) {
+    let attempts = AtomicUsize::new(0);
+    let attempts_ref = &attempts;
+    let result: Result<(), StoreError> = ctx
+        .db
+        .write(|tx| {
+            Box::pin(async move {
+                attempts_ref.fetch_add(1, Ordering::SeqCst);
+                tx.execute(Sql::new("INSERT INTO no_such_table VALUES (1)"))
+                    .await?;
+                Ok(())
+            })
+        })
+        .await;
+    assert!(result.is_err());
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+
+    // A bind count mismatch is an error, not a panic.
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    let mismatch = tx.execute(Sql::new("SELECT ?, ?").bind(1i64)).await;
+    assert!(
+        matches!(
+            mismatch,
+            Err(StoreError::BindCount {
+                placeholders: 2,
+                binds: 1
+            })
+        ),
+        "{mismatch:?}"
+    );
+    tx.rollback().await.expect("rollback");
+}
+
+/// SQLite: another connection (think: another process) holds the write lock longer than the
+/// busy timeout; the transaction fails with SQLITE_BUSY, is retried with back-off, and succeeds.
+/// With a single attempt allowed, the same situation fails: the retry is what made it work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_transactions_retry_when_the_database_is_busy() {
+    use sqlx::Connection;
+    for (max_attempts, should_succeed) in [(1, false), (60, true)] {
+        let options = StoreOptions {
+            sqlite_busy_timeout: Duration::from_millis(20),
+            retry: RetryPolicy {
+                max_attempts,
+                base_delay: Duration::from_millis(5),
+                max_delay: Duration::from_millis(40),
+            },
+            ..StoreOptions::default()
+        };
+        let (ctx, guard) = sqlite_db(&options).await;
+        let mut blocker = sqlx::SqliteConnection::connect(&ctx.url)
+            .await
+            .expect("blocker");
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut blocker)
+            .await
+            .expect("take write lock");
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            sqlx::query("COMMIT")
+                .execute(&mut blocker)
+                .await
+                .expect("release");
+            blocker.close().await.expect("close");
+        });
+        let result = platforms::create_platform(&ctx.db, &SystemClock, &bank(), "Busy").await;
+        if should_succeed {
+            result.expect("succeeds after retrying");
+            assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM platforms").await, 1);
+        } else {
+            let err = result.expect_err("no retry, busy");
+            assert!(
+                matches!(&err, PlatformError::Store(e) if bankd::store::Retryable::is_retryable(e)),
+                "{err:?}"
+            );
+        }
+        release.await.expect("release task");
+        ctx.db.close().await;
+        drop(guard);
+    }
+}
+
+/// PostgreSQL: a REPEATABLE READ transaction whose row is updated by someone else fails with
+/// SQLSTATE 40001; the whole transaction is run again and succeeds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn postgres_transactions_retry_on_serialization_failure() {
+    run_on(
+        Backend::Postgres,
+        "postgres_transactions_retry_on_serialization_failure",
+        test_options(),
+        |ctx| async move {
+            use sqlx::Connection;
+            let created = new_platform(&ctx, "Original").await;
+            let pid = &created.platform.id;
+            let outsider = tokio::sync::Mutex::new(
+                sqlx::PgConnection::connect(&ctx.url)
+                    .await
+                    .expect("outsider"),
+            );
+            let outsider = &outsider;
+            let attempts = AtomicUsize::new(0);
+            let attempts_ref = &attempts;
+            ctx.db
+                .write(|tx| {
+                    Box::pin(async move {
+                        let attempt = attempts_ref.fetch_add(1, Ordering::SeqCst) + 1;
+                        if attempt == 1 {
+                            tx.execute(Sql::new("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
+                                .await?;
+                            tx.fetch_one(
+                                Sql::new("SELECT name FROM platforms WHERE platform_id = ?")
+                                    .bind(pid.as_str()),
+                            )
+                            .await?;
+                            let mut conn = outsider.lock().await;
+                            sqlx::query(
+                                "UPDATE platforms SET name = 'Outsider' WHERE platform_id = $1",
+                            )
+                            .bind(pid.as_str())
+                            .execute(&mut *conn)
+                            .await?;
+                        }
+                        tx.execute(
+                            Sql::new("UPDATE platforms SET name = 'Mine' WHERE platform_id = ?")
+                                .bind(pid.as_str()),
+                        )
+                        .await?;
+                        Ok::<_, StoreError>(())
+                    })
+                })
+                .await
+                .expect("succeeds on the second attempt");
+            assert_eq!(attempts.load(Ordering::SeqCst), 2);
+            let stored = platforms::get_platform(&ctx.db, pid).await.expect("get");
+            assert_eq!(stored.name, "Mine");
+        },
+    )
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+// ---------------------------------------------------------------------------------------------
+
+fn bankd(database_url: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bankd"))
+        .arg("--database-url")
+        .arg(database_url)
+        .args(args)
+        .env_remove("BANKD_CONFIG")
+        .env_remove("BANKD_DATABASE_URL")
+        .env("BANKD_LOG", "warn")
+        .output()
+        .expect("run bankd")
+}
+
+fn single_json_line(output: &std::process::Output) -> serde_json::Map<String, serde_json::Value> {
+    assert!(
+        output.status.success(),
+        "bankd failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout.clone()).expect("utf-8");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one line on stdout: {stdout:?}");
+    match serde_json::from_str(lines[0]).expect("JSON") {
+        serde_json::Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+async fn check_cli(database_url: &str) {
+    let created = single_json_line(&bankd(
+        database_url,
+        &["platform", "create", "--name", "Cli Co"],
+    ));
+    assert_eq!(
+        created.keys().collect::<Vec<_>>(),
+        ["platform_id", "api_key"]
+    );
+    let platform_id = created["platform_id"].as_str().expect("string");
+    let api_key = created["api_key"].as_str().expect("string");
+    assert!(PlatformId::parse(platform_id).is_some(), "{platform_id}");
+    assert!(auth::ApiKey::parse(api_key).is_some_and(|k| k.mode() == KeyMode::Test));
+
+    let live = single_json_line(&bankd(
+        database_url,
+        &[
+            "api-key",
+            "create",
+            "--platform",
+            platform_id,
+            "--mode",
+            "live",
+        ],
+    ));
+    assert_eq!(live.keys().collect::<Vec<_>>(), ["api_key"]);
+    let live_key = live["api_key"].as_str().expect("string").to_owned();
+    assert!(live_key.starts_with("live_"));
+
+    let db = Db::connect(database_url, &StoreOptions::default())
+        .await
+        .expect("connect");
+    let principal = auth::authenticate(&db, api_key)
+        .await
+        .expect("auth")
+        .expect("valid");
+    assert_eq!(principal.platform_id.as_str(), platform_id);
+    assert!(
+        auth::authenticate(&db, &live_key)
+            .await
+            .expect("auth")
+            .is_some()
+    );
+
+    let revoked = bankd(database_url, &["api-key", "revoke", "--key", &live_key]);
+    assert!(
+        revoked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    assert!(revoked.stdout.is_empty());
+    assert!(
+        auth::authenticate(&db, &live_key)
+            .await
+            .expect("auth")
+            .is_none()
+    );
+    // Logs never show keys.
+    assert!(!String::from_utf8_lossy(&revoked.stderr).contains(&live_key[5..]));
+
+    let unknown = bankd(
+        database_url,
+        &[
+            "api-key",
+            "create",
+            "--platform",
+            "plat_nope",
+            "--mode",
+            "test",
+        ],
+    );
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("platform not found"));
+    assert!(bankd(database_url, &["migrate"]).status.success());
+    db.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_platform_create_prints_one_json_line_on_sqlite() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A directory that does not exist yet, as `./data` on a fresh machine.
+    let url = format!(
+        "sqlite://{}/data/nested/bankd.db?mode=rwc",
+        dir.path().display()
+    );
+    check_cli(&url).await;
+    assert!(dir.path().join("data/nested/bankd.db").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_platform_create_prints_one_json_line_on_postgres() {
+    run_on(
+        Backend::Postgres,
+        "cli_platform_create_prints_one_json_line_on_postgres",
+        test_options(),
+        |ctx| async move {
+            check_cli(&ctx.url).await;
+        },
+    )
+    .await;
+}
+
+#[test]
+fn cli_help_documents_the_configuration() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bankd"))
+        .arg("--help")
+        .output()
+        .expect("run");
+    let help = String::from_utf8_lossy(&output.stdout);
+    for needle in [
+        "--database-url",
+        "--config",
+        "serve",
+        "platform",
+        "api-key",
+        "migrate",
+        "BANKD_ROUTING_NUMBER",
+        "BANKD_LISTEN",
+        "max_document_bytes",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
+    }
+}
+
+#[test]
+fn postgres_urls_get_the_test_database_name() {
+    assert_eq!(
+        with_database("postgres://u@h:5432/postgres", "t1"),
+        "postgres://u@h:5432/t1"
+    );
+    assert_eq!(
+        with_database("postgres://u:p@h/db?sslmode=disable", "t1"),
+        "postgres://u:p@h/t1?sslmode=disable"
+    );
+    assert_eq!(with_database("postgres://u@h", "t1"), "postgres://u@h/t1");
+}
+
+/// `serve` on a fresh database: migrates, prints the sandbox platform's key once, answers
+/// `/healthz`, and exits cleanly on SIGTERM; a second start on the same database prints nothing.
+#[cfg(unix)]
+#[test]
+fn serve_prints_the_sandbox_key_once_and_stops_on_sigterm() {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}/data/bankd.db?mode=rwc", dir.path().display());
+    let start = |url: &str| {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_bankd"))
+            .args([
+                "--database-url",
+                url,
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env_remove("BANKD_CONFIG")
+            .env("BANKD_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn serve");
+        (child, port)
+    };
+    let healthz = |port: u16| -> Option<String> {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            .ok()?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).ok()?;
+        Some(response)
+    };
+    let wait_healthy = |port: u16| {
+        for _ in 0..200 {
+            if let Some(response) = healthz(port) {
+                return response;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("serve never answered on port {port}");
+    };
+    let terminate = |child: &mut std::process::Child| {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+        let exit = child.wait().expect("wait");
+        assert!(exit.success(), "graceful shutdown exits 0: {exit:?}");
+    };
+
+    let (mut first, port) = start(&url);
+    let response = wait_healthy(port);
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.ends_with(r#"{"status":"ok"}"#), "{response}");
+    let mut stdout = BufReader::new(first.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout.read_line(&mut line).expect("read line");
+    let printed: serde_json::Value = serde_json::from_str(&line).expect("JSON line");
+    assert!(
+        printed["api_key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("test_")),
+        "{line}"
+    );
+    assert!(
+        printed["platform_id"]
+            .as_str()
+            .is_some_and(|p| PlatformId::parse(p).is_some())
+    );
+    terminate(&mut first);
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).expect("read rest");
+    assert_eq!(rest, "", "the key is printed once");
+
+    // Second start: the database has a platform, so nothing is printed.
+    let (mut second, port) = start(&url);
+    wait_healthy(port);
+    terminate(&mut second);
+    let mut out = String::new();
+    second
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert_eq!(out, "");
+}
