@@ -924,11 +924,80 @@ impl<'a> Emitter<'a> {
             " Every response `{}` may give, one variant per declared status.",
             o.id
         );
+        let error_impl = self.error_variants(o, &name);
         quote! {
             #[doc = #d]
             #[derive(::poem_openapi::ApiResponse)]
             pub enum #name {
                 #(#variants),*
+            }
+            #error_impl
+        }
+    }
+
+    /// `ErrorVariants` for operations whose error responses (4xx, 5xx, `default`) all carry the
+    /// same JSON body type and no headers.
+    fn error_variants(&self, o: &Operation, name: &syn::Ident) -> TokenStream {
+        let errors: Vec<&Response> = o
+            .responses
+            .iter()
+            .filter(|r| {
+                matches!(r.status, Status::Default)
+                    || matches!(r.status, Status::Code(c) if c >= 400)
+            })
+            .collect();
+        let mut body: Option<String> = None;
+        for r in &errors {
+            let Some((Media::Json, _, schema)) = &r.content else {
+                return quote!();
+            };
+            if r.headers.iter().any(|h| h.required) {
+                return quote!();
+            }
+            let t = self.rust_type(schema, false).to_string();
+            if body.get_or_insert_with(|| t.clone()) != &t {
+                return quote!();
+            }
+        }
+        let Some(first) = errors.first() else {
+            return quote!();
+        };
+        let Some((_, _, schema)) = &first.content else {
+            return quote!();
+        };
+        let body_ty = self.rust_type(schema, false);
+        let mut arms = Vec::new();
+        let mut statuses = Vec::new();
+        let mut default_arm = quote!(_ => ::std::option::Option::None);
+        for r in &errors {
+            let v = ident(&r.variant);
+            let nones: Vec<TokenStream> = r
+                .headers
+                .iter()
+                .map(|_| quote!(, ::std::option::Option::None))
+                .collect();
+            match r.status {
+                Status::Code(c) => {
+                    arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(::poem_openapi::payload::Json(body) #(#nones)*))));
+                    statuses.push(quote!(::std::option::Option::Some(#c)));
+                }
+                Status::Default => {
+                    default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
+                        .ok()
+                        .map(|s| Self::#v(s, ::poem_openapi::payload::Json(body) #(#nones)*)));
+                    statuses.push(quote!(::std::option::Option::None));
+                }
+            }
+        }
+        quote! {
+            impl crate::runtime::ErrorVariants<#body_ty> for #name {
+                const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[#(#statuses),*];
+                fn from_error(status: u16, body: #body_ty) -> ::std::option::Option<Self> {
+                    match status {
+                        #(#arms,)*
+                        #default_arm,
+                    }
+                }
             }
         }
     }
@@ -1077,7 +1146,7 @@ impl<'a> Emitter<'a> {
 
             impl crate::runtime::Hooks for DocumentOnly {
                 type Principal = ::std::convert::Infallible;
-                fn authenticate(&self, _credentials: crate::runtime::Credentials) -> impl ::std::future::Future<Output = ::std::option::Option<Self::Principal>> + Send {
+                fn authenticate(&self, _credentials: crate::runtime::Credentials) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Principal, crate::runtime::RequestError>> + Send {
                     async move { match *self {} }
                 }
                 fn render_error(&self, _error: crate::runtime::RequestError, _request: &::poem::Request) -> ::poem::Response {

@@ -114,6 +114,45 @@ pub enum ListAccountNumbersResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `create_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateAccountNumberResponse {
@@ -149,6 +188,58 @@ pub enum CreateAccountNumberResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error>
+for CreateAccountNumberResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(409u16),
+        ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            409u16 => {
+                ::std::option::Option::Some(
+                    Self::Conflict(::poem_openapi::payload::Json(body)),
+                )
+            }
+            422u16 => {
+                ::std::option::Option::Some(
+                    Self::UnprocessableEntity(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `get_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum GetAccountNumberResponse {
@@ -173,6 +264,45 @@ pub enum GetAccountNumberResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `update_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum UpdateAccountNumberResponse {
@@ -196,4 +326,44 @@ pub enum UpdateAccountNumberResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error>
+for UpdateAccountNumberResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

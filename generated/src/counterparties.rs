@@ -133,6 +133,39 @@ pub enum ListCounterpartiesResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `create_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateCounterpartyResponse {
@@ -153,6 +186,39 @@ pub enum CreateCounterpartyResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }
 /// Every response `get_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -178,6 +244,45 @@ pub enum GetCounterpartyResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `delete_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum DeleteCounterpartyResponse {
@@ -201,4 +306,43 @@ pub enum DeleteCounterpartyResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

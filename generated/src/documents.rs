@@ -132,6 +132,39 @@ pub enum ListDocumentsResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListDocumentsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `upload_document` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum UploadDocumentResponse {
@@ -167,6 +200,57 @@ pub enum UploadDocumentResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for UploadDocumentResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(409u16),
+        ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            409u16 => {
+                ::std::option::Option::Some(
+                    Self::Conflict(::poem_openapi::payload::Json(body)),
+                )
+            }
+            422u16 => {
+                ::std::option::Option::Some(
+                    Self::UnprocessableEntity(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `get_document` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum GetDocumentResponse {
@@ -190,6 +274,45 @@ pub enum GetDocumentResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetDocumentResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }
 /// Every response `get_document_content` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -219,4 +342,43 @@ pub enum GetDocumentContentResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetDocumentContentResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

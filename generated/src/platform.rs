@@ -56,6 +56,39 @@ pub enum GetPlatformResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `update_platform` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum UpdatePlatformResponse {
@@ -76,4 +109,37 @@ pub enum UpdatePlatformResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

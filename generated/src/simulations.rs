@@ -65,6 +65,52 @@ pub enum SimulateReceiveAchCreditResponse {
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error>
+for SimulateReceiveAchCreditResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(403u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            403u16 => {
+                ::std::option::Option::Some(
+                    Self::Forbidden(::poem_openapi::payload::Json(body)),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `simulate_receive_ach_debit` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum SimulateReceiveAchDebitResponse {
@@ -91,4 +137,50 @@ pub enum SimulateReceiveAchDebitResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error>
+for SimulateReceiveAchDebitResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(403u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(500u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            401u16 => {
+                ::std::option::Option::Some(
+                    Self::Unauthorized(
+                        ::poem_openapi::payload::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
+            403u16 => {
+                ::std::option::Option::Some(
+                    Self::Forbidden(::poem_openapi::payload::Json(body)),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            500u16 => {
+                ::std::option::Option::Some(
+                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

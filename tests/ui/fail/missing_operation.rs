@@ -6,8 +6,8 @@ struct Shop;
 
 impl Hooks for Shop {
     type Principal = ();
-    async fn authenticate(&self, _credentials: Credentials) -> Option<()> {
-        Some(())
+    async fn authenticate(&self, _credentials: Credentials) -> Result<(), RequestError> {
+        Ok(())
     }
     fn render_error(&self, _error: RequestError, _request: &poem::Request) -> poem::Response {
         poem::Response::default()

@@ -58,6 +58,24 @@ pub enum ListCollectionsResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `create_collection` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateCollectionResponse {
@@ -68,6 +86,24 @@ pub enum CreateCollectionResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `replace_tags` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum ReplaceTagsResponse {
@@ -77,4 +113,22 @@ pub enum ReplaceTagsResponse {
     /// The request was invalid.
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

@@ -54,6 +54,24 @@ pub enum GetEventResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `download_attachment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum DownloadAttachmentResponse {
@@ -63,4 +81,22 @@ pub enum DownloadAttachmentResponse {
     /// The request was invalid.
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for DownloadAttachmentResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

@@ -84,7 +84,7 @@ impl crate::runtime::Hooks for DocumentOnly {
         &self,
         _credentials: crate::runtime::Credentials,
     ) -> impl ::std::future::Future<
-        Output = ::std::option::Option<Self::Principal>,
+        Output = ::std::result::Result<Self::Principal, crate::runtime::RequestError>,
     > + Send {
         async move { match *self {} }
     }

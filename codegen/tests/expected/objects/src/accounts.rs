@@ -47,6 +47,24 @@ pub enum GetAccountResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `create_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateAccountResponse {
@@ -56,4 +74,22 @@ pub enum CreateAccountResponse {
     /// The request was invalid.
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreateAccountResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

@@ -96,6 +96,24 @@ pub enum ListOwnerPetsResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `create_owner_pet` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateOwnerPetResponse {
@@ -106,6 +124,24 @@ pub enum CreateOwnerPetResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `get_owner_pet` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum GetOwnerPetResponse {
@@ -115,4 +151,22 @@ pub enum GetOwnerPetResponse {
     /// The request was invalid.
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }

@@ -83,6 +83,16 @@ impl RequestError {
         Self::invalid(message, details)
     }
 
+    /// A failure of the server itself (the message must not carry internals).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: RequestErrorKind::Other,
+            message: message.into(),
+            details: BTreeMap::new(),
+        }
+    }
+
     pub fn unauthorized() -> Self {
         Self {
             status: StatusCode::UNAUTHORIZED,
@@ -217,14 +227,24 @@ pub trait Hooks: Send + Sync + 'static {
     /// The authenticated caller handed to every secured operation.
     type Principal: Clone + Send + Sync + 'static;
 
-    /// Checks credentials; `None` answers 401 before any parameter is parsed.
+    /// Checks credentials before any parameter is parsed: `Err` answers that error (a 401 from
+    /// [`RequestError::unauthorized`], or a 5xx when the check itself failed).
     fn authenticate(
         &self,
         credentials: Credentials,
-    ) -> impl Future<Output = Option<Self::Principal>> + Send;
+    ) -> impl Future<Output = Result<Self::Principal, RequestError>> + Send;
 
     /// Renders every refusal that happens before a handler runs, in the API's error schema.
     fn render_error(&self, error: RequestError, request: &Request) -> Response;
+}
+
+/// Response enums whose error statuses all carry one body type `B` implement this, so a server
+/// can map its errors once, generically, instead of once per operation.
+pub trait ErrorVariants<B>: Sized {
+    /// The variant for `status` with `body`, or `None` when the operation does not declare it.
+    fn from_error(status: u16, body: B) -> Option<Self>;
+    /// Every error status the operation declares (`None` stands for `default`).
+    const ERROR_STATUSES: &'static [Option<u16>];
 }
 
 /// The principal that [`AuthMiddleware`] stored in the request.
@@ -259,12 +279,8 @@ impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
         if let Some(header) = header {
             let credentials =
                 parse_basic(&header).ok_or_else(|| poem::Error::from(RequestError::unauthorized()))?;
-            match self.hooks.authenticate(credentials).await {
-                Some(principal) => {
-                    req.extensions_mut().insert(Authenticated(principal));
-                }
-                None => return Err(RequestError::unauthorized().into()),
-            }
+            let principal = self.hooks.authenticate(credentials).await?;
+            req.extensions_mut().insert(Authenticated(principal));
         }
         self.inner.call(req).await.map(IntoResponse::into_response)
     }

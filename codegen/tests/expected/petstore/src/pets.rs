@@ -73,6 +73,29 @@ pub enum ListPetsResponse {
         ::poem_openapi::payload::Json<crate::models::Error>,
     ),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::None,
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            other => {
+                ::poem::http::StatusCode::from_u16(other)
+                    .ok()
+                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+            }
+        }
+    }
+}
 /// Every response `createPets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreatePetsResponse {
@@ -88,6 +111,29 @@ pub enum CreatePetsResponse {
         ::poem_openapi::payload::Json<crate::models::Error>,
     ),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::None,
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            other => {
+                ::poem::http::StatusCode::from_u16(other)
+                    .ok()
+                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+            }
+        }
+    }
+}
 /// Every response `showPetById` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum ShowPetByIdResponse {
@@ -102,4 +148,27 @@ pub enum ShowPetByIdResponse {
         ::poem::http::StatusCode,
         ::poem_openapi::payload::Json<crate::models::Error>,
     ),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::None,
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            other => {
+                ::poem::http::StatusCode::from_u16(other)
+                    .ok()
+                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+            }
+        }
+    }
 }

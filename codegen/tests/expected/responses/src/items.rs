@@ -70,6 +70,24 @@ pub enum CreateItemResponse {
     #[oai(status = 400u16)]
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
 /// Every response `put_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum PutItemResponse {
@@ -94,6 +112,41 @@ pub enum PutItemResponse {
         ::poem_openapi::payload::Json<crate::models::Error>,
     ),
 }
+impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(409u16),
+        ::std::option::Option::None,
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            409u16 => {
+                ::std::option::Option::Some(
+                    Self::Conflict(::poem_openapi::payload::Json(body)),
+                )
+            }
+            other => {
+                ::poem::http::StatusCode::from_u16(other)
+                    .ok()
+                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+            }
+        }
+    }
+}
 /// Every response `delete_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum DeleteItemResponse {
@@ -106,4 +159,28 @@ pub enum DeleteItemResponse {
     /// The item does not exist.
     #[oai(status = 404u16)]
     NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse {
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+        ::std::option::Option::Some(404u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(::poem_openapi::payload::Json(body)),
+                )
+            }
+            404u16 => {
+                ::std::option::Option::Some(
+                    Self::NotFound(::poem_openapi::payload::Json(body)),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }
