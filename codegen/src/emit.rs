@@ -989,8 +989,28 @@ impl<'a> Emitter<'a> {
                 }
             }
         }
+        let failure = errors
+            .iter()
+            .find(|r| r.status == Status::Code(500))
+            .or_else(|| errors.iter().find(|r| r.status == Status::Default))
+            .unwrap_or(first);
+        let fv = ident(&failure.variant);
+        let fnones: Vec<TokenStream> = failure
+            .headers
+            .iter()
+            .map(|_| quote!(, ::std::option::Option::None))
+            .collect();
+        let failure_expr = match failure.status {
+            Status::Default => {
+                quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, ::poem_openapi::payload::Json(body) #(#fnones)*))
+            }
+            Status::Code(_) => quote!(Self::#fv(::poem_openapi::payload::Json(body) #(#fnones)*)),
+        };
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {
+                fn server_failure(body: #body_ty) -> Self {
+                    #failure_expr
+                }
                 const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[#(#statuses),*];
                 fn from_error(status: u16, body: #body_ty) -> ::std::option::Option<Self> {
                     match status {

@@ -108,6 +108,9 @@ pub enum CreateAchPositivePayRuleResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAchPositivePayRuleResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -172,6 +175,9 @@ pub enum GetAchPositivePayRuleResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAchPositivePayRuleResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -236,6 +242,9 @@ pub enum DeleteAchPositivePayRuleResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for DeleteAchPositivePayRuleResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -300,6 +309,9 @@ pub enum ListAchPositivePayRulesResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAchPositivePayRulesResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),

@@ -219,6 +219,9 @@ pub enum ListBankAccountsResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -287,6 +290,9 @@ pub enum CreateBankAccountResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -362,6 +368,9 @@ pub enum GetBankAccountResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -425,6 +434,9 @@ pub enum DeleteBankAccountResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -488,6 +500,9 @@ pub enum UpdateBankAccountResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -552,6 +567,9 @@ pub enum GetBankAccountHistoryResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetBankAccountHistoryResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -616,6 +634,9 @@ pub enum AddBankAccountOwnerResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for AddBankAccountOwnerResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),

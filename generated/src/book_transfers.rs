@@ -141,6 +141,9 @@ pub enum ListBookTransfersResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListBookTransfersResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -209,6 +212,9 @@ pub enum CreateBookTransferResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBookTransferResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -284,6 +290,9 @@ pub enum GetBookTransferResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetBookTransferResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -347,6 +356,9 @@ pub enum ClearBookTransferResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ClearBookTransferResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -410,6 +422,9 @@ pub enum CancelBookTransferResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CancelBookTransferResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),

@@ -134,6 +134,9 @@ pub enum ListCounterpartiesResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -188,6 +191,9 @@ pub enum CreateCounterpartyResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -245,6 +251,9 @@ pub enum GetCounterpartyResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -308,6 +317,9 @@ pub enum DeleteCounterpartyResponse {
     InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),

@@ -67,6 +67,9 @@ pub enum SimulateReceiveAchCreditResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SimulateReceiveAchCreditResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
@@ -140,6 +143,9 @@ pub enum SimulateReceiveAchDebitResponse {
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SimulateReceiveAchDebitResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::InternalServerError(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),

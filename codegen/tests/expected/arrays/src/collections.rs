@@ -59,6 +59,9 @@ pub enum ListCollectionsResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -87,6 +90,9 @@ pub enum CreateCollectionResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -115,6 +121,9 @@ pub enum ReplaceTagsResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];

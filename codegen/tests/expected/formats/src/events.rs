@@ -55,6 +55,9 @@ pub enum GetEventResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -83,6 +86,9 @@ pub enum DownloadAttachmentResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DownloadAttachmentResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];

@@ -245,6 +245,9 @@ pub trait ErrorVariants<B>: Sized {
     fn from_error(status: u16, body: B) -> Option<Self>;
     /// Every error status the operation declares (`None` stands for `default`).
     const ERROR_STATUSES: &'static [Option<u16>];
+    /// The variant for a server failure: 500 if declared, else `default`, else the first
+    /// declared error. Total, so a server never needs a panic path to answer.
+    fn server_failure(body: B) -> Self;
 }
 
 /// The principal that [`AuthMiddleware`] stored in the request.

@@ -44,6 +44,9 @@ pub enum GetInventoryResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -72,6 +75,9 @@ pub enum PutMetadataResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutMetadataResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];

@@ -32,6 +32,9 @@ pub enum CreatePaymentResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePaymentResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];

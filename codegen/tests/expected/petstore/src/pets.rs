@@ -74,6 +74,12 @@ pub enum ListPetsResponse {
     ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::Default(
+            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+            ::poem_openapi::payload::Json(body),
+        )
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::None,
@@ -112,6 +118,12 @@ pub enum CreatePetsResponse {
     ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::Default(
+            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+            ::poem_openapi::payload::Json(body),
+        )
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::None,
@@ -150,6 +162,12 @@ pub enum ShowPetByIdResponse {
     ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::Default(
+            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+            ::poem_openapi::payload::Json(body),
+        )
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::None,

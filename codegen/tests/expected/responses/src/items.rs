@@ -71,6 +71,9 @@ pub enum CreateItemResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -113,6 +116,12 @@ pub enum PutItemResponse {
     ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::Default(
+            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
+            ::poem_openapi::payload::Json(body),
+        )
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(404u16),
@@ -161,6 +170,9 @@ pub enum DeleteItemResponse {
     NotFound(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(404u16),

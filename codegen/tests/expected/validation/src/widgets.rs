@@ -54,6 +54,9 @@ pub enum ListWidgetsResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
@@ -82,6 +85,9 @@ pub enum CreateWidgetResponse {
     BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateWidgetResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(::poem_openapi::payload::Json(body))
+    }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
     ];
