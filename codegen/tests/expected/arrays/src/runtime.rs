@@ -855,16 +855,16 @@ impl<T: Type + ParseFromJSON + 'static> poem_openapi::payload::ParsePayload for 
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
         let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
-        let bytes = body.take()?.into_bytes().await?;
-        if bytes.len() > limits.json {
-            return Err(RequestError {
+        // Read at most the limit: a larger body is refused without being buffered whole.
+        let bytes = body.take()?.into_bytes_limit(limits.json).await.map_err(|e| match e {
+            poem::error::ReadBodyError::PayloadTooLarge => poem::Error::from(RequestError {
                 status: StatusCode::BAD_REQUEST,
                 kind: RequestErrorKind::TooLarge,
                 message: format!("request body is larger than {} bytes", limits.json),
                 details: BTreeMap::new(),
-            }
-            .into());
-        }
+            }),
+            other => poem::Error::from(other),
+        })?;
         let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
             poem::Error::from(RequestError::invalid_field("body", format!("invalid JSON: {e}")))
         })?;
@@ -1053,7 +1053,24 @@ impl<T: MultipartForm> poem_openapi::payload::ParsePayload for MultipartBody<T> 
                 text.insert(name.clone(), Value::String(file_name.clone().unwrap_or_default()));
                 files.insert(name, FilePart { file_name, content_type, bytes });
             } else {
-                let raw = field.text().await.map_err(|e| bad(format!("malformed multipart body: {e}")))?;
+                // Text parts are small by nature; cap them like a JSON body.
+                let mut raw_bytes = Vec::new();
+                let mut reader = Box::pin(field.into_async_read());
+                let mut chunk = vec![0u8; 16 * 1024];
+                loop {
+                    let n = tokio::io::AsyncReadExt::read(&mut reader, &mut chunk)
+                        .await
+                        .map_err(|e| bad(format!("malformed multipart body: {e}")))?;
+                    if n == 0 {
+                        break;
+                    }
+                    if raw_bytes.len() + n > limits.json.min(1024 * 1024) {
+                        return Err(RequestError::invalid_field(name.clone(), "text part is too large").into());
+                    }
+                    raw_bytes.extend_from_slice(&chunk[..n]);
+                }
+                let raw = String::from_utf8(raw_bytes)
+                    .map_err(|_| poem::Error::from(RequestError::invalid_field(name.clone(), "must be UTF-8 text")))?;
                 let prop_ty = schema
                     .properties
                     .iter()
