@@ -1017,7 +1017,9 @@ impl<T: MultipartForm> poem_openapi::payload::ParsePayload for MultipartBody<T> 
         let bad = |m: String| poem::Error::from(RequestError::invalid_field("body", m));
         let mut text = serde_json::Map::new();
         let mut files = BTreeMap::new();
+        // Register the form itself too, so a named form's `$ref` resolves when validating.
         let mut registry = Registry::new();
+        <Self as Payload>::register(&mut registry);
         let schema = T::schema(&mut registry);
         while let Some(field) =
             multipart.next_field().await.map_err(|e| bad(format!("malformed multipart body: {e}")))?
