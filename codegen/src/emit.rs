@@ -427,6 +427,15 @@ impl<'a> Emitter<'a> {
                 })
             })
             .collect();
+        let mut headers: Vec<&str> = api
+            .operations
+            .iter()
+            .flat_map(|o| o.params.iter())
+            .filter(|p| p.location == Location::Header)
+            .map(|p| p.name.as_str())
+            .collect();
+        headers.sort_unstable();
+        headers.dedup();
         let module_doc = format!(
             " Server-side contract of **{title}** {version}, generated from the OpenAPI document.\n\n \
              - [`models`]: one type per schema.\n \
@@ -454,6 +463,8 @@ impl<'a> Emitter<'a> {
             pub const VERSION: &str = #version;
             /// `info.description` of the document.
             pub const DESCRIPTION: ::std::option::Option<&str> = #description;
+            /// Header parameters some operation declares (checked to be text before routing).
+            pub static DECLARED_HEADERS: &[&str] = &[#(#headers),*];
             /// What the served document needs beyond what poem-openapi can represent.
             pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
                 openapi: #openapi,

@@ -285,6 +285,12 @@ impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
             let principal = self.hooks.authenticate(credentials).await?;
             req.extensions_mut().insert(Authenticated(principal));
         }
+        // A declared header that is present but not text would otherwise read as absent.
+        for name in crate::DECLARED_HEADERS {
+            if req.headers().get_all(*name).iter().any(|v| v.to_str().is_err()) {
+                return Err(RequestError::invalid_field(*name, "must be printable ASCII text").into());
+            }
+        }
         self.inner.call(req).await.map(IntoResponse::into_response)
     }
 }
@@ -641,6 +647,12 @@ fn validate_one_of(
 }
 
 fn check_string(schema: &MetaSchema, s: &str, path: &str, errors: &mut BTreeMap<String, String>) {
+    // Policy beyond the document: U+0000 is never meaningful text, and databases such as
+    // PostgreSQL cannot store it; refusing it here keeps it from becoming a server error later.
+    if s.contains('\u{0}') {
+        push(errors, path, "must not contain NUL characters".into());
+        return;
+    }
     let len = s.chars().count();
     if let Some(min) = schema.min_length {
         if len < min {

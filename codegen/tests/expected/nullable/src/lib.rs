@@ -25,6 +25,8 @@ pub const VERSION: &str = "1.0.0";
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
     "nullable on required and optional properties, of primitive and of referenced type (allOf wrapper idiom).",
 );
+/// Header parameters some operation declares (checked to be text before routing).
+pub static DECLARED_HEADERS: &[&str] = &[];
 /// What the served document needs beyond what poem-openapi can represent.
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",

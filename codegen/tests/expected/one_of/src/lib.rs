@@ -27,6 +27,8 @@ pub const VERSION: &str = "1.0.0";
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
     "oneOf with a discriminator (propertyName and mapping) and oneOf without a discriminator, of referenced objects and of primitives.",
 );
+/// Header parameters some operation declares (checked to be text before routing).
+pub static DECLARED_HEADERS: &[&str] = &[];
 /// What the served document needs beyond what poem-openapi can represent.
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",

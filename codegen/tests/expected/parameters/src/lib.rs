@@ -25,6 +25,8 @@ pub const VERSION: &str = "1.0.0";
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
     "Path, query and header parameters, including two path parameters in one path, dotted query names, Rust-keyword query names, a required query parameter, an optional constrained header and a required header.",
 );
+/// Header parameters some operation declares (checked to be text before routing).
+pub static DECLARED_HEADERS: &[&str] = &["Idempotency-Key", "X-Trace"];
 /// What the served document needs beyond what poem-openapi can represent.
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",
