@@ -16,6 +16,7 @@
 //! - [`store`]: SQLite/PostgreSQL pools, transactions with retry, [`store::dialect`] (every
 //!   dialect difference), and the repositories (every function takes the platform id).
 
+pub mod api;
 pub mod app;
 pub mod auth;
 pub mod clock;

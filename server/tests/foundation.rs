@@ -6,7 +6,6 @@
 //! a random name, dropped afterwards. Without the variable the PostgreSQL variants print a loud
 //! warning and do nothing; they do not pretend to have run.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -14,9 +13,7 @@ use std::time::Duration;
 use bankd::auth::{self, AuthError, KeyMode};
 use bankd::clock::{Clock, FixedClock, SystemClock};
 use bankd::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use bankd::domain::platforms::{
-    self, BankSettings, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES,
-};
+use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES};
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
@@ -24,196 +21,14 @@ use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities::{self, EntityRecord};
 use bankd::store::{Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts};
 use chrono::{DateTime, TimeZone, Utc};
-use rand::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Harness
 // ---------------------------------------------------------------------------------------------
 
-const POSTGRES_ENV: &str = "BANKD_TEST_POSTGRES_URL";
-
-/// A fresh, migrated database and what a test needs around it.
-#[derive(Clone)]
-struct Ctx {
-    db: Db,
-    url: String,
-    backend: Backend,
-}
-
-/// Owns the database's storage; cleans up on drop, also when the test panicked.
-enum Guard {
-    Sqlite(
-        #[expect(dead_code, reason = "held only to delete the directory on drop")]
-        tempfile::TempDir,
-    ),
-    Postgres {
-        admin_url: String,
-        name: String,
-    },
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Guard::Postgres { admin_url, name } = self {
-            let shown = name.clone();
-            let (admin_url, name) = (admin_url.clone(), name.clone());
-            // Drop runs outside async context (possibly while unwinding), so use a private
-            // runtime on a plain thread. WITH (FORCE) ends connections a panicking test left.
-            let joined = std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                rt.block_on(async {
-                    use sqlx::Connection;
-                    let mut conn = sqlx::PgConnection::connect(&admin_url).await?;
-                    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                        .execute(&mut conn)
-                        .await?;
-                    conn.close().await
-                })
-                .map_err(std::io::Error::other)
-            })
-            .join();
-            if !matches!(joined, Ok(Ok(()))) {
-                eprintln!("warning: could not drop test database {shown}: {joined:?}");
-            }
-        }
-    }
-}
-
-fn test_options() -> StoreOptions {
-    StoreOptions {
-        sqlite_busy_timeout: Duration::from_secs(5),
-        ..StoreOptions::default()
-    }
-}
-
-fn bank() -> BankSettings {
-    BankSettings {
-        routing_number: "021000021".into(),
-        bic: "BANKUS33XXX".into(),
-    }
-}
-
-async fn sqlite_db(options: &StoreOptions) -> (Ctx, Guard) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}/bankd.db?mode=rwc", dir.path().display());
-    let db = Db::connect(&url, options).await.expect("connect sqlite");
-    db.migrate().await.expect("migrate sqlite");
-    (
-        Ctx {
-            db,
-            url,
-            backend: Backend::Sqlite,
-        },
-        Guard::Sqlite(dir),
-    )
-}
-
-/// The admin URL with its database name replaced.
-fn with_database(admin_url: &str, name: &str) -> String {
-    let (before_query, query) = match admin_url.split_once('?') {
-        Some((a, q)) => (a, Some(q)),
-        None => (admin_url, None),
-    };
-    let authority_start = before_query.find("://").map_or(0, |i| i + 3);
-    let base = match before_query[authority_start..].find('/') {
-        Some(slash) => &before_query[..authority_start + slash],
-        None => before_query,
-    };
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
-/// Written straight to the process's stderr: libtest captures `eprintln!` of passing tests, and
-/// this warning must be seen precisely when everything "passes".
-fn warn_postgres_skipped(test: &str) {
-    use std::io::Write;
-    static BANNER: std::sync::Once = std::sync::Once::new();
-    let mut stderr = std::io::stderr().lock();
-    BANNER.call_once(|| {
-        let _ = writeln!(
-            stderr,
-            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-             !!! WARNING: {POSTGRES_ENV} is not set: the PostgreSQL variants of these tests\n\
-             !!! DO NOT RUN (they return early). Set it, e.g.\n\
-             !!!   {POSTGRES_ENV}=postgres://postgres@127.0.0.1:5432/postgres\n\
-             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
-        );
-    });
-    let _ = writeln!(stderr, "!!! NOT RUN on PostgreSQL: {test}");
-}
-
-async fn postgres_db(test: &str, options: &StoreOptions) -> Option<(Ctx, Guard)> {
-    let Ok(admin_url) = std::env::var(POSTGRES_ENV) else {
-        warn_postgres_skipped(test);
-        return None;
-    };
-    let suffix: String = (0..12)
-        .map(|_| char::from(b'a' + rand::thread_rng().gen_range(0..26u8)))
-        .collect();
-    let name = format!("bankd_test_{suffix}");
-    {
-        use sqlx::Connection;
-        let mut conn = sqlx::PgConnection::connect(&admin_url)
-            .await
-            .expect("connect to BANKD_TEST_POSTGRES_URL");
-        sqlx::query(&format!("CREATE DATABASE {name}"))
-            .execute(&mut conn)
-            .await
-            .expect("create test database");
-        conn.close().await.expect("close admin connection");
-    }
-    let guard = Guard::Postgres {
-        admin_url: admin_url.clone(),
-        name: name.clone(),
-    };
-    let url = with_database(&admin_url, &name);
-    let db = Db::connect(&url, options).await.expect("connect postgres");
-    db.migrate().await.expect("migrate postgres");
-    Some((
-        Ctx {
-            db,
-            url,
-            backend: Backend::Postgres,
-        },
-        guard,
-    ))
-}
-
-async fn run_on<F, Fut>(backend: Backend, test: &str, options: StoreOptions, body: F)
-where
-    F: FnOnce(Ctx) -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let made = match backend {
-        Backend::Sqlite => Some(sqlite_db(&options).await),
-        Backend::Postgres => postgres_db(test, &options).await,
-    };
-    let Some((ctx, guard)) = made else { return };
-    let db = ctx.db.clone();
-    body(ctx).await;
-    db.close().await;
-    drop(guard);
-}
-
-/// Declares `mod name { sqlite, postgres }` tests running `async fn name(ctx: Ctx)`.
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn sqlite() {
-                super::run_on(super::Backend::Sqlite, stringify!($name), super::test_options(), super::$name).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn postgres() {
-                super::run_on(super::Backend::Postgres, stringify!($name), super::test_options(), super::$name).await;
-            }
-        }
-    )*};
-}
+#[macro_use]
+mod common;
+use common::*;
 
 on_both_backends!(
     migrations_create_every_table_with_a_platform_id,
@@ -260,7 +75,11 @@ async fn count(ctx: &Ctx, sql: &'static str) -> i64 {
 // Schema
 // ---------------------------------------------------------------------------------------------
 
-const TABLES: [&str; 15] = [
+/// Tables that belong to no platform: bookkeeping and server-wide secrets shared by every
+/// bankd process on the database (the document link signing key).
+const GLOBAL_TABLES: [&str; 2] = ["_sqlx_migrations", "server_secrets"];
+
+const TABLES: [&str; 16] = [
     "platforms",
     "api_keys",
     "entities",
@@ -276,6 +95,7 @@ const TABLES: [&str; 15] = [
     "ledger_postings",
     "idempotency_keys",
     "_sqlx_migrations",
+    "server_secrets",
 ];
 
 async fn migrations_create_every_table_with_a_platform_id(ctx: Ctx) {
@@ -300,7 +120,7 @@ async fn migrations_create_every_table_with_a_platform_id(ctx: Ctx) {
     expected.sort();
     assert_eq!(tables, expected);
 
-    for table in TABLES.iter().filter(|t| !t.starts_with('_')) {
+    for table in TABLES.iter().filter(|t| !GLOBAL_TABLES.contains(t)) {
         let columns_sql = match ctx.backend {
             Backend::Sqlite => Sql::new("SELECT name FROM pragma_table_info(?)").bind(*table),
             Backend::Postgres => Sql::new(

@@ -1,5 +1,7 @@
 //! Platforms (tenants): creation with everything a platform starts with.
 
+use std::collections::HashSet;
+
 use rand::Rng;
 
 use crate::auth::{ApiKey, KeyMode, insert_new_key};
@@ -37,6 +39,9 @@ pub enum PlatformError {
     NotFound,
     #[error("could not find an unused account number")]
     AccountNumbersExhausted,
+    /// A setting is invalid; (field, message).
+    #[error("{0}: {1}")]
+    InvalidSetting(&'static str, String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -264,4 +269,80 @@ mod tests {
             assert_ne!(n.as_bytes()[0], b'0');
         }
     }
+}
+
+/// A change of platform settings (`PATCH /platform`); `None` keeps the current value.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsUpdate {
+    pub reporting_time_zone: Option<String>,
+    pub additional_requirements: Option<Vec<bank_api::models::AdditionalRequirementField>>,
+}
+
+/// Validates and applies `update` to the platform's settings.
+pub async fn update_settings(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    update: SettingsUpdate,
+) -> Result<PlatformRecord, PlatformError> {
+    use bank_api::models::RequirementFieldType;
+    if let Some(tz) = &update.reporting_time_zone
+        && tz.parse::<chrono_tz::Tz>().is_err()
+    {
+        return Err(PlatformError::InvalidSetting(
+            "reporting_time_zone",
+            format!("`{tz}` is not an IANA time zone name"),
+        ));
+    }
+    let requirements = match &update.additional_requirements {
+        None => None,
+        Some(fields) => {
+            let mut seen = HashSet::new();
+            for (i, f) in fields.iter().enumerate() {
+                if !seen.insert(f.name.as_str()) {
+                    return Err(PlatformError::InvalidSetting(
+                        "additional_requirements",
+                        format!("field name `{}` appears twice", f.name),
+                    ));
+                }
+                let is_enum = f.r#type == RequirementFieldType::Enum;
+                match (&f.values, is_enum) {
+                    (None, true) => {
+                        return Err(PlatformError::InvalidSetting(
+                            "additional_requirements",
+                            format!("[{i}] an enum field needs `values`"),
+                        ));
+                    }
+                    (Some(v), true) if v.is_empty() => {
+                        return Err(PlatformError::InvalidSetting(
+                            "additional_requirements",
+                            format!("[{i}] `values` must not be empty"),
+                        ));
+                    }
+                    (Some(_), false) => {
+                        return Err(PlatformError::InvalidSetting(
+                            "additional_requirements",
+                            format!("[{i}] `values` is only for enum fields"),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            Some(serde_json::to_string(fields).map_err(|e| StoreError::Corrupt(e.to_string()))?)
+        }
+    };
+    let now = clock.now();
+    db.write(|tx| {
+        let tz = update.reporting_time_zone.as_deref();
+        let req = requirements.as_deref();
+        Box::pin(async move {
+            if !platforms::update_settings(tx, platform_id, tz, req, now).await? {
+                return Err(PlatformError::NotFound);
+            }
+            platforms::get(tx, platform_id)
+                .await?
+                .ok_or(PlatformError::NotFound)
+        })
+    })
+    .await
 }

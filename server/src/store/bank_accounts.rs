@@ -1,9 +1,13 @@
 //! Bank account, owner and account number rows.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::domain::money::Comparison;
+use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
 
 /// A stored bank account. Balances are minor units of `currency_code`.
 #[derive(Debug, Clone, PartialEq)]
@@ -291,4 +295,377 @@ pub async fn get_account_number(
         .as_ref()
         .map(account_number_from_row)
         .transpose()
+}
+
+// ----------------------------------------------------------------------------------------------
+// Listing, updates, closing, owners, account numbers and the ledger reads of the history.
+
+/// Sort keys of the bank account list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccountSort {
+    CreatedAt,
+    /// `available_amount`.
+    Balance,
+    /// Case-insensitive description (code-point order on both engines, see the
+    /// `20260101000100_bank_accounts` migration).
+    Description,
+}
+
+impl AccountSort {
+    fn key(self) -> SortKey {
+        match self {
+            AccountSort::CreatedAt => SortKey::CREATED_AT,
+            AccountSort::Balance => SortKey {
+                column: "available_amount",
+                kind: SortKind::Integer,
+                id_column: "id",
+            },
+            AccountSort::Description => SortKey {
+                column: "LOWER(description)",
+                kind: SortKind::Text,
+                id_column: "id",
+            },
+        }
+    }
+}
+
+/// One alternative of a `balance.*` condition: accounts in `currencies` (any currency when
+/// `None`) whose `available_amount` compares with `bound` (any amount when `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceArm {
+    pub currencies: Option<Vec<&'static str>>,
+    pub bound: Option<i64>,
+}
+
+/// A `balance.*` filter: true when any arm holds (no arm: no account matches).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceCondition {
+    pub op: Comparison,
+    pub arms: Vec<BalanceArm>,
+}
+
+/// Filters of the bank account list; every field narrows the list (AND).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AccountFilter {
+    pub balance: Vec<BalanceCondition>,
+    pub created: Vec<(Comparison, DateTime<Utc>)>,
+    pub currency_code: Option<String>,
+    /// Case-insensitive substring of the description.
+    pub description: Option<String>,
+    /// Owned (alone or jointly) by this entity.
+    pub entity_id: Option<String>,
+    pub is_overdraftable: Option<bool>,
+    pub overdraft_reserve_account_id: Option<String>,
+    /// Case-insensitive substring of description, display name or an owner's name, or the id.
+    pub query: Option<String>,
+    pub status: Option<&'static str>,
+    pub account_type: Option<&'static str>,
+}
+
+fn operator(op: Comparison) -> &'static str {
+    match op {
+        Comparison::Gt => ">",
+        Comparison::Gte => ">=",
+        Comparison::Lt => "<",
+        Comparison::Lte => "<=",
+    }
+}
+
+fn balance_sql(condition: &BalanceCondition) -> Sql {
+    if condition.arms.is_empty() {
+        return Sql::new("1 = 0");
+    }
+    let mut sql = Sql::new("");
+    for (i, arm) in condition.arms.iter().enumerate() {
+        if i > 0 {
+            sql.push(" OR ");
+        }
+        sql.push("(1 = 1");
+        if let Some(currencies) = &arm.currencies {
+            sql.push(" AND currency_code IN (");
+            for (j, code) in currencies.iter().enumerate() {
+                if j > 0 {
+                    sql.push(", ");
+                }
+                sql.push_bind(*code);
+            }
+            sql.push(")");
+        }
+        if let Some(bound) = arm.bound {
+            sql.push(&format!(
+                " AND available_amount {} ",
+                operator(condition.op)
+            ));
+            sql.push_bind(bound);
+        }
+        sql.push(")");
+    }
+    sql
+}
+
+/// One page of the platform's bank accounts.
+pub async fn list(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    filter: &AccountFilter,
+    sort: AccountSort,
+    order: SortOrder,
+    request: &PageRequest,
+) -> Result<Page<BankAccountRecord>, PaginationError> {
+    let mut keyset = Keyset::new(COLUMNS, "bank_accounts", sort.key(), order)
+        .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
+    for condition in &filter.balance {
+        keyset = keyset.filter(balance_sql(condition));
+    }
+    for (op, at) in &filter.created {
+        keyset = keyset.filter(Sql::new(format!("created_at {} ?", operator(*op))).bind(*at));
+    }
+    if let Some(code) = &filter.currency_code {
+        keyset = keyset.filter(Sql::new("currency_code = ?").bind(code));
+    }
+    if let Some(needle) = &filter.description {
+        keyset = keyset.filter(
+            Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(needle)),
+        );
+    }
+    if let Some(entity_id) = &filter.entity_id {
+        keyset = keyset.filter(
+            Sql::new(
+                "EXISTS (SELECT 1 FROM bank_account_owners o WHERE o.platform_id = bank_accounts.platform_id \
+                 AND o.bank_account_id = bank_accounts.id AND o.entity_id = ?)",
+            )
+            .bind(entity_id),
+        );
+    }
+    if let Some(flag) = filter.is_overdraftable {
+        keyset = keyset.filter(Sql::new("is_overdraftable = ?").bind(flag));
+    }
+    if let Some(reserve) = &filter.overdraft_reserve_account_id {
+        keyset = keyset.filter(Sql::new("overdraft_reserve_account_id = ?").bind(reserve));
+    }
+    if let Some(query) = &filter.query {
+        let pattern = dialect::contains_pattern(query);
+        keyset = keyset.filter(
+            Sql::new(format!(
+                "{} OR {} OR id = ? OR EXISTS (SELECT 1 FROM bank_account_owners o \
+                 JOIN entities e ON e.platform_id = o.platform_id AND e.id = o.entity_id \
+                 WHERE o.platform_id = bank_accounts.platform_id AND o.bank_account_id = bank_accounts.id \
+                 AND {})",
+                dialect::contains_ci("description"),
+                dialect::contains_ci("display_name"),
+                dialect::contains_ci("e.name"),
+            ))
+            .bind(pattern.clone())
+            .bind(pattern.clone())
+            .bind(query)
+            .bind(pattern),
+        );
+    }
+    if let Some(status) = filter.status {
+        keyset = keyset.filter(Sql::new("status = ?").bind(status));
+    }
+    if let Some(account_type) = filter.account_type {
+        keyset = keyset.filter(Sql::new("type = ?").bind(account_type));
+    }
+    keyset.fetch(tx, request, from_row).await
+}
+
+/// Owner entity ids of several accounts at once (one query for a page), primary first.
+pub async fn owners_of_many(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_ids: &[&BankAccountId],
+) -> Result<HashMap<BankAccountId, Vec<EntityId>>, StoreError> {
+    let mut out: HashMap<BankAccountId, Vec<EntityId>> = HashMap::new();
+    if bank_account_ids.is_empty() {
+        return Ok(out);
+    }
+    let mut sql = Sql::new(
+        "SELECT bank_account_id, entity_id FROM bank_account_owners WHERE platform_id = ? \
+         AND bank_account_id IN (",
+    )
+    .bind(platform_id.as_str());
+    for (i, id) in bank_account_ids.iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.push_bind(id.as_str());
+    }
+    sql.push(") ORDER BY bank_account_id, position");
+    for row in tx.fetch_all(sql).await? {
+        out.entry(BankAccountId::from_trusted(row.get("bank_account_id")?))
+            .or_default()
+            .push(EntityId::from_trusted(row.get("entity_id")?));
+    }
+    Ok(out)
+}
+
+/// The position after the last owner's (0 for an account without owners).
+pub async fn next_owner_position(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+) -> Result<i64, StoreError> {
+    let sql = Sql::new(
+        "SELECT CAST(COALESCE(MAX(position) + 1, 0) AS BIGINT) AS next FROM bank_account_owners \
+         WHERE platform_id = ? AND bank_account_id = ?",
+    )
+    .bind(platform_id.as_str())
+    .bind(bank_account_id.as_str());
+    tx.fetch_one(sql).await?.get("next")
+}
+
+/// The changeable fields of a bank account, all written at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountChanges {
+    pub description: String,
+    pub display_name: Option<String>,
+    pub is_overdraftable: bool,
+    pub overdraft_reserve_account_id: Option<BankAccountId>,
+}
+
+/// Writes `changes`; answers whether the account exists.
+pub async fn update_fields(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &BankAccountId,
+    changes: &AccountChanges,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE bank_accounts SET description = ?, display_name = ?, is_overdraftable = ?, \
+         overdraft_reserve_account_id = ?, updated_at = ? WHERE platform_id = ? AND id = ?",
+    )
+    .bind(&changes.description)
+    .bind(changes.display_name.clone())
+    .bind(changes.is_overdraftable)
+    .bind(
+        changes
+            .overdraft_reserve_account_id
+            .as_ref()
+            .map(|id| id.as_str()),
+    )
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    Ok(tx.execute(sql).await? == 1)
+}
+
+/// Marks the account `closed`; answers whether it exists.
+pub async fn close(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &BankAccountId,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE bank_accounts SET status = 'closed', closed_at = ?, updated_at = ? \
+         WHERE platform_id = ? AND id = ?",
+    )
+    .bind(now)
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    Ok(tx.execute(sql).await? == 1)
+}
+
+/// Writes the two changeable fields of an account number; answers whether it exists.
+pub async fn update_account_number(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &AccountNumberId,
+    description: &str,
+    check_issuing_positive_pay_required: bool,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE account_numbers SET description = ?, check_issuing_positive_pay_required = ?, \
+         updated_at = ? WHERE platform_id = ? AND id = ?",
+    )
+    .bind(description)
+    .bind(check_issuing_positive_pay_required)
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    Ok(tx.execute(sql).await? == 1)
+}
+
+/// One page of the account numbers of a bank account, by creation time.
+pub async fn list_account_numbers(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+    order: SortOrder,
+    request: &PageRequest,
+) -> Result<Page<AccountNumberRecord>, PaginationError> {
+    Keyset::new(ACNO_COLUMNS, "account_numbers", SortKey::CREATED_AT, order)
+        .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
+        .filter(Sql::new("bank_account_id = ?").bind(bank_account_id.as_str()))
+        .fetch(tx, request, account_number_from_row)
+        .await
+}
+
+/// The four balance kinds of the ledger, as `ledger_postings.balance` names them.
+pub const BALANCE_KINDS: [&str; 4] = ["available", "pending", "holding", "locked"];
+
+/// One ledger posting of an account, as the history reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostingRecord {
+    /// `available`, `pending`, `holding` or `locked`.
+    pub balance: String,
+    /// Signed change of that balance, minor units.
+    pub amount: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Per balance kind, the sum of the account's postings strictly before `before`.
+pub async fn posting_totals_before(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+    before: DateTime<Utc>,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT balance, {} AS total FROM ledger_postings \
+         WHERE platform_id = ? AND bank_account_id = ? AND created_at < ? GROUP BY balance",
+        dialect::sum_i64("amount")
+    ))
+    .bind(platform_id.as_str())
+    .bind(bank_account_id.as_str())
+    .bind(before);
+    tx.fetch_all(sql)
+        .await?
+        .iter()
+        .map(|row| Ok((row.get("balance")?, row.get("total")?)))
+        .collect()
+}
+
+/// The account's postings in `[from, to)`, oldest first.
+pub async fn postings_between(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<PostingRecord>, StoreError> {
+    let sql = Sql::new(
+        "SELECT balance, amount, created_at FROM ledger_postings \
+         WHERE platform_id = ? AND bank_account_id = ? AND created_at >= ? AND created_at < ? \
+         ORDER BY created_at, id",
+    )
+    .bind(platform_id.as_str())
+    .bind(bank_account_id.as_str())
+    .bind(from)
+    .bind(to);
+    tx.fetch_all(sql)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(PostingRecord {
+                balance: row.get("balance")?,
+                amount: row.get("amount")?,
+                created_at: row.get("created_at")?,
+            })
+        })
+        .collect()
 }

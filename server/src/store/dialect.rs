@@ -65,6 +65,18 @@ pub fn for_update(backend: Backend) -> &'static str {
     }
 }
 
+/// Like [`for_update`], but PostgreSQL's weaker `FOR NO KEY UPDATE`: it still excludes every
+/// other writer of the row, yet does not conflict with the `KEY SHARE` locks that foreign-key
+/// checks take, so inserting a row that references a locked account (a transfer, a posting, an
+/// account number) never waits for, or deadlocks with, a balance update. For rows whose key
+/// columns the transaction does not change.
+pub fn for_no_key_update(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR NO KEY UPDATE",
+    }
+}
+
 /// `ON CONFLICT (...) DO NOTHING`. Both engines spell it the same (SQLite ≥ 3.24); it lives here
 /// so that a future backend without it has one place to change.
 pub fn on_conflict_do_nothing(conflict_columns: &str) -> String {

@@ -21,10 +21,15 @@
 
 pub mod api_keys;
 pub mod bank_accounts;
+pub mod counterparties;
 pub mod dialect;
+pub mod documents;
 pub mod entities;
 pub mod idempotency;
+pub mod ledger;
 pub mod platforms;
+pub mod positive_pay;
+pub mod transfers;
 
 use std::collections::HashSet;
 use std::future::Future;

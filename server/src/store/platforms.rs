@@ -67,3 +67,23 @@ pub async fn any_exists(tx: &mut Tx<'_>) -> Result<bool, StoreError> {
         .await?;
     Ok(row.is_some())
 }
+
+/// Updates the settings of `platform_id`; `None` leaves a setting as it is.
+pub async fn update_settings(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    reporting_time_zone: Option<&str>,
+    additional_requirements: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE platforms SET reporting_time_zone = COALESCE(?, reporting_time_zone), \
+         additional_requirements = COALESCE(?, additional_requirements), updated_at = ? \
+         WHERE platform_id = ?",
+    )
+    .bind(reporting_time_zone.map(str::to_owned))
+    .bind(additional_requirements.map(str::to_owned))
+    .bind(now)
+    .bind(platform_id.as_str());
+    Ok(tx.execute(sql).await? == 1)
+}

@@ -1,0 +1,452 @@
+//! `BankAccounts`: bank accounts, their owners and their daily history.
+//!
+//! Creation follows the contract's precedence: the request's shape (body, `Idempotency-Key`)
+//! → 404 for the entity and reserve account it names → 409/422 for the key → business rules
+//! (inside the write transaction).
+
+use std::collections::BTreeMap;
+
+use bank_api::Json;
+use bank_api::bank_accounts::*;
+use bank_api::models::{
+    Balances, BankAccount, BankAccountHistory, BankAccountList, BankAccountSort, BankAccountStatus,
+    BankAccountType, BankAccountWithDetails, DailySummary, ErrorType, SortOrder,
+};
+
+use super::Bankd;
+use super::errors::{ApiError, fail};
+use super::idempotent::{self, TxError, body_bytes};
+use crate::auth::Principal;
+use crate::domain::bank_accounts::{
+    self as accounts, BankAccountDetails, BankAccountError, BankAccountUpdate, BankAccountView,
+    ListQuery, NewBankAccount, SortField,
+};
+use crate::domain::history::{self, DaySummary, HistoryError};
+use crate::idempotency::IdempotencyKey;
+use crate::pagination::PageRequest;
+use crate::store::StoreError;
+use crate::store::bank_accounts::BankAccountRecord;
+
+impl BankAccountsApi for Bankd {
+    async fn list_bank_accounts(
+        &self,
+        principal: Principal,
+        input: ListBankAccountsInput,
+    ) -> ListBankAccountsResponse {
+        let page = match PageRequest::parse(
+            Some(input.limit),
+            input.starting_after,
+            input.ending_before,
+        ) {
+            Ok(page) => page,
+            Err(e) => return fail(e.into()),
+        };
+        let query = ListQuery {
+            balance_gt: input.balance_gt,
+            balance_gte: input.balance_gte,
+            balance_lt: input.balance_lt,
+            balance_lte: input.balance_lte,
+            created_gt: input.created_gt,
+            created_gte: input.created_gte,
+            created_lt: input.created_lt,
+            created_lte: input.created_lte,
+            currency_code: input.currency_code,
+            description: input.description,
+            entity_id: input.entity_id,
+            is_overdraftable: input.is_overdraftable,
+            overdraft_reserve_account_id: input.overdraft_reserve_account_id,
+            query: input.query,
+            status: input.status.map(|s| s.as_str()),
+            account_type: input.r#type.map(|t| t.as_str()),
+            sort: match input.sort.unwrap_or(BankAccountSort::CreatedAt) {
+                BankAccountSort::CreatedAt => SortField::CreatedAt,
+                BankAccountSort::Balance => SortField::Balance,
+                BankAccountSort::Description => SortField::Description,
+            },
+            descending: input.sort_order.unwrap_or(SortOrder::Desc) == SortOrder::Desc,
+        };
+        let listed = accounts::list(&self.state.db, &principal.platform_id, &query, &page).await;
+        let page = match listed {
+            Ok(page) => page,
+            Err(e) => return fail(e.into()),
+        };
+        let items: Result<Vec<BankAccount>, ApiError> =
+            page.items.into_iter().map(wire_view).collect();
+        match items {
+            Ok(bank_accounts) => ListBankAccountsResponse::Ok(Json(BankAccountList {
+                bank_accounts,
+                has_more: page.has_more,
+            })),
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn create_bank_account(
+        &self,
+        principal: Principal,
+        input: CreateBankAccountInput,
+    ) -> CreateBankAccountResponse {
+        let body = body_bytes(&input.body);
+        let b = input.body;
+        let new = NewBankAccount {
+            entity_id: b.entity_id,
+            description: b.description,
+            display_name: b.display_name,
+            currency_code: b.currency_code,
+            is_overdraftable: b.is_overdraftable,
+            overdraft_reserve_account_id: b.overdraft_reserve_account_id,
+        };
+        let new = match new.validate() {
+            Ok(new) => new,
+            Err(e) => return fail(e.into()),
+        };
+        if let Err(e) = check_key(input.idempotency_key.as_deref()) {
+            return fail(e);
+        }
+        let state = &self.state;
+        let platform_id = &principal.platform_id;
+        if let Err(e) = accounts::check_new_account_references(&state.db, platform_id, &new).await {
+            return fail(e.into());
+        }
+        let (new, bank, clock) = (&new, &state.config.bank_settings(), state.clock.as_ref());
+        let fingerprint = ("POST", "/bank-accounts", body.as_slice());
+        let written = idempotent::write(
+            state,
+            &principal,
+            input.idempotency_key.as_deref(),
+            fingerprint,
+            |tx| {
+                Box::pin(async move {
+                    let created = accounts::create(tx, clock, bank, platform_id, new).await?;
+                    Ok(wire_details(created)?)
+                })
+            },
+        )
+        .await;
+        match written {
+            Ok(w) => {
+                let replayed = w.replayed_header();
+                CreateBankAccountResponse::Ok(Json(w.value), replayed)
+            }
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn get_bank_account(
+        &self,
+        principal: Principal,
+        input: GetBankAccountInput,
+    ) -> GetBankAccountResponse {
+        let found = accounts::get(
+            &self.state.db,
+            &principal.platform_id,
+            &input.bank_account_id,
+        )
+        .await;
+        match found.map_err(ApiError::from).and_then(wire_details) {
+            Ok(account) => GetBankAccountResponse::Ok(Json(account)),
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn delete_bank_account(
+        &self,
+        principal: Principal,
+        input: DeleteBankAccountInput,
+    ) -> DeleteBankAccountResponse {
+        let state = &self.state;
+        match accounts::close(
+            &state.db,
+            state.clock.as_ref(),
+            &principal.platform_id,
+            &input.bank_account_id,
+        )
+        .await
+        {
+            Ok(()) => DeleteBankAccountResponse::Ok,
+            Err(e) => fail(e.into()),
+        }
+    }
+
+    async fn update_bank_account(
+        &self,
+        principal: Principal,
+        input: UpdateBankAccountInput,
+    ) -> UpdateBankAccountResponse {
+        let b = input.body;
+        let update = BankAccountUpdate {
+            description: b.description,
+            display_name: b.display_name,
+            is_overdraftable: b.is_overdraftable,
+            overdraft_reserve_account_id: b.overdraft_reserve_account_id,
+        };
+        let state = &self.state;
+        let updated = accounts::update(
+            &state.db,
+            state.clock.as_ref(),
+            &principal.platform_id,
+            &input.bank_account_id,
+            &update,
+        )
+        .await;
+        match updated.map_err(ApiError::from).and_then(wire_details) {
+            Ok(account) => UpdateBankAccountResponse::Ok(Json(account)),
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn get_bank_account_history(
+        &self,
+        principal: Principal,
+        input: GetBankAccountHistoryInput,
+    ) -> GetBankAccountHistoryResponse {
+        let state = &self.state;
+        let found = history::history(
+            &state.db,
+            state.clock.as_ref(),
+            &principal.platform_id,
+            &input.bank_account_id,
+            input.from_date,
+            input.to_date,
+        )
+        .await;
+        match found {
+            Ok(h) => {
+                let currency = h.currency_code;
+                GetBankAccountHistoryResponse::Ok(Json(BankAccountHistory {
+                    bank_account_id: h.bank_account_id.into_string(),
+                    time_zone: h.time_zone,
+                    history: h.days.into_iter().map(|d| wire_day(d, &currency)).collect(),
+                }))
+            }
+            Err(e) => fail(e.into()),
+        }
+    }
+
+    async fn add_bank_account_owner(
+        &self,
+        principal: Principal,
+        input: AddBankAccountOwnerInput,
+    ) -> AddBankAccountOwnerResponse {
+        let state = &self.state;
+        let added = accounts::add_owner(
+            &state.db,
+            state.clock.as_ref(),
+            &principal.platform_id,
+            &input.bank_account_id,
+            &input.body.entity_id,
+        )
+        .await;
+        match added.map_err(ApiError::from).and_then(wire_details) {
+            Ok(account) => AddBankAccountOwnerResponse::Ok(Json(account)),
+            Err(e) => fail(e),
+        }
+    }
+}
+
+/// A malformed `Idempotency-Key` is a 400 of the request's shape: it must come before the 404s
+/// that run ahead of the idempotent write.
+pub(super) fn check_key(key: Option<&str>) -> Result<(), ApiError> {
+    match key {
+        Some(key) => IdempotencyKey::parse(key)
+            .map(|_| ())
+            .map_err(ApiError::from),
+        None => Ok(()),
+    }
+}
+
+fn corrupt(what: &str, value: &str) -> ApiError {
+    ApiError::from(StoreError::Corrupt(format!(
+        "stored {what} `{value}` is not a known value"
+    )))
+}
+
+fn balances(a: &BankAccountRecord) -> Balances {
+    Balances {
+        available_amount: a.available_amount,
+        pending_amount: a.pending_amount,
+        holding_amount: a.holding_amount,
+        locked_amount: a.locked_amount,
+    }
+}
+
+fn kinds(a: &BankAccountRecord) -> Result<(BankAccountType, BankAccountStatus), ApiError> {
+    let kind = a
+        .account_type
+        .parse()
+        .map_err(|_| corrupt("bank account type", &a.account_type))?;
+    let status = a
+        .status
+        .parse()
+        .map_err(|_| corrupt("bank account status", &a.status))?;
+    Ok((kind, status))
+}
+
+/// The wire shape of a list item.
+fn wire_view(v: BankAccountView) -> Result<BankAccount, ApiError> {
+    let (kind, status) = kinds(&v.account)?;
+    let a = v.account;
+    Ok(BankAccount {
+        balances: balances(&a),
+        id: a.id.into_string(),
+        description: a.description,
+        display_name: a.display_name,
+        r#type: kind,
+        status,
+        currency_code: a.currency_code,
+        is_overdraftable: a.is_overdraftable,
+        overdraft_reserve_account_id: a.overdraft_reserve_account_id.map(|id| id.into_string()),
+        owners: v.owners.into_iter().map(|id| id.into_string()).collect(),
+        created_at: a.created_at,
+        updated_at: a.updated_at,
+    })
+}
+
+/// The wire shape of a bank account with its default account number.
+fn wire_details(d: BankAccountDetails) -> Result<BankAccountWithDetails, ApiError> {
+    let (kind, status) = kinds(&d.account)?;
+    let a = d.account;
+    let n = d.default_number;
+    Ok(BankAccountWithDetails {
+        balances: balances(&a),
+        id: a.id.into_string(),
+        description: a.description,
+        display_name: a.display_name,
+        r#type: kind,
+        status,
+        currency_code: a.currency_code,
+        is_overdraftable: a.is_overdraftable,
+        overdraft_reserve_account_id: a.overdraft_reserve_account_id.map(|id| id.into_string()),
+        owners: d.owners.into_iter().map(|id| id.into_string()).collect(),
+        created_at: a.created_at,
+        updated_at: a.updated_at,
+        default_account_number_id: n.id.into_string(),
+        default_account_number: n.account_number,
+        routing_number: n.routing_number,
+        bic: n.bic,
+    })
+}
+
+fn wire_day(d: DaySummary, currency: &str) -> DailySummary {
+    DailySummary {
+        effective_on: d.effective_on,
+        currency_code: currency.to_owned(),
+        transaction_count: d.transaction_count,
+        available_open: d.available.open,
+        available_credit: d.available.credit,
+        available_debit: d.available.debit,
+        available_close: d.available.close,
+        pending_open: d.pending.open,
+        pending_credit: d.pending.credit,
+        pending_debit: d.pending.debit,
+        pending_close: d.pending.close,
+        holding_open: d.holding.open,
+        holding_credit: d.holding.credit,
+        holding_debit: d.holding.debit,
+        holding_close: d.holding.close,
+        locked_open: d.locked.open,
+        locked_credit: d.locked.credit,
+        locked_debit: d.locked.debit,
+        locked_close: d.locked.close,
+    }
+}
+
+fn field_error(kind: ErrorType, code: &'static str, field: &str, message: String) -> ApiError {
+    ApiError::new(400, kind, code, format!("{field} {message}"))
+        .with_details(BTreeMap::from([(field.to_owned(), message)]))
+}
+
+impl From<BankAccountError> for ApiError {
+    fn from(e: BankAccountError) -> Self {
+        use BankAccountError as E;
+        let t = ErrorType::BankAccountError;
+        match e {
+            E::NotFound | E::ReserveNotFound => {
+                ApiError::not_found(t, "bank_account_not_found", "bank account")
+            }
+            E::EntityNotFound => {
+                ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
+            }
+            E::AccountNumberNotFound => ApiError::not_found(
+                ErrorType::AccountNumberError,
+                "account_number_not_found",
+                "account number",
+            ),
+            E::InvalidField(field, message) => ApiError::invalid_field(field, message),
+            E::UnsupportedCurrency(code) => field_error(
+                ErrorType::RequestValidationError,
+                "unsupported_currency",
+                "currency_code",
+                format!("`{code}` is not a supported currency"),
+            ),
+            E::EntityNotVerified => field_error(
+                ErrorType::EntityError,
+                "entity_not_verified",
+                "entity_id",
+                "must be a VERIFIED entity".to_owned(),
+            ),
+            E::InvalidOverdraftReserve => field_error(
+                t,
+                "invalid_overdraft_reserve_account",
+                "overdraft_reserve_account_id",
+                "must be the platform's OVERDRAFT_RESERVE account".to_owned(),
+            ),
+            E::NotOpen(status) => ApiError::new(
+                400,
+                t,
+                "bank_account_not_open",
+                format!(
+                    "the bank account is {status}: it takes no new account numbers or money movements"
+                ),
+            ),
+            E::BalanceNotZero => ApiError::new(
+                400,
+                t,
+                "bank_account_balance_not_zero",
+                "a bank account can be deleted only when all four balances are zero",
+            ),
+            E::RootAccount => ApiError::new(
+                400,
+                t,
+                "invalid_request",
+                "the platform's root accounts (PROGRAM_RESERVE, OVERDRAFT_RESERVE, NETWORK_SETTLEMENT_ACCOUNT) cannot be deleted",
+            ),
+            E::AccountNumbersExhausted => ApiError::internal(&e),
+            E::Pagination(e) => e.into(),
+            E::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<BankAccountError> for TxError {
+    fn from(e: BankAccountError) -> Self {
+        match e {
+            BankAccountError::Store(e) => TxError::Store(e),
+            other => TxError::Api(other.into()),
+        }
+    }
+}
+
+impl From<HistoryError> for ApiError {
+    fn from(e: HistoryError) -> Self {
+        let t = ErrorType::BankAccountError;
+        match e {
+            HistoryError::NotFound => {
+                ApiError::not_found(t, "bank_account_not_found", "bank account")
+            }
+            HistoryError::TimeZoneNotSet => ApiError::new(
+                400,
+                ErrorType::PlatformError,
+                "reporting_time_zone_not_set",
+                "set the platform's reporting_time_zone (PATCH /platform) before reading history",
+            ),
+            HistoryError::InvalidDateRange(field, message) => field_error(
+                ErrorType::RequestValidationError,
+                "invalid_date_range",
+                field,
+                message,
+            ),
+            HistoryError::Store(e) => e.into(),
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! `Counterparties`: the parties on the other side of transfers.
+
+use bank_api::Json;
+use bank_api::counterparties::*;
+use bank_api::models::{
+    self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject, ErrorType,
+};
+
+use super::Bankd;
+use super::errors::{ApiError, fail};
+use super::idempotent::{self, TxError};
+use crate::auth::Principal;
+use crate::domain::counterparties::{self, CounterpartyError, NewCounterparty, RoutingNumberType};
+use crate::pagination::{PageRequest, SortOrder};
+use crate::store::counterparties::{CounterpartyRecord, ListFilter, Sort};
+
+impl CounterpartiesApi for Bankd {
+    async fn list_counterparties(
+        &self,
+        principal: Principal,
+        input: ListCounterpartiesInput,
+    ) -> ListCounterpartiesResponse {
+        let request = match PageRequest::parse(
+            Some(input.limit),
+            input.starting_after,
+            input.ending_before,
+        ) {
+            Ok(r) => r,
+            Err(e) => return fail(e.into()),
+        };
+        let filter = ListFilter {
+            account_number: input.account_number,
+            routing_number: input.routing_number,
+            created_gt: input.created_gt,
+            created_gte: input.created_gte,
+            created_lt: input.created_lt,
+            created_lte: input.created_lte,
+            description: input.description,
+            query: input.query,
+            deduplicate: input.deduplicate,
+            sort: match input.sort {
+                Some(CounterpartySort::Description) => Sort::Description,
+                Some(CounterpartySort::CreatedAt) | None => Sort::CreatedAt,
+            },
+            order: input.sort_order.map(|o| match o {
+                models::SortOrder::Asc => SortOrder::Asc,
+                models::SortOrder::Desc => SortOrder::Desc,
+            }),
+        };
+        let db = &self.state.db;
+        let page = match counterparties::list(db, &principal.platform_id, &filter, &request).await {
+            Ok(page) => page,
+            Err(e) => return fail(e.into()),
+        };
+        match page
+            .items
+            .into_iter()
+            .map(wire)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(items) => ListCounterpartiesResponse::Ok(Json(CounterpartyList {
+                counterparties: items,
+                has_more: page.has_more,
+            })),
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn create_counterparty(
+        &self,
+        principal: Principal,
+        input: CreateCounterpartyInput,
+    ) -> CreateCounterpartyResponse {
+        let b = input.body;
+        let address = match b.address.as_ref().map(serde_json::to_string).transpose() {
+            Ok(a) => a,
+            Err(e) => return fail(ApiError::internal(&e)),
+        };
+        let new = counterparties::validate(NewCounterparty {
+            routing_number: b.routing_number,
+            routing_number_type: match b.routing_number_type {
+                Some(models::RoutingNumberType::Bic) => RoutingNumberType::Bic,
+                Some(models::RoutingNumberType::Aba) | None => RoutingNumberType::Aba,
+            },
+            account_number: b.account_number,
+            account_type: b.account_type.map(|t| t.as_str()),
+            name: b.name,
+            description: b.description,
+            email: b.email,
+            phone: b.phone,
+            address,
+            legal_id: b.legal_id,
+            legal_type: b.legal_type.map(|t| t.as_str()),
+            local_bank_code: b.local_bank_code,
+            local_account_number: b.local_account_number,
+        });
+        let new = match new {
+            Ok(new) => new,
+            Err(e) => return fail(e.into()),
+        };
+        let state = &self.state;
+        let now = state.clock.now();
+        let (new, platform_id) = (&new, &principal.platform_id);
+        // No Idempotency-Key on this operation: still one retried write transaction.
+        let written = idempotent::write(state, &principal, None, ("", "", &[]), |tx| {
+            Box::pin(async move {
+                let record = counterparties::create(tx, now, platform_id, new).await?;
+                Ok(wire(record)?)
+            })
+        })
+        .await;
+        match written {
+            Ok(w) => CreateCounterpartyResponse::Ok(Json(w.value)),
+            Err(e) => fail(e),
+        }
+    }
+
+    async fn get_counterparty(
+        &self,
+        principal: Principal,
+        input: GetCounterpartyInput,
+    ) -> GetCounterpartyResponse {
+        let db = &self.state.db;
+        match counterparties::get(db, &principal.platform_id, &input.counterparty_id).await {
+            Ok(record) => match wire(record) {
+                Ok(c) => GetCounterpartyResponse::Ok(Json(c)),
+                Err(e) => fail(e),
+            },
+            Err(e) => fail(e.into()),
+        }
+    }
+
+    async fn delete_counterparty(
+        &self,
+        principal: Principal,
+        input: DeleteCounterpartyInput,
+    ) -> DeleteCounterpartyResponse {
+        let state = &self.state;
+        let now = state.clock.now();
+        match counterparties::delete(
+            &state.db,
+            now,
+            &principal.platform_id,
+            &input.counterparty_id,
+        )
+        .await
+        {
+            Ok(()) => DeleteCounterpartyResponse::Ok(Json(EmptyObject {})),
+            Err(e) => fail(e.into()),
+        }
+    }
+}
+
+/// The wire shape of a stored counterparty; a stored value the spec cannot express is
+/// corruption (500), never guessed at.
+fn wire(c: CounterpartyRecord) -> Result<Counterparty, ApiError> {
+    let id = c.id.as_str().to_owned();
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
+        ApiError::internal(&format!("stored counterparty {id}: {what}: {e}"))
+    };
+    let routing_number_type = c
+        .routing_number_type
+        .parse()
+        .map_err(|e: String| corrupt("routing_number_type", &e))?;
+    let account_type = c
+        .account_type
+        .map(|t| t.parse())
+        .transpose()
+        .map_err(|e: String| corrupt("account_type", &e))?;
+    let legal_type = c
+        .legal_type
+        .map(|t| t.parse())
+        .transpose()
+        .map_err(|e: String| corrupt("legal_type", &e))?;
+    let address = c
+        .address
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| corrupt("address", &e))?;
+    Ok(Counterparty {
+        id,
+        routing_number: c.routing_number,
+        routing_number_type,
+        account_number: c.account_number,
+        account_type,
+        name: c.name,
+        description: c.description,
+        email: c.email,
+        phone: c.phone,
+        address,
+        legal_id: c.legal_id,
+        legal_type,
+        local_bank_code: c.local_bank_code,
+        local_account_number: c.local_account_number,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
+    })
+}
+
+impl From<CounterpartyError> for ApiError {
+    fn from(e: CounterpartyError) -> Self {
+        match e {
+            CounterpartyError::InvalidFields(details) => ApiError::invalid_fields(details),
+            CounterpartyError::NotFound => ApiError::not_found(
+                ErrorType::CounterpartyError,
+                "counterparty_not_found",
+                "counterparty",
+            ),
+            CounterpartyError::Pagination(e) => e.into(),
+            CounterpartyError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<CounterpartyError> for TxError {
+    fn from(e: CounterpartyError) -> Self {
+        match e {
+            CounterpartyError::Store(e) => TxError::Store(e),
+            other => TxError::Api(other.into()),
+        }
+    }
+}

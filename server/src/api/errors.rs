@@ -1,0 +1,292 @@
+//! The one mapping from failures to the wire.
+//!
+//! Design note. Domain modules return their own `thiserror` enums that know nothing of HTTP.
+//! Each converts into [`ApiError`] here (status, `type`, stable `code`, message, `details`), and
+//! [`fail`] turns an `ApiError` into the variant of whichever response enum the operation has,
+//! through the generated `ErrorVariants` (so no handler matches on statuses). A status the
+//! operation does not declare is a contract bug: it is logged and answered as a 500, never sent.
+//!
+//! 5xx bodies carry only the request id; the cause is logged with the same id.
+
+use std::collections::BTreeMap;
+
+use bank_api::models::{Error, ErrorType};
+use bank_api::runtime::{ErrorVariants, RequestError, RequestErrorKind};
+use poem::http::StatusCode;
+
+use crate::idempotency::IdempotencyError;
+use crate::pagination::PaginationError;
+use crate::store::StoreError;
+
+tokio::task_local! {
+    /// The id of the request being served (set by the request-id middleware).
+    pub static REQUEST_ID: String;
+}
+
+/// The current request id, or `-` outside a request.
+pub fn request_id() -> String {
+    REQUEST_ID
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| "-".to_owned())
+}
+
+/// A failure as the wire shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    pub status: u16,
+    pub kind: ErrorType,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Option<BTreeMap<String, String>>,
+}
+
+impl ApiError {
+    pub fn new(
+        status: u16,
+        kind: ErrorType,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        ApiError {
+            status,
+            kind,
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 400 `invalid_request` for one field.
+    pub fn invalid_field(field: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let mut details = BTreeMap::new();
+        details.insert(field.to_owned(), message.clone());
+        ApiError {
+            details: Some(details),
+            ..ApiError::new(
+                400,
+                ErrorType::RequestValidationError,
+                "invalid_request",
+                format!("{field} {message}"),
+            )
+        }
+    }
+
+    /// 400 `invalid_request` naming every offending field.
+    pub fn invalid_fields(details: BTreeMap<String, String>) -> Self {
+        let fields: Vec<&str> = details.keys().map(String::as_str).collect();
+        let message = format!("invalid fields: {}", fields.join(", "));
+        ApiError::new(
+            400,
+            ErrorType::RequestValidationError,
+            "invalid_request",
+            message,
+        )
+        .with_details(details)
+    }
+
+    /// 404 `<resource>_not_found`.
+    pub fn not_found(kind: ErrorType, code: &'static str, what: &str) -> Self {
+        ApiError::new(404, kind, code, format!("{what} not found"))
+    }
+
+    /// 500 with only the request id in the message; `cause` goes to the log.
+    pub fn internal(cause: &dyn std::fmt::Display) -> Self {
+        let id = request_id();
+        tracing::error!(request_id = %id, error = %cause, "internal error");
+        ApiError::new(
+            500,
+            ErrorType::ServerError,
+            "internal_error",
+            format!("internal error (request id {id})"),
+        )
+    }
+
+    pub fn with_details(mut self, details: BTreeMap<String, String>) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The error body.
+    pub fn body(&self) -> Error {
+        Error {
+            r#type: self.kind,
+            code: self.code.to_owned(),
+            message: self.message.clone(),
+            documentation_url: documentation_url(self.code),
+            details: self.details.clone(),
+        }
+    }
+}
+
+/// A link into the served `/docs` for an error code.
+pub fn documentation_url(code: &str) -> String {
+    let base = DOCS_BASE
+        .get()
+        .map(String::as_str)
+        .unwrap_or("http://127.0.0.1:8080");
+    format!("{base}/docs#error-{code}")
+}
+
+/// Where `/docs` is served (set once at start-up from the configuration).
+pub static DOCS_BASE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The variant of `R` for `error`; an undeclared status becomes the declared server failure.
+pub fn fail<R: ErrorVariants<Error>>(error: ApiError) -> R {
+    let status = error.status;
+    let code = error.code;
+    R::from_error(status, error.body()).unwrap_or_else(|| {
+        let fallback = ApiError::internal(&format!(
+            "contract bug: status {status} ({code}) is not declared for this operation"
+        ));
+        R::server_failure(fallback.body())
+    })
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        // Text the database cannot store (PostgreSQL refuses U+0000 with SQLSTATE 22021) is the
+        // client's input, wherever it slipped past validation (e.g. a query parameter).
+        if let StoreError::Database(db) = &e
+            && let Some(code) = db.as_database_error().and_then(|d| d.code())
+            && (code == "22021" || code == "22P05")
+        {
+            return ApiError::new(
+                400,
+                ErrorType::RequestValidationError,
+                "invalid_request",
+                "text must not contain NUL or characters the database cannot store",
+            );
+        }
+        ApiError::internal(&e)
+    }
+}
+
+impl From<PaginationError> for ApiError {
+    fn from(e: PaginationError) -> Self {
+        use PaginationError as P;
+        let t = ErrorType::RequestValidationError;
+        match e {
+            P::InvalidLimit => {
+                ApiError::new(400, t, "invalid_limit", "limit must be between 1 and 100")
+                    .with_details(BTreeMap::from([(
+                        "limit".to_owned(),
+                        "must be between 1 and 100".to_owned(),
+                    )]))
+            }
+            P::ConflictingCursors => ApiError::new(
+                400,
+                t,
+                "conflicting_pagination_cursors",
+                "starting_after and ending_before are mutually exclusive",
+            ),
+            P::InvalidCursor => ApiError::new(
+                400,
+                t,
+                "invalid_pagination_cursor",
+                "the cursor is not an object of this list",
+            ),
+            P::Store(e) => e.into(),
+        }
+    }
+}
+
+impl From<IdempotencyError> for ApiError {
+    fn from(e: IdempotencyError) -> Self {
+        let t = ErrorType::IdempotencyError;
+        match e {
+            IdempotencyError::InvalidKey => ApiError::invalid_field(
+                "Idempotency-Key",
+                "must be 1 to 255 printable ASCII characters",
+            ),
+            IdempotencyError::InUse => ApiError::new(
+                409,
+                t,
+                "idempotency_key_in_use",
+                "a request with this Idempotency-Key is still running",
+            ),
+            IdempotencyError::Reused => ApiError::new(
+                422,
+                t,
+                "idempotency_key_reused",
+                "this Idempotency-Key was used with a different request",
+            ),
+            IdempotencyError::Store(e) => e.into(),
+        }
+    }
+}
+
+/// The body for a refusal that happened before any handler ran.
+pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
+    let t = ErrorType::RequestValidationError;
+    let details = (!error.details.is_empty()).then(|| error.details.clone());
+    let api = match error.kind {
+        RequestErrorKind::Unauthorized => ApiError::new(
+            401,
+            ErrorType::AuthenticationError,
+            "unauthorized",
+            "missing or invalid credentials: send the API key as the Basic auth password",
+        ),
+        RequestErrorKind::InvalidRequest | RequestErrorKind::TooLarge => {
+            let code = if error.kind == RequestErrorKind::TooLarge {
+                // Only a multipart file part over the limit names its part in `details`, and the
+                // document upload is the only operation with file parts (the JSON limit does not).
+                if error.details.is_empty() {
+                    "request_too_large"
+                } else {
+                    "document_too_large"
+                }
+            } else if error.details.len() == 1 && error.details.contains_key("limit") {
+                "invalid_limit"
+            } else {
+                "invalid_request"
+            };
+            ApiError {
+                details,
+                ..ApiError::new(400, t, code, error.message.clone())
+            }
+        }
+        RequestErrorKind::RouteNotFound => {
+            ApiError::new(404, t, "route_not_found", "no such route")
+        }
+        RequestErrorKind::MethodNotAllowed => ApiError::new(
+            405,
+            t,
+            "method_not_allowed",
+            "method not allowed on this route",
+        ),
+        // The document declares 400 for malformed requests, and a body without (or with the
+        // wrong) media type is one; 415 would be an undeclared status.
+        RequestErrorKind::UnsupportedMediaType => {
+            ApiError::new(400, t, "unsupported_media_type", error.message.clone()).with_details(
+                BTreeMap::from([("Content-Type".to_owned(), error.message.clone())]),
+            )
+        }
+        RequestErrorKind::Other if error.status.is_server_error() => {
+            ApiError::internal(&error.message)
+        }
+        RequestErrorKind::Other => ApiError::new(
+            error.status.as_u16(),
+            t,
+            "invalid_request",
+            error.message.clone(),
+        ),
+    };
+    (
+        StatusCode::from_u16(api.status).unwrap_or(error.status),
+        api,
+    )
+}
+
+impl From<crate::domain::platforms::PlatformError> for ApiError {
+    fn from(e: crate::domain::platforms::PlatformError) -> Self {
+        use crate::domain::platforms::PlatformError as P;
+        match e {
+            P::InvalidSetting(field, message) => ApiError::invalid_field(field, message),
+            P::InvalidName => ApiError::invalid_field("name", e.to_string()),
+            // The principal's platform always exists; anything else is the server's failure.
+            P::NotFound | P::AccountNumbersExhausted => ApiError::internal(&e),
+            P::Store(e) => e.into(),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Writes in one transaction, with or without an `Idempotency-Key`.
+//!
+//! Every create handler goes through [`write`]: without a key it is one retried write
+//! transaction; with a key it is [`crate::idempotency::execute`] (reserve, effects, stored
+//! response, commit — one transaction), and a replay answers the stored bytes. The stored body
+//! is exactly what the handler serves (`serde_json` of the wire value), so a replay is
+//! byte-for-byte the first answer; handlers add `Idempotent-Replayed: true`.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::errors::ApiError;
+use crate::app::AppState;
+use crate::auth::Principal;
+use crate::idempotency::{
+    self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
+};
+use crate::store::{BoxFuture, Retryable, StoreError, Tx};
+
+/// A failure inside a write transaction, keeping whether a retry may help.
+#[derive(Debug)]
+pub enum TxError {
+    /// Retry the whole transaction (busy database, serialization failure).
+    Store(StoreError),
+    Idempotency(IdempotencyError),
+    /// A final answer (validation, not found, business rule).
+    Api(ApiError),
+}
+
+// Each domain error converts with `impl From<DomainError> for TxError`, sending its `Store`
+// variant to `TxError::Store` (so it stays retryable) and the rest to `TxError::Api`.
+
+impl From<StoreError> for TxError {
+    fn from(e: StoreError) -> Self {
+        TxError::Store(e)
+    }
+}
+
+impl From<IdempotencyError> for TxError {
+    fn from(e: IdempotencyError) -> Self {
+        TxError::Idempotency(e)
+    }
+}
+
+impl From<ApiError> for TxError {
+    fn from(e: ApiError) -> Self {
+        TxError::Api(e)
+    }
+}
+
+impl Retryable for TxError {
+    fn is_retryable(&self) -> bool {
+        match self {
+            TxError::Store(e) => e.is_retryable(),
+            TxError::Idempotency(IdempotencyError::Store(e)) => e.is_retryable(),
+            _ => false,
+        }
+    }
+}
+
+impl From<TxError> for ApiError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) => e.into(),
+            TxError::Idempotency(e) => e.into(),
+            TxError::Api(e) => e,
+        }
+    }
+}
+
+/// The result of [`write`]: the value, and whether it is a replay of an earlier request.
+pub struct Written<T> {
+    pub value: T,
+    pub replayed: bool,
+}
+
+impl<T> Written<T> {
+    /// The `Idempotent-Replayed` header value.
+    pub fn replayed_header(&self) -> Option<String> {
+        self.replayed.then(|| "true".to_owned())
+    }
+}
+
+/// Runs `effects` in one write transaction; with `key`, at most once per (platform, key).
+///
+/// `fingerprint` identifies the request (method, path template with ids, and the body as
+/// received), so a reuse with a different request is refused (422).
+pub async fn write<'s, T, F>(
+    state: &AppState,
+    principal: &Principal,
+    key: Option<&str>,
+    fingerprint: (&str, &str, &[u8]),
+    mut effects: F,
+) -> Result<Written<T>, ApiError>
+where
+    T: Serialize + DeserializeOwned + Send + 's,
+    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, TxError>>,
+{
+    let Some(key) = key else {
+        let value = state.db.write(|tx| effects(tx)).await?;
+        return Ok(Written {
+            value,
+            replayed: false,
+        });
+    };
+    let key = IdempotencyKey::parse(key)?;
+    let (method, path, body) = fingerprint;
+    let fingerprint = RequestFingerprint::new(method, path, body);
+    let outcome: Result<Outcome<T>, TxError> = idempotency::execute(
+        &state.db,
+        state.clock.as_ref(),
+        &principal.platform_id,
+        &key,
+        &fingerprint,
+        |tx| {
+            let fut = effects(tx);
+            Box::pin(async move {
+                let value = fut.await?;
+                let body = wire_bytes(&value)?;
+                Ok((value, StoredResponse { status: 200, body }))
+            })
+        },
+    )
+    .await;
+    match outcome? {
+        Outcome::Fresh { value, .. } => Ok(Written {
+            value,
+            replayed: false,
+        }),
+        Outcome::Replayed(stored) => {
+            let value = serde_json::from_slice(&stored.body).map_err(|e| {
+                ApiError::internal(&format!("stored idempotent response is unreadable: {e}"))
+            })?;
+            Ok(Written {
+                value,
+                replayed: true,
+            })
+        }
+    }
+}
+
+/// The bytes the server sends for `value` (what poem-openapi's `Json` writes).
+fn wire_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, TxError> {
+    serde_json::to_value(value)
+        .and_then(|v| serde_json::to_vec(&v))
+        .map_err(|e| TxError::Api(ApiError::internal(&e)))
+}
+
+/// The fingerprint body of a typed request: its canonical JSON.
+pub fn body_bytes<B: Serialize>(body: &B) -> Vec<u8> {
+    serde_json::to_vec(body).unwrap_or_default()
+}

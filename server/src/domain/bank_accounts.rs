@@ -1,0 +1,943 @@
+//! Bank accounts and their account numbers: creation (with a default account number), updates,
+//! closing, owners, listing.
+//!
+//! Design note. Every request runs its reads and writes in one transaction. Requests that
+//! address other resources in their body (the owner entity, the overdraft reserve account) are
+//! checked twice: [`check_new_account_references`] answers "not found" *before* the
+//! `Idempotency-Key` is looked at (the contract's precedence is 404 before 409/422), and the
+//! write transaction resolves them again, because they may change between the two. Business
+//! rules that depend on state (verification, account type, status, balances) are only decided
+//! inside the write transaction, on rows locked for update where a concurrent write could race.
+
+use chrono::{DateTime, Utc};
+
+use crate::clock::Clock;
+use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::domain::money::{self, CURRENCIES, Comparison, Currency};
+use crate::domain::platforms::{self, BankSettings, PlatformError};
+use crate::pagination::{Page, PageRequest, PaginationError, SortOrder};
+use crate::store::bank_accounts::{
+    self as repo, AccountChanges, AccountFilter, AccountNumberRecord, AccountSort, BalanceArm,
+    BalanceCondition, BankAccountRecord,
+};
+use crate::store::entities::{self, EntityRecord};
+use crate::store::{Db, Retryable, StoreError, Tx};
+
+/// Description length of a bank account, in characters.
+pub const DESCRIPTION_LEN: std::ops::RangeInclusive<usize> = 3..=255;
+/// Display name length of a bank account, in characters.
+pub const DISPLAY_NAME_LEN: std::ops::RangeInclusive<usize> = 1..=255;
+/// Longest account number description, in characters.
+pub const MAX_ACCOUNT_NUMBER_DESCRIPTION: usize = 255;
+
+/// The only type made through the API; root types are made with the platform.
+pub const CHECKING: &str = "CHECKING";
+/// The root type that may back overdrafts.
+pub const OVERDRAFT_RESERVE: &str = "OVERDRAFT_RESERVE";
+
+/// Failures of bank account and account number operations. HTTP-agnostic.
+#[derive(Debug, thiserror::Error)]
+pub enum BankAccountError {
+    #[error("bank account not found")]
+    NotFound,
+    #[error("entity not found")]
+    EntityNotFound,
+    /// The overdraft reserve account named in a body does not exist (or is another platform's).
+    #[error("overdraft reserve account not found")]
+    ReserveNotFound,
+    #[error("account number not found")]
+    AccountNumberNotFound,
+    /// A field of the request is invalid: (field, message).
+    #[error("{0} {1}")]
+    InvalidField(&'static str, String),
+    #[error("currency `{0}` is not supported")]
+    UnsupportedCurrency(String),
+    #[error("the entity is not verified")]
+    EntityNotVerified,
+    #[error("overdraft_reserve_account_id must be the platform's OVERDRAFT_RESERVE account")]
+    InvalidOverdraftReserve,
+    #[error("the bank account is {0}")]
+    NotOpen(String),
+    #[error("the bank account's balances are not all zero")]
+    BalanceNotZero,
+    #[error("root accounts of the platform cannot be deleted")]
+    RootAccount,
+    #[error("could not find an unused account number")]
+    AccountNumbersExhausted,
+    #[error(transparent)]
+    Pagination(PaginationError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Retryable for BankAccountError {
+    fn is_retryable(&self) -> bool {
+        match self {
+            BankAccountError::Store(e) => e.is_retryable(),
+            BankAccountError::Pagination(e) => e.is_retryable(),
+            _ => false,
+        }
+    }
+}
+
+impl From<PaginationError> for BankAccountError {
+    fn from(e: PaginationError) -> Self {
+        match e {
+            PaginationError::Store(e) => BankAccountError::Store(e),
+            other => BankAccountError::Pagination(other),
+        }
+    }
+}
+
+impl From<PlatformError> for BankAccountError {
+    fn from(e: PlatformError) -> Self {
+        match e {
+            PlatformError::Store(e) => BankAccountError::Store(e),
+            PlatformError::AccountNumbersExhausted => BankAccountError::AccountNumbersExhausted,
+            // `create_account_number` fails only in the two ways above.
+            other => BankAccountError::Store(StoreError::Corrupt(other.to_string())),
+        }
+    }
+}
+
+type Result<T, E = BankAccountError> = std::result::Result<T, E>;
+
+/// A bank account as lists show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BankAccountView {
+    pub account: BankAccountRecord,
+    /// Primary owner first.
+    pub owners: Vec<EntityId>,
+}
+
+/// A bank account with its default account number (create, get, update, add owner).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BankAccountDetails {
+    pub account: BankAccountRecord,
+    pub owners: Vec<EntityId>,
+    pub default_number: AccountNumberRecord,
+}
+
+fn char_len(s: &str) -> usize {
+    s.chars().count()
+}
+
+fn check_len(
+    field: &'static str,
+    value: &str,
+    range: std::ops::RangeInclusive<usize>,
+) -> Result<()> {
+    if range.contains(&char_len(value)) {
+        Ok(())
+    } else {
+        Err(BankAccountError::InvalidField(
+            field,
+            format!(
+                "must be {} to {} characters long",
+                range.start(),
+                range.end()
+            ),
+        ))
+    }
+}
+
+// ------------------------------------------------------------------------------ create
+
+/// A create request as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBankAccount {
+    pub entity_id: String,
+    pub description: String,
+    pub display_name: Option<String>,
+    pub currency_code: Option<String>,
+    pub is_overdraftable: Option<bool>,
+    pub overdraft_reserve_account_id: Option<String>,
+}
+
+/// A create request whose shape is valid (lengths, currency, reserve present when needed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidNewBankAccount {
+    entity_id: String,
+    description: String,
+    display_name: Option<String>,
+    currency: Currency,
+    is_overdraftable: bool,
+    overdraft_reserve_account_id: Option<String>,
+}
+
+impl NewBankAccount {
+    /// Checks what needs no database: the request's shape.
+    pub fn validate(self) -> Result<ValidNewBankAccount> {
+        check_len("description", &self.description, DESCRIPTION_LEN)?;
+        if let Some(name) = &self.display_name {
+            check_len("display_name", name, DISPLAY_NAME_LEN)?;
+        }
+        let currency = match &self.currency_code {
+            None => Currency::usd(),
+            Some(code) => Currency::from_code(code)
+                .ok_or_else(|| BankAccountError::UnsupportedCurrency(code.clone()))?,
+        };
+        let is_overdraftable = self.is_overdraftable.unwrap_or(false);
+        if is_overdraftable && self.overdraft_reserve_account_id.is_none() {
+            return Err(BankAccountError::InvalidField(
+                "overdraft_reserve_account_id",
+                "is required when is_overdraftable is true".to_owned(),
+            ));
+        }
+        Ok(ValidNewBankAccount {
+            entity_id: self.entity_id,
+            description: self.description,
+            display_name: self.display_name,
+            currency,
+            is_overdraftable,
+            overdraft_reserve_account_id: self.overdraft_reserve_account_id,
+        })
+    }
+}
+
+/// The entity named in a body, unless absent, deleted, malformed or another platform's.
+async fn resolve_entity(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    raw: &str,
+) -> Result<EntityRecord> {
+    let id = EntityId::parse(raw).ok_or(BankAccountError::EntityNotFound)?;
+    entities::get(tx, platform_id, &id)
+        .await?
+        .ok_or(BankAccountError::EntityNotFound)
+}
+
+/// The bank account named as overdraft reserve in a body, unless absent or another platform's.
+async fn resolve_reserve(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    raw: &str,
+) -> Result<BankAccountRecord> {
+    let id = BankAccountId::parse(raw).ok_or(BankAccountError::ReserveNotFound)?;
+    repo::get(tx, platform_id, &id)
+        .await?
+        .ok_or(BankAccountError::ReserveNotFound)
+}
+
+fn ensure_verified(entity: &EntityRecord) -> Result<()> {
+    if entity.verification_status == "VERIFIED" {
+        Ok(())
+    } else {
+        Err(BankAccountError::EntityNotVerified)
+    }
+}
+
+fn ensure_overdraft_reserve(account: &BankAccountRecord) -> Result<()> {
+    if account.account_type == OVERDRAFT_RESERVE {
+        Ok(())
+    } else {
+        Err(BankAccountError::InvalidOverdraftReserve)
+    }
+}
+
+/// The 404 stage of a create: the owner entity and the reserve account must exist.
+pub async fn check_new_account_references(
+    db: &Db,
+    platform_id: &PlatformId,
+    new: &ValidNewBankAccount,
+) -> Result<()> {
+    db.read(|tx| {
+        Box::pin(async move {
+            resolve_entity(tx, platform_id, &new.entity_id).await?;
+            if let Some(reserve) = &new.overdraft_reserve_account_id {
+                resolve_reserve(tx, platform_id, reserve).await?;
+            }
+            Ok(())
+        })
+    })
+    .await
+}
+
+/// Creates a `CHECKING` account owned by the entity, with its default account number, inside
+/// the caller's write transaction.
+pub async fn create(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    bank: &BankSettings,
+    platform_id: &PlatformId,
+    new: &ValidNewBankAccount,
+) -> Result<BankAccountDetails> {
+    let entity = resolve_entity(tx, platform_id, &new.entity_id).await?;
+    let reserve = match &new.overdraft_reserve_account_id {
+        Some(raw) => Some(resolve_reserve(tx, platform_id, raw).await?),
+        None => None,
+    };
+    ensure_verified(&entity)?;
+    if let Some(reserve) = &reserve {
+        ensure_overdraft_reserve(reserve)?;
+    }
+    let now = clock.now();
+    let mut account = BankAccountRecord {
+        id: BankAccountId::generate(now),
+        platform_id: platform_id.clone(),
+        account_type: CHECKING.to_owned(),
+        status: "open".to_owned(),
+        description: new.description.clone(),
+        display_name: new.display_name.clone(),
+        currency_code: new.currency.code().to_owned(),
+        available_amount: 0,
+        pending_amount: 0,
+        holding_amount: 0,
+        locked_amount: 0,
+        is_overdraftable: new.is_overdraftable,
+        overdraft_reserve_account_id: reserve.map(|r| r.id),
+        default_account_number_id: None,
+        created_at: now,
+        updated_at: now,
+    };
+    repo::insert(tx, &account).await?;
+    repo::add_owner(tx, platform_id, &account.id, &entity.id, 0, now).await?;
+    let number =
+        platforms::create_account_number(tx, clock, bank, platform_id, &account.id, "").await?;
+    repo::set_default_account_number(tx, platform_id, &account.id, &number.id, now).await?;
+    account.default_account_number_id = Some(number.id.clone());
+    Ok(BankAccountDetails {
+        account,
+        owners: vec![entity.id],
+        default_number: number,
+    })
+}
+
+// ------------------------------------------------------------------------------ read
+
+async fn details_in(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    account: BankAccountRecord,
+) -> Result<BankAccountDetails> {
+    let owners = repo::owners(tx, platform_id, &account.id).await?;
+    // Every account gets its default number in the transaction that creates it.
+    let number_id = account.default_account_number_id.clone().ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "bank account {} has no default account number",
+            account.id
+        ))
+    })?;
+    let default_number = repo::get_account_number(tx, platform_id, &number_id)
+        .await?
+        .ok_or_else(|| {
+            StoreError::Corrupt(format!("default account number {number_id} is missing"))
+        })?;
+    Ok(BankAccountDetails {
+        account,
+        owners,
+        default_number,
+    })
+}
+
+/// The account addressed by a path id, unless malformed, absent or another platform's.
+async fn find(tx: &mut Tx<'_>, platform_id: &PlatformId, raw: &str) -> Result<BankAccountRecord> {
+    let id = BankAccountId::parse(raw).ok_or(BankAccountError::NotFound)?;
+    repo::get(tx, platform_id, &id)
+        .await?
+        .ok_or(BankAccountError::NotFound)
+}
+
+/// Like [`find`], locking the row for the rest of the transaction.
+async fn find_for_update(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    raw: &str,
+) -> Result<BankAccountRecord> {
+    let id = BankAccountId::parse(raw).ok_or(BankAccountError::NotFound)?;
+    repo::get_for_update(tx, platform_id, &id)
+        .await?
+        .ok_or(BankAccountError::NotFound)
+}
+
+/// One bank account with its details.
+pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
+    db.read(|tx| {
+        Box::pin(async move {
+            let account = find(tx, platform_id, id).await?;
+            details_in(tx, platform_id, account).await
+        })
+    })
+    .await
+}
+
+/// Whether the bank account addressed by a path id exists (the 404 stage of the account
+/// number create, before its `Idempotency-Key`).
+pub async fn check_exists(db: &Db, platform_id: &PlatformId, id: &str) -> Result<()> {
+    db.read(|tx| Box::pin(async move { find(tx, platform_id, id).await.map(|_| ()) }))
+        .await
+}
+
+// ------------------------------------------------------------------------------ list
+
+/// Field of the list order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortField {
+    #[default]
+    CreatedAt,
+    Balance,
+    Description,
+}
+
+/// The list request's filters and order, as received (after the framework's type checks).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListQuery {
+    pub balance_gt: Option<i64>,
+    pub balance_gte: Option<i64>,
+    pub balance_lt: Option<i64>,
+    pub balance_lte: Option<i64>,
+    pub created_gt: Option<DateTime<Utc>>,
+    pub created_gte: Option<DateTime<Utc>>,
+    pub created_lt: Option<DateTime<Utc>>,
+    pub created_lte: Option<DateTime<Utc>>,
+    pub currency_code: Option<String>,
+    pub description: Option<String>,
+    pub entity_id: Option<String>,
+    pub is_overdraftable: Option<bool>,
+    pub overdraft_reserve_account_id: Option<String>,
+    pub query: Option<String>,
+    pub status: Option<&'static str>,
+    pub account_type: Option<&'static str>,
+    pub sort: SortField,
+    pub descending: bool,
+}
+
+/// The `balance.*` condition for `value` (see [`money::comparison_bound`]).
+///
+/// With a currency the value is already in its minor units. Without one it has two implied
+/// decimals and is converted per currency; currencies with the same exponent share one bound,
+/// so the condition has one alternative per exponent. A bound that overflows `i64` is beyond
+/// every stored amount: such a currency either always or never matches.
+pub fn balance_condition(
+    op: Comparison,
+    value: i64,
+    currency: Option<Currency>,
+) -> BalanceCondition {
+    if currency.is_some() {
+        return BalanceCondition {
+            op,
+            arms: vec![BalanceArm {
+                currencies: None,
+                bound: Some(value),
+            }],
+        };
+    }
+    let mut exponents: Vec<u8> = CURRENCIES.iter().map(|c| c.exponent()).collect();
+    exponents.sort_unstable();
+    exponents.dedup();
+    let mut arms = Vec::new();
+    for exponent in exponents {
+        let group: Vec<Currency> = CURRENCIES
+            .iter()
+            .copied()
+            .filter(|c| c.exponent() == exponent)
+            .collect();
+        let Some(sample) = group.first().copied() else {
+            continue;
+        };
+        let codes = Some(group.iter().map(|c| c.code()).collect());
+        match money::comparison_bound(op, value, sample) {
+            Some(bound) => arms.push(BalanceArm {
+                currencies: codes,
+                bound: Some(bound),
+            }),
+            None => {
+                // The bound is beyond i64 on the side of `value`'s sign.
+                let huge_positive = value > 0;
+                let always = matches!(
+                    (op, huge_positive),
+                    (Comparison::Lt | Comparison::Lte, true)
+                        | (Comparison::Gt | Comparison::Gte, false)
+                );
+                if always {
+                    arms.push(BalanceArm {
+                        currencies: codes,
+                        bound: None,
+                    });
+                }
+            }
+        }
+    }
+    BalanceCondition { op, arms }
+}
+
+impl ListQuery {
+    fn filter(&self) -> Result<AccountFilter> {
+        let currency = match &self.currency_code {
+            None => None,
+            Some(code) => Some(
+                Currency::from_code(code)
+                    .ok_or_else(|| BankAccountError::UnsupportedCurrency(code.clone()))?,
+            ),
+        };
+        let balance = [
+            (Comparison::Gt, self.balance_gt),
+            (Comparison::Gte, self.balance_gte),
+            (Comparison::Lt, self.balance_lt),
+            (Comparison::Lte, self.balance_lte),
+        ]
+        .into_iter()
+        .filter_map(|(op, v)| v.map(|v| balance_condition(op, v, currency)))
+        .collect();
+        let created = [
+            (Comparison::Gt, self.created_gt),
+            (Comparison::Gte, self.created_gte),
+            (Comparison::Lt, self.created_lt),
+            (Comparison::Lte, self.created_lte),
+        ]
+        .into_iter()
+        .filter_map(|(op, t)| t.map(|t| (op, t)))
+        .collect();
+        Ok(AccountFilter {
+            balance,
+            created,
+            currency_code: currency.map(|c| c.code().to_owned()),
+            description: self.description.clone(),
+            entity_id: self.entity_id.clone(),
+            is_overdraftable: self.is_overdraftable,
+            overdraft_reserve_account_id: self.overdraft_reserve_account_id.clone(),
+            query: self.query.clone(),
+            status: self.status,
+            account_type: self.account_type,
+        })
+    }
+}
+
+/// One page of the platform's bank accounts with their owners.
+pub async fn list(
+    db: &Db,
+    platform_id: &PlatformId,
+    query: &ListQuery,
+    page: &PageRequest,
+) -> Result<Page<BankAccountView>> {
+    let filter = query.filter()?;
+    let sort = match query.sort {
+        SortField::CreatedAt => AccountSort::CreatedAt,
+        SortField::Balance => AccountSort::Balance,
+        SortField::Description => AccountSort::Description,
+    };
+    let order = if query.descending {
+        SortOrder::Desc
+    } else {
+        SortOrder::Asc
+    };
+    db.read(|tx| {
+        let filter = &filter;
+        Box::pin(async move {
+            let accounts = repo::list(tx, platform_id, filter, sort, order, page).await?;
+            let ids: Vec<&BankAccountId> = accounts.items.iter().map(|a| &a.id).collect();
+            let mut owners = repo::owners_of_many(tx, platform_id, &ids).await?;
+            let items = accounts
+                .items
+                .into_iter()
+                .map(|account| {
+                    let owners = owners.remove(&account.id).unwrap_or_default();
+                    BankAccountView { account, owners }
+                })
+                .collect();
+            Ok(Page {
+                items,
+                has_more: accounts.has_more,
+            })
+        })
+    })
+    .await
+}
+
+// ------------------------------------------------------------------------------ update
+
+/// An update request as received; `None` keeps the current value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BankAccountUpdate {
+    pub description: Option<String>,
+    pub display_name: Option<String>,
+    pub is_overdraftable: Option<bool>,
+    pub overdraft_reserve_account_id: Option<String>,
+}
+
+impl BankAccountUpdate {
+    /// Checks what needs no database.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(description) = &self.description {
+            check_len("description", description, DESCRIPTION_LEN)?;
+        }
+        if let Some(name) = &self.display_name {
+            check_len("display_name", name, DISPLAY_NAME_LEN)?;
+        }
+        Ok(())
+    }
+}
+
+/// Applies `update` to the account addressed by `id`.
+pub async fn update(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+    update: &BankAccountUpdate,
+) -> Result<BankAccountDetails> {
+    update.validate()?;
+    db.write(|tx| {
+        Box::pin(async move {
+            let account = find_for_update(tx, platform_id, id).await?;
+            let reserve = match &update.overdraft_reserve_account_id {
+                Some(raw) => Some(resolve_reserve(tx, platform_id, raw).await?),
+                None => None,
+            };
+            if let Some(reserve) = &reserve {
+                ensure_overdraft_reserve(reserve)?;
+            }
+            let is_overdraftable = update.is_overdraftable.unwrap_or(account.is_overdraftable);
+            let reserve_id = reserve
+                .map(|r| r.id)
+                .or_else(|| account.overdraft_reserve_account_id.clone());
+            if is_overdraftable && reserve_id.is_none() {
+                return Err(BankAccountError::InvalidField(
+                    "overdraft_reserve_account_id",
+                    "is required when is_overdraftable is true".to_owned(),
+                ));
+            }
+            if is_overdraftable && account.account_type != CHECKING {
+                return Err(BankAccountError::InvalidField(
+                    "is_overdraftable",
+                    "only CHECKING accounts can be overdraftable".to_owned(),
+                ));
+            }
+            let changes = AccountChanges {
+                description: update
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| account.description.clone()),
+                display_name: update
+                    .display_name
+                    .clone()
+                    .or_else(|| account.display_name.clone()),
+                is_overdraftable,
+                overdraft_reserve_account_id: reserve_id,
+            };
+            let now = clock.now();
+            if !repo::update_fields(tx, platform_id, &account.id, &changes, now).await? {
+                return Err(BankAccountError::NotFound);
+            }
+            let account = repo::get(tx, platform_id, &account.id)
+                .await?
+                .ok_or(BankAccountError::NotFound)?;
+            details_in(tx, platform_id, account).await
+        })
+    })
+    .await
+}
+
+// ------------------------------------------------------------------------------ delete
+
+/// Closes the account: only at zero balances, never a root account; closing a closed account
+/// again succeeds and changes nothing.
+pub async fn close(db: &Db, clock: &dyn Clock, platform_id: &PlatformId, id: &str) -> Result<()> {
+    db.write(|tx| {
+        Box::pin(async move {
+            // Locked: a transfer must not move money in between the check and the close.
+            let account = find_for_update(tx, platform_id, id).await?;
+            if account.account_type != CHECKING {
+                return Err(BankAccountError::RootAccount);
+            }
+            if account.status == "closed" {
+                return Ok(());
+            }
+            let balances = [
+                account.available_amount,
+                account.pending_amount,
+                account.holding_amount,
+                account.locked_amount,
+            ];
+            if balances.iter().any(|b| *b != 0) {
+                return Err(BankAccountError::BalanceNotZero);
+            }
+            if !repo::close(tx, platform_id, &account.id, clock.now()).await? {
+                return Err(BankAccountError::NotFound);
+            }
+            Ok(())
+        })
+    })
+    .await
+}
+
+// ------------------------------------------------------------------------------ owners
+
+/// Adds `entity_id` as a further owner; an existing owner is left as it is.
+pub async fn add_owner(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+    entity_id: &str,
+) -> Result<BankAccountDetails> {
+    db.write(|tx| {
+        Box::pin(async move {
+            // Locked so that concurrent additions take distinct positions.
+            let account = find_for_update(tx, platform_id, id).await?;
+            let entity = resolve_entity(tx, platform_id, entity_id).await?;
+            let owners = repo::owners(tx, platform_id, &account.id).await?;
+            if !owners.contains(&entity.id) {
+                ensure_verified(&entity)?;
+                let position = repo::next_owner_position(tx, platform_id, &account.id).await?;
+                repo::add_owner(
+                    tx,
+                    platform_id,
+                    &account.id,
+                    &entity.id,
+                    position,
+                    clock.now(),
+                )
+                .await?;
+            }
+            details_in(tx, platform_id, account).await
+        })
+    })
+    .await
+}
+
+// ------------------------------------------------------------------------------ account numbers
+
+fn check_account_number_description(description: &str) -> Result<()> {
+    if char_len(description) <= MAX_ACCOUNT_NUMBER_DESCRIPTION {
+        Ok(())
+    } else {
+        Err(BankAccountError::InvalidField(
+            "description",
+            format!("must be at most {MAX_ACCOUNT_NUMBER_DESCRIPTION} characters long"),
+        ))
+    }
+}
+
+/// An account number create request as received.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewAccountNumber {
+    pub description: Option<String>,
+    pub check_issuing_positive_pay_required: Option<bool>,
+}
+
+impl NewAccountNumber {
+    /// Checks what needs no database.
+    pub fn validate(&self) -> Result<()> {
+        check_account_number_description(self.description.as_deref().unwrap_or(""))
+    }
+}
+
+/// Creates an account number on an open account, inside the caller's write transaction.
+pub async fn create_account_number(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    bank: &BankSettings,
+    platform_id: &PlatformId,
+    bank_account_id: &str,
+    new: &NewAccountNumber,
+) -> Result<AccountNumberRecord> {
+    // Locked: a concurrent close must not slip in between the status check and the insert.
+    let account = find_for_update(tx, platform_id, bank_account_id).await?;
+    if account.status != "open" {
+        return Err(BankAccountError::NotOpen(account.status));
+    }
+    let description = new.description.as_deref().unwrap_or("");
+    let mut record =
+        platforms::create_account_number(tx, clock, bank, platform_id, &account.id, description)
+            .await?;
+    if new.check_issuing_positive_pay_required == Some(true) {
+        record.check_issuing_positive_pay_required = true;
+        repo::update_account_number(
+            tx,
+            platform_id,
+            &record.id,
+            description,
+            true,
+            record.updated_at,
+        )
+        .await?;
+    }
+    Ok(record)
+}
+
+async fn find_account_number(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    raw: &str,
+) -> Result<AccountNumberRecord> {
+    let id = AccountNumberId::parse(raw).ok_or(BankAccountError::AccountNumberNotFound)?;
+    repo::get_account_number(tx, platform_id, &id)
+        .await?
+        .ok_or(BankAccountError::AccountNumberNotFound)
+}
+
+/// One account number.
+pub async fn get_account_number(
+    db: &Db,
+    platform_id: &PlatformId,
+    id: &str,
+) -> Result<AccountNumberRecord> {
+    db.read(|tx| Box::pin(async move { find_account_number(tx, platform_id, id).await }))
+        .await
+}
+
+/// An account number update request; `None` keeps the current value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountNumberUpdate {
+    pub description: Option<String>,
+    pub check_issuing_positive_pay_required: Option<bool>,
+}
+
+/// Applies `update` to the account number addressed by `id`.
+pub async fn update_account_number(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+    update: &AccountNumberUpdate,
+) -> Result<AccountNumberRecord> {
+    if let Some(description) = &update.description {
+        check_account_number_description(description)?;
+    }
+    db.write(|tx| {
+        Box::pin(async move {
+            let current = find_account_number(tx, platform_id, id).await?;
+            let description = update
+                .description
+                .clone()
+                .unwrap_or_else(|| current.description.clone());
+            let flag = update
+                .check_issuing_positive_pay_required
+                .unwrap_or(current.check_issuing_positive_pay_required);
+            let now = clock.now();
+            if !repo::update_account_number(tx, platform_id, &current.id, &description, flag, now)
+                .await?
+            {
+                return Err(BankAccountError::AccountNumberNotFound);
+            }
+            find_account_number(tx, platform_id, current.id.as_str()).await
+        })
+    })
+    .await
+}
+
+/// One page of the account numbers of the account addressed by `bank_account_id`, newest first.
+pub async fn list_account_numbers(
+    db: &Db,
+    platform_id: &PlatformId,
+    bank_account_id: &str,
+    page: &PageRequest,
+) -> Result<Page<AccountNumberRecord>> {
+    db.read(|tx| {
+        Box::pin(async move {
+            let account = find(tx, platform_id, bank_account_id).await?;
+            Ok(
+                repo::list_account_numbers(tx, platform_id, &account.id, SortOrder::Desc, page)
+                    .await?,
+            )
+        })
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_account() -> NewBankAccount {
+        NewBankAccount {
+            entity_id: "enti_x".into(),
+            description: "Operating".into(),
+            display_name: None,
+            currency_code: None,
+            is_overdraftable: None,
+            overdraft_reserve_account_id: None,
+        }
+    }
+
+    #[test]
+    fn new_accounts_default_to_usd_and_check_their_shape() {
+        let valid = new_account().validate().expect("valid");
+        assert_eq!(valid.currency, Currency::usd());
+        assert!(!valid.is_overdraftable);
+        let short = NewBankAccount {
+            description: "ab".into(),
+            ..new_account()
+        };
+        assert!(matches!(
+            short.validate(),
+            Err(BankAccountError::InvalidField("description", _))
+        ));
+        let long = NewBankAccount {
+            description: "é".repeat(256),
+            ..new_account()
+        };
+        assert!(matches!(
+            long.validate(),
+            Err(BankAccountError::InvalidField("description", _))
+        ));
+        let ok = NewBankAccount {
+            description: "é".repeat(255),
+            ..new_account()
+        };
+        assert!(ok.validate().is_ok());
+        let xxx = NewBankAccount {
+            currency_code: Some("XXX".into()),
+            ..new_account()
+        };
+        assert!(
+            matches!(xxx.validate(), Err(BankAccountError::UnsupportedCurrency(c)) if c == "XXX")
+        );
+        let no_reserve = NewBankAccount {
+            is_overdraftable: Some(true),
+            ..new_account()
+        };
+        assert!(matches!(
+            no_reserve.validate(),
+            Err(BankAccountError::InvalidField(
+                "overdraft_reserve_account_id",
+                _
+            ))
+        ));
+    }
+
+    #[test]
+    fn balance_conditions_without_currency_have_one_bound_per_exponent() {
+        let c = balance_condition(Comparison::Gte, 1234, None);
+        let bounds: Vec<(Option<i64>, bool, bool)> = c
+            .arms
+            .iter()
+            .map(|a| {
+                let codes = a.currencies.clone().unwrap_or_default();
+                (a.bound, codes.contains(&"JPY"), codes.contains(&"BHD"))
+            })
+            .collect();
+        // JPY: x >= 12.34 ⇔ x >= 13; USD: 1234; BHD: 12340.
+        assert!(bounds.contains(&(Some(13), true, false)));
+        assert!(bounds.contains(&(Some(1234), false, false)));
+        assert!(bounds.contains(&(Some(12340), false, true)));
+        let with_currency = balance_condition(Comparison::Gte, 1234, Currency::from_code("JPY"));
+        assert_eq!(
+            with_currency.arms,
+            vec![BalanceArm {
+                currencies: None,
+                bound: Some(1234)
+            }]
+        );
+    }
+
+    #[test]
+    fn overflowing_balance_bounds_match_all_or_nothing() {
+        // BHD multiplies by ten: i64::MAX overflows. Nothing is above it; everything is below.
+        let gt = balance_condition(Comparison::Gt, i64::MAX, None);
+        assert!(
+            gt.arms
+                .iter()
+                .all(|a| !a.currencies.clone().unwrap_or_default().contains(&"BHD"))
+        );
+        let lt = balance_condition(Comparison::Lt, i64::MAX, None);
+        assert!(lt.arms.iter().any(|a| {
+            a.bound.is_none() && a.currencies.clone().unwrap_or_default().contains(&"BHD")
+        }));
+        let gt_min = balance_condition(Comparison::Gt, i64::MIN, None);
+        assert!(gt_min.arms.iter().any(|a| {
+            a.bound.is_none() && a.currencies.clone().unwrap_or_default().contains(&"BHD")
+        }));
+    }
+}

@@ -1,0 +1,936 @@
+//! Entities (persons and businesses): creation and update with sandbox verification, deletion,
+//! associated persons and additional compliance requirements.
+//!
+//! Validation is split by the contract's error precedence: [`PersonChanges::parse`],
+//! [`BusinessChanges::parse`], [`NewAssociation::parse`] and the additional-requirements check
+//! judge the request's shape (400 `invalid_request` / `invalid_additional_requirements`) before
+//! anything is looked up; the operations then answer 404 for entities that are absent, deleted or
+//! another platform's, and only then apply business rules (type mismatch, already linked, bank
+//! accounts still open).
+//!
+//! Sandbox verification is the only verification this server has, so it runs for `test_` and
+//! `live_` keys alike (they see the same data): `VERIFIED`, except a `last_name` /
+//! `business_name` of exactly `Review` (`MANUAL_REVIEW`, one review reason) or `Denied`.
+
+use std::collections::BTreeMap;
+
+use bank_api::models::{
+    AdditionalRequirementField, Address, AssociatedPersonRole, CreateBusinessEntityRequest,
+    CreatePersonEntityRequest, RequirementFieldType, RequirementValue, UpdateBusinessEntityRequest,
+    UpdatePersonEntityRequest,
+};
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::clock::Clock;
+use crate::domain::documents::{self, LinkSigner};
+use crate::domain::ids::{EntityId, PlatformId};
+use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::store::documents::{self as documents_repo, DocumentRecord};
+use crate::store::entities::{
+    self as repo, AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, Lock,
+};
+use crate::store::{Db, Retryable, StoreError, Tx, platforms};
+
+pub const PERSON: &str = "PERSON";
+pub const BUSINESS: &str = "BUSINESS";
+/// The review reason the sandbox gives a `Review` name.
+pub const SANDBOX_REVIEW_REASON: &str = "other_review_reason";
+
+/// Failures of entity operations. HTTP-agnostic.
+#[derive(Debug, thiserror::Error)]
+pub enum EntityError {
+    #[error("entity not found")]
+    NotFound,
+    /// Fields of the request are invalid; field path → message.
+    #[error("invalid request")]
+    InvalidFields(BTreeMap<String, String>),
+    #[error("{0}")]
+    TypeMismatch(&'static str),
+    #[error("the person is already associated with this business")]
+    AlreadyLinked,
+    #[error("the entity still owns bank accounts that are not deleted")]
+    HasBankAccounts,
+    /// Submitted additional requirements are invalid; field name → message.
+    #[error("invalid additional requirements")]
+    InvalidAdditionalRequirements(BTreeMap<String, String>),
+    #[error(transparent)]
+    Pagination(PaginationError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<PaginationError> for EntityError {
+    fn from(e: PaginationError) -> Self {
+        match e {
+            PaginationError::Store(e) => EntityError::Store(e),
+            other => EntityError::Pagination(other),
+        }
+    }
+}
+
+impl Retryable for EntityError {
+    fn is_retryable(&self) -> bool {
+        matches!(self, EntityError::Store(e) if e.is_retryable())
+    }
+}
+
+/// Collects field errors so that one answer names every offending field.
+#[derive(Default)]
+struct FieldErrors(BTreeMap<String, String>);
+
+impl FieldErrors {
+    fn add(&mut self, field: &str, message: impl Into<String>) {
+        self.0
+            .entry(field.to_owned())
+            .or_insert_with(|| message.into());
+    }
+
+    fn finish<T>(self, value: T) -> Result<T, EntityError> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(EntityError::InvalidFields(self.0))
+        }
+    }
+}
+
+/// A name field: trimmed, and not blank.
+fn name_field(errors: &mut FieldErrors, field: &str, value: Option<String>) -> Option<String> {
+    let value = value?.trim().to_owned();
+    if value.is_empty() || value.chars().any(char::is_control) {
+        errors.add(field, "must not be blank or contain control characters");
+        return None;
+    }
+    Some(value)
+}
+
+/// An optional free-text field: trimmed; blank means "not given".
+fn text_field(value: Option<String>) -> Option<String> {
+    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+}
+
+/// A plain email address: `local@domain.tld`, no spaces, quotes or angle brackets, at most 254
+/// characters, a domain of dot-separated letter/digit/hyphen labels.
+pub fn is_plain_email(text: &str) -> bool {
+    let Some((local, domain)) = text.split_once('@') else {
+        return false;
+    };
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b));
+    let labels: Vec<&str> = domain.split('.').collect();
+    let domain_ok = labels.len() >= 2
+        && labels.iter().all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    text.len() <= 254 && local_ok && domain_ok
+}
+
+/// An absolute URI: a scheme, a colon and at least one more visible character, no spaces.
+fn is_uri(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once(':') else {
+        return false;
+    };
+    let mut s = scheme.bytes();
+    s.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && s.all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Validated changes to a PERSON (creation is "every required field present").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PersonChanges {
+    pub first_name: Option<String>,
+    pub middle_name: Option<String>,
+    pub last_name: Option<String>,
+    pub date_of_birth: Option<NaiveDate>,
+    pub email: Option<String>,
+    /// The last four digits of a submitted SSN; the rest is dropped here and never stored.
+    pub ssn_last_4: Option<String>,
+    pub address: Option<Address>,
+}
+
+impl PersonChanges {
+    /// Validates the fields of a person request; `today` bounds the date of birth.
+    pub fn parse(
+        req: UpdatePersonEntityRequest,
+        today: NaiveDate,
+    ) -> Result<PersonChanges, EntityError> {
+        let mut errors = FieldErrors::default();
+        let first_name = name_field(&mut errors, "first_name", req.first_name);
+        let last_name = name_field(&mut errors, "last_name", req.last_name);
+        if req.date_of_birth.is_some_and(|dob| dob > today) {
+            errors.add("date_of_birth", "must not be in the future");
+        }
+        let email = req.email.map(|e| e.trim().to_owned());
+        if email.as_deref().is_some_and(|e| !is_plain_email(e)) {
+            errors.add("email", "must be a plain email address (name@example.com)");
+        }
+        let ssn_last_4 = match req.ssn {
+            None => None,
+            Some(ssn) if ssn.len() == 9 && ssn.bytes().all(|b| b.is_ascii_digit()) => {
+                Some(ssn[5..].to_owned())
+            }
+            Some(_) => {
+                errors.add("ssn", "must be 9 digits without separators");
+                None
+            }
+        };
+        let changes = PersonChanges {
+            first_name,
+            middle_name: text_field(req.middle_name),
+            last_name,
+            date_of_birth: req.date_of_birth,
+            email,
+            ssn_last_4,
+            address: req.address,
+        };
+        errors.finish(changes)
+    }
+
+    /// Validates a creation request (the schema already requires both names).
+    pub fn parse_new(
+        req: CreatePersonEntityRequest,
+        today: NaiveDate,
+    ) -> Result<PersonChanges, EntityError> {
+        let update = UpdatePersonEntityRequest {
+            first_name: Some(req.first_name),
+            middle_name: req.middle_name,
+            last_name: Some(req.last_name),
+            date_of_birth: req.date_of_birth,
+            email: req.email,
+            ssn: req.ssn,
+            address: req.address,
+        };
+        PersonChanges::parse(update, today)
+    }
+}
+
+/// Validated changes to a BUSINESS.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BusinessChanges {
+    pub business_name: Option<String>,
+    pub address: Option<Address>,
+    pub countries_of_operation: Option<Vec<String>>,
+    pub description: Option<String>,
+    pub ein: Option<String>,
+    pub industry: Option<String>,
+    pub legal_type: Option<String>,
+    pub state_of_incorporation: Option<String>,
+    pub website: Option<String>,
+    pub year_of_incorporation: Option<String>,
+}
+
+impl BusinessChanges {
+    pub fn parse(req: UpdateBusinessEntityRequest) -> Result<BusinessChanges, EntityError> {
+        let mut errors = FieldErrors::default();
+        let business_name = name_field(&mut errors, "business_name", req.business_name);
+        let website = req.website.map(|w| w.trim().to_owned());
+        if website.as_deref().is_some_and(|w| !is_uri(w)) {
+            errors.add("website", "must be an absolute URI (https://example.com)");
+        }
+        let ein_ok = |ein: &str| ein.len() == 9 && ein.bytes().all(|b| b.is_ascii_digit());
+        if req.ein.as_deref().is_some_and(|ein| !ein_ok(ein)) {
+            errors.add("ein", "must be 9 digits without separators");
+        }
+        let changes = BusinessChanges {
+            business_name,
+            address: req.address,
+            countries_of_operation: req.countries_of_operation,
+            description: text_field(req.description),
+            ein: req.ein,
+            industry: text_field(req.industry),
+            legal_type: text_field(req.legal_type),
+            state_of_incorporation: text_field(req.state_of_incorporation),
+            website,
+            year_of_incorporation: req.year_of_incorporation,
+        };
+        errors.finish(changes)
+    }
+
+    /// Validates a creation request (the schema already requires `business_name`).
+    pub fn parse_new(req: CreateBusinessEntityRequest) -> Result<BusinessChanges, EntityError> {
+        BusinessChanges::parse(UpdateBusinessEntityRequest {
+            business_name: Some(req.business_name),
+            address: req.address,
+            countries_of_operation: req.countries_of_operation,
+            description: req.description,
+            ein: req.ein,
+            industry: req.industry,
+            legal_type: req.legal_type,
+            state_of_incorporation: req.state_of_incorporation,
+            website: req.website,
+            year_of_incorporation: req.year_of_incorporation,
+        })
+    }
+}
+
+/// The sandbox verification outcome for a person's last name or a business name.
+pub fn sandbox_verification(name: &str) -> (&'static str, Vec<String>) {
+    match name {
+        "Review" => ("MANUAL_REVIEW", vec![SANDBOX_REVIEW_REASON.to_owned()]),
+        "Denied" => ("DENIED", Vec::new()),
+        _ => ("VERIFIED", Vec::new()),
+    }
+}
+
+/// Sets name and verification from the type's fields. The root entity was verified with its
+/// platform and stays so: other accounts of the platform depend on it.
+fn reverify(row: &mut EntityRow) {
+    let core = &mut row.core;
+    let (name, magic) = if core.entity_type == PERSON {
+        let first = core.first_name.clone().unwrap_or_default();
+        let last = core.last_name.clone().unwrap_or_default();
+        (format!("{first} {last}"), last)
+    } else {
+        let name = core.business_name.clone().unwrap_or_default();
+        (name.clone(), name)
+    };
+    core.name = name;
+    if core.is_root {
+        return;
+    }
+    let (status, reasons) = sandbox_verification(&magic);
+    core.verification_status = status.to_owned();
+    row.details.review_reasons = reasons;
+}
+
+fn apply_person(row: &mut EntityRow, c: &PersonChanges) {
+    let (core, d) = (&mut row.core, &mut row.details);
+    if let Some(v) = &c.first_name {
+        core.first_name = Some(v.clone());
+    }
+    if let Some(v) = &c.last_name {
+        core.last_name = Some(v.clone());
+    }
+    if c.middle_name.is_some() {
+        d.middle_name.clone_from(&c.middle_name);
+    }
+    if c.date_of_birth.is_some() {
+        d.date_of_birth = c.date_of_birth;
+    }
+    if c.email.is_some() {
+        d.email.clone_from(&c.email);
+    }
+    if c.ssn_last_4.is_some() {
+        d.ssn_last_4.clone_from(&c.ssn_last_4);
+    }
+    if c.address.is_some() {
+        d.address.clone_from(&c.address);
+    }
+    reverify(row);
+}
+
+fn apply_business(row: &mut EntityRow, c: &BusinessChanges) {
+    let (core, d) = (&mut row.core, &mut row.details);
+    if let Some(v) = &c.business_name {
+        core.business_name = Some(v.clone());
+    }
+    let replace = |target: &mut Option<String>, value: &Option<String>| {
+        if value.is_some() {
+            target.clone_from(value);
+        }
+    };
+    replace(&mut d.description, &c.description);
+    replace(&mut d.ein, &c.ein);
+    replace(&mut d.industry, &c.industry);
+    replace(&mut d.legal_type, &c.legal_type);
+    replace(&mut d.state_of_incorporation, &c.state_of_incorporation);
+    replace(&mut d.website, &c.website);
+    replace(&mut d.year_of_incorporation, &c.year_of_incorporation);
+    if let Some(countries) = &c.countries_of_operation {
+        d.countries_of_operation.clone_from(countries);
+    }
+    if c.address.is_some() {
+        d.address.clone_from(&c.address);
+    }
+    reverify(row);
+}
+
+fn new_row(platform_id: &PlatformId, entity_type: &str, now: DateTime<Utc>) -> EntityRow {
+    EntityRow {
+        core: EntityRecord {
+            id: EntityId::generate(now),
+            platform_id: platform_id.clone(),
+            entity_type: entity_type.to_owned(),
+            name: String::new(),
+            is_root: false,
+            requires_screening: false,
+            verification_status: "UNVERIFIED".to_owned(),
+            first_name: None,
+            last_name: None,
+            business_name: None,
+            created_at: now,
+            updated_at: now,
+        },
+        details: EntityDetails::default(),
+    }
+}
+
+/// Creates a PERSON inside `tx` (the caller's idempotent write transaction).
+pub async fn create_person_in(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    changes: &PersonChanges,
+) -> Result<EntityRow, EntityError> {
+    let mut row = new_row(platform_id, PERSON, clock.now());
+    apply_person(&mut row, changes);
+    repo::insert_full(tx, &row).await?;
+    Ok(row)
+}
+
+/// Creates a BUSINESS inside `tx` (the caller's idempotent write transaction).
+pub async fn create_business_in(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    changes: &BusinessChanges,
+) -> Result<EntityRow, EntityError> {
+    let mut row = new_row(platform_id, BUSINESS, clock.now());
+    apply_business(&mut row, changes);
+    repo::insert_full(tx, &row).await?;
+    Ok(row)
+}
+
+/// An entity with its documents (newest first), as the entity record shows it.
+#[derive(Debug, Clone)]
+pub struct EntityView {
+    pub entity: EntityRow,
+    pub documents: Vec<DocumentRecord>,
+}
+
+/// The changes of a PATCH, by entity type.
+#[derive(Debug, Clone)]
+pub enum EntityChanges {
+    Person(PersonChanges),
+    Business(BusinessChanges),
+}
+
+/// Applies a PATCH to a live entity of the platform (404 otherwise; 400 for the wrong type).
+pub async fn update(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+    changes: &EntityChanges,
+) -> Result<(EntityView, LinkSigner), EntityError> {
+    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+    db.write(|tx| {
+        let id = &id;
+        Box::pin(async move {
+            let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            match changes {
+                EntityChanges::Person(c) if row.core.entity_type == PERSON => {
+                    apply_person(&mut row, c)
+                }
+                EntityChanges::Business(c) if row.core.entity_type == BUSINESS => {
+                    apply_business(&mut row, c)
+                }
+                EntityChanges::Person(_) => {
+                    return Err(EntityError::TypeMismatch("the entity is not a PERSON"));
+                }
+                EntityChanges::Business(_) => {
+                    return Err(EntityError::TypeMismatch("the entity is not a BUSINESS"));
+                }
+            }
+            row.core.updated_at = clock.now();
+            if !repo::update_full(tx, &row).await? {
+                return Err(EntityError::NotFound);
+            }
+            let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
+            let key = documents::signing_key_in(tx, clock).await?;
+            Ok((
+                EntityView {
+                    entity: row,
+                    documents,
+                },
+                LinkSigner::new(key, clock.now()),
+            ))
+        })
+    })
+    .await
+}
+
+/// One live entity of the platform with its documents.
+pub async fn get(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+) -> Result<(EntityView, LinkSigner), EntityError> {
+    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+    let key = documents::signing_key(db, clock).await?;
+    let view = db
+        .read(|tx| {
+            let id = &id;
+            Box::pin(async move {
+                let entity = repo::get_full(tx, platform_id, id, Lock::None)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
+                Ok::<_, EntityError>(EntityView { entity, documents })
+            })
+        })
+        .await?;
+    Ok((view, LinkSigner::new(key, clock.now())))
+}
+
+/// One page of the platform's live entities, each with its documents.
+pub async fn list(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    filter: &EntityFilter,
+    request: &PageRequest,
+) -> Result<(Page<EntityView>, LinkSigner), EntityError> {
+    let key = documents::signing_key(db, clock).await?;
+    let page = db
+        .read(|tx| {
+            Box::pin(async move {
+                let page = repo::list_full(tx, platform_id, filter, request).await?;
+                let ids: Vec<&EntityId> = page.items.iter().map(|e| &e.core.id).collect();
+                let mut documents =
+                    documents_repo::list_for_entities(tx, platform_id, &ids).await?;
+                let items = page
+                    .items
+                    .iter()
+                    .map(|entity| {
+                        // `documents` is newest first; extracting keeps that order per entity.
+                        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut documents)
+                            .into_iter()
+                            .partition(|d| d.entity_id.as_ref() == Some(&entity.core.id));
+                        documents = rest;
+                        EntityView {
+                            entity: entity.clone(),
+                            documents: mine,
+                        }
+                    })
+                    .collect();
+                Ok::<_, EntityError>(Page {
+                    items,
+                    has_more: page.has_more,
+                })
+            })
+        })
+        .await?;
+    Ok((page, LinkSigner::new(key, clock.now())))
+}
+
+/// Deletes a live entity that owns no bank account that is still open or frozen.
+pub async fn delete(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+) -> Result<(), EntityError> {
+    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+    db.write(|tx| {
+        let id = &id;
+        Box::pin(async move {
+            // Locked for delete: a transaction adding this entity as an owner holds a KEY SHARE
+            // lock on the row (its foreign-key check), so this waits for it and then sees the
+            // new owner. TODO-correctness: a transaction that read the entity as live before this
+            // commit and inserts its owner after it can still slip in on PostgreSQL, unless it
+            // re-reads the entity with a lock.
+            repo::get_full(tx, platform_id, id, Lock::ForDelete)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            if repo::owns_unclosed_bank_accounts(tx, platform_id, id).await? {
+                return Err(EntityError::HasBankAccounts);
+            }
+            if !repo::mark_deleted(tx, platform_id, id, clock.now()).await? {
+                return Err(EntityError::NotFound);
+            }
+            Ok(())
+        })
+    })
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// Associated persons
+// ---------------------------------------------------------------------------------------------
+
+/// A validated request to link a person to a business.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAssociation {
+    /// As sent: a malformed id is "not found" like an unknown one.
+    pub person_entity_id: String,
+    pub roles: Vec<AssociatedPersonRole>,
+    pub title_in_business: Option<String>,
+}
+
+impl NewAssociation {
+    pub fn parse(
+        person_entity_id: String,
+        roles: Vec<AssociatedPersonRole>,
+        title_in_business: Option<String>,
+    ) -> Result<NewAssociation, EntityError> {
+        let mut errors = FieldErrors::default();
+        if roles.is_empty() {
+            errors.add("roles", "must name at least one role");
+        }
+        let mut seen = roles.clone();
+        seen.sort();
+        seen.dedup();
+        if seen.len() != roles.len() {
+            errors.add("roles", "must not repeat a role");
+        }
+        let new = NewAssociation {
+            person_entity_id,
+            roles,
+            title_in_business: text_field(title_in_business),
+        };
+        errors.finish(new)
+    }
+}
+
+/// Links a PERSON to a BUSINESS of the same platform.
+pub async fn create_association(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    business_id: &str,
+    new: &NewAssociation,
+) -> Result<(AssociationRecord, EntityRow), EntityError> {
+    let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
+    let person_id = EntityId::parse(&new.person_entity_id).ok_or(EntityError::NotFound)?;
+    db.write(|tx| {
+        let (business_id, person_id) = (&business_id, &person_id);
+        Box::pin(async move {
+            // Both lookups come before the type checks: 404 precedes business-rule 400s.
+            let business = repo::get_full(tx, platform_id, business_id, Lock::None)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            let person = repo::get_full(tx, platform_id, person_id, Lock::None)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            if business.core.entity_type != BUSINESS {
+                return Err(EntityError::TypeMismatch(
+                    "the entity in the path is not a BUSINESS",
+                ));
+            }
+            if person.core.entity_type != PERSON {
+                return Err(EntityError::TypeMismatch(
+                    "person_entity_id is not a PERSON entity",
+                ));
+            }
+            let link = AssociationRecord {
+                platform_id: platform_id.clone(),
+                business_entity_id: business_id.clone(),
+                person_entity_id: person_id.clone(),
+                roles: new.roles.iter().map(|r| r.as_str().to_owned()).collect(),
+                title_in_business: new.title_in_business.clone(),
+                created_at: clock.now(),
+            };
+            if !repo::insert_association(tx, &link).await? {
+                return Err(EntityError::AlreadyLinked);
+            }
+            Ok((link, person))
+        })
+    })
+    .await
+}
+
+/// One page of the persons linked to a BUSINESS, newest link first.
+pub async fn list_associations(
+    db: &Db,
+    platform_id: &PlatformId,
+    business_id: &str,
+    request: &PageRequest,
+) -> Result<Page<(AssociationRecord, EntityRow)>, EntityError> {
+    let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
+    db.read(|tx| {
+        let business_id = &business_id;
+        Box::pin(async move {
+            let business = repo::get_full(tx, platform_id, business_id, Lock::None)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            if business.core.entity_type != BUSINESS {
+                return Err(EntityError::TypeMismatch(
+                    "the entity in the path is not a BUSINESS",
+                ));
+            }
+            Ok(repo::list_associations(tx, platform_id, business_id, request).await?)
+        })
+    })
+    .await
+}
+
+// ---------------------------------------------------------------------------------------------
+// Additional requirements
+// ---------------------------------------------------------------------------------------------
+
+/// What an entity submitted and which required fields are still missing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequirementsView {
+    pub entity_id: EntityId,
+    pub submitted: BTreeMap<String, RequirementValue>,
+    /// In the order of the platform's field list.
+    pub missing: Vec<String>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// The platform's field list, as `PATCH /platform` stored it.
+async fn requirement_fields(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+) -> Result<Vec<AdditionalRequirementField>, StoreError> {
+    let platform = platforms::get(tx, platform_id)
+        .await?
+        .ok_or_else(|| StoreError::Corrupt("the caller's platform does not exist".into()))?;
+    serde_json::from_str(&platform.additional_requirements)
+        .map_err(|e| StoreError::Corrupt(format!("platforms.additional_requirements: {e}")))
+}
+
+fn view_of(row: &EntityRow, fields: &[AdditionalRequirementField]) -> RequirementsView {
+    let submitted = row.details.additional_requirements.clone();
+    let missing = fields
+        .iter()
+        .filter(|f| f.required && !submitted.contains_key(&f.name))
+        .map(|f| f.name.clone())
+        .collect();
+    RequirementsView {
+        entity_id: row.core.id.clone(),
+        submitted,
+        missing,
+        updated_at: row.details.additional_requirements_updated_at,
+    }
+}
+
+/// Why `value` does not fit `field`, if it does not.
+pub fn check_requirement(
+    field: &AdditionalRequirementField,
+    value: &RequirementValue,
+) -> Result<(), String> {
+    use RequirementFieldType as T;
+    let text = match (field.r#type, value) {
+        (T::Boolean, RequirementValue::Boolean(_)) | (T::Integer, RequirementValue::Integer(_)) => {
+            return Ok(());
+        }
+        (T::Boolean, _) => return Err("must be a boolean".into()),
+        (T::Integer, _) => return Err("must be an integer".into()),
+        (_, RequirementValue::String(s)) => s,
+        (_, _) => return Err("must be a string".into()),
+    };
+    if let Some(max) = field.max_length
+        && i64::try_from(text.chars().count()).unwrap_or(i64::MAX) > i64::from(max)
+    {
+        return Err(format!("must be at most {max} characters long"));
+    }
+    match field.r#type {
+        T::Email if !is_plain_email(text) => {
+            Err("must be a plain email address (name@example.com)".into())
+        }
+        T::Phone if !is_e164(text) => {
+            Err("must be an E.164 phone number (+ and 8 to 15 digits)".into())
+        }
+        T::Date if text.len() != 10 || NaiveDate::parse_from_str(text, "%Y-%m-%d").is_err() => {
+            Err("must be a date (YYYY-MM-DD)".into())
+        }
+        T::Enum if !field.values.as_ref().is_some_and(|v| v.contains(text)) => Err(format!(
+            "must be one of {}",
+            field.values.as_deref().unwrap_or_default().join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `+` followed by 8 to 15 digits.
+fn is_e164(text: &str) -> bool {
+    text.strip_prefix('+').is_some_and(|digits| {
+        (8..=15).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Validates every submitted value against the platform's list; one message per bad field.
+pub fn validate_requirements(
+    fields: &[AdditionalRequirementField],
+    submitted: &BTreeMap<String, RequirementValue>,
+) -> Result<(), EntityError> {
+    let mut errors = BTreeMap::new();
+    for (name, value) in submitted {
+        match fields.iter().find(|f| &f.name == name) {
+            None => {
+                errors.insert(
+                    name.clone(),
+                    "is not an additional requirement of this platform".to_owned(),
+                );
+            }
+            Some(field) => {
+                if let Err(message) = check_requirement(field, value) {
+                    errors.insert(name.clone(), message);
+                }
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(EntityError::InvalidAdditionalRequirements(errors))
+    }
+}
+
+/// The additional requirements of a live entity.
+pub async fn get_requirements(
+    db: &Db,
+    platform_id: &PlatformId,
+    id: &str,
+) -> Result<RequirementsView, EntityError> {
+    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+    db.read(|tx| {
+        let id = &id;
+        Box::pin(async move {
+            let row = repo::get_full(tx, platform_id, id, Lock::None)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            let fields = requirement_fields(tx, platform_id).await?;
+            Ok(view_of(&row, &fields))
+        })
+    })
+    .await
+}
+
+/// Validates `submitted` against the platform's list and merges it into the entity's values.
+pub async fn submit_requirements(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    id: &str,
+    submitted: &BTreeMap<String, RequirementValue>,
+) -> Result<RequirementsView, EntityError> {
+    let id = EntityId::parse(id);
+    db.write(|tx| {
+        let id = &id;
+        Box::pin(async move {
+            // The values are judged first (a 400 for the request's shape precedes the 404).
+            let fields = requirement_fields(tx, platform_id).await?;
+            validate_requirements(&fields, submitted)?;
+            let id = id.as_ref().ok_or(EntityError::NotFound)?;
+            let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
+                .await?
+                .ok_or(EntityError::NotFound)?;
+            if !submitted.is_empty() {
+                let now = clock.now();
+                let merged = &mut row.details.additional_requirements;
+                merged.extend(submitted.iter().map(|(k, v)| (k.clone(), v.clone())));
+                if !repo::set_additional_requirements(tx, platform_id, id, merged, now).await? {
+                    return Err(EntityError::NotFound);
+                }
+                row.details.additional_requirements_updated_at = Some(now);
+            }
+            Ok(view_of(&row, &fields))
+        })
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, t: RequirementFieldType) -> AdditionalRequirementField {
+        AdditionalRequirementField {
+            name: name.into(),
+            r#type: t,
+            required: false,
+            values: None,
+            max_length: None,
+        }
+    }
+
+    #[test]
+    fn plain_emails_are_accepted_and_others_refused() {
+        for ok in ["a@b.co", "first.last+tag@sub.example.org", "x_y@a-b.io"] {
+            assert!(is_plain_email(ok), "{ok}");
+        }
+        for bad in [
+            "", "a", "a@b", "@b.co", "a@.co", "a@b..co", "a b@c.co", "<a@b.co>", "a@b.co ",
+            "a@@b.co", ".a@b.co", "a@-b.co",
+        ] {
+            assert!(!is_plain_email(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn phones_must_be_e164() {
+        assert!(is_e164("+14155550123"));
+        assert!(is_e164("+12345678"));
+        assert!(!is_e164("+1234567"));
+        assert!(!is_e164("+1234567890123456"));
+        assert!(!is_e164("14155550123"));
+        assert!(!is_e164("+1 415 555 0123"));
+    }
+
+    #[test]
+    fn requirement_values_follow_their_field_type() {
+        use RequirementFieldType as T;
+        use RequirementValue as V;
+        let s = |t: &str| V::String(t.to_owned());
+        assert!(check_requirement(&field("a", T::Boolean), &V::Boolean(true)).is_ok());
+        assert!(check_requirement(&field("a", T::Boolean), &s("true")).is_err());
+        assert!(check_requirement(&field("a", T::Integer), &V::Integer(3)).is_ok());
+        assert!(check_requirement(&field("a", T::Integer), &s("3")).is_err());
+        assert!(check_requirement(&field("a", T::String), &V::Integer(3)).is_err());
+        assert!(check_requirement(&field("a", T::Date), &s("2024-02-29")).is_ok());
+        assert!(check_requirement(&field("a", T::Date), &s("2023-02-29")).is_err());
+        assert!(check_requirement(&field("a", T::Date), &s("2024-2-9")).is_err());
+        assert!(check_requirement(&field("a", T::Phone), &s("+4930123456")).is_ok());
+        assert!(check_requirement(&field("a", T::Email), &s("nope")).is_err());
+        let mut limited = field("a", T::String);
+        limited.max_length = Some(3);
+        assert!(check_requirement(&limited, &s("abc")).is_ok());
+        assert!(check_requirement(&limited, &s("abcd")).is_err());
+        let mut tier = field("tier", T::Enum);
+        tier.values = Some(vec!["gold".into(), "silver".into()]);
+        assert!(check_requirement(&tier, &s("gold")).is_ok());
+        assert!(check_requirement(&tier, &s("bronze")).is_err());
+    }
+
+    #[test]
+    fn sandbox_names_decide_verification() {
+        assert_eq!(sandbox_verification("Lovelace"), ("VERIFIED", vec![]));
+        assert_eq!(
+            sandbox_verification("Review"),
+            ("MANUAL_REVIEW", vec![SANDBOX_REVIEW_REASON.to_owned()])
+        );
+        assert_eq!(sandbox_verification("Denied"), ("DENIED", vec![]));
+        assert_eq!(sandbox_verification("review"), ("VERIFIED", vec![]));
+    }
+
+    #[test]
+    fn only_the_last_four_ssn_digits_are_kept() {
+        let today = NaiveDate::from_ymd_opt(2025, 1, 1).unwrap_or_default();
+        let req = CreatePersonEntityRequest {
+            first_name: " Ada ".into(),
+            middle_name: None,
+            last_name: "Lovelace".into(),
+            date_of_birth: None,
+            email: None,
+            ssn: Some("123456789".into()),
+            address: None,
+        };
+        let changes = PersonChanges::parse_new(req, today).map_err(|e| e.to_string());
+        assert_eq!(
+            changes.as_ref().map(|c| c.ssn_last_4.as_deref()),
+            Ok(Some("6789"))
+        );
+        assert_eq!(
+            changes.as_ref().map(|c| c.first_name.as_deref()),
+            Ok(Some("Ada"))
+        );
+    }
+}

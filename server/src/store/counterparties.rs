@@ -1,0 +1,230 @@
+//! Counterparty rows. Deleted rows keep their data with `deleted_at` set and are invisible to
+//! every function here.
+
+use chrono::{DateTime, Utc};
+
+use super::{Row, Sql, StoreError, Tx, dialect};
+use crate::domain::ids::{CounterpartyId, PlatformId};
+use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
+
+/// A stored counterparty. Enumerations are in their wire spelling; `address` is JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterpartyRecord {
+    pub id: CounterpartyId,
+    pub routing_number: String,
+    /// `aba` or `bic`.
+    pub routing_number_type: String,
+    pub account_number: String,
+    /// `checking` or `savings`.
+    pub account_type: Option<String>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    pub address: Option<String>,
+    pub legal_id: Option<String>,
+    /// `business`, `non_profit`, `individual` or `sole_proprietor`.
+    pub legal_type: Option<String>,
+    pub local_bank_code: Option<String>,
+    pub local_account_number: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "id, routing_number, routing_number_type, account_number, account_type, \
+    name, description, email, phone, address, legal_id, legal_type, local_bank_code, \
+    local_account_number, created_at, updated_at";
+
+fn from_row(row: &Row) -> Result<CounterpartyRecord, StoreError> {
+    Ok(CounterpartyRecord {
+        id: CounterpartyId::from_trusted(row.get("id")?),
+        routing_number: row.get("routing_number")?,
+        routing_number_type: row.get("routing_number_type")?,
+        account_number: row.get("account_number")?,
+        account_type: row.get("account_type")?,
+        name: row.get("name")?,
+        description: row.get("description")?,
+        email: row.get("email")?,
+        phone: row.get("phone")?,
+        address: row.get("address")?,
+        legal_id: row.get("legal_id")?,
+        legal_type: row.get("legal_type")?,
+        local_bank_code: row.get("local_bank_code")?,
+        local_account_number: row.get("local_account_number")?,
+        created_at: row.get("created_at")?,
+        updated_at: row.get("updated_at")?,
+    })
+}
+
+pub async fn insert(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    c: &CounterpartyRecord,
+) -> Result<(), StoreError> {
+    let sql = Sql::new(format!(
+        "INSERT INTO counterparties (platform_id, {COLUMNS}) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ))
+    .bind(platform_id.as_str())
+    .bind(c.id.as_str())
+    .bind(&c.routing_number)
+    .bind(&c.routing_number_type)
+    .bind(&c.account_number)
+    .bind(c.account_type.clone())
+    .bind(c.name.clone())
+    .bind(c.description.clone())
+    .bind(c.email.clone())
+    .bind(c.phone.clone())
+    .bind(c.address.clone())
+    .bind(c.legal_id.clone())
+    .bind(c.legal_type.clone())
+    .bind(c.local_bank_code.clone())
+    .bind(c.local_account_number.clone())
+    .bind(c.created_at)
+    .bind(c.updated_at);
+    tx.execute(sql).await?;
+    Ok(())
+}
+
+/// The live counterparty, unless absent, deleted or another platform's.
+pub async fn get(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &CounterpartyId,
+) -> Result<Option<CounterpartyRecord>, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT {COLUMNS} FROM counterparties \
+         WHERE platform_id = ? AND id = ? AND deleted_at IS NULL"
+    ))
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    tx.fetch_optional(sql)
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Marks the live counterparty deleted at `now`; answers whether there was one to delete.
+pub async fn mark_deleted(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &CounterpartyId,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "UPDATE counterparties SET deleted_at = ?, updated_at = ? \
+         WHERE platform_id = ? AND id = ? AND deleted_at IS NULL",
+    )
+    .bind(now)
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    Ok(tx.execute(sql).await? > 0)
+}
+
+/// Sort key of the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    #[default]
+    CreatedAt,
+    Description,
+}
+
+/// The filters of the list; `None` and `false` filter nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListFilter {
+    /// Exact account number.
+    pub account_number: Option<String>,
+    /// Exact routing number.
+    pub routing_number: Option<String>,
+    pub created_gt: Option<DateTime<Utc>>,
+    pub created_gte: Option<DateTime<Utc>>,
+    pub created_lt: Option<DateTime<Utc>>,
+    pub created_lte: Option<DateTime<Utc>>,
+    /// Case-insensitive substring of the description.
+    pub description: Option<String>,
+    /// Case-insensitive substring of the name or description, or an exact id, account number or
+    /// routing number.
+    pub query: Option<String>,
+    /// Keep only the newest live counterparty of each (routing number, account number) pair.
+    pub deduplicate: bool,
+    pub sort: Sort,
+    pub order: Option<SortOrder>,
+}
+
+/// `description` sorts with absent descriptions as empty text: keyset comparisons need a
+/// `NOT NULL` key.
+const DESCRIPTION_KEY: SortKey = SortKey {
+    column: "COALESCE(description, '')",
+    kind: SortKind::Text,
+    id_column: "id",
+};
+
+/// One page of the platform's live counterparties matching `filter`, in the requested order
+/// (`desc` by default).
+pub async fn page(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    filter: &ListFilter,
+    request: &PageRequest,
+) -> Result<Page<CounterpartyRecord>, PaginationError> {
+    let key = match filter.sort {
+        Sort::CreatedAt => SortKey::CREATED_AT,
+        Sort::Description => DESCRIPTION_KEY,
+    };
+    let order = filter.order.unwrap_or(SortOrder::Desc);
+    let mut keyset = Keyset::new(COLUMNS, "counterparties", key, order)
+        .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
+        .filter(Sql::new("deleted_at IS NULL"));
+    if let Some(account_number) = &filter.account_number {
+        keyset = keyset.filter(Sql::new("account_number = ?").bind(account_number));
+    }
+    if let Some(routing_number) = &filter.routing_number {
+        keyset = keyset.filter(Sql::new("routing_number = ?").bind(routing_number));
+    }
+    let created = [
+        (">", filter.created_gt),
+        (">=", filter.created_gte),
+        ("<", filter.created_lt),
+        ("<=", filter.created_lte),
+    ];
+    for (op, bound) in created {
+        if let Some(bound) = bound {
+            keyset = keyset.filter(Sql::new(format!("created_at {op} ?")).bind(bound));
+        }
+    }
+    if let Some(needle) = &filter.description {
+        keyset = keyset.filter(
+            Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(needle)),
+        );
+    }
+    if let Some(query) = &filter.query {
+        let pattern = dialect::contains_pattern(query);
+        let sql = Sql::new(format!(
+            "{} OR {} OR id = ? OR account_number = ? OR routing_number = ?",
+            dialect::contains_ci("name"),
+            dialect::contains_ci("description"),
+        ))
+        .bind(pattern.clone())
+        .bind(pattern)
+        .bind(query)
+        .bind(query)
+        .bind(query);
+        keyset = keyset.filter(sql);
+    }
+    if filter.deduplicate {
+        // A filter rather than a GROUP BY, so keyset paging (and the cursor lookup, which runs
+        // through the same filters) works unchanged: a row stays only when no newer live row of
+        // the platform has the same pair. "Newer" is the list's own (created_at, id) order.
+        keyset = keyset.filter(Sql::new(
+            "NOT EXISTS (SELECT 1 FROM counterparties AS newer \
+             WHERE newer.platform_id = counterparties.platform_id \
+             AND newer.routing_number = counterparties.routing_number \
+             AND newer.account_number = counterparties.account_number \
+             AND newer.deleted_at IS NULL \
+             AND (newer.created_at, newer.id) > (counterparties.created_at, counterparties.id))",
+        ));
+    }
+    keyset.fetch(tx, request, from_row).await
+}

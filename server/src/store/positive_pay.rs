@@ -1,0 +1,139 @@
+//! ACH positive pay rule rows.
+
+use chrono::{DateTime, Utc};
+
+use super::{Row, Sql, StoreError, Tx};
+use crate::domain::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
+use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortOrder};
+
+/// A stored positive pay rule: ACH debits to `bank_account_id` from `ach_company_id` are allowed
+/// when `amount_condition` holds for the debit amount.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleRecord {
+    pub id: AchPositivePayRuleId,
+    pub bank_account_id: BankAccountId,
+    pub ach_company_id: String,
+    /// `equal`, `less_than_or_equal_to` or `any_amount`.
+    pub amount_condition: String,
+    /// Minor units; `None` exactly when the condition is `any_amount`.
+    pub amount: Option<i64>,
+    pub description: String,
+    pub created_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str =
+    "id, bank_account_id, ach_company_id, amount_condition, amount, description, created_at";
+
+fn from_row(row: &Row) -> Result<RuleRecord, StoreError> {
+    Ok(RuleRecord {
+        id: AchPositivePayRuleId::from_trusted(row.get("id")?),
+        bank_account_id: BankAccountId::from_trusted(row.get("bank_account_id")?),
+        ach_company_id: row.get("ach_company_id")?,
+        amount_condition: row.get("amount_condition")?,
+        amount: row.get("amount")?,
+        description: row.get("description")?,
+        created_at: row.get("created_at")?,
+    })
+}
+
+/// Every rule of the bank account (none when the account is another platform's), oldest first.
+/// An account has at most one rule per ACH company, so this stays small.
+pub async fn list_for_account(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+) -> Result<Vec<RuleRecord>, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT {COLUMNS} FROM ach_positive_pay_rules \
+         WHERE platform_id = ? AND bank_account_id = ? ORDER BY created_at, id"
+    ))
+    .bind(platform_id.as_str())
+    .bind(bank_account_id.as_str());
+    tx.fetch_all(sql).await?.iter().map(from_row).collect()
+}
+
+pub async fn insert(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    rule: &RuleRecord,
+) -> Result<(), StoreError> {
+    let sql = Sql::new(format!(
+        "INSERT INTO ach_positive_pay_rules (platform_id, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    ))
+    .bind(platform_id.as_str())
+    .bind(rule.id.as_str())
+    .bind(rule.bank_account_id.as_str())
+    .bind(&rule.ach_company_id)
+    .bind(&rule.amount_condition)
+    .bind(rule.amount)
+    .bind(&rule.description)
+    .bind(rule.created_at);
+    tx.execute(sql).await?;
+    Ok(())
+}
+
+/// Whether the bank account already has a rule for `ach_company_id`.
+pub async fn exists_for_company(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+    ach_company_id: &str,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(
+        "SELECT id FROM ach_positive_pay_rules \
+         WHERE platform_id = ? AND bank_account_id = ? AND ach_company_id = ?",
+    )
+    .bind(platform_id.as_str())
+    .bind(bank_account_id.as_str())
+    .bind(ach_company_id);
+    Ok(tx.fetch_optional(sql).await?.is_some())
+}
+
+/// The rule, unless absent or another platform's.
+pub async fn get(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &AchPositivePayRuleId,
+) -> Result<Option<RuleRecord>, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT {COLUMNS} FROM ach_positive_pay_rules WHERE platform_id = ? AND id = ?"
+    ))
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    tx.fetch_optional(sql)
+        .await?
+        .as_ref()
+        .map(from_row)
+        .transpose()
+}
+
+/// Deletes the rule; answers whether there was one (of this platform) to delete.
+pub async fn delete(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &AchPositivePayRuleId,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new("DELETE FROM ach_positive_pay_rules WHERE platform_id = ? AND id = ?")
+        .bind(platform_id.as_str())
+        .bind(id.as_str());
+    Ok(tx.execute(sql).await? > 0)
+}
+
+/// One page of the bank account's rules, newest first.
+pub async fn page(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    bank_account_id: &BankAccountId,
+    request: &PageRequest,
+) -> Result<Page<RuleRecord>, PaginationError> {
+    Keyset::new(
+        COLUMNS,
+        "ach_positive_pay_rules",
+        SortKey::CREATED_AT,
+        SortOrder::Desc,
+    )
+    .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
+    .filter(Sql::new("bank_account_id = ?").bind(bank_account_id.as_str()))
+    .fetch(tx, request, from_row)
+    .await
+}
