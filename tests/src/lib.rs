@@ -5,4 +5,5 @@
 //!   document after removing only framework noise.
 
 pub mod contract;
+pub mod process;
 pub mod spec_equivalence;
