@@ -1,6 +1,6 @@
-//! Conservation under contention: a thousand concurrent book transfers, holds, clears and
-//! cancels among five accounts (one of them overdraftable), then the books must balance to the
-//! cent. On PostgreSQL also with two bankd servers over the same database.
+//! Conservation under contention: a thousand concurrent book transfers, holds, clears, cancels
+//! and ACH credits and debits among five accounts (one of them overdraftable), then the books
+//! must balance to the cent. On PostgreSQL also with two bankd servers over the same database.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +18,7 @@ use crate::transfers::{
     Acct, Bal, assert_books_balance, balances, fund, open_account, root_account,
 };
 
-api_tests!(concurrent_transfers_holds_clears_and_cancels_conserve_money);
+api_tests!(concurrent_transfers_holds_clears_cancels_and_ach_conserve_money);
 
 mod two_servers_on_one_postgres_database_conserve_money {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -38,7 +38,7 @@ mod two_servers_on_one_postgres_database_conserve_money {
     }
 }
 
-async fn concurrent_transfers_holds_clears_and_cancels_conserve_money(app: TestApp) {
+async fn concurrent_transfers_holds_clears_cancels_and_ach_conserve_money(app: TestApp) {
     let base = app.base.clone();
     hammer(&app, &[base]).await;
 }
@@ -73,23 +73,34 @@ async fn spawn_second_server(app: &TestApp) -> (String, tokio::task::JoinHandle<
 }
 
 const ACCOUNTS: usize = 5;
+/// The last account is overdraftable.
+const OD: usize = ACCOUNTS - 1;
 const INITIAL: i64 = 10_000;
 const OVERDRAFT_INITIAL: i64 = 2_000;
 const RESERVE_INITIAL: i64 = 5_000;
 /// Holds made before the storm, each then cleared and canceled at the same time.
 const PRE_HOLDS: usize = 50;
-/// Requests of the storm (creates, clears, cancels, duplicate-key retries together).
+/// Requests of the storm (creates, clears, cancels, duplicate-key retries, ACH together).
 const STORM: usize = 1_000;
 
 /// What one request of the storm did.
 #[derive(Debug)]
 enum Outcome {
-    /// A created transfer (possibly the replay of a duplicate).
+    /// A created book transfer (possibly the replay of a duplicate).
     Created(String),
     /// A clear or cancel that won.
     Acted,
+    /// A recorded incoming ACH transfer (completed or returned).
+    Ach,
     /// A refusal the rules allow: insufficient funds, not on hold, key in use.
     Refused,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Create,
+    HoldAction,
+    Ach,
 }
 
 async fn post(
@@ -114,45 +125,70 @@ async fn post(
 }
 
 /// Classifies an answer; anything but success or an allowed refusal fails the test.
-fn classify(status: StatusCode, body: &Value, created: bool) -> Outcome {
-    match (status.as_u16(), body["code"].as_str()) {
-        (200, _) if created => Outcome::Created(body["id"].as_str().expect("id").to_owned()),
-        (200, _) => Outcome::Acted,
-        (400, Some("insufficient_funds" | "transfer_not_on_hold"))
-        | (409, Some("idempotency_key_in_use")) => Outcome::Refused,
+fn classify(status: StatusCode, body: &Value, kind: Kind) -> Outcome {
+    match (status.as_u16(), body["code"].as_str(), kind) {
+        (200, _, Kind::Create) => Outcome::Created(body["id"].as_str().expect("id").to_owned()),
+        (200, _, Kind::HoldAction) => Outcome::Acted,
+        (200, _, Kind::Ach) => Outcome::Ach,
+        (400, Some("insufficient_funds"), Kind::Create)
+        | (400, Some("transfer_not_on_hold"), Kind::HoldAction)
+        | (409, Some("idempotency_key_in_use"), Kind::Create) => Outcome::Refused,
         other => panic!("unexpected answer {other:?}: {body}"),
+    }
+}
+
+/// Every object of a list endpoint, walking its pages.
+async fn list_all(app: &TestApp, path: &str) -> BTreeMap<String, Value> {
+    let mut listed = BTreeMap::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let url = match &cursor {
+            Some(c) => format!("{path}?limit=100&starting_after={c}"),
+            None => format!("{path}?limit=100"),
+        };
+        let page = app.get(&url, &app.a.key).await.expect(200);
+        let items = page["transfers"].as_array().expect("list").clone();
+        for item in &items {
+            let id = item["id"].as_str().expect("id").to_owned();
+            assert!(
+                listed.insert(id, item.clone()).is_none(),
+                "listed twice: {item}"
+            );
+        }
+        if page["has_more"] == false {
+            return listed;
+        }
+        cursor = items
+            .last()
+            .and_then(|i| i["id"].as_str())
+            .map(str::to_owned);
     }
 }
 
 async fn hammer(app: &TestApp, bases: &[String]) {
     let t = &app.a;
     let reserve = root_account(app, t, 1).await;
+    let settlement = root_account(app, t, 2).await;
     fund(app, t, &reserve, RESERVE_INITIAL).await;
     let mut accounts: Vec<Acct> = Vec::new();
     for i in 0..ACCOUNTS {
-        let overdraftable = i == ACCOUNTS - 1;
-        let a = open_account(app, t, "USD", overdraftable).await;
+        let a = open_account(app, t, "USD", i == OD).await;
         fund(
             app,
             t,
             &a,
-            if overdraftable {
-                OVERDRAFT_INITIAL
-            } else {
-                INITIAL
-            },
+            if i == OD { OVERDRAFT_INITIAL } else { INITIAL },
         )
         .await;
         accounts.push(a);
     }
-    let od = accounts[ACCOUNTS - 1].id.clone();
     let mut rng = StdRng::seed_from_u64(0x5eed);
     let pick_pair = |rng: &mut StdRng| {
         let s = rng.gen_range(0..ACCOUNTS);
         let r = (s + rng.gen_range(1..ACCOUNTS)) % ACCOUNTS;
         (s, r)
     };
-    let body = |s: usize, r: usize, amount: i64, hold: bool, overdraft: bool| {
+    let book = |s: usize, r: usize, amount: i64, hold: bool, overdraft: bool| {
         json!({
             "amount": amount,
             "sender_bank_account_id": accounts[s].id,
@@ -161,50 +197,53 @@ async fn hammer(app: &TestApp, bases: &[String]) {
             "allow_overdraft": overdraft,
         })
     };
+    let must = |answer: (StatusCode, Value)| {
+        assert_eq!(answer.0, 200, "{}", answer.1);
+        answer.1["id"].as_str().expect("id").to_owned()
+    };
 
     // Holds made up front, to be cleared and canceled concurrently during the storm.
     let mut pre_holds = Vec::new();
     for _ in 0..PRE_HOLDS {
         let (s, r) = pick_pair(&mut rng);
-        let (status, b) = post(
+        let amount = rng.gen_range(1..=100);
+        let body = book(s, r, amount, true, false);
+        let id = must(
+            post(
+                &app.client,
+                &bases[0],
+                &t.key,
+                "/transfers/book",
+                &body,
+                None,
+            )
+            .await,
+        );
+        pre_holds.push((id, amount));
+    }
+    // The overdraftable account starts the storm overdrawn, so repayments race with new
+    // overdrafts on the reserve.
+    let body = book(OD, 0, OVERDRAFT_INITIAL + 500, false, true);
+    let overdraft_id = must(
+        post(
             &app.client,
             &bases[0],
             &t.key,
             "/transfers/book",
-            &body(s, r, rng.gen_range(1..=100), true, false),
+            &body,
             None,
         )
-        .await;
-        assert_eq!(status, 200, "{b}");
-        pre_holds.push((
-            b["id"].as_str().expect("id").to_owned(),
-            b["amount"].as_i64().expect("amount"),
-        ));
-    }
-
-    // The overdraftable account starts the storm overdrawn, so repayments race with new
-    // overdrafts on the reserve.
-    let (s, r) = (ACCOUNTS - 1, 0);
-    let (status, b) = post(
-        &app.client,
-        &bases[0],
-        &t.key,
-        "/transfers/book",
-        &body(s, r, OVERDRAFT_INITIAL + 500, false, true),
-        None,
-    )
-    .await;
-    assert_eq!(status, 200, "{b}");
-    let overdraft_id = b["id"].as_str().expect("id").to_owned();
+        .await,
+    );
 
     // The storm: every request spawned at once, spread over the servers.
     let mut tasks: JoinSet<Outcome> = JoinSet::new();
-    let mut spawn = |path: String, body: Value, idem: Option<String>, created: bool| {
+    let mut spawn = |path: String, body: Value, idem: Option<String>, kind: Kind| {
         let base = bases[tasks.len() % bases.len()].clone();
         let (client, key) = (app.client.clone(), t.key.clone());
         tasks.spawn(async move {
             let (status, answer) = post(&client, &base, &key, &path, &body, idem.as_deref()).await;
-            classify(status, &answer, created)
+            classify(status, &answer, kind)
         });
         tasks.len()
     };
@@ -216,19 +255,41 @@ async fn hammer(app: &TestApp, bases: &[String]) {
         } else {
             json!({})
         };
-        spawn(format!("/transfers/book/{id}/clear"), clear, None, false);
+        spawn(
+            format!("/transfers/book/{id}/clear"),
+            clear,
+            None,
+            Kind::HoldAction,
+        );
         n = spawn(
             format!("/transfers/book/{id}/cancel"),
             json!({}),
             None,
-            false,
+            Kind::HoldAction,
         );
     }
     let mut duplicates = 0;
     while n < STORM {
         let (s, r) = pick_pair(&mut rng);
-        // Mostly affordable amounts, some far beyond any balance.
-        // Holds are small (they keep money out of circulation until the end).
+        if rng.gen_bool(0.1) {
+            // Incoming ACH: every one contends for the settlement account; debits may return.
+            let direction = if rng.gen_bool(0.5) { "credit" } else { "debit" };
+            let body = json!({
+                "destination_account_number_id": accounts[s].number,
+                "amount": rng.gen_range(1..=1_500),
+                "company_id": "STORM00001",
+                "company_name": "Storm",
+            });
+            n = spawn(
+                format!("/simulate/receive-ach-{direction}"),
+                body,
+                None,
+                Kind::Ach,
+            );
+            continue;
+        }
+        // Mostly affordable amounts, some far beyond any balance; holds are small (they keep
+        // money out of circulation until the end).
         let hold = rng.gen_bool(0.15);
         let amount = if rng.gen_bool(0.1) {
             rng.gen_range(20_000..=50_000)
@@ -237,27 +298,30 @@ async fn hammer(app: &TestApp, bases: &[String]) {
         } else {
             rng.gen_range(1..=1_000)
         };
-        let overdraft = accounts[s].id == od && rng.gen_bool(0.7);
-        let b = body(s, r, amount, hold, overdraft);
+        let body = book(s, r, amount, hold, s == OD && rng.gen_bool(0.7));
         if rng.gen_bool(0.05) && n + 2 <= STORM {
             // The same request twice with one key: at most one transfer may come of it.
             let key = format!("dup-{duplicates}");
             duplicates += 1;
-            spawn("/transfers/book".into(), b.clone(), Some(key.clone()), true);
-            n = spawn("/transfers/book".into(), b, Some(key), true);
+            spawn(
+                "/transfers/book".into(),
+                body.clone(),
+                Some(key.clone()),
+                Kind::Create,
+            );
+            n = spawn("/transfers/book".into(), body, Some(key), Kind::Create);
         } else {
-            n = spawn("/transfers/book".into(), b, None, true);
+            n = spawn("/transfers/book".into(), body, None, Kind::Create);
         }
     }
-    let mut created = BTreeSet::new();
-    let mut acted = 0;
-    let mut refused = 0;
+    let (mut created, mut acted, mut ach, mut refused) = (BTreeSet::new(), 0, 0, 0);
     while let Some(outcome) = tasks.join_next().await {
         match outcome.expect("request task") {
             Outcome::Created(id) => {
                 created.insert(id);
             }
             Outcome::Acted => acted += 1,
+            Outcome::Ach => ach += 1,
             Outcome::Refused => refused += 1,
         }
     }
@@ -265,71 +329,53 @@ async fn hammer(app: &TestApp, bases: &[String]) {
         acted, PRE_HOLDS,
         "exactly one of each clear/cancel pair wins"
     );
-    assert!(refused >= PRE_HOLDS, "the losers of the races are refused");
 
-    // Every transfer ever accepted, as the server now has it.
-    let mut listed: BTreeMap<String, Value> = BTreeMap::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let path = match &cursor {
-            Some(c) => format!("/transfers/book?limit=100&starting_after={c}"),
-            None => "/transfers/book?limit=100".to_owned(),
+    // Every book transfer ever accepted, and nothing else, is recorded once.
+    let books = list_all(app, "/transfers/book").await;
+    let mut accepted: BTreeSet<String> = pre_holds.iter().map(|(id, _)| id.clone()).collect();
+    accepted.insert(overdraft_id);
+    accepted.extend(created.iter().cloned());
+    assert_eq!(books.keys().cloned().collect::<BTreeSet<_>>(), accepted);
+    // Every ACH transfer: the fundings and the storm's.
+    let achs = list_all(app, "/transfers/ach").await;
+    assert_eq!(achs.len(), 1 + ACCOUNTS + ach);
+
+    // The balances must be exactly what the recorded transfers say, from zero.
+    let mut expected: BTreeMap<String, Bal> = BTreeMap::new();
+    for tr in achs.values() {
+        if tr["status"] != "COMPLETED" {
+            assert_eq!(tr["type"], "DEBIT", "only debits return: {tr}");
+            continue;
+        }
+        let amount = tr["amount"].as_i64().expect("amount");
+        let signed = if tr["type"] == "CREDIT" {
+            amount
+        } else {
+            -amount
         };
-        let page = app.get(&path, &t.key).await.expect(200);
-        let items = page["transfers"].as_array().expect("list").clone();
-        for item in &items {
-            let id = item["id"].as_str().expect("id").to_owned();
-            assert!(
-                listed.insert(id, item.clone()).is_none(),
-                "a transfer listed twice"
-            );
-        }
-        if page["has_more"] == false {
-            break;
-        }
-        cursor = items
-            .last()
-            .and_then(|i| i["id"].as_str())
-            .map(str::to_owned);
+        let account = tr["bank_account_id"].as_str().expect("account").to_owned();
+        expected.entry(account).or_default().available += signed;
+        expected.entry(settlement.id.clone()).or_default().available -= signed;
     }
-    let mut pre: BTreeSet<String> = pre_holds.iter().map(|(id, _)| id.clone()).collect();
-    pre.insert(overdraft_id);
-    let listed_ids: BTreeSet<String> = listed.keys().cloned().collect();
-    let accepted: BTreeSet<String> = created.union(&pre).cloned().collect();
-    assert_eq!(
-        listed_ids, accepted,
-        "every accepted transfer, and nothing else, is recorded once"
-    );
-
-    // Balances from the transfers alone must be what the accounts hold.
-    let index: BTreeMap<&str, usize> = accounts
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
-    let mut expected: Vec<Bal> = accounts
-        .iter()
-        .map(|a| Bal {
-            available: if a.id == od {
-                OVERDRAFT_INITIAL
-            } else {
-                INITIAL
-            },
-            ..Bal::default()
-        })
-        .collect();
-    for tr in listed.values() {
-        let s = index[tr["sender_bank_account_id"].as_str().expect("sender")];
-        let r = index[tr["receiver_bank_account_id"].as_str().expect("receiver")];
+    for tr in books.values() {
+        let s = tr["sender_bank_account_id"]
+            .as_str()
+            .expect("sender")
+            .to_owned();
+        let r = tr["receiver_bank_account_id"]
+            .as_str()
+            .expect("receiver")
+            .to_owned();
         let amount = tr["amount"].as_i64().expect("amount");
         match tr["status"].as_str().expect("status") {
             "COMPLETED" => {
-                expected[s].available -= amount;
-                expected[r].available += amount;
+                expected.entry(s).or_default().available -= amount;
+                expected.entry(r).or_default().available += amount;
             }
             "HOLD" => {
-                expected[s].available -= amount;
-                expected[s].holding += amount;
+                let e = expected.entry(s).or_default();
+                e.available -= amount;
+                e.holding += amount;
             }
             "CANCELED" => {}
             other => panic!("unexpected status {other}"),
@@ -337,22 +383,30 @@ async fn hammer(app: &TestApp, bases: &[String]) {
     }
     for (i, a) in accounts.iter().enumerate() {
         let actual = balances(app, t, &a.id).await;
-        assert_eq!(actual, expected[i], "account {i} ({})", a.id);
-        if a.id != od {
+        assert_eq!(
+            actual,
+            expected.get(&a.id).copied().unwrap_or_default(),
+            "account {i} ({})",
+            a.id
+        );
+        if i != OD {
             assert!(
                 actual.available >= 0,
                 "account {i} went negative: {actual:?}"
             );
         }
     }
-    let shortfall = (-expected[ACCOUNTS - 1].available).max(0);
+    assert_eq!(
+        balances(app, t, &settlement.id).await,
+        expected[&settlement.id]
+    );
+    // The reserve is touched only by overdrafts: it locks exactly the shortfall.
+    let shortfall = (-expected[&accounts[OD].id].available).max(0);
     let rb = balances(app, t, &reserve.id).await;
     assert_eq!(
-        rb.locked, shortfall,
-        "the reserve locks exactly the overdraft"
+        (rb.available, rb.locked),
+        (RESERVE_INITIAL - shortfall, shortfall)
     );
-    assert_eq!(rb.available + rb.locked, RESERVE_INITIAL);
-    assert!(rb.available >= 0);
     assert_books_balance(app, &t.id).await;
     // Not a vacuous storm: most requests moved money, some were refused for want of it.
     assert!(
@@ -364,4 +418,5 @@ async fn hammer(app: &TestApp, bases: &[String]) {
         refused > PRE_HOLDS,
         "some transfers are refused for insufficient funds"
     );
+    assert!(ach > 0);
 }

@@ -17,4 +17,5 @@ mod entities;
 mod platform;
 mod positive_pay;
 mod simulations;
+mod tenancy;
 mod transfers;
