@@ -16,16 +16,17 @@
 //!   not tell "insufficient funds" from "closed" without a second read. Rejected as the primary
 //!   mechanism; the updates are still written as deltas, so even a missed lock could not lose an
 //!   update (and the table's CHECKs still stop a forbidden negative balance).
-//! - **Chosen: lock, compute in memory, write.** The store locks every involved account row in
-//!   one statement, in ascending id order (`SELECT ... ORDER BY id FOR NO KEY UPDATE` on
-//!   PostgreSQL; SQLite's single `BEGIN IMMEDIATE` writer already serialises writers). The
-//!   accounts that may be needed only indirectly (the overdraft reserve of an overdraftable
-//!   party, the settlement account) are found by the same statement, so every transaction takes
-//!   its locks in one global order and two transfers can never deadlock on each other. A
-//!   [`Journal`] then applies the movement to in-memory copies with checked arithmetic and the
-//!   business rules below, and yields the [`Entry`]: per-account deltas and postings that the
-//!   store writes in the same transaction as the transfer record. Any failure rolls back all of
-//!   it; retryable database errors re-run the whole transaction (`Db::write`).
+//! - **Chosen: lock, compute in memory, write.** The store locks every involved account row
+//!   (`SELECT ... ORDER BY id FOR NO KEY UPDATE` on PostgreSQL; SQLite's single `BEGIN
+//!   IMMEDIATE` writer already serialises writers) in one global order: the ordinary accounts
+//!   (parties, the settlement account) by ascending id, then the overdraft reserves by ascending
+//!   id, since a reserve is known only once its overdraftable account is read
+//!   ([`crate::store::ledger::lock_accounts`]). With one order for everyone, two movements can
+//!   never deadlock on each other. A [`Journal`] then applies the movement to in-memory copies
+//!   with checked arithmetic and the business rules below, and yields the [`Entry`]: per-account
+//!   deltas and postings that the store writes in the same transaction as the transfer record.
+//!   Any failure rolls back all of it; retryable database errors re-run the whole transaction
+//!   (`Db::write`).
 //!
 //! Rules the journal enforces:
 //! - A debit of `available` may not leave it negative ([`DebitPolicy::NoOverdraft`]), except on
@@ -46,6 +47,8 @@ use crate::domain::ids::BankAccountId;
 
 /// The type of the account that stands for the outside world.
 pub const SETTLEMENT_ACCOUNT_TYPE: &str = "NETWORK_SETTLEMENT_ACCOUNT";
+/// The type of the account that covers overdrafts.
+pub const RESERVE_ACCOUNT_TYPE: &str = "OVERDRAFT_RESERVE";
 /// The only status that takes money movements.
 pub const OPEN: &str = "open";
 

@@ -1,9 +1,7 @@
 //! Ledger rows: locking the accounts a movement touches, writing its balances and postings.
 //!
 //! The rules live in [`crate::domain::ledger`]; this module only reads and writes. Locking order
-//! is what keeps concurrent movements deadlock-free on PostgreSQL: [`lock_accounts`] takes every
-//! row a movement may need (the named accounts, the overdraft reserves of the overdraftable ones
-//! and, when asked, the settlement account) in **one** statement ordered by id.
+//! is what keeps concurrent movements deadlock-free on PostgreSQL: see [`lock_accounts`].
 
 use std::collections::BTreeSet;
 
@@ -11,7 +9,9 @@ use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::domain::ids::{BankAccountId, PlatformId};
-use crate::domain::ledger::{BalanceKind, Balances, Entry, LedgerAccount, SETTLEMENT_ACCOUNT_TYPE};
+use crate::domain::ledger::{
+    BalanceKind, Balances, Entry, LedgerAccount, RESERVE_ACCOUNT_TYPE, SETTLEMENT_ACCOUNT_TYPE,
+};
 
 const COLUMNS: &str = "id, type, status, currency_code, available_amount, pending_amount, \
     holding_amount, locked_amount, is_overdraftable, overdraft_reserve_account_id";
@@ -35,9 +35,9 @@ fn from_row(row: &Row) -> Result<LedgerAccount, StoreError> {
     })
 }
 
-fn push_id_list(sql: &mut Sql, ids: &BTreeSet<&BankAccountId>) {
+fn push_id_list<'a>(sql: &mut Sql, ids: impl Iterator<Item = &'a BankAccountId>) {
     sql.push("(");
-    for (i, id) in ids.iter().enumerate() {
+    for (i, id) in ids.enumerate() {
         if i > 0 {
             sql.push(", ");
         }
@@ -46,85 +46,77 @@ fn push_id_list(sql: &mut Sql, ids: &BTreeSet<&BankAccountId>) {
     sql.push(")");
 }
 
-/// Locks, in ascending id order and until the transaction ends, the platform's accounts among
-/// `ids`, the overdraft reserves of the overdraftable ones, and with `with_settlement` the
-/// platform's settlement account; answers those that exist (absent or foreign ids are simply
-/// not there).
+/// Locks, until the transaction ends, the platform's accounts among `ids`, the overdraft
+/// reserves of the overdraftable ones and, with `with_settlement`, the platform's settlement
+/// account; answers those that exist (absent or foreign ids are simply not there).
 ///
-/// The reserves are found by a sub-select of the same statement, so all rows are locked in one
-/// global order. Should an account's reserve change between that sub-select and the lock (the
-/// reserve is always the platform's single `OVERDRAFT_RESERVE`, so in practice never), the
-/// missing reserve is locked by a second statement; the worst that can do is a deadlock, which
-/// PostgreSQL breaks and `Db::write` retries.
+/// Lock order. Every transaction locks accounts in one global order, so two movements can never
+/// wait for each other in a cycle: first every account that is not an `OVERDRAFT_RESERVE`, in
+/// ascending id order, then the reserves, in ascending id order. Reserves come last because a
+/// movement learns which reserve it needs only from the (locked) overdraftable account; a
+/// reserve named directly as a party waits for the second round too. Each round is one
+/// statement, `... ORDER BY id FOR NO KEY UPDATE` (PostgreSQL locks the rows as they leave the
+/// sort), with a plain filter on the rows' own immutable columns: a join or sub-select there
+/// would be re-evaluated by PostgreSQL's recheck of a row updated while we waited, and could
+/// drop it. The common movement (no overdraftable party, no reserve named) is one statement.
 pub async fn lock_accounts(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     ids: &[&BankAccountId],
     with_settlement: bool,
 ) -> Result<Vec<LedgerAccount>, StoreError> {
-    let wanted: BTreeSet<&BankAccountId> = ids.iter().copied().collect();
-    let mut accounts = lock_set(tx, platform_id, &wanted, with_settlement).await?;
+    let named: BTreeSet<&BankAccountId> = ids.iter().copied().collect();
+    // The account types are constants of the statement, not binds, so that PostgreSQL's generic
+    // plan for the prepared statement can still use the root-type index.
+    let mut first = Sql::new(format!(
+        "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = ? \
+         AND type <> '{RESERVE_ACCOUNT_TYPE}' AND (1 = 0"
+    ))
+    .bind(platform_id.as_str());
+    if !named.is_empty() {
+        first.push(" OR id IN ");
+        push_id_list(&mut first, named.iter().copied());
+    }
+    if with_settlement {
+        first.push(&format!(" OR type = '{SETTLEMENT_ACCOUNT_TYPE}'"));
+    }
+    first.push(")");
+    let mut accounts = if named.is_empty() && !with_settlement {
+        Vec::new()
+    } else {
+        locked_in_order(tx, first).await?
+    };
+
     let have: BTreeSet<BankAccountId> = accounts.iter().map(|a| a.id.clone()).collect();
-    let missing: BTreeSet<BankAccountId> = accounts
+    let reserves = accounts
         .iter()
         .filter(|a| a.is_overdraftable)
-        .filter_map(|a| a.overdraft_reserve_account_id.clone())
-        .filter(|r| !have.contains(r))
+        .filter_map(|a| a.overdraft_reserve_account_id.clone());
+    let second: BTreeSet<BankAccountId> = named
+        .iter()
+        .map(|id| (*id).clone())
+        .chain(reserves)
+        .filter(|id| !have.contains(id))
         .collect();
-    if !missing.is_empty() {
-        let missing: BTreeSet<&BankAccountId> = missing.iter().collect();
-        accounts.extend(lock_set(tx, platform_id, &missing, false).await?);
+    if !second.is_empty() {
+        let mut sql = Sql::new(format!(
+            "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = "
+        ));
+        sql.push_bind(platform_id.as_str()).push(" AND id IN ");
+        push_id_list(&mut sql, second.iter());
+        accounts.extend(locked_in_order(tx, sql).await?);
     }
     Ok(accounts)
 }
 
-async fn lock_set(
+/// Runs `select` (a `SELECT ... WHERE ...` without order) locking its rows in id order.
+async fn locked_in_order(
     tx: &mut Tx<'_>,
-    platform_id: &PlatformId,
-    ids: &BTreeSet<&BankAccountId>,
-    with_settlement: bool,
+    mut select: Sql,
 ) -> Result<Vec<LedgerAccount>, StoreError> {
-    // `id IN (a UNION ALL of small sets)` rather than `id IN (...) OR id IN (SELECT ...)`:
-    // PostgreSQL plans the union as a semi-join of primary-key lookups, while the OR form
-    // filters every account of the platform. The rows are then sorted by id and locked in that
-    // order (LockRows sits above the Sort).
-    let mut arms: Vec<Sql> = Vec::new();
-    for id in ids {
-        arms.push(Sql::new("SELECT ?").bind(id.as_str()));
-    }
-    if !ids.is_empty() {
-        let mut reserves =
-            Sql::new("SELECT overdraft_reserve_account_id FROM bank_accounts WHERE id IN ");
-        push_id_list(&mut reserves, ids);
-        reserves
-            .push(" AND platform_id = ")
-            .push_bind(platform_id.as_str())
-            .push(" AND is_overdraftable");
-        arms.push(reserves);
-    }
-    if with_settlement {
-        arms.push(
-            Sql::new("SELECT id FROM bank_accounts WHERE platform_id = ? AND type = ?")
-                .bind(platform_id.as_str())
-                .bind(SETTLEMENT_ACCOUNT_TYPE),
-        );
-    }
-    if arms.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut sql = Sql::new(format!(
-        "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = "
-    ));
-    sql.push_bind(platform_id.as_str()).push(" AND id IN (");
-    for (i, arm) in arms.into_iter().enumerate() {
-        if i > 0 {
-            sql.push(" UNION ALL ");
-        }
-        sql.append(arm);
-    }
-    sql.push(") ORDER BY id");
-    sql.push(dialect::for_no_key_update(tx.backend()));
-    tx.fetch_all(sql).await?.iter().map(from_row).collect()
+    select.push(" ORDER BY id");
+    select.push(dialect::for_no_key_update(tx.backend()));
+    tx.fetch_all(select).await?.iter().map(from_row).collect()
 }
 
 /// What caused a journal entry, for `ledger_postings`.

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use bankd::app::{self, AppState};
-use bankd::store::{Backend, Db};
+use bankd::store::{Backend, Db, Sql};
 use poem::listener::{Acceptor, Listener, TcpListener};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -18,7 +18,10 @@ use crate::transfers::{
     Acct, Bal, assert_books_balance, balances, fund, open_account, root_account,
 };
 
-api_tests!(concurrent_transfers_holds_clears_cancels_and_ach_conserve_money);
+api_tests!(
+    concurrent_transfers_holds_clears_cancels_and_ach_conserve_money,
+    concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settlement_account,
+);
 
 mod two_servers_on_one_postgres_database_conserve_money {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -41,6 +44,75 @@ mod two_servers_on_one_postgres_database_conserve_money {
 async fn concurrent_transfers_holds_clears_cancels_and_ach_conserve_money(app: TestApp) {
     let base = app.base.clone();
     hammer(&app, &[base]).await;
+}
+
+async fn concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settlement_account(
+    app: TestApp,
+) {
+    const N: usize = 60;
+    with_realistic_statistics(&app).await;
+    let mut accounts = Vec::new();
+    for _ in 0..N {
+        accounts.push(open_account(&app, &app.a, "USD", false).await);
+    }
+    // Every credit locks the settlement account, which every other one is updating: a waiter
+    // must lock the row's new version, never lose it.
+    let mut tasks = JoinSet::new();
+    for (i, a) in accounts.iter().enumerate() {
+        let (client, base, key) = (app.client.clone(), app.base.clone(), app.a.key.clone());
+        let body = json!({
+            "destination_account_number_id": a.number,
+            "amount": 100 + i64::try_from(i).expect("small"),
+            "company_id": "HOTROW0001",
+            "company_name": "Hot row",
+        });
+        tasks.spawn(async move {
+            post(
+                &client,
+                &base,
+                &key,
+                "/simulate/receive-ach-credit",
+                &body,
+                None,
+            )
+            .await
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (status, body) = done.expect("task");
+        assert_eq!(status, 200, "{body}");
+    }
+    let mut total = 0;
+    for (i, a) in accounts.iter().enumerate() {
+        let expected = 100 + i64::try_from(i).expect("small");
+        assert_eq!(balances(&app, &app.a, &a.id).await.available, expected);
+        total += expected;
+    }
+    let settlement = &app.a.root_accounts[2];
+    assert_eq!(balances(&app, &app.a, settlement).await.available, -total);
+    assert_books_balance(&app, &app.a.id).await;
+}
+
+/// Gives platform A thousands of (empty) accounts and PostgreSQL fresh statistics, so the planner picks
+/// the plans it would in production (with a handful of rows it scans, and a locking statement
+/// that only works for small tables would pass).
+async fn with_realistic_statistics(app: &TestApp) {
+    if app.ctx.backend != Backend::Postgres {
+        return;
+    }
+    let mut tx = app.ctx.db.begin_write().await.expect("begin");
+    let insert = Sql::new(
+        "INSERT INTO bank_accounts (id, platform_id, type, description, currency_code, \
+         created_at, updated_at) \
+         SELECT 'bacc_filler' || g, ?, 'CHECKING', 'Filler', 'USD', now(), now() \
+         FROM generate_series(1, 5000) AS g",
+    )
+    .bind(app.a.id.as_str());
+    tx.execute(insert).await.expect("filler accounts");
+    tx.commit().await.expect("commit");
+    let mut tx = app.ctx.db.begin_write().await.expect("begin");
+    tx.execute(Sql::new("ANALYZE")).await.expect("analyze");
+    tx.commit().await.expect("commit");
 }
 
 /// A second bankd process in all but name: its own pool over the same database, its own port.
@@ -166,6 +238,7 @@ async fn list_all(app: &TestApp, path: &str) -> BTreeMap<String, Value> {
 }
 
 async fn hammer(app: &TestApp, bases: &[String]) {
+    with_realistic_statistics(app).await;
     let t = &app.a;
     let reserve = root_account(app, t, 1).await;
     let settlement = root_account(app, t, 2).await;
