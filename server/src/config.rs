@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use sqlx::sqlite::SqliteSynchronous;
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::platforms::BankSettings;
@@ -23,6 +24,9 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   request_timeout_secs   BANKD_REQUEST_TIMEOUT_SECS       30
   sqlite_busy_timeout_ms BANKD_SQLITE_BUSY_TIMEOUT_MS     5000
   database_max_connections BANKD_DATABASE_MAX_CONNECTIONS 16 (PostgreSQL pool size)
+  sqlite_synchronous     BANKD_SQLITE_SYNCHRONOUS         full (`normal` may lose the last
+                                                          commits on power loss: benchmarks only)
+  sqlite_group_commit    BANKD_SQLITE_GROUP_COMMIT        true (concurrent writes share a commit)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -46,6 +50,32 @@ pub struct Config {
     pub sqlite_busy_timeout_ms: u64,
     /// PostgreSQL pool size.
     pub database_max_connections: u32,
+    /// SQLite's `synchronous`: `full` (durable on acknowledgement) or `normal`.
+    pub sqlite_synchronous: SqliteSync,
+    /// Whether concurrent SQLite writes share one transaction and one fsync.
+    pub sqlite_group_commit: bool,
+}
+
+/// SQLite's `synchronous` settings that bankd accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SqliteSync {
+    /// Every commit is on disk before it is acknowledged.
+    Full,
+    /// WAL fsyncs at checkpoints only: a power loss may lose the latest commits. For comparing
+    /// against in benchmarks, never for real money.
+    Normal,
+}
+
+impl std::str::FromStr for SqliteSync {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "full" => Ok(SqliteSync::Full),
+            "normal" => Ok(SqliteSync::Normal),
+            _ => Err("must be full or normal".to_owned()),
+        }
+    }
 }
 
 impl Default for Config {
@@ -59,6 +89,8 @@ impl Default for Config {
             request_timeout_secs: 30,
             sqlite_busy_timeout_ms: 5_000,
             database_max_connections: 16,
+            sqlite_synchronous: SqliteSync::Full,
+            sqlite_group_commit: true,
         }
     }
 }
@@ -74,6 +106,8 @@ impl std::fmt::Debug for Config {
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("sqlite_busy_timeout_ms", &self.sqlite_busy_timeout_ms)
             .field("database_max_connections", &self.database_max_connections)
+            .field("sqlite_synchronous", &self.sqlite_synchronous)
+            .field("sqlite_group_commit", &self.sqlite_group_commit)
             .finish()
     }
 }
@@ -169,6 +203,12 @@ impl Config {
         if let Some(v) = env("BANKD_DATABASE_MAX_CONNECTIONS") {
             config.database_max_connections = parse_env("BANKD_DATABASE_MAX_CONNECTIONS", &v)?;
         }
+        if let Some(v) = env("BANKD_SQLITE_SYNCHRONOUS") {
+            config.sqlite_synchronous = parse_env("BANKD_SQLITE_SYNCHRONOUS", &v)?;
+        }
+        if let Some(v) = env("BANKD_SQLITE_GROUP_COMMIT") {
+            config.sqlite_group_commit = parse_env("BANKD_SQLITE_GROUP_COMMIT", &v)?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -223,6 +263,11 @@ impl Config {
         StoreOptions {
             sqlite_busy_timeout: Duration::from_millis(self.sqlite_busy_timeout_ms),
             postgres_max_connections: self.database_max_connections,
+            sqlite_synchronous: match self.sqlite_synchronous {
+                SqliteSync::Full => SqliteSynchronous::Full,
+                SqliteSync::Normal => SqliteSynchronous::Normal,
+            },
+            sqlite_group_commit: self.sqlite_group_commit,
             ..StoreOptions::default()
         }
     }
@@ -277,6 +322,28 @@ mod tests {
         assert_eq!(config.bic, "DEUTDEFF500");
         assert_eq!(config.max_document_bytes, 5);
         assert_eq!(config.request_timeout_secs, 7);
+        assert_eq!(config.sqlite_synchronous, SqliteSync::Full);
+        assert!(config.sqlite_group_commit);
+    }
+
+    #[test]
+    fn the_durability_settings_are_read_and_reach_the_store() {
+        let config = Config::load(
+            None,
+            env_of(&[
+                ("BANKD_SQLITE_SYNCHRONOUS", "NORMAL"),
+                ("BANKD_SQLITE_GROUP_COMMIT", "false"),
+            ]),
+        )
+        .expect("loads");
+        assert_eq!(config.sqlite_synchronous, SqliteSync::Normal);
+        assert!(!config.sqlite_group_commit);
+        let options = config.store_options();
+        assert!(matches!(
+            options.sqlite_synchronous,
+            SqliteSynchronous::Normal
+        ));
+        assert!(!options.sqlite_group_commit);
     }
 
     #[test]
@@ -287,6 +354,16 @@ mod tests {
             ("BANKD_LISTEN", "nowhere", "BANKD_LISTEN"),
             ("BANKD_MAX_DOCUMENT_BYTES", "0", "max_document_bytes"),
             ("BANKD_DATABASE_URL", "mysql://x", "database_url"),
+            (
+                "BANKD_SQLITE_SYNCHRONOUS",
+                "off",
+                "BANKD_SQLITE_SYNCHRONOUS",
+            ),
+            (
+                "BANKD_SQLITE_GROUP_COMMIT",
+                "maybe",
+                "BANKD_SQLITE_GROUP_COMMIT",
+            ),
         ];
         for (var, value, name) in cases {
             match Config::load(None, env_of(&[(var, value)])) {

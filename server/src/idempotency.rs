@@ -210,64 +210,32 @@ pub async fn execute<'s, T, E, F>(
     platform_id: &PlatformId,
     key: &IdempotencyKey,
     fingerprint: &RequestFingerprint,
-    mut effects: F,
+    effects: F,
 ) -> Result<Outcome<T>, E>
 where
-    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<(T, StoredResponse), E>>,
-    E: From<IdempotencyError> + From<StoreError> + Retryable,
+    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<(T, StoredResponse), E>> + Send,
+    E: From<IdempotencyError> + From<StoreError> + Retryable + Send,
+    T: Send,
 {
     let claim = format!("idempotency\0{}\0{}", platform_id.as_str(), key.as_str());
     let _claim = db.try_local_lock(claim).ok_or(IdempotencyError::InUse)?;
-    let policy = db.retry_policy();
-    let mut attempt = 1u32;
-    loop {
-        let result = execute_once(db, clock, platform_id, key, fingerprint, &mut effects).await;
-        match result {
-            Err(e) if e.is_retryable() && attempt < policy.max_attempts.max(1) => {
-                tokio::time::sleep(policy.backoff(attempt)).await;
-                attempt += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
-async fn execute_once<'s, T, E, F>(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    key: &IdempotencyKey,
-    fingerprint: &RequestFingerprint,
-    effects: &mut F,
-) -> Result<Outcome<T>, E>
-where
-    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<(T, StoredResponse), E>>,
-    E: From<IdempotencyError> + From<StoreError>,
-{
-    let mut tx: Tx<'s> = db.begin_write().await?;
     let now = clock.now();
-    let result = async {
-        if let Reservation::Replay(response) =
-            reserve(&mut tx, platform_id, key, fingerprint, now).await?
-        {
-            return Ok(Outcome::Replayed(response));
-        }
-        let (value, response) = effects(&mut tx).await?;
-        complete(&mut tx, platform_id, key, &response, now).await?;
-        Ok(Outcome::Fresh { value, response })
-    }
-    .await;
-    match result {
-        Ok(outcome) => {
-            tx.commit().await?;
-            Ok(outcome)
-        }
-        Err(e) => {
-            // Nothing of a failed request is kept; a rollback failure adds nothing to `e`.
-            let _ = tx.rollback().await;
-            Err(e)
-        }
-    }
+    let mut ctx = (effects, platform_id, key, fingerprint);
+    db.write_with(&mut ctx, |tx, ctx| {
+        let (effects, platform_id, key, fingerprint) = ctx;
+        let (platform_id, key, fingerprint) = (*platform_id, *key, *fingerprint);
+        Box::pin(async move {
+            if let Reservation::Replay(response) =
+                reserve(tx, platform_id, key, fingerprint, now).await?
+            {
+                return Ok(Outcome::Replayed(response));
+            }
+            let (value, response) = effects(tx).await?;
+            complete(tx, platform_id, key, &response, now).await?;
+            Ok(Outcome::Fresh { value, response })
+        })
+    })
+    .await
 }
 
 /// Deletes records older than [`KEY_TTL`]; answers how many.

@@ -94,7 +94,7 @@ pub async fn write<'s, T, F>(
 ) -> Result<Written<T>, ApiError>
 where
     T: Serialize + DeserializeOwned + Send + 's,
-    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, TxError>>,
+    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, TxError>> + Send,
 {
     let Some(key) = key else {
         let value = state.db.write(|tx| effects(tx)).await?;

@@ -30,6 +30,7 @@ pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;
+mod writer;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -50,6 +51,7 @@ use sqlx::sqlite::{
 use sqlx::{Postgres, Row as _, Sqlite};
 
 pub use dialect::Backend;
+pub use writer::GroupCommitStats;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
@@ -70,6 +72,9 @@ pub enum StoreError {
     BindCount { placeholders: usize, binds: usize },
     #[error("stored value is invalid: {0}")]
     Corrupt(String),
+    /// Another write of the same group commit broke the shared transaction; run again.
+    #[error("the group commit this write belonged to was rolled back")]
+    BatchAborted,
 }
 
 /// What a transaction closure's error must tell [`Db::write`]: whether running the whole
@@ -82,6 +87,7 @@ impl Retryable for StoreError {
     fn is_retryable(&self) -> bool {
         match self {
             StoreError::Database(e) => dialect::is_retryable(e),
+            StoreError::BatchAborted => true,
             _ => false,
         }
     }
@@ -161,6 +167,11 @@ pub struct StoreOptions {
     pub sqlite_busy_timeout: Duration,
     /// Reader connections of the SQLite pool (the writer is always one).
     pub sqlite_readers: u32,
+    /// SQLite's `synchronous` setting: `FULL` (every commit is on disk before it is
+    /// acknowledged) unless a benchmark asks for the weaker `NORMAL`.
+    pub sqlite_synchronous: SqliteSynchronous,
+    /// Whether concurrent SQLite writes share one transaction and one fsync (see `writer`).
+    pub sqlite_group_commit: bool,
     /// Connections of the PostgreSQL pool.
     pub postgres_max_connections: u32,
     /// How long a caller waits for a pooled connection.
@@ -173,6 +184,8 @@ impl Default for StoreOptions {
         Self {
             sqlite_busy_timeout: Duration::from_secs(5),
             sqlite_readers: 4,
+            sqlite_synchronous: SqliteSynchronous::Full,
+            sqlite_group_commit: true,
             postgres_max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
@@ -182,10 +195,17 @@ impl Default for StoreOptions {
 
 enum Pools {
     Sqlite {
-        writer: SqlitePool,
+        writer: SqliteWriter,
         readers: SqlitePool,
     },
     Postgres(PgPool),
+}
+
+/// SQLite's one writer: a one-connection pool with a transaction per write, or the
+/// group-committing writer.
+enum SqliteWriter {
+    Pool(SqlitePool),
+    Group(writer::GroupWriter),
 }
 
 struct Inner {
@@ -234,7 +254,7 @@ impl Db {
     async fn sqlite_pools(url: &str, options: &StoreOptions) -> Result<Pools, StoreError> {
         let connect = SqliteConnectOptions::from_str(url)?
             .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Full)
+            .synchronous(options.sqlite_synchronous)
             .foreign_keys(true)
             .busy_timeout(options.sqlite_busy_timeout);
         let in_memory = connect.get_filename() == std::path::Path::new(":memory:")
@@ -251,6 +271,18 @@ impl Db {
                     .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
             }
         }
+        if options.sqlite_group_commit && !in_memory {
+            let writer = writer::GroupWriter::new(writer::connect(&connect).await?);
+            let readers = SqlitePoolOptions::new()
+                .max_connections(options.sqlite_readers.max(1))
+                .acquire_timeout(options.acquire_timeout)
+                .connect_with(connect.read_only(true).create_if_missing(false))
+                .await?;
+            return Ok(Pools::Sqlite {
+                writer: SqliteWriter::Group(writer),
+                readers,
+            });
+        }
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .min_connections(1)
@@ -262,7 +294,8 @@ impl Db {
             .connect_with(connect.clone())
             .await?;
         let readers = if in_memory {
-            // Separate connections to `:memory:` would each see their own empty database.
+            // Separate connections to `:memory:` would each see their own empty database, so
+            // the writer serves reads too (and cannot group-commit).
             writer.clone()
         } else {
             SqlitePoolOptions::new()
@@ -271,6 +304,7 @@ impl Db {
                 .connect_with(connect.read_only(true).create_if_missing(false))
                 .await?
         };
+        let writer = SqliteWriter::Pool(writer);
         Ok(Pools::Sqlite { writer, readers })
     }
 
@@ -281,10 +315,29 @@ impl Db {
         }
     }
 
+    /// The group-committing writer's counts; `None` when writes commit one by one (PostgreSQL,
+    /// or SQLite with group commit off or in memory).
+    pub fn group_commit_stats(&self) -> Option<GroupCommitStats> {
+        match &self.inner.pools {
+            Pools::Sqlite {
+                writer: SqliteWriter::Group(group),
+                ..
+            } => Some(group.stats()),
+            _ => None,
+        }
+    }
+
     /// Applies the embedded migrations of this backend that have not run yet.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match &self.inner.pools {
-            Pools::Sqlite { writer, .. } => SQLITE_MIGRATOR.run(writer).await?,
+            Pools::Sqlite {
+                writer: SqliteWriter::Pool(writer),
+                ..
+            } => SQLITE_MIGRATOR.run(writer).await?,
+            Pools::Sqlite {
+                writer: SqliteWriter::Group(writer),
+                ..
+            } => writer.migrate(&SQLITE_MIGRATOR).await?,
             Pools::Postgres(pool) => POSTGRES_MIGRATOR.run(pool).await?,
         }
         Ok(())
@@ -300,7 +353,10 @@ impl Db {
         match &self.inner.pools {
             Pools::Sqlite { writer, readers } => {
                 readers.close().await;
-                writer.close().await;
+                match writer {
+                    SqliteWriter::Pool(pool) => pool.close().await,
+                    SqliteWriter::Group(group) => group.close().await,
+                }
             }
             Pools::Postgres(pool) => pool.close().await,
         }
@@ -309,9 +365,14 @@ impl Db {
     /// Begins a write transaction without retry; prefer [`Db::write`].
     pub async fn begin_write<'s>(&self) -> Result<Tx<'s>, StoreError> {
         let inner = match &self.inner.pools {
-            Pools::Sqlite { writer, .. } => {
-                TxInner::Sqlite(writer.begin_with("BEGIN IMMEDIATE").await?)
-            }
+            Pools::Sqlite {
+                writer: SqliteWriter::Pool(pool),
+                ..
+            } => TxInner::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Pools::Sqlite {
+                writer: SqliteWriter::Group(group),
+                ..
+            } => TxInner::Writer(group.begin_exclusive().await?, writer::Role::Exclusive),
             Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
         };
         Ok(Tx {
@@ -346,25 +407,26 @@ impl Db {
         F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError> + Retryable,
     {
+        self.write_with(&mut (), |tx, _| f(tx)).await
+    }
+
+    /// [`Db::write`] with a context that the closure borrows mutably on each run, for closures
+    /// that call another `FnMut` closure (which they could not otherwise lend to the future).
+    pub async fn write_with<'s, C, T, E, F>(&self, ctx: &mut C, mut f: F) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
+    {
         let policy = self.inner.retry;
         let mut attempt = 1u32;
         loop {
-            let result = async {
-                let mut tx = self.begin_write().await?;
-                match f(&mut tx).await {
-                    Ok(value) => {
-                        tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(e) => {
-                        // An explicit rollback returns the connection clean; its own failure
-                        // (the connection died) adds nothing to the error we already have.
-                        let _ = tx.rollback().await;
-                        Err(e)
-                    }
-                }
-            }
-            .await;
+            let result = match &self.inner.pools {
+                Pools::Sqlite {
+                    writer: SqliteWriter::Group(group),
+                    ..
+                } => group.attempt(ctx, &mut f).await,
+                _ => self.attempt_alone(ctx, &mut f).await,
+            };
             match result {
                 Err(e) if e.is_retryable() && attempt < policy.max_attempts.max(1) => {
                     tracing::debug!(attempt, "retrying transaction after a retryable error");
@@ -372,6 +434,27 @@ impl Db {
                     attempt += 1;
                 }
                 other => return other,
+            }
+        }
+    }
+
+    /// One attempt of a write in a transaction of its own.
+    async fn attempt_alone<'s, C, T, E, F>(&self, ctx: &mut C, f: &mut F) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError>,
+    {
+        let mut tx = self.begin_write().await?;
+        match f(&mut tx, ctx).await {
+            Ok(value) => {
+                tx.commit().await?;
+                Ok(value)
+            }
+            Err(e) => {
+                // An explicit rollback returns the connection clean; its own failure (the
+                // connection died) adds nothing to the error we already have.
+                let _ = tx.rollback().await;
+                Err(e)
             }
         }
     }
@@ -427,6 +510,8 @@ impl Drop for LocalLock {
 
 enum TxInner {
     Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// On the group-committing writer: a batch member or an exclusive transaction.
+    Writer(tokio::sync::OwnedMutexGuard<writer::Writer>, writer::Role),
     Postgres(sqlx::Transaction<'static, Postgres>),
 }
 
@@ -579,9 +664,24 @@ impl Row {
 }
 
 impl<'s> Tx<'s> {
+    fn writer(writer: tokio::sync::OwnedMutexGuard<writer::Writer>, role: writer::Role) -> Tx<'s> {
+        Tx {
+            inner: TxInner::Writer(writer, role),
+            _scope: PhantomData,
+        }
+    }
+
+    /// The writer back from a batch member's transaction (`None` for any other kind).
+    fn into_writer(self) -> Option<tokio::sync::OwnedMutexGuard<writer::Writer>> {
+        match self.inner {
+            TxInner::Writer(writer, _) => Some(writer),
+            _ => None,
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match self.inner {
-            TxInner::Sqlite(_) => Backend::Sqlite,
+            TxInner::Sqlite(_) | TxInner::Writer(..) => Backend::Sqlite,
             TxInner::Postgres(_) => Backend::Postgres,
         }
     }
@@ -605,6 +705,10 @@ impl<'s> Tx<'s> {
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
+            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
+                .execute(&mut w.conn)
+                .await?
+                .rows_affected(),
             TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
                 .execute(&mut **tx)
                 .await?
@@ -618,6 +722,12 @@ impl<'s> Tx<'s> {
         Ok(match &mut self.inner {
             TxInner::Sqlite(tx) => bind_all!(sqlx::query(&text), sql.args)
                 .fetch_all(&mut **tx)
+                .await?
+                .into_iter()
+                .map(Row::Sqlite)
+                .collect(),
+            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_all(&mut w.conn)
                 .await?
                 .into_iter()
                 .map(Row::Sqlite)
@@ -639,6 +749,10 @@ impl<'s> Tx<'s> {
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Sqlite),
+            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_optional(&mut w.conn)
+                .await?
+                .map(Row::Sqlite),
             TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
                 .fetch_optional(&mut **tx)
                 .await?
@@ -656,6 +770,7 @@ impl<'s> Tx<'s> {
     pub async fn commit(self) -> Result<(), StoreError> {
         match self.inner {
             TxInner::Sqlite(tx) => tx.commit().await?,
+            TxInner::Writer(w, role) => writer::end(w, role, true).await?,
             TxInner::Postgres(tx) => tx.commit().await?,
         }
         Ok(())
@@ -664,6 +779,7 @@ impl<'s> Tx<'s> {
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self.inner {
             TxInner::Sqlite(tx) => tx.rollback().await?,
+            TxInner::Writer(w, role) => writer::end(w, role, false).await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
         }
         Ok(())

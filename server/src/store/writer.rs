@@ -1,0 +1,351 @@
+//! Group commit for SQLite's one writer connection.
+//!
+//! With `synchronous=FULL` every commit waits for an fsync of the write-ahead log, a couple of
+//! milliseconds on this hardware, and one writer connection commits one transaction at a time:
+//! one transaction per request caps durable writes near 1 / fsync. Group commit lets the
+//! requests that are queued for the writer share one transaction and therefore one fsync.
+//!
+//! How a write runs ([`GroupWriter::attempt`]):
+//! 1. **Work.** Take the writer (a FIFO mutex). If no batch transaction is open, open one
+//!    (`BEGIN IMMEDIATE`). Run the request's closure inside its own `SAVEPOINT`; release the
+//!    savepoint when the closure succeeds, roll back to it when the closure fails, so a failed
+//!    request leaves nothing behind. Give the writer back.
+//! 2. **Commit.** Take the writer again. The mutex is fair, so by now every request that queued
+//!    during step 1 has done its own work in the same batch. If the batch is still open, commit
+//!    it (one fsync for all of them); if another member already did, read the outcome.
+//!
+//! No request is answered before its batch is durable: a member returns only after step 2 saw
+//! the batch committed, whether its own closure succeeded or failed (a failure may have been
+//! decided on the uncommitted work of an earlier member, so it waits too). When the batch could
+//! not commit, or a member's savepoint could not be closed (SQLite had rolled the whole
+//! transaction back), the batch is rolled back and every member re-runs its closure
+//! ([`StoreError::BatchAborted`] is retryable). Isolation is unchanged: members run one after
+//! the other on one connection, exactly as they would with one transaction each; readers on
+//! other connections see a batch only once it is committed.
+//!
+//! Cancellation. A request future may be dropped at any await (client gone, timeout). If that
+//! happens while it holds the writer, [`Writer::debris`] records what it left open and the next
+//! holder undoes it before anything else. If it happens between the two steps, a guard spawns
+//! step 2 so that the batch is committed even when its last member is gone.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use sqlx::migrate::Migrator;
+use sqlx::{Connection as _, SqliteConnection};
+use tokio::sync::{Mutex, OwnedMutexGuard};
+
+use super::{BoxFuture, Retryable, StoreError, Tx};
+
+/// The outcome of one batch transaction, set once when it ends.
+#[derive(Default)]
+struct Batch {
+    committed: OnceLock<bool>,
+}
+
+/// What a holder of the writer may leave half-done if its future is dropped at an await; set
+/// before each control statement, cleared after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Debris {
+    None,
+    /// A member's savepoint inside the open batch: roll back to it (or, failing that, abort the
+    /// batch).
+    Savepoint,
+    /// A transaction being opened, aborted, or held alone: roll it back.
+    Rollback,
+    /// A `COMMIT` of the open batch whose answer was never seen.
+    Committing,
+}
+
+/// The writer connection and the batch open on it.
+pub(super) struct Writer {
+    pub(super) conn: SqliteConnection,
+    open: Option<Arc<Batch>>,
+    debris: Debris,
+    counters: Arc<Counters>,
+}
+
+/// What a transaction on the writer is: one member of a batch, or alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    Member,
+    Exclusive,
+}
+
+impl Writer {
+    async fn run(&mut self, statement: &str) -> Result<(), StoreError> {
+        sqlx::query(statement).execute(&mut self.conn).await?;
+        Ok(())
+    }
+
+    /// Undoes what a dropped holder left half-done. The connection runs statements in order,
+    /// even those whose caller is gone, so whatever was sent has finished before this runs.
+    async fn clear_debris(&mut self) {
+        match std::mem::replace(&mut self.debris, Debris::None) {
+            Debris::None => {}
+            Debris::Savepoint => {
+                if self.run("ROLLBACK TO member").await.is_err()
+                    || self.run("RELEASE member").await.is_err()
+                {
+                    self.abort().await;
+                }
+            }
+            Debris::Rollback => self.abort().await,
+            Debris::Committing => {
+                // If the COMMIT went through there is no transaction left to roll back.
+                let committed = self.run("ROLLBACK").await.is_err();
+                self.end_batch(committed);
+            }
+        }
+    }
+
+    /// The open batch, opening one if needed.
+    async fn batch(&mut self) -> Result<Arc<Batch>, StoreError> {
+        if let Some(batch) = &self.open {
+            return Ok(batch.clone());
+        }
+        self.debris = Debris::Rollback;
+        self.run("BEGIN IMMEDIATE").await?;
+        self.debris = Debris::None;
+        let batch = Arc::new(Batch::default());
+        self.open = Some(batch.clone());
+        Ok(batch)
+    }
+
+    /// Commits the open batch, if any; answers whether it is durable.
+    async fn commit(&mut self) -> bool {
+        if self.open.is_none() {
+            return true;
+        }
+        self.debris = Debris::Committing;
+        let committed = match self.run("COMMIT").await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "group commit failed; its members re-run");
+                // A failed COMMIT may leave the transaction open; end it.
+                let _ = self.run("ROLLBACK").await;
+                false
+            }
+        };
+        self.debris = Debris::None;
+        self.end_batch(committed);
+        committed
+    }
+
+    /// Rolls back whatever transaction is open; the open batch's members re-run.
+    async fn abort(&mut self) {
+        self.debris = Debris::Rollback;
+        // Fails harmlessly when SQLite already ended the transaction.
+        let _ = self.run("ROLLBACK").await;
+        self.debris = Debris::None;
+        self.end_batch(false);
+    }
+
+    /// Records how the open batch ended and closes it.
+    fn end_batch(&mut self, committed: bool) {
+        if let Some(batch) = self.open.take() {
+            let counter = if committed {
+                &self.counters.commits
+            } else {
+                &self.counters.aborts
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            let _ = batch.committed.set(committed);
+        }
+    }
+}
+
+/// Counts of the group-committing writer since start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Member transactions whose batch committed.
+    pub members: u64,
+    /// Batches committed (each one fsync).
+    pub commits: u64,
+    /// Batches rolled back (their members re-ran).
+    pub aborts: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    members: AtomicU64,
+    commits: AtomicU64,
+    aborts: AtomicU64,
+}
+
+/// SQLite's one writer connection with group commit.
+#[derive(Clone)]
+pub(super) struct GroupWriter {
+    writer: Arc<Mutex<Writer>>,
+    counters: Arc<Counters>,
+}
+
+impl GroupWriter {
+    pub(super) fn new(conn: SqliteConnection) -> GroupWriter {
+        let counters = Arc::new(Counters::default());
+        GroupWriter {
+            writer: Arc::new(Mutex::new(Writer {
+                conn,
+                open: None,
+                debris: Debris::None,
+                counters: counters.clone(),
+            })),
+            counters,
+        }
+    }
+
+    pub(super) fn stats(&self) -> GroupCommitStats {
+        GroupCommitStats {
+            members: self.counters.members.load(Ordering::Relaxed),
+            commits: self.counters.commits.load(Ordering::Relaxed),
+            aborts: self.counters.aborts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Takes the writer, undoing what a dropped holder left.
+    async fn take(&self) -> OwnedMutexGuard<Writer> {
+        let mut writer = self.writer.clone().lock_owned().await;
+        writer.clear_debris().await;
+        writer
+    }
+
+    /// One attempt of a write: steps 1 and 2 of the module documentation.
+    pub(super) async fn attempt<'s, C, T, E, F>(&self, ctx: &mut C, f: &mut F) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
+    {
+        // Armed from the start: whatever await this future is dropped at, a task of its own
+        // then cleans up and commits what is open.
+        let mut pending = Pending {
+            writer: self.clone(),
+            armed: true,
+        };
+        let mut writer = self.take().await;
+        let batch = writer.batch().await?;
+        writer.debris = Debris::Savepoint;
+        if let Err(e) = writer.run("SAVEPOINT member").await {
+            writer.abort().await;
+            return Err(e.into());
+        }
+        let mut tx = Tx::writer(writer, Role::Member);
+        let result = f(&mut tx, ctx).await;
+        let Some(mut writer) = tx.into_writer() else {
+            unreachable!("a member's transaction is on the writer");
+        };
+        let closed = match &result {
+            Ok(_) => writer.run("RELEASE member").await,
+            Err(_) => match writer.run("ROLLBACK TO member").await {
+                Ok(()) => writer.run("RELEASE member").await,
+                Err(e) => Err(e),
+            },
+        };
+        writer.debris = Debris::None;
+        if closed.is_err() {
+            // SQLite ended the transaction under us (an I/O error, a full disk): nothing of
+            // this batch is kept.
+            writer.abort().await;
+        }
+        drop(writer);
+        let committed = finish(self, &batch).await;
+        pending.armed = false;
+        if committed {
+            self.counters.members.fetch_add(1, Ordering::Relaxed);
+            result
+        } else {
+            Err(StoreError::BatchAborted.into())
+        }
+    }
+
+    /// A transaction of its own on the writer (commits any open batch first): for callers that
+    /// drive a transaction by hand.
+    pub(super) async fn begin_exclusive(&self) -> Result<OwnedMutexGuard<Writer>, StoreError> {
+        let mut writer = self.take().await;
+        writer.commit().await;
+        writer.debris = Debris::Rollback;
+        writer.run("BEGIN IMMEDIATE").await?;
+        Ok(writer)
+    }
+
+    /// Runs the migrations on the writer connection.
+    pub(super) async fn migrate(&self, migrator: &Migrator) -> Result<(), StoreError> {
+        let mut writer = self.take().await;
+        writer.commit().await;
+        migrator.run(&mut writer.conn).await?;
+        Ok(())
+    }
+
+    /// Commits any open batch and closes the connection's statements.
+    pub(super) async fn close(&self) {
+        let mut writer = self.take().await;
+        writer.commit().await;
+    }
+}
+
+/// Ends an exclusive transaction or lets a member go; called by [`Tx::commit`]/[`Tx::rollback`].
+pub(super) async fn end(
+    mut writer: OwnedMutexGuard<Writer>,
+    role: Role,
+    commit: bool,
+) -> Result<(), StoreError> {
+    if role == Role::Member {
+        // A member's `Tx` is only ever lent to its closure by reference, so it cannot be
+        // committed or rolled back by value; should it be, leave the savepoint to the debris
+        // clean-up of the next holder.
+        return Err(StoreError::Corrupt(
+            "a batch member's transaction ends with its batch".into(),
+        ));
+    }
+    // Until the statement answers, `Debris::Rollback` stands: should this future be dropped,
+    // the next holder's ROLLBACK undoes an unfinished transaction and fails harmlessly after a
+    // finished COMMIT.
+    let result = writer.run(if commit { "COMMIT" } else { "ROLLBACK" }).await;
+    if result.is_ok() {
+        writer.debris = Debris::None;
+    }
+    result
+}
+
+/// Armed while a member runs: if its future is dropped before the member saw its batch end, a
+/// spawned task takes the writer (undoing any [`Debris`]) and commits the open batch, so that
+/// neither a half-done statement nor an open transaction outlives a cancelled request.
+struct Pending {
+    writer: GroupWriter,
+    armed: bool,
+}
+
+/// Step 2: waits until `batch` has ended, committing it if it is still open; answers whether it
+/// committed.
+async fn finish(writer: &GroupWriter, batch: &Arc<Batch>) -> bool {
+    if let Some(committed) = batch.committed.get() {
+        return *committed;
+    }
+    let mut held = writer.take().await;
+    if let Some(committed) = batch.committed.get() {
+        return *committed;
+    }
+    // Still unfinished, so it is the open batch: every batch ends by commit or abort, both of
+    // which set the outcome, and a new one opens only after the old one ended.
+    held.commit().await
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let writer = self.writer.clone();
+            runtime.spawn(async move {
+                writer.take().await.commit().await;
+            });
+        }
+    }
+}
+
+/// Opens the writer connection for group commit.
+pub(super) async fn connect(
+    options: &sqlx::sqlite::SqliteConnectOptions,
+) -> Result<SqliteConnection, StoreError> {
+    Ok(SqliteConnection::connect_with(options).await?)
+}
