@@ -1,18 +1,20 @@
 //! Builds the poem application: the single place where routes and middleware are assembled.
 //!
-//! Layers, outermost first: request id and one structured log line per request → request
-//! timeout → the generated error renderer (every framework failure in the API's error schema)
-//! → routes (`/healthz`, and the generated API with its documents).
+//! Layers, outermost first: request id and one structured log line per request → panic guard
+//! (a panic anywhere below is a 500 in the API's error schema, and still gets its log line) →
+//! request timeout → the generated error renderer (every framework failure in the API's error
+//! schema) → routes (`/healthz`, and the generated API with its documents).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bank_api::runtime::{BodyLimits, ErrorRenderer, RequestError};
 use poem::http::{HeaderValue, StatusCode};
+use poem::middleware::CatchPanic;
 use poem::web::Json;
 use poem::{Endpoint, EndpointExt, IntoResponse, Request, Response, get, handler};
 
-use crate::api::errors::{self, REQUEST_ID};
+use crate::api::errors::{self, ApiError, REQUEST_ID};
 use crate::api::{Bankd, PathTemplates};
 use crate::clock::Clock;
 use crate::config::Config;
@@ -39,7 +41,7 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
         state: state.clone(),
         routes: templates.clone(),
     });
-    bank_api::routes(server.clone())
+    let inner = bank_api::routes(server.clone())
         .at("/healthz", get(healthz))
         .data(state)
         .data(limits)
@@ -63,11 +65,34 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
                     }
                 }
             }
-        })
+        });
+    observed(inner, templates)
+}
+
+/// The outermost layers around `ep`: request id and log line, then the panic guard, so that a
+/// panic is answered (500 `internal_error`) and logged like any other request.
+fn observed<E: Endpoint + 'static>(
+    ep: E,
+    templates: Arc<PathTemplates>,
+) -> impl Endpoint<Output = Response> {
+    ep.with(CatchPanic::new().with_handler(panic_response))
         .around(move |ep, req| {
             let templates = templates.clone();
             async move { Ok(observe(ep, req, &templates).await) }
         })
+}
+
+/// A handler panicked: the shared 500 body (the request id only); the panic text goes to the log.
+fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
+    let text = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)");
+    let error = ApiError::internal(&format!("handler panicked: {text}"));
+    Json(error.body())
+        .with_status(StatusCode::INTERNAL_SERVER_ERROR)
+        .into_response()
 }
 
 /// Request id in, request id out, one log line per request.
@@ -120,4 +145,106 @@ fn new_request_id() -> String {
 #[handler]
 fn healthz() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": "ok" }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// A log sink the test can read back.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Captured {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(&self.0.lock().expect("log lock")).into_owned()
+        }
+    }
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("log lock").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Captured;
+
+        fn make_writer(&'a self) -> Captured {
+            self.clone()
+        }
+    }
+
+    #[handler]
+    fn boom() -> &'static str {
+        panic!("boom: SELECT secret FROM cause")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_internal_error_and_still_logs_its_request_line() {
+        let log = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(log.clone())
+            .with_ansi(false)
+            .finish();
+        // The current-thread test runtime polls the handler on this thread.
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let templates = Arc::new(PathTemplates::from_document(
+            &json!({"paths": {"/boom": {"get": {}}}}),
+        ));
+        let ep = observed(poem::Route::new().at("/boom", get(boom)), templates);
+
+        let request = Request::builder()
+            .uri_str("/boom")
+            .header("x-request-id", "t-panic")
+            .finish();
+        let response = ep.call(request).await.expect("an answer, not an error");
+
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            response
+                .headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok()),
+            Some("t-panic")
+        );
+        let bytes = response.into_body().into_vec().await.expect("body");
+        let body: Value = serde_json::from_slice(&bytes).expect("a JSON body");
+        assert_eq!(body["type"], "server_error", "{body}");
+        assert_eq!(body["code"], "internal_error", "{body}");
+        assert_eq!(body["message"], "internal error (request id t-panic)");
+        assert_eq!(body["details"], Value::Null, "{body}");
+        assert!(body["documentation_url"].is_string(), "{body}");
+
+        let text = log.text();
+        let request_lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("bankd::app: request "))
+            .collect();
+        assert_eq!(request_lines.len(), 1, "one request line in:\n{text}");
+        for field in [
+            "request_id=t-panic",
+            "method=GET",
+            "path=/boom",
+            "status=500",
+        ] {
+            assert!(request_lines[0].contains(field), "{field} in {text}");
+        }
+        // The cause is in the log, with the request id, never in the body.
+        assert!(
+            text.lines()
+                .any(|l| l.contains("request_id=t-panic") && l.contains("SELECT secret")),
+            "the panic's text is logged with the request id:\n{text}"
+        );
+    }
 }
