@@ -62,7 +62,9 @@ impl PathTemplates {
             t.len() == segs.len()
                 && t.iter()
                     .zip(&segs)
-                    .all(|(a, b)| a.starts_with('{') || a == b)
+                    // A parameter stands for one non-empty segment: `/bank-accounts/` (a
+                    // trailing slash) is not `/bank-accounts/{bank_account_id}`.
+                    .all(|(a, b)| a == b || (a.starts_with('{') && !b.is_empty()))
         })
     }
 
@@ -126,5 +128,87 @@ impl Hooks for Bankd {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::PathTemplates;
+
+    #[test]
+    fn literal_segments_beat_parameters_whatever_the_document_order() {
+        // Parameters first on purpose: the document's order must not decide.
+        let t = PathTemplates::from_document(&json!({"paths": {
+            "/entities/{entity_id}": {"get": {}, "delete": {}},
+            "/entities/person/{entity_id}": {"patch": {}},
+            "/entities/person": {"post": {}},
+            "/entities": {"get": {}},
+        }}));
+        assert_eq!(t.template("/entities/person"), "/entities/person");
+        assert_eq!(t.allowed("/entities/person").as_deref(), Some("POST"));
+        assert_eq!(t.template("/entities/enti_1"), "/entities/{entity_id}");
+        assert_eq!(
+            t.allowed("/entities/enti_1").as_deref(),
+            Some("GET, DELETE")
+        );
+        assert_eq!(
+            t.template("/entities/person/enti_1"),
+            "/entities/person/{entity_id}"
+        );
+        assert_eq!(t.template("/entities"), "/entities");
+    }
+
+    #[test]
+    fn the_served_document_logs_templates_never_ids() {
+        let t = PathTemplates::from_document(&bank_api::document());
+        for (path, template) in [
+            ("/entities/person", "/entities/person"),
+            ("/entities/business", "/entities/business"),
+            ("/entities/person/enti_x", "/entities/person/{entity_id}"),
+            ("/entities/enti_x", "/entities/{entity_id}"),
+            (
+                "/entities/enti_x/associated-persons",
+                "/entities/{entity_id}/associated-persons",
+            ),
+            ("/bank-accounts/bacc_x", "/bank-accounts/{bank_account_id}"),
+            (
+                "/bank-accounts/bacc_x/account-numbers",
+                "/bank-accounts/{bank_account_id}/account-numbers",
+            ),
+            (
+                "/account-numbers/acno_x",
+                "/account-numbers/{account_number_id}",
+            ),
+            (
+                "/transfers/book/book_x/clear",
+                "/transfers/book/{book_transfer_id}/clear",
+            ),
+        ] {
+            assert_eq!(t.template(path), template, "{path}");
+        }
+    }
+
+    #[test]
+    fn unmatched_paths_and_trailing_slashes_log_no_template() {
+        let t = PathTemplates::from_document(&json!({"paths": {
+            "/bank-accounts": {"get": {}},
+            "/bank-accounts/{bank_account_id}": {"get": {}},
+        }}));
+        for path in [
+            "/nope",
+            "/bank-accounts/",
+            "/bank-accounts/bacc_x/",
+            "/bank-accounts//",
+            "/bank-accounts/bacc_x/extra",
+            "",
+        ] {
+            assert_eq!(t.template(path), "(unmatched)", "{path:?}");
+            assert_eq!(t.allowed(path), None, "{path:?}");
+        }
+        // Paths outside the document that the server serves keep their own name.
+        assert_eq!(t.template("/healthz"), "/healthz");
+        assert_eq!(t.template("/docs/index.html"), "/docs");
     }
 }
