@@ -49,7 +49,7 @@ pub trait BankAccountsApi: crate::runtime::Hooks {
     ///
     /// `PATCH /bank-accounts/{bank_account_id}` (operationId `update_bank_account`, `#/paths/~1bank-accounts~1{bank_account_id}/patch`)
     ///
-    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`; 404 `bank_account_not_found` when it does not exist).
+    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`; 404 `bank_account_not_found` when it does not exist). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.
     fn update_bank_account(
         &self,
         principal: Self::Principal,

@@ -882,7 +882,7 @@ impl<S: Server> Api<S> {
     }
     /// Update a bank account
     ///
-    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`; 404 `bank_account_not_found` when it does not exist).
+    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`; 404 `bank_account_not_found` when it does not exist). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.
     #[oai(
         path = "/bank-accounts/:bank_account_id",
         method = "patch",

@@ -405,6 +405,13 @@ impl From<BankAccountError> for ApiError {
                 "bank_account_balance_not_zero",
                 "a bank account can be deleted only when all four balances are zero",
             ),
+            E::Overdrawn => ApiError::new(
+                400,
+                t,
+                "bank_account_overdrawn",
+                "the bank account is overdrawn: its overdraft settings can change only once its \
+                 available amount is back at zero or above",
+            ),
             E::RootAccount => ApiError::new(
                 400,
                 t,

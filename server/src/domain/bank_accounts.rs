@@ -60,6 +60,11 @@ pub enum BankAccountError {
     NotOpen(String),
     #[error("the bank account's balances are not all zero")]
     BalanceNotZero,
+    /// An overdraft setting change on an account whose available amount is below zero: its
+    /// shortfall is locked on its current reserve, and the table forbids a negative available
+    /// amount on an account that is not overdraftable.
+    #[error("the bank account is overdrawn")]
+    Overdrawn,
     #[error("root accounts of the platform cannot be deleted")]
     RootAccount,
     #[error("could not find an unused account number")]
@@ -568,6 +573,29 @@ impl BankAccountUpdate {
     }
 }
 
+/// Refuses an overdraft setting change that would strand an overdrawn account's shortfall.
+///
+/// While `available_amount < 0` the shortfall is locked on the current reserve and is released
+/// there as the account is refilled ([`crate::domain::ledger`]). Turning overdraft off would
+/// leave a negative balance the table forbids; moving to another reserve would release the lock
+/// on an account that never held it. Both wait until the account is back at zero or above. The
+/// caller holds the account's row lock, so no movement can change the balance meanwhile.
+fn check_overdraft_change(
+    account: &BankAccountRecord,
+    is_overdraftable: bool,
+    reserve_id: Option<&BankAccountId>,
+) -> Result<()> {
+    // Only an overdraftable account carries a shortfall on a reserve; the settlement account is
+    // negative by design and keeps its (non-)settings.
+    let has_shortfall = account.is_overdraftable && account.available_amount < 0;
+    let changes = !is_overdraftable || reserve_id != account.overdraft_reserve_account_id.as_ref();
+    if has_shortfall && changes {
+        Err(BankAccountError::Overdrawn)
+    } else {
+        Ok(())
+    }
+}
+
 /// Applies `update` to the account addressed by `id`.
 pub async fn update(
     db: &Db,
@@ -603,6 +631,7 @@ pub async fn update(
                     "only CHECKING accounts can be overdraftable".to_owned(),
                 ));
             }
+            check_overdraft_change(&account, is_overdraftable, reserve_id.as_ref())?;
             let changes = AccountChanges {
                 description: update
                     .description
@@ -895,6 +924,54 @@ mod tests {
                 _
             ))
         ));
+    }
+
+    fn account(available: i64, is_overdraftable: bool, reserve: Option<&str>) -> BankAccountRecord {
+        let epoch = DateTime::<Utc>::UNIX_EPOCH;
+        BankAccountRecord {
+            id: BankAccountId::from_trusted("bacc_account".into()),
+            platform_id: PlatformId::from_trusted("plat_platform".into()),
+            account_type: CHECKING.into(),
+            status: "open".into(),
+            description: "Operating".into(),
+            display_name: None,
+            currency_code: "USD".into(),
+            available_amount: available,
+            pending_amount: 0,
+            holding_amount: 0,
+            locked_amount: 0,
+            is_overdraftable,
+            overdraft_reserve_account_id: reserve.map(|r| BankAccountId::from_trusted(r.into())),
+            default_account_number_id: None,
+            created_at: epoch,
+            updated_at: epoch,
+        }
+    }
+
+    #[test]
+    fn an_overdrawn_account_keeps_its_overdraft_settings() {
+        let old = BankAccountId::from_trusted("bacc_old".into());
+        let new = BankAccountId::from_trusted("bacc_new".into());
+        let overdrawn = account(-1, true, Some("bacc_old"));
+        let refused = |r: Result<()>| matches!(r, Err(BankAccountError::Overdrawn));
+        assert!(refused(check_overdraft_change(
+            &overdrawn,
+            false,
+            Some(&old)
+        )));
+        assert!(refused(check_overdraft_change(
+            &overdrawn,
+            true,
+            Some(&new)
+        )));
+        assert!(check_overdraft_change(&overdrawn, true, Some(&old)).is_ok());
+        // At zero or above nothing is locked on the reserve: any change is fine.
+        let level = account(0, true, Some("bacc_old"));
+        assert!(check_overdraft_change(&level, false, Some(&old)).is_ok());
+        assert!(check_overdraft_change(&level, true, Some(&new)).is_ok());
+        // A negative account that is not overdraftable (the settlement account) has no shortfall.
+        let settlement = account(-500, false, None);
+        assert!(check_overdraft_change(&settlement, false, None).is_ok());
     }
 
     #[test]

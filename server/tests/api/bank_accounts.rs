@@ -11,6 +11,9 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, api_tests};
+use crate::transfers::{
+    Bal, assert_books_balance, balances, book, book_overdraft, overdraft_accounts,
+};
 
 api_tests!(
     creating_an_account_answers_its_details_and_a_default_account_number,
@@ -20,6 +23,7 @@ api_tests!(
     creation_with_an_idempotency_key_replays_and_refuses_reuse,
     unknown_foreign_and_malformed_account_ids_are_404_everywhere,
     updates_change_only_the_given_fields_and_keep_the_rules,
+    an_overdrawn_account_keeps_its_overdraft_settings_until_it_is_repaid,
     deleting_closes_an_account_only_at_zero_balances,
     owners_are_added_once_verified_and_listed_primary_first,
     every_list_filter_narrows_the_list_within_the_platform,
@@ -572,6 +576,77 @@ async fn updates_change_only_the_given_fields_and_keep_the_rules(app: TestApp) {
     app.patch(&root, &app.a.key, &body)
         .await
         .expect_error(400, "invalid_request");
+}
+
+async fn an_overdrawn_account_keeps_its_overdraft_settings_until_it_is_repaid(app: TestApp) {
+    let (reserve, account, other) = overdraft_accounts(&app, 10_000, 300).await;
+    let overdraft = book_overdraft(&account, &other, 1_000);
+    app.post("/transfers/book", &app.a.key, &overdraft)
+        .await
+        .expect(200);
+    let path = format!("/bank-accounts/{}", account.id);
+    let before = app.get(&path, &app.a.key).await.expect(200);
+    let overdrawn = Bal {
+        available: -700,
+        ..Bal::default()
+    };
+    assert_eq!(balances(&app, &app.a, &account.id).await, overdrawn);
+    let locked = Bal {
+        available: 9_300,
+        locked: 700,
+        ..Bal::default()
+    };
+    assert_eq!(balances(&app, &app.a, &reserve.id).await, locked);
+
+    // Turning overdraft off would strand the shortfall locked on the reserve.
+    for body in [
+        json!({"is_overdraftable": false}),
+        json!({"is_overdraftable": false, "overdraft_reserve_account_id": reserve.id}),
+        json!({"is_overdraftable": false, "description": "Renamed"}),
+    ] {
+        let e = app
+            .patch(&path, &app.a.key, &body)
+            .await
+            .expect_error(400, "bank_account_overdrawn");
+        assert_eq!(e["type"], "bank_account_error", "{e}");
+    }
+    assert_eq!(
+        app.get(&path, &app.a.key).await.expect(200),
+        before,
+        "a refused update changes nothing"
+    );
+    assert_eq!(balances(&app, &app.a, &account.id).await, overdrawn);
+    assert_eq!(balances(&app, &app.a, &reserve.id).await, locked);
+    assert_books_balance(&app, &app.a.id).await;
+
+    // Changes that keep the overdraft as it is are fine, also on the settlement account, which
+    // is negative by design.
+    let same = json!({"is_overdraftable": true, "overdraft_reserve_account_id": reserve.id,
+                      "description": "Still overdrawn"});
+    let renamed = app.patch(&path, &app.a.key, &same).await.expect(200);
+    assert_eq!(renamed["description"], "Still overdrawn");
+    assert_eq!(renamed["is_overdraftable"], true);
+    let settlement = format!("/bank-accounts/{}", app.a.root_accounts[2]);
+    app.patch(
+        &settlement,
+        &app.a.key,
+        &json!({"description": "Settlement"}),
+    )
+    .await
+    .expect(200);
+
+    // Once repaid, the reserve has released the lock and overdraft may be turned off.
+    app.post("/transfers/book", &app.a.key, &book(&other, &account, 700))
+        .await
+        .expect(200);
+    assert_eq!(balances(&app, &app.a, &reserve.id).await.locked, 0);
+    let off = app
+        .patch(&path, &app.a.key, &json!({"is_overdraftable": false}))
+        .await
+        .expect(200);
+    assert_eq!(off["is_overdraftable"], false);
+    assert_eq!(balances(&app, &app.a, &account.id).await, Bal::default());
+    assert_books_balance(&app, &app.a.id).await;
 }
 
 async fn deleting_closes_an_account_only_at_zero_balances(app: TestApp) {

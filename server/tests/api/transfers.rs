@@ -138,6 +138,28 @@ pub fn book(from: &Acct, to: &Acct, amount: i64) -> Value {
     })
 }
 
+/// Platform A's overdraft reserve funded with `reserve_funds`, an overdraftable account it
+/// covers, funded with `funds`, and an empty plain account: (reserve, overdraftable, plain).
+pub async fn overdraft_accounts(
+    app: &TestApp,
+    reserve_funds: i64,
+    funds: i64,
+) -> (Acct, Acct, Acct) {
+    let reserve = root_account(app, &app.a, 1).await;
+    fund(app, &app.a, &reserve, reserve_funds).await;
+    let s = open_account(app, &app.a, "USD", true).await;
+    let r = open_account(app, &app.a, "USD", false).await;
+    fund(app, &app.a, &s, funds).await;
+    (reserve, s, r)
+}
+
+/// A book transfer that may overdraw an overdraftable sender.
+pub fn book_overdraft(from: &Acct, to: &Acct, amount: i64) -> Value {
+    let mut body = book(from, to, amount);
+    body["allow_overdraft"] = json!(true);
+    body
+}
+
 /// Two funded accounts of platform A: (sender with `funds`, empty receiver).
 async fn pair(app: &TestApp, funds: i64) -> (Acct, Acct) {
     let s = open_account(app, &app.a, "USD", false).await;
@@ -352,8 +374,7 @@ async fn refused_transfers_change_no_balance_and_record_nothing(app: TestApp) {
         .await
         .expect_error(400, "insufficient_funds");
     // allow_overdraft means nothing for an account that is not overdraftable.
-    let mut body = book(&s, &r, 1_001);
-    body["allow_overdraft"] = json!(true);
+    let body = book_overdraft(&s, &r, 1_001);
     app.post("/transfers/book", &app.a.key, &body)
         .await
         .expect_error(400, "insufficient_funds");
@@ -591,18 +612,13 @@ async fn only_a_transfer_on_hold_can_be_cleared_or_canceled(app: TestApp) {
 }
 
 async fn an_overdraft_locks_the_shortfall_on_the_reserve_until_money_comes_back(app: TestApp) {
-    let reserve = root_account(&app, &app.a, 1).await;
-    fund(&app, &app.a, &reserve, 10_000).await;
-    let s = open_account(&app, &app.a, "USD", true).await;
-    let r = open_account(&app, &app.a, "USD", false).await;
-    fund(&app, &app.a, &s, 300).await;
+    let (reserve, s, r) = overdraft_accounts(&app, 10_000, 300).await;
 
     // Without allow_overdraft an overdraftable account is held to its available amount.
     app.post("/transfers/book", &app.a.key, &book(&s, &r, 1_000))
         .await
         .expect_error(400, "insufficient_funds");
-    let mut body = book(&s, &r, 1_000);
-    body["allow_overdraft"] = json!(true);
+    let mut body = book_overdraft(&s, &r, 1_000);
     let t = app
         .post("/transfers/book", &app.a.key, &body)
         .await
@@ -661,13 +677,8 @@ async fn an_overdraft_locks_the_shortfall_on_the_reserve_until_money_comes_back(
 }
 
 async fn an_overdraft_the_reserve_cannot_cover_is_insufficient_funds(app: TestApp) {
-    let reserve = root_account(&app, &app.a, 1).await;
-    fund(&app, &app.a, &reserve, 500).await;
-    let s = open_account(&app, &app.a, "USD", true).await;
-    let r = open_account(&app, &app.a, "USD", false).await;
-    fund(&app, &app.a, &s, 100).await;
-    let mut body = book(&s, &r, 601);
-    body["allow_overdraft"] = json!(true);
+    let (reserve, s, r) = overdraft_accounts(&app, 500, 100).await;
+    let mut body = book_overdraft(&s, &r, 601);
     app.post("/transfers/book", &app.a.key, &body)
         .await
         .expect_error(400, "insufficient_funds");
