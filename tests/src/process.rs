@@ -15,8 +15,8 @@ pub enum Backend {
     Postgres,
 }
 
-/// The environment variable naming the PostgreSQL server for tests.
-pub const POSTGRES_ENV: &str = "BANKD_TEST_POSTGRES_URL";
+pub use crate::postgres_skip::POSTGRES_ENV;
+use crate::postgres_skip::warn_postgres_skipped;
 
 /// The `bankd` binary of this workspace, built if missing or stale.
 pub fn bankd_binary() -> PathBuf {
@@ -60,7 +60,7 @@ impl TestDatabase {
             }
             Backend::Postgres => {
                 let Ok(admin) = std::env::var(POSTGRES_ENV) else {
-                    eprintln!("!!! {POSTGRES_ENV} is not set: {test} DID NOT RUN on PostgreSQL");
+                    warn_postgres_skipped(test);
                     return None;
                 };
                 let name = format!("bankd_ct_{}", random_suffix());

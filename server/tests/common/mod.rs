@@ -10,7 +10,10 @@ use bankd::domain::platforms::BankSettings;
 use bankd::store::{Backend, Db, StoreOptions};
 use rand::Rng;
 
-pub const POSTGRES_ENV: &str = "BANKD_TEST_POSTGRES_URL";
+// The skip warning is shared with the black-box crate `contract-tests` (std only, so by path).
+#[path = "../../../tests/src/postgres_skip.rs"]
+mod postgres_skip;
+pub use postgres_skip::{POSTGRES_ENV, warn_postgres_skipped};
 
 /// A fresh, migrated database and what a test needs around it.
 #[derive(Clone)]
@@ -105,25 +108,6 @@ pub fn with_database(admin_url: &str, name: &str) -> String {
         Some(q) => format!("{base}/{name}?{q}"),
         None => format!("{base}/{name}"),
     }
-}
-
-/// Written straight to the process's stderr: libtest captures `eprintln!` of passing tests, and
-/// this warning must be seen precisely when everything "passes".
-pub fn warn_postgres_skipped(test: &str) {
-    use std::io::Write;
-    static BANNER: std::sync::Once = std::sync::Once::new();
-    let mut stderr = std::io::stderr().lock();
-    BANNER.call_once(|| {
-        let _ = writeln!(
-            stderr,
-            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-             !!! WARNING: {POSTGRES_ENV} is not set: the PostgreSQL variants of these tests\n\
-             !!! DO NOT RUN (they return early). Set it, e.g.\n\
-             !!!   {POSTGRES_ENV}=postgres://postgres@127.0.0.1:5432/postgres\n\
-             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"
-        );
-    });
-    let _ = writeln!(stderr, "!!! NOT RUN on PostgreSQL: {test}");
 }
 
 pub async fn postgres_db(test: &str, options: &StoreOptions) -> Option<(Ctx, Guard)> {
