@@ -21,7 +21,8 @@ api_tests!(
     an_amount_that_would_overflow_a_balance_is_refused_and_moves_nothing,
 );
 
-fn ach(account: &Acct, amount: i64, company: &str) -> Value {
+/// The body of a simulated incoming ACH transfer to the account's default number.
+pub fn ach(account: &Acct, amount: i64, company: &str) -> Value {
     json!({
         "destination_account_number_id": account.number,
         "amount": amount,

@@ -5,7 +5,9 @@ use bankd::domain::ids::PlatformId;
 use bankd::store::ledger;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, api_tests};
+use crate::bank_accounts::set_status;
+use crate::helpers::{Answer, Tenant, TestApp, api_tests};
+use crate::simulations::ach;
 
 api_tests!(
     a_book_transfer_moves_available_money_and_can_be_read_back,
@@ -13,6 +15,7 @@ api_tests!(
     each_party_must_be_named_exactly_once_and_fields_are_checked,
     unknown_malformed_and_foreign_accounts_are_404,
     refused_transfers_change_no_balance_and_record_nothing,
+    frozen_accounts_take_no_money_in_or_out_and_their_holds_wait,
     a_hold_moves_money_to_holding_until_it_is_cleared_or_canceled,
     only_a_transfer_on_hold_can_be_cleared_or_canceled,
     an_overdraft_locks_the_shortfall_on_the_reserve_until_money_comes_back,
@@ -158,6 +161,33 @@ pub fn book_overdraft(from: &Acct, to: &Acct, amount: i64) -> Value {
     let mut body = book(from, to, amount);
     body["allow_overdraft"] = json!(true);
     body
+}
+
+/// Puts `amount` of platform A's `from` on hold for `to`; answers the transfer.
+async fn hold(app: &TestApp, from: &Acct, to: &Acct, amount: i64) -> Value {
+    let mut body = book(from, to, amount);
+    body["hold"] = json!(true);
+    let held = app
+        .post("/transfers/book", &app.a.key, &body)
+        .await
+        .expect(200);
+    assert_eq!(held["status"], "HOLD", "{held}");
+    held
+}
+
+/// `POST /transfers/book/{id}/{action}` (`clear` or `cancel`) as platform A.
+async fn act(app: &TestApp, id: &str, action: &str, body: &Value) -> Answer {
+    let path = format!("/transfers/book/{id}/{action}");
+    app.post(&path, &app.a.key, body).await
+}
+
+/// The balances of platform A's `accounts`, in order.
+async fn all_balances(app: &TestApp, accounts: &[&Acct]) -> Vec<Bal> {
+    let mut out = Vec::new();
+    for a in accounts {
+        out.push(balances(app, &app.a, &a.id).await);
+    }
+    out
 }
 
 /// Two funded accounts of platform A: (sender with `funds`, empty receiver).
@@ -419,6 +449,81 @@ async fn refused_transfers_change_no_balance_and_record_nothing(app: TestApp) {
         .await
         .expect(200);
     assert_eq!(balances(&app, &app.a, &s.id).await, Bal::default());
+    assert_books_balance(&app, &app.a.id).await;
+}
+
+async fn frozen_accounts_take_no_money_in_or_out_and_their_holds_wait(app: TestApp) {
+    let (s, frozen) = pair(&app, 1_000).await;
+    fund(&app, &app.a, &frozen, 500).await;
+    let receiver = open_account(&app, &app.a, "USD", false).await;
+    let held = hold(&app, &s, &receiver, 100).await;
+    let held_id = held["id"].as_str().expect("id");
+    set_status(&app, &frozen.id, "frozen").await;
+    set_status(&app, &receiver.id, "frozen").await;
+    let settlement = root_account(&app, &app.a, 2).await;
+    let parties = [&s, &frozen, &receiver, &settlement];
+    let before = all_balances(&app, &parties).await;
+    assert_eq!(
+        before[..3],
+        [
+            Bal {
+                available: 900,
+                holding: 100,
+                ..Bal::default()
+            },
+            avail(500),
+            Bal::default()
+        ]
+    );
+
+    // Book transfers from and to a frozen account, by bank account and by account number.
+    let by_number = json!({"amount": 1, "sender_bank_account_id": s.id,
+                           "receiver_account_number_id": frozen.number});
+    for body in [book(&s, &frozen, 1), book(&frozen, &s, 1), by_number] {
+        app.post("/transfers/book", &app.a.key, &body)
+            .await
+            .expect_error(400, "bank_account_not_open");
+    }
+    // Incoming ACH in either direction: refused, not returned, and not recorded.
+    for direction in ["credit", "debit"] {
+        app.post(
+            &format!("/simulate/receive-ach-{direction}"),
+            &app.a.key,
+            &ach(&frozen, 1, "FROZEN0001"),
+        )
+        .await
+        .expect_error(400, "bank_account_not_open");
+    }
+    // A hold whose receiver froze meanwhile cannot be cleared, in full or in part.
+    for body in [json!({}), json!({"amount": 50})] {
+        act(&app, held_id, "clear", &body)
+            .await
+            .expect_error(400, "bank_account_not_open");
+    }
+
+    assert_eq!(
+        all_balances(&app, &parties).await,
+        before,
+        "refusals move no money"
+    );
+    let got = app
+        .get(&format!("/transfers/book/{held_id}"), &app.a.key)
+        .await
+        .expect(200);
+    assert_eq!(got, held, "the hold is untouched");
+    let books = app.get("/transfers/book", &app.a.key).await.expect(200);
+    assert_eq!(ids(&books), vec![held_id.to_owned()]);
+    let achs = app
+        .get("/transfers/ach?limit=100", &app.a.key)
+        .await
+        .expect(200);
+    assert_eq!(ids(&achs).len(), 2, "only the two fundings: {achs}");
+    assert_books_balance(&app, &app.a.id).await;
+
+    // Open again, the hold clears: the refusal was the status, nothing else.
+    set_status(&app, &receiver.id, "open").await;
+    act(&app, held_id, "clear", &json!({})).await.expect(200);
+    assert_eq!(balances(&app, &app.a, &receiver.id).await, avail(100));
     assert_books_balance(&app, &app.a.id).await;
 }
 
