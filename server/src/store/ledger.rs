@@ -55,36 +55,35 @@ fn push_id_list<'a>(sql: &mut Sql, ids: impl Iterator<Item = &'a BankAccountId>)
 /// ascending id order, then the reserves, in ascending id order. Reserves come last because a
 /// movement learns which reserve it needs only from the (locked) overdraftable account; a
 /// reserve named directly as a party waits for the second round too. Each round is one
-/// statement, `... ORDER BY id FOR NO KEY UPDATE` (PostgreSQL locks the rows as they leave the
-/// sort), with a plain filter on the rows' own immutable columns: a join or sub-select there
-/// would be re-evaluated by PostgreSQL's recheck of a row updated while we waited, and could
-/// drop it. The common movement (no overdraftable party, no reserve named) is one statement.
+/// statement, `... WHERE id IN (...) ORDER BY id FOR NO KEY UPDATE` (PostgreSQL locks the rows
+/// as they leave the sort), with a plain filter on the rows' own immutable columns: a join or
+/// sub-select there would be re-evaluated by PostgreSQL's recheck of a row updated while we
+/// waited, and could drop it. The settlement account's id is looked up first (root accounts
+/// never change), so that both rounds are key lookups: a disjunction such as
+/// `id IN (...) OR type = ...` made SQLite walk every account of the platform (measured: 13
+/// transfers/s on a platform of 1 000 000 accounts).
 pub async fn lock_accounts(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     ids: &[&BankAccountId],
     with_settlement: bool,
 ) -> Result<Vec<LedgerAccount>, StoreError> {
-    let named: BTreeSet<&BankAccountId> = ids.iter().copied().collect();
-    // The account types are constants of the statement, not binds, so that PostgreSQL's generic
-    // plan for the prepared statement can still use the root-type index.
-    let mut first = Sql::new(format!(
-        "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = ? \
-         AND type <> '{RESERVE_ACCOUNT_TYPE}' AND (1 = 0"
-    ))
-    .bind(platform_id.as_str());
-    if !named.is_empty() {
-        first.push(" OR id IN ");
-        push_id_list(&mut first, named.iter().copied());
-    }
+    let mut first: BTreeSet<BankAccountId> = ids.iter().map(|id| (*id).clone()).collect();
     if with_settlement {
-        first.push(&format!(" OR type = '{SETTLEMENT_ACCOUNT_TYPE}'"));
+        if let Some(id) = settlement_account_id(tx, platform_id).await? {
+            first.insert(id);
+        }
     }
-    first.push(")");
-    let mut accounts = if named.is_empty() && !with_settlement {
+    let mut accounts = if first.is_empty() {
         Vec::new()
     } else {
-        locked_in_order(tx, first).await?
+        let mut sql = Sql::new(format!(
+            "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = "
+        ));
+        sql.push_bind(platform_id.as_str())
+            .push(&format!(" AND type <> '{RESERVE_ACCOUNT_TYPE}' AND id IN "));
+        push_id_list(&mut sql, first.iter());
+        locked_in_order(tx, sql).await?
     };
 
     let have: BTreeSet<BankAccountId> = accounts.iter().map(|a| a.id.clone()).collect();
@@ -92,9 +91,8 @@ pub async fn lock_accounts(
         .iter()
         .filter(|a| a.is_overdraftable)
         .filter_map(|a| a.overdraft_reserve_account_id.clone());
-    let second: BTreeSet<BankAccountId> = named
-        .iter()
-        .map(|id| (*id).clone())
+    let second: BTreeSet<BankAccountId> = first
+        .into_iter()
         .chain(reserves)
         .filter(|id| !have.contains(id))
         .collect();
@@ -107,6 +105,24 @@ pub async fn lock_accounts(
         accounts.extend(locked_in_order(tx, sql).await?);
     }
     Ok(accounts)
+}
+
+/// The id of the platform's `NETWORK_SETTLEMENT_ACCOUNT`, unlocked (it never changes).
+async fn settlement_account_id(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+) -> Result<Option<BankAccountId>, StoreError> {
+    // The type is a constant of the statement, and `type <> 'CHECKING'` repeats the partial
+    // index's own condition, so that both engines use the one-root-per-type index.
+    let sql = Sql::new(format!(
+        "SELECT id FROM bank_accounts WHERE platform_id = ? \
+         AND type = '{SETTLEMENT_ACCOUNT_TYPE}' AND type <> 'CHECKING'"
+    ))
+    .bind(platform_id.as_str());
+    tx.fetch_optional(sql)
+        .await?
+        .map(|row| row.get("id").map(BankAccountId::from_trusted))
+        .transpose()
 }
 
 /// Runs `select` (a `SELECT ... WHERE ...` without order) locking its rows in id order.
