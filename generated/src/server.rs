@@ -228,7 +228,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The person fields to change.
         body: crate::runtime::JsonBody<crate::models::UpdatePersonEntityRequest>,
@@ -265,7 +265,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The business fields to change.
         body: crate::runtime::JsonBody<crate::models::UpdateBusinessEntityRequest>,
@@ -404,7 +404,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::entities::GetEntityResponse,
@@ -438,7 +438,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::entities::DeleteEntityResponse,
@@ -472,7 +472,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
         #[oai(name = "starting_after", validator(max_length = 64usize))]
@@ -526,7 +526,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The person to link and their roles.
         body: crate::runtime::JsonBody<crate::models::CreateAssociatedPersonRequest>,
@@ -563,7 +563,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::entities::GetAdditionalRequirementsResponse,
@@ -597,7 +597,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
+        #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The additional fields to merge, by field name.
         body: crate::runtime::JsonBody<
@@ -826,7 +826,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::bank_accounts::GetBankAccountResponse,
@@ -860,7 +860,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::bank_accounts::DeleteBankAccountResponse,
@@ -894,7 +894,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The bank account fields to change.
         body: crate::runtime::JsonBody<crate::models::UpdateBankAccountRequest>,
@@ -931,7 +931,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.
         #[oai(name = "from_date")]
@@ -977,7 +977,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The entity to add as owner.
         body: crate::runtime::JsonBody<crate::models::AddOwnerRequest>,
@@ -1014,7 +1014,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
         #[oai(name = "starting_after", validator(max_length = 64usize))]
@@ -1068,7 +1068,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
@@ -1114,7 +1114,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
-        #[oai(name = "account_number_id", validator(max_length = 64usize))]
+        #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::account_numbers::GetAccountNumberResponse,
@@ -1148,7 +1148,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
-        #[oai(name = "account_number_id", validator(max_length = 64usize))]
+        #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The account number fields to change.
         body: crate::runtime::JsonBody<crate::models::UpdateAccountNumberRequest>,
@@ -1218,7 +1218,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
-        #[oai(name = "ach_positive_pay_rule_id", validator(max_length = 64usize))]
+        #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
@@ -1252,7 +1252,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
-        #[oai(name = "ach_positive_pay_rule_id", validator(max_length = 64usize))]
+        #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
@@ -1286,7 +1286,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
+        #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
         #[oai(name = "starting_after", validator(max_length = 64usize))]
@@ -1490,7 +1490,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
-        #[oai(name = "counterparty_id", validator(max_length = 64usize))]
+        #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::counterparties::GetCounterpartyResponse,
@@ -1524,7 +1524,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
-        #[oai(name = "counterparty_id", validator(max_length = 64usize))]
+        #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::counterparties::DeleteCounterpartyResponse,
@@ -1698,7 +1698,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
-        #[oai(name = "document_id", validator(max_length = 64usize))]
+        #[oai(name = "document_id")]
         p_document_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::documents::GetDocumentResponse,
@@ -1730,7 +1730,7 @@ impl<S: Server> Api<S> {
     async fn get_document_content(
         &self,
         /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
-        #[oai(name = "document_id", validator(max_length = 64usize))]
+        #[oai(name = "document_id")]
         p_document_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.
         #[oai(name = "expires")]
@@ -1897,7 +1897,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id", validator(max_length = 64usize))]
+        #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::book_transfers::GetBookTransferResponse,
@@ -1931,7 +1931,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id", validator(max_length = 64usize))]
+        #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Optionally, a smaller amount to clear.
         body: crate::runtime::OptionalJsonBody<crate::models::ClearBookTransferRequest>,
@@ -1968,7 +1968,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id", validator(max_length = 64usize))]
+        #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::book_transfers::CancelBookTransferResponse,
@@ -2052,7 +2052,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.
-        #[oai(name = "ach_transfer_id", validator(max_length = 64usize))]
+        #[oai(name = "ach_transfer_id")]
         p_ach_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
     ) -> ::std::result::Result<
         crate::ach_transfers::GetAchTransferResponse,

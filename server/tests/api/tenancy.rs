@@ -1,15 +1,18 @@
 //! Tenancy matrix and concurrent idempotency, driven by the served document so that no endpoint
 //! is forgotten: another platform's key gets 404 on every operation that addresses one of
-//! platform A's objects by id (in the path or the body), A's ids are invalid cursors in B's
-//! lists, and B's lists never show A's objects.
+//! platform A's objects by id (in the path or the body), so does A's own key with a malformed,
+//! overlong or unknown id, A's ids are invalid cursors in B's lists, and B's lists never show
+//! A's objects.
 
+use bankd::domain::ids;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, api_tests};
+use crate::helpers::{Answer, TestApp, api_tests};
 
 api_tests!(
     another_platforms_key_gets_404_on_every_operation_that_names_an_object,
+    a_malformed_overlong_or_unknown_id_is_404_on_every_operation_that_names_an_object,
     foreign_ids_are_invalid_cursors_and_never_listed,
     fifty_concurrent_requests_with_one_idempotency_key_have_exactly_one_effect,
 );
@@ -114,63 +117,109 @@ async fn seed_a(app: &TestApp) -> Objects {
 }
 
 /// A body that passes shape validation, so that the answer is about the object, not the body.
-fn valid_body(operation_id: &str, b_entity: &str) -> Option<Value> {
+/// Where the body names an entity it is `entity`, one of the caller's own platform, so that only
+/// the path id can be the one not found.
+fn valid_body(operation_id: &str, entity: &str) -> Option<Value> {
     Some(match operation_id {
         "update_person_entity" => json!({"middle_name": "X"}),
         "update_business_entity" => json!({"description": "X"}),
         "create_associated_person" => {
-            json!({"person_entity_id": b_entity, "roles": ["control_person"]})
+            json!({"person_entity_id": entity, "roles": ["control_person"]})
         }
         "submit_additional_requirements" => json!({}),
         "update_bank_account" => json!({"display_name": "X"}),
-        "add_bank_account_owner" => json!({"entity_id": b_entity}),
+        "add_bank_account_owner" => json!({"entity_id": entity}),
         "create_account_number" | "update_account_number" => json!({"description": "X"}),
         "clear_book_transfer" => json!({}),
         _ => return None,
     })
 }
 
-async fn another_platforms_key_gets_404_on_every_operation_that_names_an_object(app: TestApp) {
-    let objects = seed_a(&app).await;
+/// An operation of the document that names an object by a path id.
+struct IdOperation {
+    method: Method,
+    template: String,
+    operation_id: String,
+    /// The path parameter, e.g. `bank_account_id`.
+    param: String,
+}
+
+impl IdOperation {
+    fn path(&self, id: &str) -> String {
+        self.template.replace(&format!("{{{}}}", self.param), id)
+    }
+
+    /// `<resource>_not_found` for the parameter's resource.
+    fn not_found(&self) -> String {
+        let resource = self.param.strip_suffix("_id").unwrap_or(&self.param);
+        format!("{resource}_not_found")
+    }
+
+    async fn call(&self, app: &TestApp, id: &str, key: &str, entity: &str) -> Answer {
+        let body = valid_body(&self.operation_id, entity);
+        app.call(
+            self.method.clone(),
+            &self.path(id),
+            Some(key),
+            body.as_ref(),
+            &[],
+        )
+        .await
+    }
+
+    #[track_caller]
+    fn assert_not_found(&self, r: &Answer, case: &str, id: &str) {
+        assert_eq!(
+            (r.status.as_u16(), r.json["code"].as_str()),
+            (404, Some(self.not_found().as_str())),
+            "{} ({} {}) with {case} {id:?}: {}",
+            self.operation_id,
+            self.method,
+            self.template,
+            r.json
+        );
+    }
+}
+
+/// Every operation of the served document with one id in its path, but the signed download
+/// (authorised by a signed link, not by a key: tested in documents).
+fn id_operations() -> Vec<IdOperation> {
     let doc = bank_api::document();
-    let mut checked = 0;
+    let mut ops = Vec::new();
     for (template, item) in doc["paths"].as_object().expect("paths") {
-        if !template.contains('{') {
+        let params: Vec<&str> = template
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .collect();
+        let [param] = params[..] else {
+            assert!(params.is_empty(), "{template}: more than one path id");
             continue;
-        }
+        };
         for (method, op) in item.as_object().expect("operations") {
-            let op_id = op["operationId"].as_str().expect("operationId");
-            if op_id == "get_document_content" {
-                continue; // authorised by a signed link, not by a key: tested in documents
+            let operation_id = op["operationId"].as_str().expect("operationId");
+            if operation_id == "get_document_content" {
+                continue;
             }
-            let mut path = template.clone();
-            for (param, id) in &objects.0 {
-                path = path.replace(&format!("{{{param}}}"), id);
-            }
-            let method =
-                Method::from_bytes(method.to_ascii_uppercase().as_bytes()).expect("method");
-            let body = valid_body(op_id, &app.b.root_entity_id);
-            let r = app
-                .call(method.clone(), &path, Some(&app.b.key), body.as_ref(), &[])
-                .await;
-            assert_eq!(
-                r.status.as_u16(),
-                404,
-                "{op_id} ({method} {path}) with another platform's key: {}",
-                r.json
-            );
-            assert!(
-                r.json["code"]
-                    .as_str()
-                    .is_some_and(|c| c.ends_with("_not_found")),
-                "{op_id}: {}",
-                r.json
-            );
-            checked += 1;
+            ops.push(IdOperation {
+                method: Method::from_bytes(method.to_ascii_uppercase().as_bytes()).expect("method"),
+                template: template.clone(),
+                operation_id: operation_id.to_owned(),
+                param: param.to_owned(),
+            });
         }
     }
     // 28 operations address an object by a path id; the signed download is the one skipped.
-    assert_eq!(checked, 27, "operations checked");
+    assert_eq!(ops.len(), 27, "operations with a path id");
+    ops
+}
+
+async fn another_platforms_key_gets_404_on_every_operation_that_names_an_object(app: TestApp) {
+    let objects = seed_a(&app).await;
+    for op in id_operations() {
+        let id = objects.id(&op.param);
+        let r = op.call(&app, id, &app.b.key, &app.b.root_entity_id).await;
+        op.assert_not_found(&r, "another platform's key and A's", id);
+    }
     // Ids of A in the body of B's requests are not found either.
     let b = &app.b.key;
     let body_refs: [(&str, Value); 5] = [
@@ -214,6 +263,41 @@ async fn another_platforms_key_gets_404_on_every_operation_that_names_an_object(
         .expect(200);
     assert_eq!(acct["owners"].as_array().map(Vec::len), Some(1), "{acct}");
     assert_eq!(acct["display_name"], Value::Null);
+}
+
+async fn a_malformed_overlong_or_unknown_id_is_404_on_every_operation_that_names_an_object(
+    app: TestApp,
+) {
+    let objects = seed_a(&app).await;
+    let (a, person) = (&app.a.key, objects.id("entity_id"));
+    for op in id_operations() {
+        let own = objects.id(&op.param);
+        let (prefix, _) = own.split_once('_').expect("a prefixed id");
+        let unknown = format!(
+            "{prefix}_{}",
+            ids::generate_suffix(chrono::Utc::now(), &mut rand::thread_rng())
+        );
+        assert!(ids::is_valid(prefix, &unknown), "{unknown} is well formed");
+        // An object of another kind: well formed, but not this resource.
+        let other_kind = match op.param.as_str() {
+            "entity_id" => objects.id("bank_account_id"),
+            _ => person,
+        };
+        let cases = [
+            ("a short malformed id", "nope".to_owned()),
+            (
+                "an id over 64 characters",
+                format!("{prefix}_{}", "A".repeat(100)),
+            ),
+            ("an id of 300 characters", "9".repeat(300)),
+            ("a well-formed unknown id", unknown),
+            ("another kind's id", other_kind.to_owned()),
+        ];
+        for (case, id) in &cases {
+            let r = op.call(&app, id, a, person).await;
+            op.assert_not_found(&r, &format!("A's own key and {case}"), id);
+        }
+    }
 }
 
 async fn foreign_ids_are_invalid_cursors_and_never_listed(app: TestApp) {
