@@ -14,6 +14,8 @@ api_tests!(
     another_platforms_key_gets_404_on_every_operation_that_names_an_object,
     a_malformed_overlong_or_unknown_id_is_404_on_every_operation_that_names_an_object,
     foreign_ids_are_invalid_cursors_and_never_listed,
+    foreign_ids_are_invalid_cursors_in_the_lists_of_an_object,
+    both_cursors_conflict_whatever_their_values,
     fifty_concurrent_requests_with_one_idempotency_key_have_exactly_one_effect,
 );
 
@@ -169,16 +171,23 @@ impl IdOperation {
 
     #[track_caller]
     fn assert_not_found(&self, r: &Answer, case: &str, id: &str) {
-        assert_eq!(
-            (r.status.as_u16(), r.json["code"].as_str()),
-            (404, Some(self.not_found().as_str())),
-            "{} ({} {}) with {case} {id:?}: {}",
-            self.operation_id,
-            self.method,
-            self.template,
-            r.json
+        let what = format!(
+            "{} ({} {}) with {case} {id:?}",
+            self.operation_id, self.method, self.template
         );
+        assert_error(r, 404, &self.not_found(), &what);
     }
+}
+
+/// Asserts the status and exact error `code` of `r`, naming `what` was sent.
+#[track_caller]
+fn assert_error(r: &Answer, status: u16, code: &str, what: &str) {
+    assert_eq!(
+        (r.status.as_u16(), r.json["code"].as_str()),
+        (status, Some(code)),
+        "{what}: {}",
+        r.json
+    );
 }
 
 /// Every operation of the served document with one id in its path, but the signed download
@@ -342,6 +351,139 @@ async fn foreign_ids_are_invalid_cursors_and_never_listed(app: TestApp) {
                 .any(|i| i["id"] == objects.id(param)),
             "{path}: A does not see its own object"
         );
+    }
+}
+
+/// The objects behind the lists that belong to an object: a business with a person linked to
+/// it, and that person's bank account with its default account number.
+struct Nested {
+    business: String,
+    person: String,
+    account: String,
+    account_number: String,
+}
+
+async fn seed_nested(app: &TestApp, key: &str) -> Nested {
+    let id = |v: Value| v["id"].as_str().expect("id").to_owned();
+    let person = id(app
+        .post(
+            "/entities/person",
+            key,
+            &json!({"first_name": "Grace", "last_name": "Hopper"}),
+        )
+        .await
+        .expect(200));
+    let business = id(app
+        .post(
+            "/entities/business",
+            key,
+            &json!({"business_name": "Compilers Inc"}),
+        )
+        .await
+        .expect(200));
+    app.post(
+        &format!("/entities/{business}/associated-persons"),
+        key,
+        &json!({"person_entity_id": person, "roles": ["beneficial_owner"]}),
+    )
+    .await
+    .expect(200);
+    let account = app
+        .post(
+            "/bank-accounts",
+            key,
+            &json!({"entity_id": person, "description": "Nested lists"}),
+        )
+        .await
+        .expect(200);
+    let account_number = account["default_account_number_id"]
+        .as_str()
+        .expect("default account number")
+        .to_owned();
+    Nested {
+        business,
+        person,
+        account: id(account),
+        account_number,
+    }
+}
+
+async fn foreign_ids_are_invalid_cursors_in_the_lists_of_an_object(app: TestApp) {
+    let (a, b) = (
+        seed_nested(&app, &app.a.key).await,
+        seed_nested(&app, &app.b.key).await,
+    );
+    let persons = |n: &Nested| format!("/entities/{}/associated-persons", n.business);
+    let numbers = |n: &Nested| format!("/bank-accounts/{}/account-numbers", n.account);
+    // (list of A, the same list of B, list key, item id field, A's item, B's item)
+    let lists = [
+        (
+            persons(&a),
+            persons(&b),
+            "associated_persons",
+            "person_entity_id",
+            &a.person,
+            &b.person,
+        ),
+        (
+            numbers(&a),
+            numbers(&b),
+            "account_numbers",
+            "id",
+            &a.account_number,
+            &b.account_number,
+        ),
+    ];
+    for (a_list, b_list, key, field, own, foreign) in lists {
+        let page = app
+            .get(&format!("{a_list}?limit=100"), &app.a.key)
+            .await
+            .expect(200);
+        let ids: Vec<&str> = page[key]
+            .as_array()
+            .expect("list")
+            .iter()
+            .filter_map(|i| i[field].as_str())
+            .collect();
+        assert_eq!(ids, [own.as_str()], "{a_list}: {page}");
+        for cursor in ["starting_after", "ending_before"] {
+            // Each id is a cursor of its own platform's list, so the platform is what refuses.
+            app.get(&format!("{a_list}?{cursor}={own}"), &app.a.key)
+                .await
+                .expect(200);
+            app.get(&format!("{b_list}?{cursor}={foreign}"), &app.b.key)
+                .await
+                .expect(200);
+            let sent = format!("{a_list}?{cursor}={foreign}");
+            let r = app.get(&sent, &app.a.key).await;
+            assert_error(&r, 400, "invalid_pagination_cursor", &sent);
+        }
+    }
+}
+
+async fn both_cursors_conflict_whatever_their_values(app: TestApp) {
+    let objects = seed_a(&app).await;
+    let nested = seed_nested(&app, &app.a.key).await;
+    let foreign = app.b.root_entity_id.as_str();
+    let lists = [
+        ("/documents".to_owned(), objects.id("document_id")),
+        ("/transfers/ach".to_owned(), objects.id("ach_transfer_id")),
+        (
+            format!("/entities/{}/associated-persons", nested.business),
+            nested.person.as_str(),
+        ),
+    ];
+    for (path, own) in &lists {
+        for (after, before) in [
+            (*own, *own),
+            (*own, "nope"),
+            ("nope", *own),
+            (foreign, foreign),
+        ] {
+            let sent = format!("{path}?starting_after={after}&ending_before={before}");
+            let r = app.get(&sent, &app.a.key).await;
+            assert_error(&r, 400, "conflicting_pagination_cursors", &sent);
+        }
     }
 }
 
