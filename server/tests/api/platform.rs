@@ -1,9 +1,10 @@
 //! `GET` and `PATCH /platform`, authentication and the framework's own errors.
 
+use bankd::store::{Sql, StoreError};
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, api_tests};
+use crate::helpers::{Answer, TestApp, api_tests};
 
 api_tests!(
     the_platform_answers_its_own_settings,
@@ -12,6 +13,7 @@ api_tests!(
     a_key_as_the_username_with_an_empty_password_is_accepted,
     framework_errors_use_the_error_schema_and_echo_the_request_id,
     invalid_bodies_name_every_offending_field,
+    a_failing_database_is_a_500_whose_message_carries_only_the_request_id,
 );
 
 async fn the_platform_answers_its_own_settings(app: TestApp) {
@@ -190,4 +192,61 @@ async fn invalid_bodies_name_every_offending_field(app: TestApp) {
     ] {
         assert!(details.contains_key(field), "details lack {field}: {e}");
     }
+}
+
+/// A GET with `X-Request-Id: request_id` must be the shared 500 body, naming nothing but the id.
+async fn assert_internal_error(app: &TestApp, path: &str, request_id: &str) {
+    let r: Answer = app
+        .call(
+            Method::GET,
+            path,
+            Some(&app.a.key),
+            None,
+            &[("X-Request-Id", request_id)],
+        )
+        .await;
+    assert_eq!(
+        r.headers.get("x-request-id").and_then(|v| v.to_str().ok()),
+        Some(request_id),
+        "{path}"
+    );
+    let body = r.expect_error(500, "internal_error");
+    assert_eq!(body["type"], "server_error", "{path}: {body}");
+    assert_eq!(body["details"], Value::Null, "{path}: {body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains(request_id), "{path}: {body}");
+    let lower = message.replace(request_id, "").to_lowercase();
+    for cause in [
+        "counterparties",
+        "table",
+        "relation",
+        "select",
+        "from",
+        "sql",
+        "pool",
+        "closed",
+        "database",
+    ] {
+        assert!(!lower.contains(cause), "{path}: the cause leaks: {body}");
+    }
+}
+
+async fn a_failing_database_is_a_500_whose_message_carries_only_the_request_id(app: TestApp) {
+    // Before: the list answers.
+    app.get("/counterparties", &app.a.key).await.expect(200);
+
+    // A table a handler reads is gone: the store error of a handler.
+    app.ctx
+        .db
+        .write(|tx| {
+            Box::pin(async move { tx.execute(Sql::new("DROP TABLE counterparties")).await })
+        })
+        .await
+        .map(|_: u64| ())
+        .unwrap_or_else(|e: StoreError| panic!("drop table: {e}"));
+    assert_internal_error(&app, "/counterparties", "t-db-1").await;
+
+    // No database at all: authentication, before any handler, is the first to fail.
+    app.state.db.close().await;
+    assert_internal_error(&app, "/platform", "t-db-2").await;
 }
