@@ -9,7 +9,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{Value, json};
 
 use crate::common::Ctx;
-use crate::helpers::{Answer, TestApp, answer, api_tests, spawn_app_with};
+use crate::helpers::{Answer, TestApp, answer, api_tests, ctx_tests, spawn_app_with};
 
 api_tests!(
     uploading_a_document_records_its_metadata_and_checksum,
@@ -23,22 +23,6 @@ api_tests!(
     the_entity_record_lists_its_documents_newest_first,
     uploads_without_a_file_or_type_are_400,
 );
-
-/// Declares tests that build their own app (clock, configuration) on both backends.
-macro_rules! ctx_tests {
-    ($($name:ident),* $(,)?) => {$(
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                crate::common::run_on(bankd::store::Backend::Sqlite, stringify!($name), crate::common::test_options(), super::$name).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                crate::common::run_on(bankd::store::Backend::Postgres, stringify!($name), crate::common::test_options(), super::$name).await;
-            }
-        }
-    )*};
-}
 
 ctx_tests!(
     signed_links_expire_after_60_seconds,

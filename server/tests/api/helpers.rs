@@ -226,3 +226,21 @@ macro_rules! api_tests {
     )*};
 }
 pub(crate) use api_tests;
+
+/// Declares tests that build their own app (clock, configuration) from a fresh database, on
+/// SQLite and on PostgreSQL: `async fn name(ctx: Ctx)`.
+macro_rules! ctx_tests {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                crate::common::run_on(bankd::store::Backend::Sqlite, stringify!($name), crate::common::test_options(), super::$name).await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                crate::common::run_on(bankd::store::Backend::Postgres, stringify!($name), crate::common::test_options(), super::$name).await;
+            }
+        }
+    )*};
+}
+pub(crate) use ctx_tests;

@@ -14,6 +14,7 @@ mod conservation;
 mod counterparties;
 mod documents;
 mod entities;
+mod history;
 mod platform;
 mod positive_pay;
 mod simulations;
