@@ -69,10 +69,8 @@ pub async fn lock_accounts(
     with_settlement: bool,
 ) -> Result<Vec<LedgerAccount>, StoreError> {
     let mut first: BTreeSet<BankAccountId> = ids.iter().map(|id| (*id).clone()).collect();
-    if with_settlement {
-        if let Some(id) = settlement_account_id(tx, platform_id).await? {
-            first.insert(id);
-        }
+    if with_settlement && let Some(id) = settlement_account_id(tx, platform_id).await? {
+        first.insert(id);
     }
     let mut accounts = if first.is_empty() {
         Vec::new()
