@@ -18,7 +18,10 @@ use crate::common::Ctx;
 use crate::helpers::{TestApp, ctx_tests, spawn_app_with};
 use crate::transfers::{Acct, assert_books_balance, book, fund, open_account};
 
-ctx_tests!(history_puts_each_movement_on_its_local_day_across_both_dst_changes);
+ctx_tests!(
+    history_puts_each_movement_on_its_local_day_across_both_dst_changes,
+    history_reaches_back_exactly_366_days_and_opens_with_everything_before,
+);
 
 const ZONE: &str = "America/New_York";
 const KINDS: [&str; 4] = ["available", "pending", "holding", "locked"];
@@ -223,4 +226,67 @@ async fn history_puts_each_movement_on_its_local_day_across_both_dst_changes(ctx
     let credits: Vec<i64> = days.iter().map(|d| field(d, "available_credit")).collect();
     assert_eq!(credits, vec![0, 2_048, 640, 0]);
     assert_books_balance(&app, &app.a.id).await;
+}
+
+async fn history_reaches_back_exactly_366_days_and_opens_with_everything_before(ctx: Ctx) {
+    // Today will be Thursday 2026-01-15 (EST, UTC-5): the window is 2025-01-15 to 2026-01-15.
+    // The account is opened 400 days earlier, on 2024-12-11 at 12:00 EST.
+    let (app, clock, account, other) = app_at(ctx, utc("2024-12-11T17:00:00Z")).await;
+    let moves = [
+        // Before the window: all of it is in the oldest day's opening.
+        ("2024-12-11T17:00:00Z", "2024-12-11", Move::In(1_000)),
+        ("2024-12-31T17:00:00Z", "2024-12-31", Move::Out(100)),
+        ("2025-01-14T17:00:00Z", "2025-01-14", Move::In(20)),
+        // 2025-01-14 23:30 EST: already the window's first day in UTC, not in New York.
+        ("2025-01-15T04:30:00Z", "2025-01-14", Move::In(40)),
+        // Inside: 00:30 EST on the oldest day, a summer day (EDT), and today.
+        ("2025-01-15T05:30:00Z", "2025-01-15", Move::In(5)),
+        ("2025-08-03T16:00:00Z", "2025-08-03", Move::Out(7)),
+        ("2026-01-15T17:00:00Z", "2026-01-15", Move::In(11)),
+    ];
+    let mut expected = Expected::new();
+    for (at, day, movement) in moves {
+        make(&app, &clock, at, movement, (&account, &other)).await;
+        expect_on(&mut expected, day, movement);
+    }
+
+    let days = history(&app, &account, "from_date=2025-01-15").await;
+    assert_eq!(days.len(), 366);
+    assert_eq!(
+        effective_on(&days[0]),
+        date("2026-01-15"),
+        "newest first: today"
+    );
+    assert_eq!(effective_on(&days[365]), date("2025-01-15"));
+    assert_eq!(figures(&days[365], "available"), [960, 5, 0, 965]);
+    assert_days(&days, 960, &expected);
+    assert_eq!(figures(&days[0], "available"), [958, 11, 0, 969]);
+    // The same window named in full, and one day further back is outside it.
+    let named = history(&app, &account, "from_date=2025-01-15&to_date=2026-01-15").await;
+    assert_eq!(named, days);
+    let path = format!("/bank-accounts/{}/history", account.id);
+    let too_old = format!("{path}?from_date=2025-01-14");
+    let e = app
+        .get(&too_old, &app.a.key)
+        .await
+        .expect_error(400, "invalid_date_range");
+    assert!(e["details"]["from_date"].is_string(), "{e}");
+
+    // Today is the clock's day in New York: at 23:30 EST it is still 2026-01-15 there (already
+    // the 16th in UTC), so the window has not moved and tomorrow is still refused.
+    clock.set(utc("2026-01-16T04:30:00Z"));
+    assert_eq!(history(&app, &account, "from_date=2025-01-15").await, days);
+    let tomorrow = format!("{path}?to_date=2026-01-16");
+    app.get(&tomorrow, &app.a.key)
+        .await
+        .expect_error(400, "invalid_date_range");
+    // An hour later it is the 16th: the window moves one day.
+    clock.set(utc("2026-01-16T05:30:00Z"));
+    app.get(&format!("{path}?from_date=2025-01-15"), &app.a.key)
+        .await
+        .expect_error(400, "invalid_date_range");
+    let moved = history(&app, &account, "from_date=2025-01-16").await;
+    assert_eq!(moved.len(), 366);
+    assert_eq!(effective_on(&moved[0]), date("2026-01-16"));
+    assert_days(&moved, 965, &expected);
 }
