@@ -473,3 +473,51 @@ fn an_oversized_header_is_refused_without_a_5xx_and_a_100_kb_header_is_served() 
         "the server is not healthy after the oversized headers"
     );
 }
+
+#[test]
+fn a_request_that_outlasts_the_time_limit_is_abandoned_and_answered_with_the_error_body() {
+    let Some(db) = TestDatabase::create(Backend::Sqlite, "limits timeout") else {
+        return;
+    };
+    let mut bankd = BankdProcess::start_with_env(&db.url, &[("BANKD_REQUEST_TIMEOUT_SECS", "1")]);
+    // A body that promises 100 bytes and stalls after 12: the handler waits for the rest until
+    // the time limit ends the request.
+    let mut head = format!(
+        "POST /entities/person HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Authorization: {}\r\nContent-Type: application/json\r\nX-Request-Id: slow-1\r\n\
+         Content-Length: 100\r\n\r\n",
+        basic(&bankd.key)
+    )
+    .into_bytes();
+    head.extend_from_slice(br#"{"first_name"#);
+    let started = Instant::now();
+    let got = exchange(&bankd.base, &head, false, Duration::from_secs(20));
+    let waited = started.elapsed();
+    let Exchange::Answered(raw) = &got else {
+        panic!("no answer to a stalled request: {got:?}");
+    };
+    assert_eq!(raw.status, 500, "{}", raw.text());
+    let body = raw.json();
+    assert_eq!(body["code"], "internal_error", "{body}");
+    assert_eq!(body["type"], "server_error", "{body}");
+    assert_eq!(
+        body["message"], "internal error (request id slow-1)",
+        "a 5xx carries only the request id: {body}"
+    );
+    assert_eq!(raw.header("x-request-id"), Some("slow-1"));
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
+        "answered after {waited:?}, expected about the 1 s limit"
+    );
+    // Nothing of the abandoned request was kept, and the server goes on serving.
+    assert!(bankd.is_running(), "the server exited");
+    assert!(healthy(&bankd.base));
+    let listed = common::ok(
+        &bankd.base,
+        &bankd.key,
+        "GET",
+        "/entities?type=PERSON",
+        None,
+    );
+    assert_eq!(listed["entities"], json!([]), "{listed}");
+}
