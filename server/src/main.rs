@@ -16,7 +16,7 @@ use bankd::config::{self, Config};
 use bankd::domain::ids::PlatformId;
 use bankd::domain::platforms;
 use bankd::idempotency;
-use bankd::store::Db;
+use bankd::store::{Db, StoreError, ledger, platforms as store_platforms};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -53,6 +53,21 @@ enum Command {
     ApiKey(ApiKeyCommand),
     /// Apply pending database migrations.
     Migrate,
+    /// Audit the books.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum LedgerCommand {
+    /// Check a platform's ledger: every balance equals the sum of its postings and the
+    /// platform's balances sum to zero. Prints {"platform_id", "balance_total",
+    /// "discrepancies"} and exits 1 when the books do not balance. A full scan, from a snapshot.
+    Check {
+        /// Platform id (plat_...).
+        #[arg(long, value_name = "ID")]
+        platform: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -178,6 +193,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tracing::info!("API key revoked");
             Ok(())
         }
+        Command::Ledger(LedgerCommand::Check { platform }) => check_ledger(&db, &platform).await,
         Command::Serve { .. } => serve(db.clone(), config, clock).await,
     };
     db.close().await;
@@ -186,6 +202,49 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 
 fn print_json(value: &serde_json::Value) {
     println!("{value}");
+}
+
+/// `bankd ledger check`: the audit of [`ledger::reconcile`] and [`ledger::platform_balance_total`]
+/// in one read snapshot.
+async fn check_ledger(db: &Db, platform: &str) -> anyhow::Result<()> {
+    let platform_id = PlatformId::parse(platform)
+        .ok_or_else(|| anyhow::anyhow!("platform not found: {platform}"))?;
+    let id = &platform_id;
+    let audit = db
+        .read(|tx| {
+            Box::pin(async move {
+                if store_platforms::get(tx, id).await?.is_none() {
+                    return Ok::<_, StoreError>(None);
+                }
+                let total = ledger::platform_balance_total(tx, id).await?;
+                let off = ledger::reconcile(tx, id).await?;
+                Ok(Some((total, off)))
+            })
+        })
+        .await?;
+    let (total, discrepancies) =
+        audit.ok_or_else(|| anyhow::anyhow!("platform not found: {platform}"))?;
+    let listed: Vec<serde_json::Value> = discrepancies
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "bank_account_id": d.bank_account_id.as_str(),
+                "balance": d.balance.as_str(),
+                "stored": d.stored,
+                "posted": d.posted,
+            })
+        })
+        .collect();
+    print_json(&serde_json::json!({
+        "platform_id": platform_id.as_str(),
+        "balance_total": total,
+        "discrepancies": listed,
+    }));
+    anyhow::ensure!(
+        total == 0 && discrepancies.is_empty(),
+        "the books of {platform} do not balance"
+    );
+    Ok(())
 }
 
 async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {

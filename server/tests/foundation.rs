@@ -1320,6 +1320,70 @@ async fn check_cli(database_url: &str) {
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("platform not found"));
     assert!(bankd(database_url, &["migrate"]).status.success());
+
+    // The ledger audit: balanced books pass; a balance changed behind the ledger's back is
+    // named, and the command fails.
+    let audit = single_json_line(&bankd(
+        database_url,
+        &["ledger", "check", "--platform", platform_id],
+    ));
+    assert_eq!(audit["balance_total"], 0, "{audit:?}");
+    assert_eq!(audit["discrepancies"], serde_json::json!([]), "{audit:?}");
+    let reserve: String = db
+        .write(|tx| {
+            Box::pin(async move {
+                let row = tx
+                    .fetch_one(
+                        Sql::new(
+                            "SELECT id FROM bank_accounts WHERE platform_id = ? \
+                             AND type = 'PROGRAM_RESERVE'",
+                        )
+                        .bind(platform_id),
+                    )
+                    .await?;
+                let id: String = row.get("id")?;
+                tx.execute(
+                    Sql::new(
+                        "UPDATE bank_accounts SET available_amount = available_amount + 7 \
+                         WHERE platform_id = ? AND id = ?",
+                    )
+                    .bind(platform_id)
+                    .bind(id.as_str()),
+                )
+                .await?;
+                Ok::<_, StoreError>(id)
+            })
+        })
+        .await
+        .expect("tamper");
+    let tampered = bankd(
+        database_url,
+        &["ledger", "check", "--platform", platform_id],
+    );
+    assert!(
+        !tampered.status.success(),
+        "a tampered ledger passed the check"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&tampered.stdout).expect("a JSON report");
+    assert_eq!(report["balance_total"], 7, "{report}");
+    assert_eq!(
+        report["discrepancies"],
+        serde_json::json!([{
+            "bank_account_id": reserve,
+            "balance": "available",
+            "stored": 7,
+            "posted": 0,
+        }]),
+        "{report}"
+    );
+    assert!(String::from_utf8_lossy(&tampered.stderr).contains("do not balance"));
+    let nobody = bankd(
+        database_url,
+        &["ledger", "check", "--platform", "plat_nope"],
+    );
+    assert!(!nobody.status.success());
+    assert!(String::from_utf8_lossy(&nobody.stderr).contains("platform not found"));
     db.close().await;
 }
 

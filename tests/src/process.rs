@@ -215,6 +215,22 @@ impl BankdProcess {
         serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
     }
 
+    /// `bankd ledger check` of the sandbox platform: its JSON report, whether the books
+    /// balance or not (the command then exits 1, which is the caller's to judge).
+    pub fn ledger_check(&self) -> serde_json::Value {
+        let out = Command::new(bankd_binary())
+            .args(["--database-url", &self.database_url])
+            .args(["ledger", "check", "--platform", &self.platform_id])
+            .output()
+            .expect("bankd runs");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+            panic!(
+                "bankd ledger check printed no report: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
     /// The operating-system id of the running server process.
     pub fn pid(&self) -> u32 {
         self.child.id()

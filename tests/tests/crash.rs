@@ -10,8 +10,9 @@
 //!   (replayed or fresh), and each marker names exactly one object in the lists;
 //! - the ledger holds: over all bank accounts of the platform (root accounts included) the sum of
 //!   available + pending + holding + locked is 0, no account that may not overdraw has a negative
-//!   available, and each funded account's balance is its funding plus the completed transfers
-//!   in, minus those out.
+//!   available, each funded account's balance is its funding plus the completed transfers
+//!   in, minus those out, and `bankd ledger check` finds every balance equal to the sum of its
+//!   postings.
 //!
 //! Counts (requests sent, acknowledged, without answer, retried, replayed, kills) are printed.
 
@@ -469,6 +470,12 @@ fn run(backend: Backend, name: &str, tag: &str) {
             "the balances of the platform's {} bank accounts sum to {sum}, not 0",
             accounts.len()
         ));
+    }
+    // The books themselves: every stored balance equals the sum of its postings (the audit of
+    // `bankd ledger check`, run on the database the kills left behind).
+    let audit = bankd.ledger_check();
+    if audit["balance_total"] != json!(0) || audit["discrepancies"] != json!([]) {
+        problems.push(format!("bankd ledger check: {audit}"));
     }
     let mut expected: BTreeMap<&str, i64> =
         fx.accounts.iter().map(|a| (a.as_str(), FUNDING)).collect();
