@@ -11,6 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use sqlx::Connection;
 use tokio::task::JoinSet;
 
 use crate::helpers::{TestApp, api_tests, spawn_app};
@@ -32,9 +33,14 @@ mod two_servers_on_one_postgres_database_conserve_money {
             crate::common::test_options(),
             |ctx| async move {
                 let app = super::spawn_app(ctx).await;
-                let (second, server) = super::spawn_second_server(&app).await;
+                let before = super::deadlocks(&app).await;
+                let (second, server, second_db) = super::spawn_second_server(&app).await;
                 super::hammer(&app, &[app.base.clone(), second]).await;
                 server.abort();
+                // The second server's pool must let go of its connections too.
+                let _ = server.await;
+                second_db.close().await;
+                super::assert_no_deadlocks(&app, before).await;
             },
         )
         .await;
@@ -42,8 +48,10 @@ mod two_servers_on_one_postgres_database_conserve_money {
 }
 
 async fn concurrent_transfers_holds_clears_cancels_and_ach_conserve_money(app: TestApp) {
+    let before = deadlocks(&app).await;
     let base = app.base.clone();
     hammer(&app, &[base]).await;
+    assert_no_deadlocks(&app, before).await;
 }
 
 async fn concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settlement_account(
@@ -51,6 +59,7 @@ async fn concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settle
 ) {
     const N: usize = 60;
     with_realistic_statistics(&app).await;
+    let before = deadlocks(&app).await;
     let mut accounts = Vec::new();
     for _ in 0..N {
         accounts.push(open_account(&app, &app.a, "USD", false).await);
@@ -91,6 +100,7 @@ async fn concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settle
     let settlement = &app.a.root_accounts[2];
     assert_eq!(balances(&app, &app.a, settlement).await.available, -total);
     assert_books_balance(&app, &app.a.id).await;
+    assert_no_deadlocks(&app, before).await;
 }
 
 /// Gives platform A thousands of (empty) accounts and PostgreSQL fresh statistics, so the planner picks
@@ -116,13 +126,13 @@ async fn with_realistic_statistics(app: &TestApp) {
 }
 
 /// A second bankd process in all but name: its own pool over the same database, its own port.
-async fn spawn_second_server(app: &TestApp) -> (String, tokio::task::JoinHandle<()>) {
+async fn spawn_second_server(app: &TestApp) -> (String, tokio::task::JoinHandle<()>, Db) {
     assert_eq!(app.ctx.backend, Backend::Postgres);
     let db = Db::connect(&app.ctx.url, &crate::common::test_options())
         .await
         .expect("second pool");
     let state = AppState {
-        db,
+        db: db.clone(),
         config: app.state.config.clone(),
         clock: app.state.clock.clone(),
     };
@@ -141,7 +151,67 @@ async fn spawn_second_server(app: &TestApp) -> (String, tokio::task::JoinHandle<
             .run(endpoint)
             .await;
     });
-    (format!("http://{addr}"), server)
+    (format!("http://{addr}"), server, db)
+}
+
+/// PostgreSQL's count of deadlocks it detected in the test database; `None` on SQLite.
+async fn deadlocks(app: &TestApp) -> Option<i64> {
+    if app.ctx.backend != Backend::Postgres {
+        return None;
+    }
+    let mut conn = postgres(app).await;
+    let count = sqlx::query_scalar(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("read pg_stat_database");
+    conn.close().await.expect("close");
+    Some(count)
+}
+
+/// A fresh connection to the test database, outside every pool.
+async fn postgres(app: &TestApp) -> sqlx::PgConnection {
+    sqlx::PgConnection::connect(&app.ctx.url)
+        .await
+        .expect("connect to the test database")
+}
+
+/// Asserts that PostgreSQL detected no deadlock in the test database since `before` was read.
+///
+/// Why: a deadlock aborts one transaction with 40P01, which `Db::write` retries, so the storm
+/// would still conserve money with a wrong lock order; only this counter gives it away. A
+/// backend flushes its statistics lazily (up to ten seconds after it goes idle) but always as
+/// it exits, so every client connection to the database must be gone first: this app's pool is
+/// closed here, other servers must be stopped by the caller. Bounded: 30 seconds at most.
+async fn assert_no_deadlocks(app: &TestApp, before: Option<i64>) {
+    let Some(before) = before else { return };
+    app.ctx.db.close().await;
+    let mut conn = postgres(app).await;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let others: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&mut conn)
+        .await
+        .expect("read pg_stat_activity");
+        if others == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{others} connections to the test database are still open"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    conn.close().await.expect("close");
+    assert_eq!(
+        deadlocks(app).await,
+        Some(before),
+        "PostgreSQL detected deadlocks: some movement locks accounts out of the global order"
+    );
 }
 
 const ACCOUNTS: usize = 5;
