@@ -357,13 +357,22 @@ async fn find_for_update(
 
 /// One bank account with its details.
 pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
-    db.read(|tx| {
-        Box::pin(async move {
-            let account = find(tx, platform_id, id).await?;
-            details_in(tx, platform_id, account).await
-        })
+    let id = BankAccountId::parse(id).ok_or(BankAccountError::NotFound)?;
+    let found = db
+        .read_single(|tx| Box::pin(repo::get_with_details(tx, platform_id, &id)))
+        .await?
+        .ok_or(BankAccountError::NotFound)?;
+    let default_number = found.default_number.ok_or_else(|| {
+        StoreError::Corrupt(format!(
+            "bank account {} has no default account number",
+            found.account.id
+        ))
+    })?;
+    Ok(BankAccountDetails {
+        account: found.account,
+        owners: found.owners,
+        default_number,
     })
-    .await
 }
 
 /// Whether the bank account addressed by a path id exists (the 404 stage of the account

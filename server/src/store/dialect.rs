@@ -101,6 +101,16 @@ pub fn sum_i64(expression: &str) -> String {
     format!("CAST(COALESCE(SUM({expression}), 0) AS BIGINT)")
 }
 
+/// The text values of `expression` over a group, joined with `,` in the order of `order`:
+/// `group_concat(... ORDER BY ...)` (SQLite ≥ 3.44) or `string_agg(... ORDER BY ...)`. NULL for an
+/// empty group. Only for values that cannot contain a comma (ids).
+pub fn ordered_list_agg(backend: Backend, expression: &str, order: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("group_concat({expression}, ',' ORDER BY {order})"),
+        Backend::Postgres => format!("string_agg({expression}, ',' ORDER BY {order})"),
+    }
+}
+
 /// A case-insensitive substring predicate on `column`, with one placeholder that takes
 /// [`contains_pattern`] of the needle. `LOWER` on both sides rather than PostgreSQL's `ILIKE`,
 /// which SQLite lacks. (SQLite's `LOWER` folds ASCII only; PostgreSQL folds Unicode.)

@@ -472,6 +472,30 @@ impl Db {
         result
     }
 
+    /// Runs `f`, which must issue exactly one statement, on a pooled read connection outside
+    /// any transaction. One statement is its own snapshot, so `BEGIN` and `ROLLBACK` would only
+    /// add two round trips to the connection (on SQLite each is a hand-off to sqlx's worker
+    /// thread, the main cost of a small read: see bench/README.md).
+    pub async fn read_single<'s, T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        F: for<'t> FnOnce(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError>,
+    {
+        let inner = match &self.inner.pools {
+            Pools::Sqlite { readers, .. } => {
+                TxInner::SqliteSingle(readers.acquire().await.map_err(StoreError::from)?)
+            }
+            Pools::Postgres(pool) => {
+                TxInner::PostgresSingle(pool.acquire().await.map_err(StoreError::from)?)
+            }
+        };
+        let mut tx = Tx {
+            inner,
+            _scope: PhantomData,
+        };
+        f(&mut tx).await
+    }
+
     /// Claims `key` inside this process until the returned guard drops; `None` when already
     /// claimed. Idempotency uses it to answer "in use" at once to a concurrent duplicate instead
     /// of queueing it behind the writer (see `idempotency`).
@@ -510,6 +534,10 @@ impl Drop for LocalLock {
 
 enum TxInner {
     Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// A pooled connection outside any transaction: each statement commits on its own (see
+    /// [`Db::read_single`]).
+    SqliteSingle(sqlx::pool::PoolConnection<Sqlite>),
+    PostgresSingle(sqlx::pool::PoolConnection<Postgres>),
     /// On the group-committing writer: a batch member or an exclusive transaction.
     Writer(tokio::sync::OwnedMutexGuard<writer::Writer>, writer::Role),
     Postgres(sqlx::Transaction<'static, Postgres>),
@@ -681,8 +709,8 @@ impl<'s> Tx<'s> {
 
     pub fn backend(&self) -> Backend {
         match self.inner {
-            TxInner::Sqlite(_) | TxInner::Writer(..) => Backend::Sqlite,
-            TxInner::Postgres(_) => Backend::Postgres,
+            TxInner::Sqlite(_) | TxInner::SqliteSingle(_) | TxInner::Writer(..) => Backend::Sqlite,
+            TxInner::Postgres(_) | TxInner::PostgresSingle(_) => Backend::Postgres,
         }
     }
 
@@ -713,6 +741,14 @@ impl<'s> Tx<'s> {
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
+            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .execute(&mut **conn)
+                .await?
+                .rows_affected(),
+            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .execute(&mut **conn)
+                .await?
+                .rows_affected(),
         })
     }
 
@@ -738,6 +774,18 @@ impl<'s> Tx<'s> {
                 .into_iter()
                 .map(Row::Postgres)
                 .collect(),
+            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_all(&mut **conn)
+                .await?
+                .into_iter()
+                .map(Row::Sqlite)
+                .collect(),
+            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_all(&mut **conn)
+                .await?
+                .into_iter()
+                .map(Row::Postgres)
+                .collect(),
         })
     }
 
@@ -757,6 +805,14 @@ impl<'s> Tx<'s> {
                 .fetch_optional(&mut **tx)
                 .await?
                 .map(Row::Postgres),
+            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_optional(&mut **conn)
+                .await?
+                .map(Row::Sqlite),
+            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+                .fetch_optional(&mut **conn)
+                .await?
+                .map(Row::Postgres),
         })
     }
 
@@ -772,6 +828,7 @@ impl<'s> Tx<'s> {
             TxInner::Sqlite(tx) => tx.commit().await?,
             TxInner::Writer(w, role) => writer::end(w, role, true).await?,
             TxInner::Postgres(tx) => tx.commit().await?,
+            TxInner::SqliteSingle(_) | TxInner::PostgresSingle(_) => {}
         }
         Ok(())
     }
@@ -781,6 +838,7 @@ impl<'s> Tx<'s> {
             TxInner::Sqlite(tx) => tx.rollback().await?,
             TxInner::Writer(w, role) => writer::end(w, role, false).await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
+            TxInner::SqliteSingle(_) | TxInner::PostgresSingle(_) => {}
         }
         Ok(())
     }
