@@ -158,26 +158,42 @@ pub async fn write_entry(
     if entry.postings.is_empty() {
         return Ok(());
     }
-    for (id, delta) in entry.deltas() {
-        // Deltas, not absolute values: the row is locked, but a delta cannot lose an update
-        // even if it were not, and the table's CHECKs still guard the result.
-        let sql = Sql::new(
-            "UPDATE bank_accounts SET available_amount = available_amount + ?, \
-             pending_amount = pending_amount + ?, holding_amount = holding_amount + ?, \
-             locked_amount = locked_amount + ?, updated_at = ? WHERE platform_id = ? AND id = ?",
-        )
-        .bind(delta.available)
-        .bind(delta.pending)
-        .bind(delta.holding)
-        .bind(delta.locked)
-        .bind(now)
-        .bind(platform_id.as_str())
-        .bind(id.as_str());
-        if tx.execute(sql).await? != 1 {
-            return Err(StoreError::Corrupt(format!(
-                "bank account {id} vanished while locked"
-            )));
+    // One statement for every changed account (a round trip per statement is the main cost of
+    // a write, see bench/README.md): each balance column that changes gets
+    // `column + CASE id WHEN ... THEN delta ... ELSE 0 END`. Deltas, not absolute values: the
+    // rows are locked, but a delta cannot lose an update even if they were not, and the
+    // table's CHECKs still guard every resulting row.
+    let deltas = entry.deltas();
+    let columns: [(&str, fn(&Balances) -> i64); 4] = [
+        ("available_amount", |b| b.available),
+        ("pending_amount", |b| b.pending),
+        ("holding_amount", |b| b.holding),
+        ("locked_amount", |b| b.locked),
+    ];
+    let mut sql = Sql::new("UPDATE bank_accounts SET ");
+    for (column, pick) in columns {
+        if deltas.values().all(|d| pick(d) == 0) {
+            continue;
         }
+        sql.push(&format!("{column} = {column} + CASE id"));
+        for (id, delta) in &deltas {
+            sql.push(" WHEN ").push_bind(id.as_str());
+            sql.push(" THEN ").push_bind(pick(delta));
+        }
+        sql.push(" ELSE 0 END, ");
+    }
+    sql.push("updated_at = ").push_bind(now);
+    sql.push(" WHERE platform_id = ")
+        .push_bind(platform_id.as_str());
+    sql.push(" AND id IN ");
+    push_id_list(&mut sql, deltas.keys().copied());
+    let updated = tx.execute(sql).await?;
+    if updated != deltas.len() as u64 {
+        return Err(StoreError::Corrupt(format!(
+            "{} of {} bank accounts of a journal entry vanished while locked",
+            deltas.len() as u64 - updated.min(deltas.len() as u64),
+            deltas.len()
+        )));
     }
     let journal_id = format!("{}:{}", source.source_id, source.event);
     let mut sql = Sql::new(
