@@ -182,27 +182,36 @@ async fn postgres(app: &TestApp) -> sqlx::PgConnection {
 /// Why: a deadlock aborts one transaction with 40P01, which `Db::write` retries, so the storm
 /// would still conserve money with a wrong lock order; only this counter gives it away. A
 /// backend flushes its statistics lazily (up to ten seconds after it goes idle) but always as
-/// it exits, so every client connection to the database must be gone first: this app's pool is
-/// closed here, other servers must be stopped by the caller. Bounded: 30 seconds at most.
+/// it exits, so every client connection to the database must be gone first. Other servers are
+/// stopped by the caller; this app's pool is closed here, and since
+/// `Pool::close` may return with a connection still open (sqlx issue 3217), whatever remains is
+/// ended with `pg_terminate_backend`, which exits through the same flush. Bounded: 30 seconds.
 async fn assert_no_deadlocks(app: &TestApp, before: Option<i64>) {
     let Some(before) = before else { return };
     app.ctx.db.close().await;
     let mut conn = postgres(app).await;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
-        let others: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+        let others: Vec<i32> = sqlx::query_scalar(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
              AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
         )
-        .fetch_one(&mut conn)
+        .fetch_all(&mut conn)
         .await
         .expect("read pg_stat_activity");
-        if others == 0 {
+        if others.is_empty() {
             break;
+        }
+        for pid in &others {
+            sqlx::query("SELECT pg_terminate_backend($1)")
+                .bind(pid)
+                .execute(&mut conn)
+                .await
+                .expect("terminate a backend");
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{others} connections to the test database are still open"
+            "backends {others:?} of the test database do not end"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
