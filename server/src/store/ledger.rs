@@ -164,21 +164,17 @@ pub async fn write_entry(
     // rows are locked, but a delta cannot lose an update even if they were not, and the
     // table's CHECKs still guard every resulting row.
     let deltas = entry.deltas();
-    let columns: [(&str, fn(&Balances) -> i64); 4] = [
-        ("available_amount", |b| b.available),
-        ("pending_amount", |b| b.pending),
-        ("holding_amount", |b| b.holding),
-        ("locked_amount", |b| b.locked),
-    ];
     let mut sql = Sql::new("UPDATE bank_accounts SET ");
-    for (column, pick) in columns {
-        if deltas.values().all(|d| pick(d) == 0) {
+    for kind in BalanceKind::ALL {
+        if deltas.values().all(|d| d.get(kind) == 0) {
             continue;
         }
+        // `available_amount`, `pending_amount`, ...: the column of each balance kind.
+        let column = format!("{}_amount", kind.as_str());
         sql.push(&format!("{column} = {column} + CASE id"));
         for (id, delta) in &deltas {
             sql.push(" WHEN ").push_bind(id.as_str());
-            sql.push(" THEN ").push_bind(pick(delta));
+            sql.push(" THEN ").push_bind(delta.get(kind));
         }
         sql.push(" ELSE 0 END, ");
     }
