@@ -1,6 +1,8 @@
 //! Counterparties: create with bank-detail checks, get, delete, and the filtered, sorted,
 //! deduplicated list.
 
+use std::collections::HashSet;
+
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, api_tests};
@@ -14,6 +16,7 @@ api_tests!(
     deduplicate_keeps_the_newest_of_each_pair_and_still_paginates,
     the_list_sorts_by_creation_or_description_both_ways_and_paginates_both_ways,
     other_platforms_never_see_a_counterparty_nor_use_it_as_a_cursor,
+    walks_under_every_sort_see_each_counterparty_once_while_others_are_created,
 );
 
 const ABA: &str = "121000248";
@@ -633,4 +636,62 @@ async fn other_platforms_never_see_a_counterparty_nor_use_it_as_a_cursor(app: Te
     }
     // A's counterparty survived B's delete.
     assert_eq!(app.get(&path, &app.a.key).await.expect(200), a);
+}
+
+async fn walks_under_every_sort_see_each_counterparty_once_while_others_are_created(app: TestApp) {
+    // Ties on purpose: descriptions equal but for case, and some without one.
+    for (i, description) in [
+        "same", "Same", "other", "SAME", "", "zulu", "same", "", "alpha",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut body = domestic(ABA, &format!("{}", 100 + i));
+        if !description.is_empty() {
+            body["description"] = json!(description);
+        }
+        create(&app, &app.a.key, &body).await;
+    }
+    for query in [
+        "sort=created_at&sort_order=desc",
+        "sort=created_at&sort_order=asc",
+        "sort=description&sort_order=desc",
+        "sort=description&sort_order=asc",
+    ] {
+        let expected = ids(&list(&app, &app.a.key, &format!("{query}&limit=100")).await);
+        let writer = {
+            let (base, key, client) = (app.base.clone(), app.a.key.clone(), app.client.clone());
+            tokio::spawn(async move {
+                for n in 0..4 {
+                    let description = ["same", "a", "SAME", "zz"][n];
+                    let body = json!({
+                        "routing_number": ABA,
+                        "account_number": format!("9{n}"),
+                        "description": description,
+                    });
+                    let _ = client
+                        .post(format!("{base}/counterparties"))
+                        .basic_auth("", Some(&key))
+                        .json(&body)
+                        .send()
+                        .await;
+                }
+            })
+        };
+        let forward = walk_forward(&app, &app.a.key, query, 2).await;
+        let last = forward.last().cloned().expect("a non-empty list");
+        let mut backward = walk_backward(&app, &app.a.key, query, 2, &last).await;
+        backward.push(last);
+        let _ = writer.await;
+        for (direction, walked) in [("forward", &forward), ("backward", &backward)] {
+            let unique: HashSet<&String> = walked.iter().collect();
+            assert_eq!(unique.len(), walked.len(), "{direction} {query}: twice");
+            let seen: Vec<&String> = walked.iter().filter(|id| expected.contains(id)).collect();
+            assert_eq!(
+                seen,
+                expected.iter().collect::<Vec<_>>(),
+                "{direction} {query}: every counterparty that existed throughout, once, in order"
+            );
+        }
+    }
 }
