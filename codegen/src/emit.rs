@@ -372,7 +372,7 @@ impl<'a> Emitter<'a> {
                     " Operations tagged `{}`: the `{}Api` trait, its inputs and responses.",
                     t.name, t.rust
                 );
-                quote!(#[doc = #d] pub mod #m;)
+                quote!(#[doc = #d] #[rustfmt::skip] pub mod #m;)
             })
             .collect();
         let title = &api.title;
@@ -446,11 +446,19 @@ impl<'a> Emitter<'a> {
         let docs: Vec<TokenStream> = module_doc.lines().map(|l| quote!(#![doc = #l])).collect();
         quote! {
             #(#docs)*
+            // The output is formatted by prettyplease and pinned by `codegen check`; rustfmt
+            // formats some constructs differently, so `cargo fmt --all` must leave it alone:
+            // the crate root through `cfg_attr(rustfmt, ...)` (a plain inner tool attribute is
+            // unstable) and each module file through the attribute on its declaration.
+            #![cfg_attr(rustfmt, rustfmt::skip)]
             #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
 
+            #[rustfmt::skip]
             pub mod models;
             #(#mods)*
+            #[rustfmt::skip]
             pub mod runtime;
+            #[rustfmt::skip]
             pub mod server;
 
             pub use poem_openapi::payload::{Binary, Json};

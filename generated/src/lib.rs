@@ -8,29 +8,43 @@
 //! - [`server`]: the poem-openapi routing glue; [`server::routes`] serves the API, `/openapi.json`,
 //!   `/openapi.yaml` and `/docs`.
 //! - [`runtime`]: validation, authentication and error plumbing shared by all generated code.
+#![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+#[rustfmt::skip]
 pub mod models;
 /// Operations tagged `Platform`: the `PlatformApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod platform;
 /// Operations tagged `Entities`: the `EntitiesApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod entities;
 /// Operations tagged `Bank Accounts`: the `BankAccountsApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod bank_accounts;
 /// Operations tagged `Account Numbers`: the `AccountNumbersApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod account_numbers;
 /// Operations tagged `ACH Positive Pay Rules`: the `AchPositivePayRulesApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod ach_positive_pay_rules;
 /// Operations tagged `Counterparties`: the `CounterpartiesApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod counterparties;
 /// Operations tagged `Documents`: the `DocumentsApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod documents;
 /// Operations tagged `Book Transfers`: the `BookTransfersApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod book_transfers;
 /// Operations tagged `ACH Transfers`: the `AchTransfersApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod ach_transfers;
 /// Operations tagged `Simulations`: the `SimulationsApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod simulations;
+#[rustfmt::skip]
 pub mod runtime;
+#[rustfmt::skip]
 pub mod server;
 pub use poem_openapi::payload::{Binary, Json};
 pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};

@@ -8,11 +8,16 @@
 //! - [`server`]: the poem-openapi routing glue; [`server::routes`] serves the API, `/openapi.json`,
 //!   `/openapi.yaml` and `/docs`.
 //! - [`runtime`]: validation, authentication and error plumbing shared by all generated code.
+#![cfg_attr(rustfmt, rustfmt::skip)]
 #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+#[rustfmt::skip]
 pub mod models;
 /// Operations tagged `pets`: the `PetsApi` trait, its inputs and responses.
+#[rustfmt::skip]
 pub mod pets;
+#[rustfmt::skip]
 pub mod runtime;
+#[rustfmt::skip]
 pub mod server;
 pub use poem_openapi::payload::{Binary, Json};
 pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};
