@@ -521,3 +521,45 @@ fn a_request_that_outlasts_the_time_limit_is_abandoned_and_answered_with_the_err
     );
     assert_eq!(listed["entities"], json!([]), "{listed}");
 }
+
+#[test]
+fn many_small_text_parts_cannot_add_up_past_the_body_limit() {
+    let Some(db) = TestDatabase::create(Backend::Sqlite, "limits text parts") else {
+        return;
+    };
+    let mut bankd = BankdProcess::start(&db.url);
+    // 2 048 text parts of 1 KiB each (2 MiB in all), every one under the per-part cap.
+    let mut body = Vec::new();
+    for i in 0..2048 {
+        body.extend_from_slice(
+            format!(
+                "--limitbound\r\nContent-Disposition: form-data; name=\"x{i}\"\r\n\r\n{}\r\n",
+                "t".repeat(1024)
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(b"--limitbound--\r\n");
+    let headers = [
+        ("Authorization".to_owned(), basic(&bankd.key).into_bytes()),
+        (
+            "Content-Type".to_owned(),
+            b"multipart/form-data; boundary=limitbound".to_vec(),
+        ),
+    ];
+    let req = request_bytes("POST", b"/documents", &headers, Some(&body));
+    let got = exchange(&bankd.base, &req, false, Duration::from_secs(30));
+    let Exchange::Answered(raw) = &got else {
+        panic!("no answer: {got:?}");
+    };
+    assert_eq!(raw.status, 400, "{}", raw.text());
+    let answer = raw.json();
+    assert_eq!(answer["code"], "invalid_request", "{answer}");
+    let why = answer["details"]["body"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("in total"),
+        "refused for the total of its text parts, not later for their names: {answer}"
+    );
+    assert!(bankd.is_running(), "the server exited");
+    assert!(healthy(&bankd.base));
+}

@@ -1029,6 +1029,12 @@ impl<T: MultipartForm> poem_openapi::payload::ParsePayload for MultipartBody<T> 
         let bad = |m: String| poem::Error::from(RequestError::invalid_field("body", m));
         let mut text = serde_json::Map::new();
         let mut files = BTreeMap::new();
+        // Text parts together are capped like one JSON body, so that many parts (declared or
+        // not: unknown ones are refused only once the form is complete) cannot add up to more
+        // memory than one body may take. File parts are capped one by one, and a repeated file
+        // part replaces the earlier one.
+        let text_limit = limits.json.min(1024 * 1024);
+        let mut text_total = 0usize;
         // Register the form itself too, so a named form's `$ref` resolves when validating.
         let mut registry = Registry::new();
         <Self as Payload>::register(&mut registry);
@@ -1078,8 +1084,16 @@ impl<T: MultipartForm> poem_openapi::payload::ParsePayload for MultipartBody<T> 
                     if n == 0 {
                         break;
                     }
-                    if raw_bytes.len() + n > limits.json.min(1024 * 1024) {
+                    if raw_bytes.len() + n > text_limit {
                         return Err(RequestError::invalid_field(name.clone(), "text part is too large").into());
+                    }
+                    text_total += n;
+                    if text_total > text_limit {
+                        return Err(RequestError::invalid_field(
+                            "body",
+                            format!("text parts are larger than {text_limit} bytes in total"),
+                        )
+                        .into());
                     }
                     raw_bytes.extend_from_slice(&chunk[..n]);
                 }
