@@ -19,7 +19,7 @@ pub trait BankAccountsApi: crate::runtime::Hooks {
     ///
     /// `POST /bank-accounts` (operationId `create_bank_account`, `#/paths/~1bank-accounts/post`)
     ///
-    /// Creates a `CHECKING` bank account owned by `entity_id`, together with its default account number. The entity must belong to the platform (404 `entity_not_found` otherwise) and be `VERIFIED` (400 `entity_not_verified`). An overdraftable account needs `overdraft_reserve_account_id`, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`). An unsupported `currency_code` is 400 `unsupported_currency`. Root account types are only made with the platform.
+    /// Creates a `CHECKING` bank account owned by `entity_id`, together with its default account number. The entity must belong to the platform (404 `entity_not_found` otherwise) and be `VERIFIED` (400 `entity_not_verified`). An overdraftable account needs `overdraft_reserve_account_id`, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included). An unsupported `currency_code` is 400 `unsupported_currency`. Root account types are only made with the platform.
     fn create_bank_account(
         &self,
         principal: Self::Principal,
@@ -49,7 +49,7 @@ pub trait BankAccountsApi: crate::runtime::Hooks {
     ///
     /// `PATCH /bank-accounts/{bank_account_id}` (operationId `update_bank_account`, `#/paths/~1bank-accounts~1{bank_account_id}/patch`)
     ///
-    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account`; 404 `bank_account_not_found` when it does not exist). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.
+    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included; a 404 always means the account in the path). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.
     fn update_bank_account(
         &self,
         principal: Self::Principal,

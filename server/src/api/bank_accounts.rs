@@ -361,9 +361,7 @@ impl From<BankAccountError> for ApiError {
         use BankAccountError as E;
         let t = ErrorType::BankAccountError;
         match e {
-            E::NotFound | E::ReserveNotFound => {
-                ApiError::not_found(t, "bank_account_not_found", "bank account")
-            }
+            E::NotFound => ApiError::not_found(t, "bank_account_not_found", "bank account"),
             E::EntityNotFound => {
                 ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
             }

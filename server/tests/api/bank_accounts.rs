@@ -376,9 +376,10 @@ async fn the_overdraft_reserve_must_be_the_platforms_overdraft_reserve_account(a
     for missing in [app.b.root_accounts[1].as_str(), "bacc_nope"] {
         let body = json!({"entity_id": entity, "description": "Overdraft", "is_overdraftable": true,
                           "overdraft_reserve_account_id": missing});
+        // Unknown and foreign alike: the one valid value is the platform's reserve.
         app.post("/bank-accounts", &app.a.key, &body)
             .await
-            .expect_error(404, "bank_account_not_found");
+            .expect_error(400, "invalid_overdraft_reserve_account");
     }
     let ok = create_account(
         &app,
@@ -545,7 +546,15 @@ async fn updates_change_only_the_given_fields_and_keep_the_rules(app: TestApp) {
         json!({"is_overdraftable": true, "overdraft_reserve_account_id": app.b.root_accounts[1]});
     app.patch(&path, &app.a.key, &foreign)
         .await
-        .expect_error(404, "bank_account_not_found");
+        .expect_error(400, "invalid_overdraft_reserve_account");
+    // Not a 404: that would read as the account in the path being missing.
+    app.patch(
+        &path,
+        &app.a.key,
+        &json!({"overdraft_reserve_account_id": "bacc_nope"}),
+    )
+    .await
+    .expect_error(400, "invalid_overdraft_reserve_account");
     let unchanged = app.get(&path, &app.a.key).await.expect(200);
     assert_eq!(unchanged, updated, "refused updates change nothing");
 
