@@ -149,6 +149,11 @@ pub async fn reserve(
             return Err(IdempotencyError::InUse);
         }
     }
+    if repo::insert_in_flight_if_new(tx, platform_id, key.as_str(), fingerprint.as_str(), now)
+        .await?
+    {
+        return Ok(Reservation::Fresh);
+    }
     if let Some(existing) = repo::get(tx, platform_id, key.as_str()).await? {
         if existing.created_at <= now - KEY_TTL {
             repo::delete(tx, platform_id, key.as_str()).await?;

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Sql, StoreError, Tx};
+use super::{Sql, StoreError, Tx, dialect};
 use crate::domain::ids::PlatformId;
 
 /// A stored idempotency record.
@@ -58,6 +58,27 @@ pub async fn insert_in_flight(
     .bind(now);
     tx.execute(sql).await?;
     Ok(())
+}
+
+/// Inserts an in-flight record unless the key has one already; answers whether it inserted.
+/// The common case (a new key) then costs one statement instead of a lookup and an insert.
+pub async fn insert_in_flight_if_new(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    key: &str,
+    request_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(format!(
+        "INSERT INTO idempotency_keys (platform_id, key, request_hash, state, created_at) \
+         VALUES (?, ?, ?, 'in_flight', ?){}",
+        dialect::on_conflict_do_nothing("platform_id, key")
+    ))
+    .bind(platform_id.as_str())
+    .bind(key)
+    .bind(request_hash)
+    .bind(now);
+    Ok(tx.execute(sql).await? == 1)
 }
 
 /// Stores the response of an in-flight key; answers whether such a row was there.
