@@ -309,27 +309,26 @@ pub async fn create(
 
 // ------------------------------------------------------------------------------ read
 
-async fn details_in(
+/// The account with its owners and default account number, read with one statement (inside a
+/// write transaction after a change, or alone for a `GET`).
+async fn details(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
-    account: BankAccountRecord,
+    id: &BankAccountId,
 ) -> Result<BankAccountDetails> {
-    let owners = repo::owners(tx, platform_id, &account.id).await?;
+    let found = repo::get_with_details(tx, platform_id, id)
+        .await?
+        .ok_or(BankAccountError::NotFound)?;
     // Every account gets its default number in the transaction that creates it.
-    let number_id = account.default_account_number_id.clone().ok_or_else(|| {
+    let default_number = found.default_number.ok_or_else(|| {
         StoreError::Corrupt(format!(
             "bank account {} has no default account number",
-            account.id
+            found.account.id
         ))
     })?;
-    let default_number = repo::get_account_number(tx, platform_id, &number_id)
-        .await?
-        .ok_or_else(|| {
-            StoreError::Corrupt(format!("default account number {number_id} is missing"))
-        })?;
     Ok(BankAccountDetails {
-        account,
-        owners,
+        account: found.account,
+        owners: found.owners,
         default_number,
     })
 }
@@ -357,21 +356,8 @@ async fn find_for_update(
 /// One bank account with its details.
 pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
     let id = BankAccountId::parse(id).ok_or(BankAccountError::NotFound)?;
-    let found = db
-        .read_single(|tx| Box::pin(repo::get_with_details(tx, platform_id, &id)))
-        .await?
-        .ok_or(BankAccountError::NotFound)?;
-    let default_number = found.default_number.ok_or_else(|| {
-        StoreError::Corrupt(format!(
-            "bank account {} has no default account number",
-            found.account.id
-        ))
-    })?;
-    Ok(BankAccountDetails {
-        account: found.account,
-        owners: found.owners,
-        default_number,
-    })
+    db.read_single(|tx| Box::pin(async move { details(tx, platform_id, &id).await }))
+        .await
 }
 
 /// Whether the bank account addressed by a path id exists (the 404 stage of the account
@@ -656,10 +642,7 @@ pub async fn update(
             if !repo::update_fields(tx, platform_id, &account.id, &changes, now).await? {
                 return Err(BankAccountError::NotFound);
             }
-            let account = repo::get(tx, platform_id, &account.id)
-                .await?
-                .ok_or(BankAccountError::NotFound)?;
-            details_in(tx, platform_id, account).await
+            details(tx, platform_id, &account.id).await
         })
     })
     .await
@@ -727,7 +710,7 @@ pub async fn add_owner(
                 )
                 .await?;
             }
-            details_in(tx, platform_id, account).await
+            details(tx, platform_id, &account.id).await
         })
     })
     .await
