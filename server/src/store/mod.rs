@@ -3,10 +3,11 @@
 //!
 //! Design note. sqlx's `Any` driver would hide the backend but decodes through a lowest common
 //! denominator of types; generic repositories over `sqlx::Database` drown every function in
-//! trait bounds. Instead [`Db`] is an enum over the two concrete pools and [`Tx`] over the two
-//! concrete transactions; repositories build one [`Sql`] value (text with `?` placeholders and
-//! typed bind values) and the enum dispatches it, rewriting placeholders through
-//! [`dialect`]. Rows come back as [`Row`], which decodes any type both drivers can decode.
+//! trait bounds. Instead [`Db`] is an enum over the two backends and [`Tx`] over their
+//! transactions; repositories build one [`Sql`] value (text with `?` placeholders and typed
+//! bind values) and the enum dispatches it, rewriting placeholders through [`dialect`]. Rows
+//! come back as [`Row`], which decodes any [`Column`] type. PostgreSQL goes through sqlx;
+//! SQLite runs in-line on the calling task through rusqlite ([`sqlite`] says why).
 //!
 //! SQLite: WAL, `synchronous=FULL`, foreign keys on, a busy timeout, one writer connection and a
 //! pool of readers. Measured on this hardware, several writers at `synchronous=FULL` fight over
@@ -29,6 +30,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;
+mod sqlite;
 pub mod transfers;
 mod writer;
 
@@ -37,6 +39,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -44,13 +47,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
-};
-use sqlx::{Postgres, Row as _, Sqlite};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
+use sqlx::{Postgres, Row as _};
 
 pub use dialect::Backend;
+pub use sqlite::{FromSqlite, SqliteRow};
 pub use writer::GroupCommitStats;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -64,6 +65,8 @@ pub type BoxFuture<'t, T> = Pin<Box<dyn Future<Output = T> + Send + 't>>;
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("unsupported database URL scheme (expected sqlite: or postgres:)")]
@@ -87,42 +90,56 @@ impl Retryable for StoreError {
     fn is_retryable(&self) -> bool {
         match self {
             StoreError::Database(e) => dialect::is_retryable(e),
+            StoreError::Sqlite(e) => sqlite::is_busy(e),
             StoreError::BatchAborted => true,
             _ => false,
         }
     }
 }
 
+/// The constraint kinds the domain tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Violation {
+    Unique,
+    ForeignKey,
+    Check,
+}
+
 impl StoreError {
-    fn database_kind(&self) -> Option<sqlx::error::ErrorKind> {
+    fn violation(&self) -> Option<Violation> {
+        use sqlx::error::ErrorKind;
         match self {
-            StoreError::Database(sqlx::Error::Database(db)) => Some(db.kind()),
+            StoreError::Database(sqlx::Error::Database(db)) => match db.kind() {
+                ErrorKind::UniqueViolation => Some(Violation::Unique),
+                ErrorKind::ForeignKeyViolation => Some(Violation::ForeignKey),
+                ErrorKind::CheckViolation => Some(Violation::Check),
+                _ => None,
+            },
+            // SQLite's extended result codes: SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY,
+            // _FOREIGNKEY and _CHECK.
+            StoreError::Sqlite(e) => match sqlite::extended_code(e)? {
+                2067 | 1555 => Some(Violation::Unique),
+                787 => Some(Violation::ForeignKey),
+                275 => Some(Violation::Check),
+                _ => None,
+            },
             _ => None,
         }
     }
 
     /// A UNIQUE or PRIMARY KEY constraint was violated.
     pub fn is_unique_violation(&self) -> bool {
-        matches!(
-            self.database_kind(),
-            Some(sqlx::error::ErrorKind::UniqueViolation)
-        )
+        self.violation() == Some(Violation::Unique)
     }
 
     /// A FOREIGN KEY constraint was violated.
     pub fn is_foreign_key_violation(&self) -> bool {
-        matches!(
-            self.database_kind(),
-            Some(sqlx::error::ErrorKind::ForeignKeyViolation)
-        )
+        self.violation() == Some(Violation::ForeignKey)
     }
 
     /// A CHECK constraint was violated (for example a balance going below zero).
     pub fn is_check_violation(&self) -> bool {
-        matches!(
-            self.database_kind(),
-            Some(sqlx::error::ErrorKind::CheckViolation)
-        )
+        self.violation() == Some(Violation::Check)
     }
 }
 
@@ -195,23 +212,23 @@ impl Default for StoreOptions {
 
 enum Pools {
     Sqlite {
-        writer: SqliteWriter,
-        readers: SqlitePool,
+        /// The one writer connection.
+        writer: writer::GroupWriter,
+        /// Whether concurrent writes share a batch transaction (otherwise each write is a
+        /// transaction of its own on the writer).
+        group_commit: bool,
+        /// Reader connections; `None` for an in-memory database, where the writer reads too.
+        readers: Option<Arc<sqlite::Readers>>,
     },
     Postgres(PgPool),
-}
-
-/// SQLite's one writer: a one-connection pool with a transaction per write, or the
-/// group-committing writer.
-enum SqliteWriter {
-    Pool(SqlitePool),
-    Group(writer::GroupWriter),
 }
 
 struct Inner {
     pools: Pools,
     retry: RetryPolicy,
     local_locks: Mutex<HashSet<String>>,
+    /// Set by [`Db::close`]: from then on every transaction is refused, on either backend.
+    closed: AtomicBool,
 }
 
 /// A handle on the database; cheap to clone and share.
@@ -247,65 +264,33 @@ impl Db {
                 pools,
                 retry: options.retry,
                 local_locks: Mutex::new(HashSet::new()),
+                closed: AtomicBool::new(false),
             }),
         })
     }
 
     async fn sqlite_pools(url: &str, options: &StoreOptions) -> Result<Pools, StoreError> {
-        let connect = SqliteConnectOptions::from_str(url)?
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(options.sqlite_synchronous)
-            .foreign_keys(true)
-            .busy_timeout(options.sqlite_busy_timeout);
-        let in_memory = connect.get_filename() == std::path::Path::new(":memory:")
-            || url.contains("mode=memory");
-        if !in_memory {
-            // `bankd serve` must work on a fresh machine: create `./data` (or wherever the file
-            // goes) rather than fail with "unable to open database file".
-            if let Some(parent) = connect
-                .get_filename()
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-            {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
-            }
-        }
-        if options.sqlite_group_commit && !in_memory {
-            let writer = writer::GroupWriter::new(writer::connect(&connect).await?);
-            let readers = SqlitePoolOptions::new()
-                .max_connections(options.sqlite_readers.max(1))
-                .acquire_timeout(options.acquire_timeout)
-                .connect_with(connect.read_only(true).create_if_missing(false))
-                .await?;
-            return Ok(Pools::Sqlite {
-                writer: SqliteWriter::Group(writer),
-                readers,
-            });
-        }
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .min_connections(1)
-            .acquire_timeout(options.acquire_timeout)
-            // Keep the writer for the life of the process: an in-memory database lives only as
-            // long as its connection.
-            .idle_timeout(None)
-            .max_lifetime(None)
-            .connect_with(connect.clone())
-            .await?;
-        let readers = if in_memory {
-            // Separate connections to `:memory:` would each see their own empty database, so
-            // the writer serves reads too (and cannot group-commit).
-            writer.clone()
-        } else {
-            SqlitePoolOptions::new()
-                .max_connections(options.sqlite_readers.max(1))
-                .acquire_timeout(options.acquire_timeout)
-                .connect_with(connect.read_only(true).create_if_missing(false))
-                .await?
+        let path = sqlite::database_path(&SqliteConnectOptions::from_str(url)?, url)?;
+        let settings = sqlite::Settings {
+            path,
+            synchronous: match options.sqlite_synchronous {
+                SqliteSynchronous::Full | SqliteSynchronous::Extra => "FULL",
+                SqliteSynchronous::Normal => "NORMAL",
+                SqliteSynchronous::Off => "OFF",
+            },
+            busy_timeout: options.sqlite_busy_timeout,
         };
-        let writer = SqliteWriter::Pool(writer);
-        Ok(Pools::Sqlite { writer, readers })
+        let writer = writer::GroupWriter::new(settings.open_writer()?, options.sqlite_busy_timeout);
+        // Separate connections to `:memory:` would each see their own empty database, so there
+        // the writer serves reads too, and cannot group-commit (a read would end the batch).
+        let in_memory = settings.in_memory();
+        let readers =
+            (!in_memory).then(|| sqlite::Readers::new(settings, options.sqlite_readers as usize));
+        Ok(Pools::Sqlite {
+            writer,
+            group_commit: options.sqlite_group_commit && !in_memory,
+            readers,
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -320,9 +305,10 @@ impl Db {
     pub fn group_commit_stats(&self) -> Option<GroupCommitStats> {
         match &self.inner.pools {
             Pools::Sqlite {
-                writer: SqliteWriter::Group(group),
+                writer,
+                group_commit: true,
                 ..
-            } => Some(group.stats()),
+            } => Some(writer.stats()),
             _ => None,
         }
     }
@@ -330,14 +316,7 @@ impl Db {
     /// Applies the embedded migrations of this backend that have not run yet.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match &self.inner.pools {
-            Pools::Sqlite {
-                writer: SqliteWriter::Pool(writer),
-                ..
-            } => SQLITE_MIGRATOR.run(writer).await?,
-            Pools::Sqlite {
-                writer: SqliteWriter::Group(writer),
-                ..
-            } => writer.migrate(&SQLITE_MIGRATOR).await?,
+            Pools::Sqlite { writer, .. } => writer.migrate(&SQLITE_MIGRATOR).await?,
             Pools::Postgres(pool) => POSTGRES_MIGRATOR.run(pool).await?,
         }
         Ok(())
@@ -348,15 +327,26 @@ impl Db {
         self.inner.retry
     }
 
-    /// Closes every pooled connection.
+    /// Refuses work once [`Db::close`] ran (sqlx pools do the same for PostgreSQL; SQLite's
+    /// connections are bankd's own).
+    fn check_open(&self) -> Result<(), StoreError> {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Database(sqlx::Error::PoolClosed));
+        }
+        Ok(())
+    }
+
+    /// Closes every pooled connection; later transactions fail.
     pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
         match &self.inner.pools {
-            Pools::Sqlite { writer, readers } => {
-                readers.close().await;
-                match writer {
-                    SqliteWriter::Pool(pool) => pool.close().await,
-                    SqliteWriter::Group(group) => group.close().await,
+            Pools::Sqlite {
+                writer, readers, ..
+            } => {
+                if let Some(readers) = readers {
+                    readers.close();
                 }
+                writer.close().await;
             }
             Pools::Postgres(pool) => pool.close().await,
         }
@@ -364,15 +354,11 @@ impl Db {
 
     /// Begins a write transaction without retry; prefer [`Db::write`].
     pub async fn begin_write<'s>(&self) -> Result<Tx<'s>, StoreError> {
+        self.check_open()?;
         let inner = match &self.inner.pools {
-            Pools::Sqlite {
-                writer: SqliteWriter::Pool(pool),
-                ..
-            } => TxInner::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
-            Pools::Sqlite {
-                writer: SqliteWriter::Group(group),
-                ..
-            } => TxInner::Writer(group.begin_exclusive().await?, writer::Role::Exclusive),
+            Pools::Sqlite { writer, .. } => {
+                TxInner::Writer(writer.begin_exclusive().await?, writer::Role::Exclusive)
+            }
             Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
         };
         Ok(Tx {
@@ -385,8 +371,20 @@ impl Db {
     /// its cursor lookup). On SQLite it runs on a reader connection, so it never waits for the
     /// writer.
     pub async fn begin_read<'s>(&self) -> Result<Tx<'s>, StoreError> {
+        self.check_open()?;
         let inner = match &self.inner.pools {
-            Pools::Sqlite { readers, .. } => TxInner::Sqlite(readers.begin().await?),
+            Pools::Sqlite {
+                readers: Some(readers),
+                ..
+            } => {
+                let reader = readers.acquire()?;
+                sqlite::control(reader.conn(), "BEGIN")?;
+                TxInner::SqliteReader(reader)
+            }
+            Pools::Sqlite { writer, .. } => {
+                let (writer, role) = writer.read(true).await?;
+                TxInner::Writer(writer, role)
+            }
             Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
         };
         Ok(Tx {
@@ -417,14 +415,16 @@ impl Db {
         F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError> + Retryable,
     {
+        self.check_open()?;
         let policy = self.inner.retry;
         let mut attempt = 1u32;
         loop {
             let result = match &self.inner.pools {
                 Pools::Sqlite {
-                    writer: SqliteWriter::Group(group),
+                    writer,
+                    group_commit: true,
                     ..
-                } => group.attempt(ctx, &mut f).await,
+                } => writer.attempt(ctx, &mut f).await,
                 _ => self.attempt_alone(ctx, &mut f).await,
             };
             match result {
@@ -474,16 +474,21 @@ impl Db {
 
     /// Runs `f`, which must issue exactly one statement, on a pooled read connection outside
     /// any transaction. One statement is its own snapshot, so `BEGIN` and `ROLLBACK` would only
-    /// add two round trips to the connection (on SQLite each is a hand-off to sqlx's worker
-    /// thread, the main cost of a small read: see bench/README.md).
+    /// add two statements (on PostgreSQL two round trips).
     pub async fn read_single<'s, T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'t> FnOnce(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError>,
     {
+        self.check_open()?;
         let inner = match &self.inner.pools {
-            Pools::Sqlite { readers, .. } => {
-                TxInner::SqliteSingle(readers.acquire().await.map_err(StoreError::from)?)
+            Pools::Sqlite {
+                readers: Some(readers),
+                ..
+            } => TxInner::SqliteReader(readers.acquire()?),
+            Pools::Sqlite { writer, .. } => {
+                let (writer, role) = writer.read(false).await?;
+                TxInner::Writer(writer, role)
             }
             Pools::Postgres(pool) => {
                 TxInner::PostgresSingle(pool.acquire().await.map_err(StoreError::from)?)
@@ -533,12 +538,13 @@ impl Drop for LocalLock {
 }
 
 enum TxInner {
-    Sqlite(sqlx::Transaction<'static, Sqlite>),
+    /// A SQLite reader, in a read transaction or (see [`Db::read_single`]) outside any; a
+    /// transaction left open is rolled back when the reader goes back to its pool.
+    SqliteReader(sqlite::Reader),
     /// A pooled connection outside any transaction: each statement commits on its own (see
     /// [`Db::read_single`]).
-    SqliteSingle(sqlx::pool::PoolConnection<Sqlite>),
     PostgresSingle(sqlx::pool::PoolConnection<Postgres>),
-    /// On the group-committing writer: a batch member or an exclusive transaction.
+    /// On SQLite's writer: a batch member, a transaction of its own, or no transaction.
     Writer(tokio::sync::OwnedMutexGuard<writer::Writer>, writer::Role),
     Postgres(sqlx::Transaction<'static, Postgres>),
 }
@@ -658,22 +664,10 @@ macro_rules! bind_all {
     }};
 }
 
-/// A type that both drivers can decode from a column.
-pub trait Column:
-    for<'r> sqlx::Decode<'r, Sqlite>
-    + sqlx::Type<Sqlite>
-    + for<'r> sqlx::Decode<'r, Postgres>
-    + sqlx::Type<Postgres>
-{
-}
+/// A type that both backends can decode from a column.
+pub trait Column: FromSqlite + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres> {}
 
-impl<T> Column for T where
-    T: for<'r> sqlx::Decode<'r, Sqlite>
-        + sqlx::Type<Sqlite>
-        + for<'r> sqlx::Decode<'r, Postgres>
-        + sqlx::Type<Postgres>
-{
-}
+impl<T> Column for T where T: FromSqlite + for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres> {}
 
 /// A result row from either backend.
 pub enum Row {
@@ -685,7 +679,7 @@ impl Row {
     /// Decodes column `name`.
     pub fn get<T: Column>(&self, name: &str) -> Result<T, StoreError> {
         Ok(match self {
-            Row::Sqlite(r) => r.try_get(name)?,
+            Row::Sqlite(r) => r.get(name)?,
             Row::Postgres(r) => r.try_get(name)?,
         })
     }
@@ -709,7 +703,7 @@ impl<'s> Tx<'s> {
 
     pub fn backend(&self) -> Backend {
         match self.inner {
-            TxInner::Sqlite(_) | TxInner::SqliteSingle(_) | TxInner::Writer(..) => Backend::Sqlite,
+            TxInner::SqliteReader(_) | TxInner::Writer(..) => Backend::Sqlite,
             TxInner::Postgres(_) | TxInner::PostgresSingle(_) => Backend::Postgres,
         }
     }
@@ -725,95 +719,65 @@ impl<'s> Tx<'s> {
         Ok(text.into_owned())
     }
 
+    /// The SQLite connection of this transaction, if it is on SQLite.
+    fn sqlite_conn(&self) -> Option<&rusqlite::Connection> {
+        match &self.inner {
+            TxInner::SqliteReader(reader) => Some(reader.conn()),
+            TxInner::Writer(writer, _) => Some(&writer.conn),
+            TxInner::Postgres(_) | TxInner::PostgresSingle(_) => None,
+        }
+    }
+
     /// Runs a statement; answers the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
         let text = self.prepare(&sql)?;
+        if let Some(conn) = self.sqlite_conn() {
+            return sqlite::execute(conn, &text, &sql.args);
+        }
         Ok(match &mut self.inner {
-            TxInner::Sqlite(tx) => bind_all!(sqlx::query(&text), sql.args)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
-                .execute(&mut w.conn)
-                .await?
-                .rows_affected(),
             TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
                 .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
-                .execute(&mut **conn)
                 .await?
                 .rows_affected(),
             TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
                 .execute(&mut **conn)
                 .await?
                 .rows_affected(),
+            TxInner::SqliteReader(_) | TxInner::Writer(..) => unreachable!("handled above"),
         })
     }
 
     /// Runs a query and answers all rows.
     pub async fn fetch_all(&mut self, sql: Sql) -> Result<Vec<Row>, StoreError> {
-        let text = self.prepare(&sql)?;
-        Ok(match &mut self.inner {
-            TxInner::Sqlite(tx) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_all(&mut **tx)
-                .await?
-                .into_iter()
-                .map(Row::Sqlite)
-                .collect(),
-            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_all(&mut w.conn)
-                .await?
-                .into_iter()
-                .map(Row::Sqlite)
-                .collect(),
-            TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_all(&mut **tx)
-                .await?
-                .into_iter()
-                .map(Row::Postgres)
-                .collect(),
-            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_all(&mut **conn)
-                .await?
-                .into_iter()
-                .map(Row::Sqlite)
-                .collect(),
-            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_all(&mut **conn)
-                .await?
-                .into_iter()
-                .map(Row::Postgres)
-                .collect(),
-        })
+        self.fetch(sql, false).await
     }
 
     /// Runs a query and answers its first row, if any.
     pub async fn fetch_optional(&mut self, sql: Sql) -> Result<Option<Row>, StoreError> {
+        Ok(self.fetch(sql, true).await?.into_iter().next())
+    }
+
+    async fn fetch(&mut self, sql: Sql, first_only: bool) -> Result<Vec<Row>, StoreError> {
         let text = self.prepare(&sql)?;
-        Ok(match &mut self.inner {
-            TxInner::Sqlite(tx) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_optional(&mut **tx)
-                .await?
-                .map(Row::Sqlite),
-            TxInner::Writer(w, _) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_optional(&mut w.conn)
-                .await?
-                .map(Row::Sqlite),
-            TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_optional(&mut **tx)
-                .await?
-                .map(Row::Postgres),
-            TxInner::SqliteSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+        if let Some(conn) = self.sqlite_conn() {
+            let rows = sqlite::fetch(conn, &text, &sql.args, first_only)?;
+            return Ok(rows.into_iter().map(Row::Sqlite).collect());
+        }
+        let query = bind_all!(sqlx::query(&text), sql.args);
+        let rows = match (&mut self.inner, first_only) {
+            (TxInner::Postgres(tx), false) => query.fetch_all(&mut **tx).await?,
+            (TxInner::Postgres(tx), true) => {
+                query.fetch_optional(&mut **tx).await?.into_iter().collect()
+            }
+            (TxInner::PostgresSingle(conn), false) => query.fetch_all(&mut **conn).await?,
+            (TxInner::PostgresSingle(conn), true) => query
                 .fetch_optional(&mut **conn)
                 .await?
-                .map(Row::Sqlite),
-            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
-                .fetch_optional(&mut **conn)
-                .await?
-                .map(Row::Postgres),
-        })
+                .into_iter()
+                .collect(),
+            (TxInner::SqliteReader(_) | TxInner::Writer(..), _) => unreachable!("handled above"),
+        };
+        Ok(rows.into_iter().map(Row::Postgres).collect())
     }
 
     /// Runs a query that must answer a row.
@@ -825,20 +789,28 @@ impl<'s> Tx<'s> {
 
     pub async fn commit(self) -> Result<(), StoreError> {
         match self.inner {
-            TxInner::Sqlite(tx) => tx.commit().await?,
+            TxInner::SqliteReader(reader) => {
+                if !reader.conn().is_autocommit() {
+                    sqlite::control(reader.conn(), "COMMIT")?;
+                }
+            }
             TxInner::Writer(w, role) => writer::end(w, role, true).await?,
             TxInner::Postgres(tx) => tx.commit().await?,
-            TxInner::SqliteSingle(_) | TxInner::PostgresSingle(_) => {}
+            TxInner::PostgresSingle(_) => {}
         }
         Ok(())
     }
 
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self.inner {
-            TxInner::Sqlite(tx) => tx.rollback().await?,
+            TxInner::SqliteReader(reader) => {
+                if !reader.conn().is_autocommit() {
+                    sqlite::control(reader.conn(), "ROLLBACK")?;
+                }
+            }
             TxInner::Writer(w, role) => writer::end(w, role, false).await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
-            TxInner::SqliteSingle(_) | TxInner::PostgresSingle(_) => {}
+            TxInner::PostgresSingle(_) => {}
         }
         Ok(())
     }

@@ -30,12 +30,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
+use rusqlite::Connection;
 use sqlx::migrate::Migrator;
-use sqlx::{Connection as _, SqliteConnection};
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
-use super::{BoxFuture, Retryable, StoreError, Tx};
+use super::{BoxFuture, Retryable, StoreError, Tx, sqlite};
 
 /// The outcome of one batch transaction, set once when it ends.
 #[derive(Default)]
@@ -59,41 +60,61 @@ enum Debris {
 
 /// The writer connection and the batch open on it.
 pub(super) struct Writer {
-    pub(super) conn: SqliteConnection,
+    pub(super) conn: Connection,
+    /// How long `BEGIN IMMEDIATE` waits for another process's write lock.
+    busy_timeout: Duration,
     open: Option<Arc<Batch>>,
     debris: Debris,
     counters: Arc<Counters>,
 }
 
-/// What a transaction on the writer is: one member of a batch, or alone.
+/// What a transaction on the writer is: one member of a batch, a transaction of its own, or
+/// statements outside any transaction (reads of an in-memory database, which has no readers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Role {
     Member,
     Exclusive,
+    Alone,
 }
 
 impl Writer {
-    async fn run(&mut self, statement: &str) -> Result<(), StoreError> {
-        sqlx::query(statement).execute(&mut self.conn).await?;
-        Ok(())
+    fn run(&mut self, statement: &str) -> Result<(), StoreError> {
+        sqlite::control(&self.conn, statement)
+    }
+
+    /// `BEGIN IMMEDIATE` (or `BEGIN` for a read), waiting for another process's write lock with
+    /// async sleeps, up to the busy timeout, instead of blocking a worker thread inside SQLite.
+    /// Past the timeout the `SQLITE_BUSY` error is returned, which [`super::Db::write`] retries.
+    async fn begin(&mut self, statement: &str) -> Result<(), StoreError> {
+        let deadline = Instant::now() + self.busy_timeout;
+        let mut pause = Duration::from_micros(500);
+        loop {
+            match self.run(statement) {
+                Err(StoreError::Sqlite(e))
+                    if sqlite::is_busy(&e) && Instant::now() + pause < deadline =>
+                {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Undoes what a dropped holder left half-done. The connection runs statements in order,
     /// even those whose caller is gone, so whatever was sent has finished before this runs.
-    async fn clear_debris(&mut self) {
+    fn clear_debris(&mut self) {
         match std::mem::replace(&mut self.debris, Debris::None) {
             Debris::None => {}
             Debris::Savepoint => {
-                if self.run("ROLLBACK TO member").await.is_err()
-                    || self.run("RELEASE member").await.is_err()
-                {
-                    self.abort().await;
+                if self.run("ROLLBACK TO member").is_err() || self.run("RELEASE member").is_err() {
+                    self.abort();
                 }
             }
-            Debris::Rollback => self.abort().await,
+            Debris::Rollback => self.abort(),
             Debris::Committing => {
                 // If the COMMIT went through there is no transaction left to roll back.
-                let committed = self.run("ROLLBACK").await.is_err();
+                let committed = self.run("ROLLBACK").is_err();
                 self.end_batch(committed);
             }
         }
@@ -105,7 +126,7 @@ impl Writer {
             return Ok(batch.clone());
         }
         self.debris = Debris::Rollback;
-        self.run("BEGIN IMMEDIATE").await?;
+        self.begin("BEGIN IMMEDIATE").await?;
         self.debris = Debris::None;
         let batch = Arc::new(Batch::default());
         self.open = Some(batch.clone());
@@ -113,17 +134,17 @@ impl Writer {
     }
 
     /// Commits the open batch, if any; answers whether it is durable.
-    async fn commit(&mut self) -> bool {
+    fn commit(&mut self) -> bool {
         if self.open.is_none() {
             return true;
         }
         self.debris = Debris::Committing;
-        let committed = match self.run("COMMIT").await {
+        let committed = match self.run("COMMIT") {
             Ok(()) => true,
             Err(e) => {
                 tracing::warn!(error = %e, "group commit failed; its members re-run");
                 // A failed COMMIT may leave the transaction open; end it.
-                let _ = self.run("ROLLBACK").await;
+                let _ = self.run("ROLLBACK");
                 false
             }
         };
@@ -133,10 +154,10 @@ impl Writer {
     }
 
     /// Rolls back whatever transaction is open; the open batch's members re-run.
-    async fn abort(&mut self) {
+    fn abort(&mut self) {
         self.debris = Debris::Rollback;
         // Fails harmlessly when SQLite already ended the transaction.
-        let _ = self.run("ROLLBACK").await;
+        let _ = self.run("ROLLBACK");
         self.debris = Debris::None;
         self.end_batch(false);
     }
@@ -181,11 +202,12 @@ pub(super) struct GroupWriter {
 }
 
 impl GroupWriter {
-    pub(super) fn new(conn: SqliteConnection) -> GroupWriter {
+    pub(super) fn new(conn: Connection, busy_timeout: Duration) -> GroupWriter {
         let counters = Arc::new(Counters::default());
         GroupWriter {
             writer: Arc::new(Mutex::new(Writer {
                 conn,
+                busy_timeout,
                 open: None,
                 debris: Debris::None,
                 counters: counters.clone(),
@@ -205,7 +227,7 @@ impl GroupWriter {
     /// Takes the writer, undoing what a dropped holder left.
     async fn take(&self) -> OwnedMutexGuard<Writer> {
         let mut writer = self.writer.clone().lock_owned().await;
-        writer.clear_debris().await;
+        writer.clear_debris();
         writer
     }
 
@@ -224,8 +246,8 @@ impl GroupWriter {
         let mut writer = self.take().await;
         let batch = writer.batch().await?;
         writer.debris = Debris::Savepoint;
-        if let Err(e) = writer.run("SAVEPOINT member").await {
-            writer.abort().await;
+        if let Err(e) = writer.run("SAVEPOINT member") {
+            writer.abort();
             return Err(e.into());
         }
         let mut tx = Tx::writer(writer, Role::Member);
@@ -234,9 +256,9 @@ impl GroupWriter {
             unreachable!("a member's transaction is on the writer");
         };
         let closed = match &result {
-            Ok(_) => writer.run("RELEASE member").await,
-            Err(_) => match writer.run("ROLLBACK TO member").await {
-                Ok(()) => writer.run("RELEASE member").await,
+            Ok(_) => writer.run("RELEASE member"),
+            Err(_) => match writer.run("ROLLBACK TO member") {
+                Ok(()) => writer.run("RELEASE member"),
                 Err(e) => Err(e),
             },
         };
@@ -244,7 +266,7 @@ impl GroupWriter {
         if closed.is_err() {
             // SQLite ended the transaction under us (an I/O error, a full disk): nothing of
             // this batch is kept.
-            writer.abort().await;
+            writer.abort();
         }
         drop(writer);
         let committed = finish(self, &batch).await;
@@ -261,24 +283,39 @@ impl GroupWriter {
     /// drive a transaction by hand.
     pub(super) async fn begin_exclusive(&self) -> Result<OwnedMutexGuard<Writer>, StoreError> {
         let mut writer = self.take().await;
-        writer.commit().await;
+        writer.commit();
         writer.debris = Debris::Rollback;
-        writer.run("BEGIN IMMEDIATE").await?;
+        writer.begin("BEGIN IMMEDIATE").await?;
         Ok(writer)
+    }
+
+    /// The writer for statements outside any transaction, or for a read transaction when
+    /// `begin` is given (an in-memory database has no readers).
+    pub(super) async fn read(
+        &self,
+        begin: bool,
+    ) -> Result<(OwnedMutexGuard<Writer>, Role), StoreError> {
+        let mut writer = self.take().await;
+        writer.commit();
+        if !begin {
+            return Ok((writer, Role::Alone));
+        }
+        writer.debris = Debris::Rollback;
+        writer.begin("BEGIN").await?;
+        Ok((writer, Role::Exclusive))
     }
 
     /// Runs the migrations on the writer connection.
     pub(super) async fn migrate(&self, migrator: &Migrator) -> Result<(), StoreError> {
         let mut writer = self.take().await;
-        writer.commit().await;
-        migrator.run(&mut writer.conn).await?;
-        Ok(())
+        writer.commit();
+        sqlite::migrate(&writer.conn, migrator, writer.busy_timeout)
     }
 
     /// Commits any open batch and closes the connection's statements.
     pub(super) async fn close(&self) {
         let mut writer = self.take().await;
-        writer.commit().await;
+        writer.commit();
     }
 }
 
@@ -288,6 +325,9 @@ pub(super) async fn end(
     role: Role,
     commit: bool,
 ) -> Result<(), StoreError> {
+    if role == Role::Alone {
+        return Ok(());
+    }
     if role == Role::Member {
         // A member's `Tx` is only ever lent to its closure by reference, so it cannot be
         // committed or rolled back by value; should it be, leave the savepoint to the debris
@@ -299,7 +339,7 @@ pub(super) async fn end(
     // Until the statement answers, `Debris::Rollback` stands: should this future be dropped,
     // the next holder's ROLLBACK undoes an unfinished transaction and fails harmlessly after a
     // finished COMMIT.
-    let result = writer.run(if commit { "COMMIT" } else { "ROLLBACK" }).await;
+    let result = writer.run(if commit { "COMMIT" } else { "ROLLBACK" });
     if result.is_ok() {
         writer.debris = Debris::None;
     }
@@ -326,7 +366,7 @@ async fn finish(writer: &GroupWriter, batch: &Arc<Batch>) -> bool {
     }
     // Still unfinished, so it is the open batch: every batch ends by commit or abort, both of
     // which set the outcome, and a new one opens only after the old one ended.
-    held.commit().await
+    held.commit()
 }
 
 impl Drop for Pending {
@@ -337,15 +377,8 @@ impl Drop for Pending {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let writer = self.writer.clone();
             runtime.spawn(async move {
-                writer.take().await.commit().await;
+                writer.take().await.commit();
             });
         }
     }
-}
-
-/// Opens the writer connection for group commit.
-pub(super) async fn connect(
-    options: &sqlx::sqlite::SqliteConnectOptions,
-) -> Result<SqliteConnection, StoreError> {
-    Ok(SqliteConnection::connect_with(options).await?)
 }

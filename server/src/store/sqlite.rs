@@ -1,0 +1,580 @@
+//! SQLite, run in-line on the calling thread.
+//!
+//! sqlx runs every SQLite connection on a thread of its own and hands each statement to it and
+//! back over channels: two thread wake-ups per statement, whatever the statement does. On this
+//! project's hardware that hand-off, not SQLite, was most of the cost of a small read or write
+//! (bench/README.md has the profile). A point lookup or a one-row insert on a warm page cache
+//! takes SQLite a few microseconds, less than one wake-up, so bankd runs SQLite statements
+//! directly on the task that needs them (rusqlite over the same bundled library sqlx links).
+//!
+//! What blocks, and for how long: a statement runs to completion on a tokio worker. Reads are
+//! index lookups bounded by a page of at most 100 rows. Writes run on the one writer connection;
+//! the only slow one is the `COMMIT` of a batch under `synchronous=FULL` (one fsync), which
+//! [`super::writer`] moves off the worker. Waiting for another process's write lock is never done
+//! inside SQLite (the writer's busy timeout is zero): the writer waits with async sleeps instead
+//! (see `writer::Writer::begin_immediate`).
+//!
+//! Values keep the encoding sqlx gave them, so databases written before this module read back
+//! unchanged: times as RFC 3339 text (`to_rfc3339_opts(AutoSi)`), dates as `YYYY-MM-DD`, booleans
+//! as 0/1.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
+use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
+use rusqlite::{CachedStatement, Connection, ErrorCode, OpenFlags, ToSql};
+use sqlx::migrate::{MigrateError, Migrator};
+
+use super::{StoreError, Value};
+
+/// Statements kept prepared per connection. bankd has a few hundred distinct statement texts;
+/// the ones on hot paths stay cached.
+const STATEMENT_CACHE: usize = 256;
+
+/// How a database file is opened.
+#[derive(Debug, Clone)]
+pub(super) struct Settings {
+    /// The file, or `None` for a private in-memory database.
+    pub path: Option<PathBuf>,
+    /// `FULL` or `NORMAL`.
+    pub synchronous: &'static str,
+    pub busy_timeout: Duration,
+}
+
+impl Settings {
+    pub fn in_memory(&self) -> bool {
+        self.path.is_none()
+    }
+
+    fn open(&self, read_only: bool) -> Result<Connection, StoreError> {
+        let mode = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+        };
+        // Each connection is used by one task at a time: SQLite's own mutexes are not needed.
+        let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = match &self.path {
+            Some(path) => Connection::open_with_flags(path, flags)?,
+            None => Connection::open_in_memory_with_flags(flags)?,
+        };
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        if !read_only && !self.in_memory() {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
+        conn.pragma_update(None, "synchronous", self.synchronous)?;
+        Ok(conn)
+    }
+
+    /// The writer: its busy timeout is zero, because it waits for a foreign write lock with
+    /// async sleeps rather than inside SQLite on a worker thread.
+    pub fn open_writer(&self) -> Result<Connection, StoreError> {
+        let conn = self.open(false)?;
+        conn.busy_timeout(Duration::ZERO)?;
+        Ok(conn)
+    }
+
+    /// A reader. In WAL mode readers do not wait for writers; the busy timeout only covers rare
+    /// moments such as another process recovering the log.
+    fn open_reader(&self) -> Result<Connection, StoreError> {
+        let conn = self.open(true)?;
+        conn.busy_timeout(self.busy_timeout)?;
+        Ok(conn)
+    }
+}
+
+/// Whether `error` is SQLite's "busy" or "locked" (the same transaction may succeed later).
+pub(super) fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// The extended result code of a failed statement, e.g. 2067 for a UNIQUE violation.
+pub(super) fn extended_code(error: &rusqlite::Error) -> Option<i32> {
+    match error {
+        rusqlite::Error::SqliteFailure(e, _) => Some(e.extended_code),
+        _ => None,
+    }
+}
+
+/// A bind value in sqlx's SQLite encoding.
+struct Bind<'a>(&'a Value);
+
+impl ToSql for Bind<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        fn or_null<T>(v: &Option<T>, f: impl FnOnce(&T) -> ToSqlOutput<'_>) -> ToSqlOutput<'_> {
+            v.as_ref().map_or(ToSqlOutput::Borrowed(ValueRef::Null), f)
+        }
+        Ok(match self.0 {
+            Value::Text(v) => or_null(v, |s| ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes()))),
+            Value::I64(v) => or_null(v, |n| ToSqlOutput::Owned(SqlValue::Integer(*n))),
+            Value::Bool(v) => or_null(v, |b| ToSqlOutput::Owned(SqlValue::Integer(i64::from(*b)))),
+            Value::Bytes(v) => or_null(v, |b| ToSqlOutput::Borrowed(ValueRef::Blob(b))),
+            Value::Time(v) => or_null(v, |t| {
+                ToSqlOutput::Owned(SqlValue::Text(
+                    t.to_rfc3339_opts(SecondsFormat::AutoSi, false),
+                ))
+            }),
+            Value::Date(v) => or_null(v, |d| {
+                ToSqlOutput::Owned(SqlValue::Text(d.format("%F").to_string()))
+            }),
+        })
+    }
+}
+
+fn prepare<'c>(
+    conn: &'c Connection,
+    text: &str,
+    args: &[Value],
+) -> Result<CachedStatement<'c>, StoreError> {
+    let mut stmt = conn.prepare_cached(text)?;
+    for (i, arg) in args.iter().enumerate() {
+        stmt.raw_bind_parameter(i + 1, Bind(arg))?;
+    }
+    Ok(stmt)
+}
+
+/// Runs a statement to completion; answers the rows it changed (0 for a read).
+pub(super) fn execute(conn: &Connection, text: &str, args: &[Value]) -> Result<u64, StoreError> {
+    let mut stmt = prepare(conn, text, args)?;
+    let read_only = stmt.readonly();
+    let mut rows = stmt.raw_query();
+    while rows.next()?.is_some() {}
+    drop(rows);
+    Ok(if read_only { 0 } else { conn.changes() })
+}
+
+/// Runs a control statement without binds (`BEGIN`, `SAVEPOINT member`, `COMMIT`...).
+pub(super) fn control(conn: &Connection, text: &str) -> Result<(), StoreError> {
+    execute(conn, text, &[]).map(|_| ())
+}
+
+/// Runs a query; answers its rows (only the first when `first_only`).
+pub(super) fn fetch(
+    conn: &Connection,
+    text: &str,
+    args: &[Value],
+    first_only: bool,
+) -> Result<Vec<SqliteRow>, StoreError> {
+    let mut stmt = prepare(conn, text, args)?;
+    let names: Arc<[String]> = stmt.column_names().into_iter().map(String::from).collect();
+    let width = names.len();
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let values = (0..width)
+            .map(|i| row.get_ref(i).map(SqlValue::from))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(SqliteRow {
+            names: names.clone(),
+            values,
+        });
+        if first_only {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// A row read from SQLite, owning its values.
+#[derive(Debug, Clone)]
+pub struct SqliteRow {
+    names: Arc<[String]>,
+    values: Vec<SqlValue>,
+}
+
+impl SqliteRow {
+    pub(super) fn get<T: FromSqlite>(&self, name: &str) -> Result<T, StoreError> {
+        let index = self
+            .names
+            .iter()
+            .position(|n| n == name)
+            .ok_or_else(|| StoreError::Corrupt(format!("no column `{name}` in the result")))?;
+        T::from_sqlite(&self.values[index])
+            .map_err(|e| StoreError::Corrupt(format!("column `{name}`: {e}")))
+    }
+}
+
+/// Decoding of one SQLite value, in the encoding sqlx wrote.
+pub trait FromSqlite: Sized {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String>;
+}
+
+fn mismatch<T>(value: &SqlValue, wanted: &str) -> Result<T, String> {
+    Err(format!("expected {wanted}, found {:?}", value.data_type()))
+}
+
+impl FromSqlite for String {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        match value {
+            SqlValue::Text(s) => Ok(s.clone()),
+            other => mismatch(other, "text"),
+        }
+    }
+}
+
+impl FromSqlite for i64 {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        match value {
+            SqlValue::Integer(n) => Ok(*n),
+            other => mismatch(other, "an integer"),
+        }
+    }
+}
+
+impl FromSqlite for i32 {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        i32::try_from(i64::from_sqlite(value)?).map_err(|e| e.to_string())
+    }
+}
+
+impl FromSqlite for bool {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        Ok(i64::from_sqlite(value)? != 0)
+    }
+}
+
+impl FromSqlite for Vec<u8> {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        match value {
+            SqlValue::Blob(b) => Ok(b.clone()),
+            SqlValue::Text(s) => Ok(s.clone().into_bytes()),
+            other => mismatch(other, "a blob"),
+        }
+    }
+}
+
+impl FromSqlite for DateTime<Utc> {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        let SqlValue::Text(text) = value else {
+            return mismatch(value, "a time as text");
+        };
+        parse_time(text).ok_or_else(|| format!("invalid time `{text}`"))
+    }
+}
+
+/// RFC 3339 (what bankd writes), or SQLite's own `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, what
+/// `CURRENT_TIMESTAMP` writes).
+fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = DateTime::parse_from_str(text, "%F %T%.f%:z") {
+        return Some(t.with_timezone(&Utc));
+    }
+    NaiveDateTime::parse_from_str(text, "%F %T%.f")
+        .ok()
+        .map(|t| t.and_utc())
+}
+
+impl FromSqlite for NaiveDate {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        let SqlValue::Text(text) = value else {
+            return mismatch(value, "a date as text");
+        };
+        NaiveDate::parse_from_str(text, "%F").map_err(|e| format!("invalid date `{text}`: {e}"))
+    }
+}
+
+impl<T: FromSqlite> FromSqlite for Option<T> {
+    fn from_sqlite(value: &SqlValue) -> Result<Self, String> {
+        match value {
+            SqlValue::Null => Ok(None),
+            other => T::from_sqlite(other).map(Some),
+        }
+    }
+}
+
+/// Reader connections, opened on demand and kept up to a limit. Statements run in-line, so a
+/// reader is held only while its task runs SQL: about as many are busy as there are worker
+/// threads.
+pub(super) struct Readers {
+    settings: Settings,
+    idle: Mutex<Vec<Connection>>,
+    keep: usize,
+}
+
+impl Readers {
+    pub fn new(settings: Settings, keep: usize) -> Arc<Readers> {
+        Arc::new(Readers {
+            settings,
+            idle: Mutex::new(Vec::new()),
+            keep: keep.max(1),
+        })
+    }
+
+    pub fn acquire(self: &Arc<Self>) -> Result<Reader, StoreError> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.settings.open_reader()?,
+        };
+        Ok(Reader {
+            conn: Some(conn),
+            pool: self.clone(),
+        })
+    }
+
+    /// Closes the idle readers (those in use close when given back).
+    pub fn close(&self) {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+}
+
+/// A reader lent to one task; given back (with any open transaction rolled back) on drop.
+pub(super) struct Reader {
+    conn: Option<Connection>,
+    pool: Arc<Readers>,
+}
+
+impl Reader {
+    pub fn conn(&self) -> &Connection {
+        self.conn
+            .as_ref()
+            .expect("a lent reader holds its connection")
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        if !conn.is_autocommit() && control(&conn, "ROLLBACK").is_err() {
+            return; // a connection that cannot end its transaction is not reused
+        }
+        let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < self.pool.keep {
+            idle.push(conn);
+        }
+    }
+}
+
+/// Applies the migrations of `migrator` that have not run, bookkept in sqlx's
+/// `_sqlx_migrations` table exactly as `sqlx::migrate` does, so databases migrated by either
+/// agree. Each migration runs in its own transaction; a changed or unknown applied migration is
+/// refused.
+pub(super) fn migrate(
+    conn: &Connection,
+    migrator: &Migrator,
+    busy_timeout: Duration,
+) -> Result<(), StoreError> {
+    // Another process may be migrating the same file: wait for its lock like any reader would.
+    conn.busy_timeout(busy_timeout)?;
+    let result = migrate_waiting(conn, migrator);
+    conn.busy_timeout(Duration::ZERO)?;
+    result
+}
+
+fn migrate_waiting(conn: &Connection, migrator: &Migrator) -> Result<(), StoreError> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
+            version BIGINT PRIMARY KEY,
+            description TEXT NOT NULL,
+            installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            success BOOLEAN NOT NULL,
+            checksum BLOB NOT NULL,
+            execution_time BIGINT NOT NULL
+        );",
+    )?;
+    let dirty = fetch(
+        conn,
+        "SELECT version FROM _sqlx_migrations WHERE success = false ORDER BY version LIMIT 1",
+        &[],
+        true,
+    )?;
+    if let Some(row) = dirty.first() {
+        return Err(MigrateError::Dirty(row.get("version")?).into());
+    }
+    let applied = fetch(
+        conn,
+        "SELECT version, checksum FROM _sqlx_migrations ORDER BY version",
+        &[],
+        false,
+    )?;
+    let mut done = std::collections::HashMap::new();
+    for row in &applied {
+        done.insert(row.get::<i64>("version")?, row.get::<Vec<u8>>("checksum")?);
+    }
+    let known: Vec<_> = migrator
+        .iter()
+        .filter(|m| !m.migration_type.is_down_migration())
+        .collect();
+    if !migrator.ignore_missing
+        && let Some(version) = done
+            .keys()
+            .find(|v| !known.iter().any(|m| m.version == **v))
+    {
+        return Err(MigrateError::VersionMissing(*version).into());
+    }
+    for migration in known {
+        match done.get(&migration.version) {
+            Some(checksum) if *checksum == *migration.checksum => continue,
+            Some(_) => return Err(MigrateError::VersionMismatch(migration.version).into()),
+            None => {}
+        }
+        let started = Instant::now();
+        let in_tx = !migration.no_tx;
+        if in_tx {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+        }
+        let applied = conn.execute_batch(&migration.sql).and_then(|()| {
+            conn.execute(
+                "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
+                 execution_time) VALUES (?1, ?2, TRUE, ?3, -1)",
+                rusqlite::params![
+                    migration.version,
+                    migration.description.as_ref(),
+                    migration.checksum.as_ref()
+                ],
+            )
+        });
+        if let Err(e) = applied {
+            if in_tx {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            return Err(e.into());
+        }
+        if in_tx {
+            conn.execute_batch("COMMIT")?;
+        }
+        let elapsed = i64::try_from(started.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        conn.execute(
+            "UPDATE _sqlx_migrations SET execution_time = ?1 WHERE version = ?2",
+            rusqlite::params![elapsed, migration.version],
+        )?;
+    }
+    Ok(())
+}
+
+/// The file behind a `sqlite:` URL, creating its directory; `None` for an in-memory database.
+pub(super) fn database_path(
+    options: &sqlx::sqlite::SqliteConnectOptions,
+    url: &str,
+) -> Result<Option<PathBuf>, StoreError> {
+    let file = options.get_filename();
+    if file == Path::new(":memory:") || url.contains("mode=memory") {
+        return Ok(None);
+    }
+    // `bankd serve` must work on a fresh machine: create `./data` (or wherever the file goes)
+    // rather than fail with "unable to open database file".
+    if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
+    }
+    Ok(Some(file.to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory() -> Connection {
+        Settings {
+            path: None,
+            synchronous: "FULL",
+            busy_timeout: Duration::from_secs(1),
+        }
+        .open_writer()
+        .expect("open")
+    }
+
+    #[test]
+    fn values_round_trip_in_sqlx_encoding() {
+        let conn = memory();
+        control(
+            &conn,
+            "CREATE TABLE t (s TEXT, n INTEGER, b BOOLEAN, t TEXT, d TEXT, x BLOB)",
+        )
+        .expect("create");
+        let time = DateTime::parse_from_rfc3339("2026-11-23T09:43:35.056022Z")
+            .expect("time")
+            .with_timezone(&Utc);
+        let date = NaiveDate::from_ymd_opt(2026, 2, 28).expect("date");
+        let changed = execute(
+            &conn,
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)",
+            &[
+                Value::Text(Some("a\0b".into())),
+                Value::I64(Some(-7)),
+                Value::Bool(Some(true)),
+                Value::Time(Some(time)),
+                Value::Date(Some(date)),
+                Value::Bytes(None),
+            ],
+        )
+        .expect("insert");
+        assert_eq!(changed, 1);
+        let rows = fetch(&conn, "SELECT * FROM t", &[], false).expect("select");
+        let row = &rows[0];
+        assert_eq!(row.get::<String>("s").expect("s"), "a\0b");
+        assert_eq!(row.get::<i64>("n").expect("n"), -7);
+        assert!(row.get::<bool>("b").expect("b"));
+        assert_eq!(row.get::<DateTime<Utc>>("t").expect("t"), time);
+        assert_eq!(row.get::<NaiveDate>("d").expect("d"), date);
+        assert_eq!(row.get::<Option<Vec<u8>>>("x").expect("x"), None);
+        // The stored text is sqlx's: databases written by sqlx read back, and the other way.
+        let raw = fetch(&conn, "SELECT t, d FROM t", &[], true).expect("raw");
+        assert_eq!(
+            raw[0].get::<String>("t").expect("t"),
+            "2026-11-23T09:43:35.056022+00:00"
+        );
+        assert_eq!(raw[0].get::<String>("d").expect("d"), "2026-02-28");
+        // Wrong types and unknown columns are errors, not panics.
+        assert!(row.get::<i64>("s").is_err());
+        assert!(row.get::<String>("missing").is_err());
+    }
+
+    #[test]
+    fn sqlite_own_timestamps_decode_as_utc() {
+        let t = parse_time("2026-11-23 09:43:35").expect("parse");
+        assert_eq!(t.to_rfc3339(), "2026-11-23T09:43:35+00:00");
+    }
+
+    #[test]
+    fn execute_counts_changed_rows_and_reads_count_none() {
+        let conn = memory();
+        control(&conn, "CREATE TABLE t (n INTEGER)").expect("create");
+        let args = [
+            Value::I64(Some(1)),
+            Value::I64(Some(2)),
+            Value::I64(Some(3)),
+        ];
+        assert_eq!(
+            execute(&conn, "INSERT INTO t VALUES (?), (?), (?)", &args).expect("insert"),
+            3
+        );
+        assert_eq!(execute(&conn, "SELECT n FROM t", &[]).expect("select"), 0);
+        assert_eq!(
+            execute(
+                &conn,
+                "UPDATE t SET n = n + 1 WHERE n > ?",
+                &[Value::I64(Some(1))]
+            )
+            .expect("update"),
+            2
+        );
+    }
+
+    #[test]
+    fn constraint_errors_keep_their_extended_codes() {
+        let conn = memory();
+        control(
+            &conn,
+            "CREATE TABLE t (n INTEGER PRIMARY KEY, m INTEGER UNIQUE CHECK (m > 0))",
+        )
+        .expect("create");
+        control(&conn, "INSERT INTO t VALUES (1, 1)").expect("insert");
+        let code = |sql: &str| match control(&conn, sql) {
+            Err(StoreError::Sqlite(e)) => extended_code(&e),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(code("INSERT INTO t VALUES (2, 1)"), Some(2067));
+        assert_eq!(code("INSERT INTO t VALUES (1, 2)"), Some(1555));
+        assert_eq!(code("INSERT INTO t VALUES (3, -1)"), Some(275));
+    }
+}
