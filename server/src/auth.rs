@@ -150,8 +150,10 @@ pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>,
         return Ok(None);
     };
     let hash = key.hash();
+    // One statement is its own snapshot: no BEGIN/ROLLBACK around it (two round trips on
+    // PostgreSQL, on every authenticated request).
     let record = db
-        .read(|tx| {
+        .read_single(|tx| {
             let hash = &hash;
             Box::pin(async move { api_keys::find_by_hash(tx, hash).await })
         })

@@ -57,6 +57,9 @@ pub use writer::GroupCommitStats;
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// A pooled PostgreSQL connection idle for this long is pinged before it is lent.
+const POSTGRES_PING_IDLE: Duration = Duration::from_secs(10);
+
 /// A boxed future borrowing for `'t`; what transaction closures return.
 pub type BoxFuture<'t, T> = Pin<Box<dyn Future<Output = T> + Send + 't>>;
 
@@ -253,6 +256,18 @@ impl Db {
             let pool = PgPoolOptions::new()
                 .max_connections(options.postgres_max_connections.max(1))
                 .acquire_timeout(options.acquire_timeout)
+                // sqlx pings every connection it lends by default: one more round trip per
+                // transaction. A connection in steady use is alive; only one that sat idle for a
+                // while (the server may have ended it) is pinged, and replaced if dead.
+                .test_before_acquire(false)
+                .before_acquire(|conn, meta| {
+                    Box::pin(async move {
+                        if meta.idle_for >= POSTGRES_PING_IDLE {
+                            sqlx::Connection::ping(conn).await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .connect(url)
                 .await?;
             Pools::Postgres(pool)
