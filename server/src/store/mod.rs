@@ -222,6 +222,8 @@ enum Pools {
         group_commit: bool,
         /// Reader connections; `None` for an in-memory database, where the writer reads too.
         readers: Option<Arc<sqlite::Readers>>,
+        /// Checkpoints the log off the writer; `None` in memory.
+        checkpointer: Option<sqlite::Checkpointer>,
     },
     Postgres(PgPool),
 }
@@ -295,7 +297,12 @@ impl Db {
             },
             busy_timeout: options.sqlite_busy_timeout,
         };
-        let writer = writer::GroupWriter::new(settings.open_writer()?, options.sqlite_busy_timeout);
+        let checkpointer = sqlite::Checkpointer::start(&settings)?;
+        let writer = writer::GroupWriter::new(
+            settings.open_writer()?,
+            options.sqlite_busy_timeout,
+            checkpointer.as_ref().map(sqlite::Checkpointer::signal),
+        );
         // Separate connections to `:memory:` would each see their own empty database, so there
         // the writer serves reads too, and cannot group-commit (a read would end the batch).
         let in_memory = settings.in_memory();
@@ -305,6 +312,7 @@ impl Db {
             writer,
             group_commit: options.sqlite_group_commit && !in_memory,
             readers,
+            checkpointer,
         })
     }
 
@@ -356,12 +364,18 @@ impl Db {
         self.inner.closed.store(true, Ordering::Release);
         match &self.inner.pools {
             Pools::Sqlite {
-                writer, readers, ..
+                writer,
+                readers,
+                checkpointer,
+                ..
             } => {
                 if let Some(readers) = readers {
                     readers.close();
                 }
                 writer.close().await;
+                if let Some(checkpointer) = checkpointer {
+                    checkpointer.stop();
+                }
             }
             Pools::Postgres(pool) => pool.close().await,
         }

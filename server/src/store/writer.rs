@@ -63,6 +63,8 @@ pub(super) struct Writer {
     pub(super) conn: Connection,
     /// How long `BEGIN IMMEDIATE` waits for another process's write lock.
     busy_timeout: Duration,
+    /// Told after each commit, so that the log is checkpointed off the writer.
+    checkpoint: Option<sqlite::CheckpointSignal>,
     open: Option<Arc<Batch>>,
     debris: Debris,
     counters: Arc<Counters>,
@@ -140,7 +142,10 @@ impl Writer {
         }
         self.debris = Debris::Committing;
         let committed = match self.run("COMMIT") {
-            Ok(()) => true,
+            Ok(()) => {
+                self.committed();
+                true
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "group commit failed; its members re-run");
                 // A failed COMMIT may leave the transaction open; end it.
@@ -151,6 +156,12 @@ impl Writer {
         self.debris = Debris::None;
         self.end_batch(committed);
         committed
+    }
+
+    fn committed(&self) {
+        if let Some(signal) = &self.checkpoint {
+            signal.committed();
+        }
     }
 
     /// Rolls back whatever transaction is open; the open batch's members re-run.
@@ -202,12 +213,17 @@ pub(super) struct GroupWriter {
 }
 
 impl GroupWriter {
-    pub(super) fn new(conn: Connection, busy_timeout: Duration) -> GroupWriter {
+    pub(super) fn new(
+        conn: Connection,
+        busy_timeout: Duration,
+        checkpoint: Option<sqlite::CheckpointSignal>,
+    ) -> GroupWriter {
         let counters = Arc::new(Counters::default());
         GroupWriter {
             writer: Arc::new(Mutex::new(Writer {
                 conn,
                 busy_timeout,
+                checkpoint,
                 open: None,
                 debris: Debris::None,
                 counters: counters.clone(),
@@ -342,6 +358,9 @@ pub(super) async fn end(
     let result = writer.run(if commit { "COMMIT" } else { "ROLLBACK" });
     if result.is_ok() {
         writer.debris = Debris::None;
+        if commit {
+            writer.committed();
+        }
     }
     result
 }
