@@ -19,37 +19,43 @@ pub enum Backend {
 /// `$1, $2, ...`. Question marks inside quoted literals or identifiers are left alone.
 /// Returns the text and the number of placeholders found.
 pub fn placeholders(backend: Backend, sql: &str) -> (Cow<'_, str>, usize) {
-    let mut out = String::with_capacity(sql.len() + 8);
+    // SQLite keeps the text: only count (this runs for every statement).
+    let mut out = match backend {
+        Backend::Sqlite => None,
+        Backend::Postgres => Some(String::with_capacity(sql.len() + 8)),
+    };
     let mut count = 0usize;
     let mut quote: Option<char> = None;
     for c in sql.chars() {
-        match (quote, c) {
+        let numbered = match (quote, c) {
+            // A doubled quote ('' or "") closes and reopens: same result either way.
             (Some(q), c) if c == q => {
-                // A doubled quote ('' or "") closes and reopens: same result either way.
                 quote = None;
-                out.push(c);
+                false
             }
-            (Some(_), c) => out.push(c),
+            (Some(_), _) => false,
             (None, '\'' | '"') => {
                 quote = Some(c);
-                out.push(c);
+                false
             }
             (None, '?') => {
                 count += 1;
-                match backend {
-                    Backend::Sqlite => out.push('?'),
-                    Backend::Postgres => {
-                        out.push('$');
-                        out.push_str(&count.to_string());
-                    }
-                }
+                true
             }
-            (None, c) => out.push(c),
+            (None, _) => false,
+        };
+        if let Some(out) = &mut out {
+            if numbered {
+                out.push('$');
+                out.push_str(&count.to_string());
+            } else {
+                out.push(c);
+            }
         }
     }
-    match backend {
-        Backend::Sqlite => (Cow::Borrowed(sql), count),
-        Backend::Postgres => (Cow::Owned(out), count),
+    match out {
+        None => (Cow::Borrowed(sql), count),
+        Some(out) => (Cow::Owned(out), count),
     }
 }
 

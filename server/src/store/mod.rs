@@ -737,15 +737,20 @@ impl<'s> Tx<'s> {
         }
     }
 
-    fn prepare(&self, sql: &Sql) -> Result<String, StoreError> {
-        let (text, placeholders) = dialect::placeholders(self.backend(), &sql.text);
-        if placeholders != sql.args.len() {
+    /// The statement text for this backend, checked against the number of bind values.
+    fn prepare<'q>(
+        &self,
+        text: &'q str,
+        binds: usize,
+    ) -> Result<std::borrow::Cow<'q, str>, StoreError> {
+        let (text, placeholders) = dialect::placeholders(self.backend(), text);
+        if placeholders != binds {
             return Err(StoreError::BindCount {
                 placeholders,
-                binds: sql.args.len(),
+                binds,
             });
         }
-        Ok(text.into_owned())
+        Ok(text)
     }
 
     /// The SQLite connection of this transaction, if it is on SQLite.
@@ -759,7 +764,7 @@ impl<'s> Tx<'s> {
 
     /// Runs a statement; answers the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
-        let text = self.prepare(&sql)?;
+        let text = self.prepare(&sql.text, sql.args.len())?;
         if let Some(conn) = self.sqlite_conn() {
             return sqlite::execute(conn, &text, &sql.args);
         }
@@ -787,7 +792,7 @@ impl<'s> Tx<'s> {
     }
 
     async fn fetch(&mut self, sql: Sql, first_only: bool) -> Result<Vec<Row>, StoreError> {
-        let text = self.prepare(&sql)?;
+        let text = self.prepare(&sql.text, sql.args.len())?;
         if let Some(conn) = self.sqlite_conn() {
             let rows = sqlite::fetch(conn, &text, &sql.args, first_only)?;
             return Ok(rows.into_iter().map(Row::Sqlite).collect());
