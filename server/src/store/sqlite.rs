@@ -9,10 +9,12 @@
 //!
 //! What blocks, and for how long: a statement runs to completion on a tokio worker. Reads are
 //! index lookups bounded by a page of at most 100 rows. Writes run on the one writer connection;
-//! the only slow one is the `COMMIT` of a batch under `synchronous=FULL` (one fsync), which
-//! [`super::writer`] moves off the worker. Waiting for another process's write lock is never done
-//! inside SQLite (the writer's busy timeout is zero): the writer waits with async sleeps instead
-//! (see `writer::Writer::begin_immediate`).
+//! the only slow statement is the `COMMIT` of a batch under `synchronous=FULL`, one fsync of the
+//! log for the whole batch (a couple of milliseconds here), during which the other worker serves
+//! HTTP and reads. Copying the log into the database file (the checkpoint, with its own fsync)
+//! runs on a thread of its own ([`Checkpointer`]). Waiting for another process's write lock is
+//! never done inside SQLite (the writer's busy timeout is zero): the writer waits with async
+//! sleeps instead (`writer::Writer::begin`).
 //!
 //! Values keep the encoding sqlx gave them, so databases written before this module read back
 //! unchanged: times as RFC 3339 text (`to_rfc3339_opts(AutoSi)`), dates as `YYYY-MM-DD`, booleans
