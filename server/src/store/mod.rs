@@ -894,6 +894,52 @@ mod tests {
         );
     }
 
+    /// Databases that sqlx's own migrator set up (every bankd before the in-line SQLite layer)
+    /// open unchanged; a migration whose text changed after it ran is refused, as sqlx does.
+    #[tokio::test]
+    async fn sqlite_databases_migrated_by_sqlx_open_and_changed_migrations_are_refused() {
+        use sqlx::Connection as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("sqlite://{}/old.db?mode=rwc", dir.path().display());
+        let mut old = sqlx::SqliteConnection::connect(&url).await.expect("sqlx");
+        SQLITE_MIGRATOR.run(&mut old).await.expect("sqlx migrates");
+        old.close().await.expect("close");
+
+        let db = Db::connect(&url, &StoreOptions::default())
+            .await
+            .expect("connect");
+        db.migrate().await.expect("nothing left to apply");
+        let applied: i64 = db
+            .read(|tx| {
+                Box::pin(async move {
+                    let sql = Sql::new("SELECT COUNT(*) AS n FROM _sqlx_migrations");
+                    tx.fetch_one(sql).await?.get::<i64>("n")
+                })
+            })
+            .await
+            .expect("count");
+        assert_eq!(applied, SQLITE_MIGRATOR.iter().count() as i64);
+        db.write(|tx| {
+            Box::pin(async move {
+                let sql =
+                    Sql::new("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = ?")
+                        .bind(SQLITE_MIGRATOR.iter().next().expect("one").version);
+                tx.execute(sql).await
+            })
+        })
+        .await
+        .expect("tamper");
+        let err = db.migrate().await.expect_err("a changed migration");
+        assert!(
+            matches!(
+                err,
+                StoreError::Migrate(sqlx::migrate::MigrateError::VersionMismatch(_))
+            ),
+            "{err:?}"
+        );
+        db.close().await;
+    }
+
     #[tokio::test]
     async fn unsupported_urls_are_refused() {
         let err = Db::connect("mysql://localhost/x", &StoreOptions::default())

@@ -145,14 +145,19 @@ fn prepare<'c>(
     Ok(stmt)
 }
 
-/// Runs a statement to completion; answers the rows it changed (0 for a read).
+/// Runs a statement to completion; answers the rows it changed (0 for a read or for DDL, after
+/// which SQLite's `changes()` still holds the previous statement's count).
 pub(super) fn execute(conn: &Connection, text: &str, args: &[Value]) -> Result<u64, StoreError> {
     let mut stmt = prepare(conn, text, args)?;
-    let read_only = stmt.readonly();
+    let before = conn.total_changes();
     let mut rows = stmt.raw_query();
     while rows.next()?.is_some() {}
     drop(rows);
-    Ok(if read_only { 0 } else { conn.changes() })
+    Ok(if conn.total_changes() == before {
+        0
+    } else {
+        conn.changes()
+    })
 }
 
 /// Runs a control statement without binds (`BEGIN`, `SAVEPOINT member`, `COMMIT`...).
@@ -652,6 +657,10 @@ mod tests {
             3
         );
         assert_eq!(execute(&conn, "SELECT n FROM t", &[]).expect("select"), 0);
+        assert_eq!(
+            execute(&conn, "CREATE INDEX t_n ON t (n)", &[]).expect("ddl"),
+            0
+        );
         assert_eq!(
             execute(
                 &conn,
