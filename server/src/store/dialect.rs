@@ -156,23 +156,16 @@ pub fn try_advisory_xact_lock(backend: Backend) -> Option<&'static str> {
     }
 }
 
-/// Whether a database error means "the same transaction may succeed if run again".
-///
-/// SQLite: `SQLITE_BUSY` (5) and `SQLITE_LOCKED` (6) and their extended codes (the low byte is
-/// the primary code), e.g. `SQLITE_BUSY_SNAPSHOT` (517) when another process wrote first.
-/// PostgreSQL: SQLSTATE `40001` (serialization failure, also what CockroachDB and YugabyteDB
-/// answer on contention) and `40P01` (deadlock detected).
+/// Whether a PostgreSQL error means "the same transaction may succeed if run again": SQLSTATE
+/// `40001` (serialization failure, also what CockroachDB and YugabyteDB answer on contention)
+/// and `40P01` (deadlock detected). SQLite's errors come from rusqlite and are judged by
+/// `sqlite::is_busy`.
 pub fn is_retryable(error: &sqlx::Error) -> bool {
     let sqlx::Error::Database(db) = error else {
         return false;
     };
-    let Some(code) = db.code() else {
-        return false;
-    };
-    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        return code.parse::<i64>().is_ok_and(|c| matches!(c & 0xff, 5 | 6));
-    }
-    matches!(code.as_ref(), "40001" | "40P01")
+    db.code()
+        .is_some_and(|code| matches!(code.as_ref(), "40001" | "40P01"))
 }
 
 #[cfg(test)]

@@ -185,7 +185,8 @@ impl RetryPolicy {
 pub struct StoreOptions {
     /// How long SQLite waits for a file lock before answering `SQLITE_BUSY`.
     pub sqlite_busy_timeout: Duration,
-    /// Reader connections of the SQLite pool (the writer is always one).
+    /// SQLite reader connections kept open between reads (more are opened while more tasks
+    /// read at once; the writer is always one).
     pub sqlite_readers: u32,
     /// SQLite's `synchronous` setting: `FULL` (every commit is on disk before it is
     /// acknowledged) unless a benchmark asks for the weaker `NORMAL`.
@@ -194,7 +195,7 @@ pub struct StoreOptions {
     pub sqlite_group_commit: bool,
     /// Connections of the PostgreSQL pool.
     pub postgres_max_connections: u32,
-    /// How long a caller waits for a pooled connection.
+    /// How long a caller waits for a pooled PostgreSQL connection.
     pub acquire_timeout: Duration,
     pub retry: RetryPolicy,
 }
@@ -938,6 +939,49 @@ mod tests {
             "{err:?}"
         );
         db.close().await;
+    }
+
+    /// `sqlite::memory:` has no readers (each connection would see its own empty database):
+    /// reads, in a transaction or not, and writes all go to the one connection.
+    #[tokio::test]
+    async fn an_in_memory_sqlite_database_reads_what_it_wrote() {
+        let db = Db::connect("sqlite::memory:", &StoreOptions::default())
+            .await
+            .expect("connect");
+        db.migrate().await.expect("migrate");
+        assert_eq!(db.group_commit_stats(), None);
+        db.write(|tx| {
+            Box::pin(async move {
+                let sql = Sql::new("CREATE TABLE t (n INTEGER)");
+                tx.execute(sql).await?;
+                tx.execute(Sql::new("INSERT INTO t VALUES (?)").bind(7i64))
+                    .await
+            })
+        })
+        .await
+        .expect("write");
+        let in_tx: i64 = db
+            .read(|tx| {
+                Box::pin(async move { tx.fetch_one(Sql::new("SELECT n FROM t")).await?.get("n") })
+            })
+            .await
+            .expect("read");
+        let single: i64 = db
+            .read_single(|tx| {
+                Box::pin(async move { tx.fetch_one(Sql::new("SELECT n FROM t")).await?.get("n") })
+            })
+            .await
+            .expect("read_single");
+        assert_eq!((in_tx, single), (7, 7));
+        // A read left no transaction open: the next write goes through.
+        db.write(|tx| Box::pin(async move { tx.execute(Sql::new("DELETE FROM t")).await }))
+            .await
+            .expect("write after reads");
+        db.close().await;
+        assert!(
+            db.begin_read().await.is_err(),
+            "a closed database refuses work"
+        );
     }
 
     #[tokio::test]

@@ -20,7 +20,7 @@
 //! unchanged: times as RFC 3339 text (`to_rfc3339_opts(AutoSi)`), dates as `YYYY-MM-DD`, booleans
 //! as 0/1.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -92,7 +92,9 @@ impl Settings {
     }
 }
 
-/// Whether `error` is SQLite's "busy" or "locked" (the same transaction may succeed later).
+/// Whether `error` is SQLite's "busy" or "locked", including their extended codes such as
+/// `SQLITE_BUSY_SNAPSHOT` when another process wrote first: the same transaction may succeed if
+/// run again.
 pub(super) fn is_busy(error: &rusqlite::Error) -> bool {
     matches!(
         error.sqlite_error_code(),
@@ -565,10 +567,20 @@ pub(super) fn database_path(
     options: &sqlx::sqlite::SqliteConnectOptions,
     url: &str,
 ) -> Result<Option<PathBuf>, StoreError> {
-    let file = options.get_filename();
-    if file == Path::new(":memory:") || url.contains("mode=memory") {
+    // sqlx names `sqlite::memory:` `file:sqlx-in-memory-N` for its own shared cache, so the
+    // URL itself says whether the database is in memory.
+    let (database, query) = url
+        .trim_start_matches("sqlite:")
+        .trim_start_matches("//")
+        .split_once('?')
+        .unwrap_or((
+            url.trim_start_matches("sqlite:").trim_start_matches("//"),
+            "",
+        ));
+    if database == ":memory:" || query.split('&').any(|pair| pair == "mode=memory") {
         return Ok(None);
     }
+    let file = options.get_filename();
     // `bankd serve` must work on a fresh machine: create `./data` (or wherever the file goes)
     // rather than fail with "unable to open database file".
     if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
