@@ -260,6 +260,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
 
     let purge = tokio::spawn(purge_idempotency_keys(db.clone(), clock.clone()));
     let listen = config.listen;
+    let state_db = db.clone();
     let state = AppState {
         db,
         config: Arc::new(config),
@@ -274,6 +275,16 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         )
         .await;
     purge.abort();
+    if let Some(stats) = state_db.group_commit_stats() {
+        // How well concurrent writes shared their commits: an operator's first question when
+        // SQLite writes are slow.
+        tracing::info!(
+            members = stats.members,
+            commits = stats.commits,
+            aborts = stats.aborts,
+            "group commit totals at shutdown"
+        );
+    }
     served.with_context(|| format!("cannot serve on {listen}"))
 }
 
