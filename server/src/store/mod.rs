@@ -297,6 +297,7 @@ impl Db {
                 SqliteSynchronous::Off => "OFF",
             },
             busy_timeout: options.sqlite_busy_timeout,
+            wal_restart_frames: sqlite::WAL_RESTART_FRAMES,
         };
         let checkpointer = sqlite::Checkpointer::start(&settings)?;
         let writer = writer::GroupWriter::new(

@@ -160,7 +160,7 @@ impl Writer {
 
     fn committed(&self) {
         if let Some(signal) = &self.checkpoint {
-            signal.committed();
+            signal.after_commit(&self.conn);
         }
     }
 
