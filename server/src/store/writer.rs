@@ -6,15 +6,22 @@
 //! requests that are queued for the writer share one transaction and therefore one fsync.
 //!
 //! How a write runs ([`GroupWriter::attempt`]):
-//! 1. **Work.** Take the writer (a FIFO mutex). If no batch transaction is open, open one
-//!    (`BEGIN IMMEDIATE`). Run the request's closure inside its own `SAVEPOINT`; release the
-//!    savepoint when the closure succeeds, roll back to it when the closure fails, so a failed
-//!    request leaves nothing behind. Give the writer back.
-//! 2. **Commit.** Take the writer again. The mutex is fair, so by now every request that queued
-//!    during step 1 has done its own work in the same batch. If the batch is still open, commit
-//!    it (one fsync for all of them); if another member already did, read the outcome.
+//! 1. **Work.** Count the request among the *working* ones, then take the writer (a FIFO
+//!    mutex). If no batch transaction is open, open one (`BEGIN IMMEDIATE`). Run the request's
+//!    closure inside its own `SAVEPOINT`; release the savepoint when the closure succeeds, roll
+//!    back to it when the closure fails, so a failed request leaves nothing behind.
+//! 2. **Leave.** Still holding the writer, stop counting the request as working. If it was the
+//!    last working request (nobody else is queued for the writer or inside it), or the batch is
+//!    full ([`MAX_BATCH_MEMBERS`], [`MAX_BATCH_AGE`]), commit the batch: one fsync for all its
+//!    members, waited for on a blocking thread so that the async workers go on serving HTTP.
+//!    Otherwise give the writer back: a request still working will commit it.
+//! 3. **Wait** for the batch to end, and read its outcome.
 //!
-//! No request is answered before its batch is durable: a member returns only after step 2 saw
+//! Each request takes the writer once. (An earlier design took it a second time to commit; on a
+//! busy two-core machine every hand-over of the writer waits for the next holder's task to be
+//! scheduled, and the second round doubled those waits.)
+//!
+//! No request is answered before its batch is durable: a member returns only after step 3 saw
 //! the batch committed, whether its own closure succeeded or failed (a failure may have been
 //! decided on the uncommitted work of an earlier member, so it waits too). When the batch could
 //! not commit, or a member's savepoint could not be closed (SQLite had rolled the whole
@@ -25,23 +32,52 @@
 //!
 //! Cancellation. A request future may be dropped at any await (client gone, timeout). If that
 //! happens while it holds the writer, [`Writer::debris`] records what it left open and the next
-//! holder undoes it before anything else. If it happens between the two steps, a guard spawns
-//! step 2 so that the batch is committed even when its last member is gone.
+//! holder undoes it before anything else. If it happens before step 2, a guard spawns step 2,
+//! so that the batch is committed even when the request that should have committed it is gone.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use sqlx::migrate::Migrator;
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
 use super::{BoxFuture, Retryable, StoreError, Tx, sqlite};
+
+/// A batch commits once it has this many members, even while more requests are working: under
+/// an open-ended stream of writes, the first members must not wait for ever.
+pub const MAX_BATCH_MEMBERS: u32 = 256;
+/// A batch commits once it has been open this long, even while more requests are working.
+pub const MAX_BATCH_AGE: Duration = Duration::from_millis(20);
 
 /// The outcome of one batch transaction, set once when it ends.
 #[derive(Default)]
 struct Batch {
     committed: OnceLock<bool>,
+    ended: Notify,
+}
+
+impl Batch {
+    /// Records the outcome and wakes the members waiting for it.
+    fn end(&self, committed: bool) {
+        let _ = self.committed.set(committed);
+        self.ended.notify_waiters();
+    }
+
+    /// Waits until the batch has ended; answers whether it committed.
+    async fn outcome(&self) -> bool {
+        loop {
+            let notified = self.ended.notified();
+            let mut notified = std::pin::pin!(notified);
+            // Registered before the check, so that an `end` between the two is not missed.
+            notified.as_mut().enable();
+            if let Some(committed) = self.committed.get() {
+                return *committed;
+            }
+            notified.await;
+        }
+    }
 }
 
 /// What a holder of the writer may leave half-done if its future is dropped at an await; set
@@ -66,6 +102,9 @@ pub(super) struct Writer {
     /// Told after each commit, so that the log is checkpointed off the writer.
     checkpoint: Option<sqlite::CheckpointSignal>,
     open: Option<Arc<Batch>>,
+    /// When the open batch began, and how many members have done their work in it.
+    opened_at: Instant,
+    open_members: u32,
     debris: Debris,
     counters: Arc<Counters>,
 }
@@ -132,7 +171,14 @@ impl Writer {
         self.debris = Debris::None;
         let batch = Arc::new(Batch::default());
         self.open = Some(batch.clone());
+        self.opened_at = Instant::now();
+        self.open_members = 0;
         Ok(batch)
+    }
+
+    /// Whether the open batch should commit even though requests are still working.
+    fn batch_is_full(&self) -> bool {
+        self.open_members >= MAX_BATCH_MEMBERS || self.opened_at.elapsed() >= MAX_BATCH_AGE
     }
 
     /// Commits the open batch, if any; answers whether it is durable.
@@ -182,7 +228,7 @@ impl Writer {
                 &self.counters.aborts
             };
             counter.fetch_add(1, Ordering::Relaxed);
-            let _ = batch.committed.set(committed);
+            batch.end(committed);
         }
     }
 }
@@ -210,6 +256,8 @@ struct Counters {
 pub(super) struct GroupWriter {
     writer: Arc<Mutex<Writer>>,
     counters: Arc<Counters>,
+    /// Requests in step 1: queued for the writer or holding it for their work.
+    working: Arc<AtomicUsize>,
 }
 
 impl GroupWriter {
@@ -225,10 +273,13 @@ impl GroupWriter {
                 busy_timeout,
                 checkpoint,
                 open: None,
+                opened_at: Instant::now(),
+                open_members: 0,
                 debris: Debris::None,
                 counters: counters.clone(),
             })),
             counters,
+            working: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -247,23 +298,33 @@ impl GroupWriter {
         writer
     }
 
-    /// One attempt of a write: steps 1 and 2 of the module documentation.
+    /// One attempt of a write: steps 1 to 3 of the module documentation.
     pub(super) async fn attempt<'s, C, T, E, F>(&self, ctx: &mut C, f: &mut F) -> Result<T, E>
     where
         F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError> + Retryable,
     {
-        // Armed from the start: whatever await this future is dropped at, a task of its own
-        // then cleans up and commits what is open.
+        self.working.fetch_add(1, Ordering::AcqRel);
+        // Armed until step 2: whatever await this future is dropped at, a task of its own then
+        // cleans up and does step 2 in its place.
         let mut pending = Pending {
             writer: self.clone(),
             armed: true,
         };
         let mut writer = self.take().await;
-        let batch = writer.batch().await?;
+        let batch = match writer.batch().await {
+            Ok(batch) => batch,
+            Err(e) => {
+                pending.armed = false;
+                self.leave(writer);
+                return Err(e.into());
+            }
+        };
         writer.debris = Debris::Savepoint;
         if let Err(e) = writer.run("SAVEPOINT member") {
             writer.abort();
+            pending.armed = false;
+            self.leave(writer);
             return Err(e.into());
         }
         let mut tx = Tx::writer(writer, Role::Member);
@@ -284,14 +345,35 @@ impl GroupWriter {
             // this batch is kept.
             writer.abort();
         }
-        drop(writer);
-        let committed = finish(self, &batch).await;
+        writer.open_members += 1;
         pending.armed = false;
-        if committed {
+        self.leave(writer);
+        if batch.outcome().await {
             self.counters.members.fetch_add(1, Ordering::Relaxed);
             result
         } else {
             Err(StoreError::BatchAborted.into())
+        }
+    }
+
+    /// Step 2: the request stops working; the last working one, or the one that fills the
+    /// batch, commits it. Synchronous up to the hand-off of the commit, so that no cancellation
+    /// can come between the count and the decision.
+    fn leave(&self, mut writer: OwnedMutexGuard<Writer>) {
+        let last = self.working.fetch_sub(1, Ordering::AcqRel) == 1;
+        if writer.open.is_none() || !(last || writer.batch_is_full()) {
+            return;
+        }
+        // The commit's fsync takes milliseconds; a blocking thread waits for it, holding the
+        // writer, while the async workers go on serving. The members learn the outcome from
+        // the batch, so nobody needs to await this task, and a caller's cancellation cannot
+        // stop it.
+        let mut commit = move || {
+            writer.commit();
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(commit)),
+            Err(_) => commit(),
         }
     }
 
@@ -365,27 +447,12 @@ pub(super) async fn end(
     result
 }
 
-/// Armed while a member runs: if its future is dropped before the member saw its batch end, a
-/// spawned task takes the writer (undoing any [`Debris`]) and commits the open batch, so that
-/// neither a half-done statement nor an open transaction outlives a cancelled request.
+/// Armed while a member is in step 1: if its future is dropped there, a spawned task takes the
+/// writer (undoing any [`Debris`]) and does the member's step 2, so that neither a half-done
+/// statement nor an open batch outlives a cancelled request.
 struct Pending {
     writer: GroupWriter,
     armed: bool,
-}
-
-/// Step 2: waits until `batch` has ended, committing it if it is still open; answers whether it
-/// committed.
-async fn finish(writer: &GroupWriter, batch: &Arc<Batch>) -> bool {
-    if let Some(committed) = batch.committed.get() {
-        return *committed;
-    }
-    let mut held = writer.take().await;
-    if let Some(committed) = batch.committed.get() {
-        return *committed;
-    }
-    // Still unfinished, so it is the open batch: every batch ends by commit or abort, both of
-    // which set the outcome, and a new one opens only after the old one ended.
-    held.commit()
 }
 
 impl Drop for Pending {
@@ -393,11 +460,19 @@ impl Drop for Pending {
         if !self.armed {
             return;
         }
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let writer = self.writer.clone();
-            runtime.spawn(async move {
-                writer.take().await.commit();
-            });
+        let writer = self.writer.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let held = writer.take().await;
+                    writer.leave(held);
+                });
+            }
+            // No runtime left to run a task: stop counting the request, so that the next
+            // write's step 2 commits what is open.
+            Err(_) => {
+                writer.working.fetch_sub(1, Ordering::AcqRel);
+            }
         }
     }
 }
