@@ -83,6 +83,11 @@ impl Settings {
     pub fn open_writer(&self) -> Result<Connection, StoreError> {
         let conn = self.open(false)?;
         conn.busy_timeout(Duration::ZERO)?;
+        // Each member of a group commit runs inside a savepoint, whose undo copies of the pages
+        // it changes go to a sub-journal. SQLite keeps that in memory only up to 64 KiB by
+        // default and then moves it to a temporary file for the rest of the connection's life:
+        // a write system call per page changed. In memory it stays a copy.
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
         if !self.in_memory() {
             conn.pragma_update(None, "wal_autocheckpoint", 0)?;
             // After a restart, the log file is cut back to the size it may reach before one.
