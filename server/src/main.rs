@@ -282,6 +282,8 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             members = stats.members,
             commits = stats.commits,
             aborts = stats.aborts,
+            open_ms = stats.open_time.as_millis() as u64,
+            commit_ms = stats.commit_time.as_millis() as u64,
             "group commit totals at shutdown"
         );
     }

@@ -187,7 +187,11 @@ impl Writer {
             return true;
         }
         self.debris = Debris::Committing;
-        let committed = match self.run("COMMIT") {
+        let started = Instant::now();
+        let result = self.run("COMMIT");
+        self.counters
+            .add_times(started - self.opened_at, started.elapsed());
+        let committed = match result {
             Ok(()) => {
                 self.committed();
                 true
@@ -242,6 +246,12 @@ pub struct GroupCommitStats {
     pub commits: u64,
     /// Batches rolled back (their members re-ran).
     pub aborts: u64,
+    /// Time from each batch's `BEGIN` to its `COMMIT`: its members' work, and the moments
+    /// between them when the writer waited for the next one.
+    pub open_time: Duration,
+    /// Time spent in `COMMIT` statements of batches (writing the log, its fsync), during which
+    /// the writer serves nobody else.
+    pub commit_time: Duration,
 }
 
 #[derive(Default)]
@@ -249,6 +259,17 @@ struct Counters {
     members: AtomicU64,
     commits: AtomicU64,
     aborts: AtomicU64,
+    open_micros: AtomicU64,
+    commit_micros: AtomicU64,
+}
+
+impl Counters {
+    fn add_times(&self, open: Duration, commit: Duration) {
+        let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.open_micros.fetch_add(micros(open), Ordering::Relaxed);
+        self.commit_micros
+            .fetch_add(micros(commit), Ordering::Relaxed);
+    }
 }
 
 /// SQLite's one writer connection with group commit.
@@ -288,6 +309,8 @@ impl GroupWriter {
             members: self.counters.members.load(Ordering::Relaxed),
             commits: self.counters.commits.load(Ordering::Relaxed),
             aborts: self.counters.aborts.load(Ordering::Relaxed),
+            open_time: Duration::from_micros(self.counters.open_micros.load(Ordering::Relaxed)),
+            commit_time: Duration::from_micros(self.counters.commit_micros.load(Ordering::Relaxed)),
         }
     }
 
