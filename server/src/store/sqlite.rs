@@ -767,29 +767,57 @@ mod tests {
         assert_eq!(code("INSERT INTO t VALUES (3, -1)"), Some(275));
     }
 
-    #[test]
-    fn the_checkpointer_copies_the_log_into_the_database_after_commits() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("c.db");
+    /// A database file in `dir` with its checkpointer and writer, and a table `t (s TEXT)`.
+    fn logged_db(
+        dir: &tempfile::TempDir,
+        synchronous: &'static str,
+        wal_restart_frames: i64,
+    ) -> (Settings, PathBuf, Checkpointer, Connection) {
+        let path = dir.path().join("log.db");
         let settings = Settings {
             path: Some(path.clone()),
-            synchronous: "FULL",
+            synchronous,
             busy_timeout: Duration::from_secs(1),
-            wal_restart_frames: WAL_RESTART_FRAMES,
+            wal_restart_frames,
         };
         let checkpointer = Checkpointer::start(&settings)
             .expect("start")
             .expect("a file");
         let writer = settings.open_writer().expect("writer");
         control(&writer, "CREATE TABLE t (s TEXT)").expect("create");
-        let commit_rows = |n: usize| {
-            control(&writer, "BEGIN IMMEDIATE").expect("begin");
-            for _ in 0..n {
-                let row = [Value::Text(Some("x".repeat(200)))];
-                execute(&writer, "INSERT INTO t VALUES (?)", &row).expect("insert");
-            }
-            control(&writer, "COMMIT").expect("commit");
+        (settings, path, checkpointer, writer)
+    }
+
+    /// One transaction of `n` rows of 200 bytes into `t`.
+    fn commit_rows(writer: &Connection, n: usize) {
+        control(writer, "BEGIN IMMEDIATE").expect("begin");
+        for _ in 0..n {
+            let row = [Value::Text(Some("x".repeat(200)))];
+            execute(writer, "INSERT INTO t VALUES (?)", &row).expect("insert");
+        }
+        control(writer, "COMMIT").expect("commit");
+    }
+
+    #[test]
+    fn the_writer_keeps_undo_pages_and_a_large_cache_in_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, _, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
+        let pragma = |name: &str| -> i64 {
+            writer
+                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+                .expect(name)
         };
+        // 2 = MEMORY: savepoint sub-journals never go to a temporary file.
+        assert_eq!(pragma("temp_store"), 2);
+        assert_eq!(pragma("cache_size"), -WRITER_CACHE_KIB);
+        checkpointer.stop();
+    }
+
+    #[test]
+    fn the_checkpointer_copies_the_log_into_the_database_after_commits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_, path, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
+        let commit_rows = |n: usize| commit_rows(&writer, n);
         let file_len = || std::fs::metadata(&path).expect("stat").len();
         // The writer never checkpoints by itself: the rows stay in the log.
         commit_rows(1_000);
@@ -809,18 +837,7 @@ mod tests {
     #[test]
     fn the_log_is_rewound_under_steady_reads_and_writes() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("r.db");
-        let settings = Settings {
-            path: Some(path.clone()),
-            synchronous: "NORMAL",
-            busy_timeout: Duration::from_secs(1),
-            wal_restart_frames: 64,
-        };
-        let checkpointer = Checkpointer::start(&settings)
-            .expect("start")
-            .expect("a file");
-        let writer = settings.open_writer().expect("writer");
-        control(&writer, "CREATE TABLE t (s TEXT)").expect("create");
+        let (settings, path, checkpointer, writer) = logged_db(&dir, "NORMAL", 64);
         // Two readers taking turns, so that one is always inside the log: without a restart,
         // SQLite never finds the moment to rewind it.
         let stop = Arc::new(AtomicBool::new(false));
@@ -843,12 +860,7 @@ mod tests {
         let wal = path.with_extension("db-wal");
         let mut largest = 0;
         for _ in 0..400 {
-            control(&writer, "BEGIN IMMEDIATE").expect("begin");
-            for _ in 0..20 {
-                let row = [Value::Text(Some("x".repeat(200)))];
-                execute(&writer, "INSERT INTO t VALUES (?)", &row).expect("insert");
-            }
-            control(&writer, "COMMIT").expect("commit");
+            commit_rows(&writer, 20);
             signal.after_commit(&writer);
             largest = largest.max(std::fs::metadata(&wal).expect("stat").len());
             std::thread::sleep(Duration::from_millis(1));
