@@ -427,6 +427,25 @@ impl<'a> Emitter<'a> {
                 })
             })
             .collect();
+        let param_patterns: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .flat_map(|op| {
+                op.params.iter().filter_map(move |p| {
+                    let pattern = p.schema.constraints.pattern.as_ref()?;
+                    if matches!(p.schema.kind, Kind::Ref(_)) {
+                        return None;
+                    }
+                    let (path, method, name) = (&op.path, &op.method, &p.name);
+                    let location = match p.location {
+                        Location::Path => "path",
+                        Location::Query => "query",
+                        Location::Header => "header",
+                    };
+                    Some(quote!((#path, #method, #location, #name, #pattern)))
+                })
+            })
+            .collect();
         let mut headers: Vec<&str> = api
             .operations
             .iter()
@@ -481,6 +500,7 @@ impl<'a> Emitter<'a> {
                 closed_schemas: &[#(#closed),*],
                 links: &[#(#links),*],
                 binary_schemas: &[#(#binary),*],
+                param_patterns: &[#(#param_patterns),*],
             };
         }
     }
@@ -1317,7 +1337,9 @@ impl<'a> Emitter<'a> {
                     v.push(quote!(min_length = #x));
                 }
                 if let Some(x) = &c.pattern {
-                    v.push(quote!(pattern = #x));
+                    // Not poem-openapi's `pattern`, which compiles its regex on every request.
+                    let check = format!("crate::runtime::ParamPattern({x:?})");
+                    v.push(quote!(custom = #check));
                 }
                 if let Some(x) = c.maximum {
                     let x = x.to_string();

@@ -145,4 +145,26 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"type\":\"string\",\"format\":\"binary\"}",
         ),
     ],
+    param_patterns: &[
+        ("/entities/person", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+        ("/entities/business", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+        ("/bank-accounts", "get", "query", "currency_code", "^[A-Z]{3}$"),
+        ("/bank-accounts", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+        (
+            "/bank-accounts/{bank_account_id}/account-numbers",
+            "post",
+            "header",
+            "Idempotency-Key",
+            "^[ -~]+$",
+        ),
+        ("/documents", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+        (
+            "/documents/{document_id}/content",
+            "get",
+            "query",
+            "signature",
+            "^[0-9a-f]{64}$",
+        ),
+        ("/transfers/book", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+    ],
 };

@@ -146,7 +146,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,
@@ -188,7 +192,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,
@@ -668,7 +676,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
         >,
         /// Only accounts in this ISO 4217 currency; omitted means all currencies.
-        #[oai(name = "currency_code", validator(pattern = "^[A-Z]{3}$"))]
+        #[oai(
+            name = "currency_code",
+            validator(custom = "crate::runtime::ParamPattern(\"^[A-Z]{3}$\")")
+        )]
         p_currency_code: ::poem_openapi::param::Query<
             ::std::option::Option<::std::string::String>,
         >,
@@ -786,7 +797,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,
@@ -1073,7 +1088,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,
@@ -1658,7 +1677,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,
@@ -1736,7 +1759,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "expires")]
         p_expires: ::poem_openapi::param::Query<i64>,
         /// Signature of the link (64 lowercase hex characters), as found in the document's `url`.
-        #[oai(name = "signature", validator(pattern = "^[0-9a-f]{64}$"))]
+        #[oai(
+            name = "signature",
+            validator(custom = "crate::runtime::ParamPattern(\"^[0-9a-f]{64}$\")")
+        )]
         p_signature: ::poem_openapi::param::Query<::std::string::String>,
     ) -> ::std::result::Result<
         crate::documents::GetDocumentContentResponse,
@@ -1857,7 +1883,11 @@ impl<S: Server> Api<S> {
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,

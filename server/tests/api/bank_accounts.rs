@@ -434,6 +434,15 @@ async fn creation_with_an_idempotency_key_replays_and_refuses_reuse(app: TestApp
     app.post_idempotent("/bank-accounts", &app.a.key, &unknown, &long)
         .await
         .expect_error(400, "invalid_request");
+    // Printable ASCII only (the parameter's `pattern`): a tab is a valid header byte, not a key.
+    let refused = app
+        .post_idempotent("/bank-accounts", &app.a.key, &unknown, "key\t1")
+        .await
+        .expect_error(400, "invalid_request");
+    assert!(
+        refused.to_string().contains("pattern"),
+        "names the broken rule: {refused}"
+    );
     // Keys are scoped per platform: B may use the same key for its own request.
     let b_entity = insert_entity(&app, &app.b, "Beta", "VERIFIED").await;
     let b_body = json!({"entity_id": b_entity, "description": "Operating"});

@@ -48,4 +48,5 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"type\":\"string\",\"format\":\"binary\",\"description\":\"Raw attachment content.\"}",
         ),
     ],
+    param_patterns: &[],
 };

@@ -40,4 +40,5 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     closed_schemas: &[],
     links: &[],
     binary_schemas: &[],
+    param_patterns: &[],
 };

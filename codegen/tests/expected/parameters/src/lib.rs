@@ -40,4 +40,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     closed_schemas: &[],
     links: &[],
     binary_schemas: &[],
+    param_patterns: &[
+        ("/owners/{owner_id}/pets", "post", "header", "Idempotency-Key", "^[ -~]+$"),
+    ],
 };

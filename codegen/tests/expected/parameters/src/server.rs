@@ -100,7 +100,11 @@ impl<S: Server> Api<S> {
         /// Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).
         #[oai(
             name = "Idempotency-Key",
-            validator(max_length = 255usize, min_length = 1usize, pattern = "^[ -~]+$")
+            validator(
+                max_length = 255usize,
+                min_length = 1usize,
+                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
+            )
         )]
         p_idempotency_key: ::poem_openapi::param::Header<
             ::std::option::Option<::std::string::String>,

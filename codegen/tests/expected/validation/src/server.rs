@@ -52,7 +52,7 @@ impl<S: Server> Api<S> {
             validator(
                 max_length = 32usize,
                 min_length = 1usize,
-                pattern = "^[a-z0-9_]+$"
+                custom = "crate::runtime::ParamPattern(\"^[a-z0-9_]+$\")"
             )
         )]
         p_prefix: ::poem_openapi::param::Query<

@@ -16,7 +16,8 @@ enum Node {
 
 #[derive(Debug, Clone)]
 pub struct Regex {
-    alts: Vec<Vec<(Node, u32, u32)>>,
+    /// The whole pattern as one group of its alternatives.
+    root: Node,
 }
 
 impl Regex {
@@ -27,14 +28,15 @@ impl Regex {
         if i != chars.len() {
             return None;
         }
-        Some(Regex { alts })
+        Some(Regex {
+            root: Node::Group(alts),
+        })
     }
 
     /// Unanchored search, as JSON Schema's `pattern` is.
     pub fn is_match(&self, s: &str) -> bool {
         let chars: Vec<char> = s.chars().collect();
-        let node = Node::Group(self.alts.clone());
-        (0..=chars.len()).any(|start| !match_node(&node, &chars, start, 0).is_empty())
+        (0..=chars.len()).any(|start| !match_node(&self.root, &chars, start, 0).is_empty())
     }
 }
 
