@@ -739,7 +739,8 @@ impl<'s> Tx<'s> {
         }
     }
 
-    /// The statement text for this backend, checked against the number of bind values.
+    /// The PostgreSQL statement text, checked against the number of bind values. (SQLite keeps
+    /// the text; `sqlite::prepare` checks the count against the prepared statement's.)
     fn prepare<'q>(
         &self,
         text: &'q str,
@@ -766,10 +767,10 @@ impl<'s> Tx<'s> {
 
     /// Runs a statement; answers the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
-        let text = self.prepare(&sql.text, sql.args.len())?;
         if let Some(conn) = self.sqlite_conn() {
-            return sqlite::execute(conn, &text, &sql.args);
+            return sqlite::execute(conn, &sql.text, &sql.args);
         }
+        let text = self.prepare(&sql.text, sql.args.len())?;
         Ok(match &mut self.inner {
             TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
                 .execute(&mut **tx)
@@ -794,11 +795,11 @@ impl<'s> Tx<'s> {
     }
 
     async fn fetch(&mut self, sql: Sql, first_only: bool) -> Result<Vec<Row>, StoreError> {
-        let text = self.prepare(&sql.text, sql.args.len())?;
         if let Some(conn) = self.sqlite_conn() {
-            let rows = sqlite::fetch(conn, &text, &sql.args, first_only)?;
+            let rows = sqlite::fetch(conn, &sql.text, &sql.args, first_only)?;
             return Ok(rows.into_iter().map(Row::Sqlite).collect());
         }
+        let text = self.prepare(&sql.text, sql.args.len())?;
         let query = bind_all!(sqlx::query(&text), sql.args);
         let rows = match (&mut self.inner, first_only) {
             (TxInner::Postgres(tx), false) => query.fetch_all(&mut **tx).await?,

@@ -167,6 +167,15 @@ fn prepare<'c>(
     args: &[Value],
 ) -> Result<CachedStatement<'c>, StoreError> {
     let mut stmt = conn.prepare_cached(text)?;
+    // SQLite counted the parameters when it prepared the statement (cached): no text scan on
+    // every call. Too few binds would otherwise run with NULLs.
+    let placeholders = stmt.parameter_count();
+    if placeholders != args.len() {
+        return Err(StoreError::BindCount {
+            placeholders,
+            binds: args.len(),
+        });
+    }
     for (i, arg) in args.iter().enumerate() {
         stmt.raw_bind_parameter(i + 1, Bind(arg))?;
     }
