@@ -13,13 +13,16 @@ use std::time::Duration;
 use bankd::auth::{self, AuthError, KeyMode};
 use bankd::clock::{Clock, FixedClock, SystemClock};
 use bankd::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use bankd::domain::ledger::{DebitPolicy, Journal, LedgerAccount};
 use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES};
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
 use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities::{self, EntityRecord};
-use bankd::store::{Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts};
+use bankd::store::{
+    Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts, ledger,
+};
 use chrono::{DateTime, TimeZone, Utc};
 
 // ---------------------------------------------------------------------------------------------
@@ -45,6 +48,7 @@ on_both_backends!(
     pagination_rejects_cursors_outside_the_list,
     pagination_walk_is_stable_under_concurrent_inserts,
     non_retryable_errors_are_not_retried,
+    a_ledger_entry_naming_a_missing_account_fails,
 );
 
 fn at(secs: i64, micros: u32) -> DateTime<Utc> {
@@ -1105,6 +1109,38 @@ async fn non_retryable_errors_are_not_retried(ctx: Ctx) {
         ),
         "{mismatch:?}"
     );
+    tx.rollback().await.expect("rollback");
+}
+
+/// `ledger::write_entry` refuses an entry whose accounts are not all there: an error, never a
+/// half-applied movement (both backends answer the postings' foreign-key violation).
+async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
+    let created = new_platform(&ctx, "Ledger").await;
+    let platform_id = &created.platform.id;
+    let now = Utc::now();
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    let locked = ledger::lock_accounts(&mut tx, platform_id, &[], true)
+        .await
+        .expect("lock");
+    let settlement = locked.first().expect("the settlement account").clone();
+    let missing = LedgerAccount {
+        id: BankAccountId::generate(now),
+        account_type: "CHECKING".into(),
+        ..settlement.clone()
+    };
+    let mut journal = Journal::new([settlement.clone(), missing.clone()]);
+    journal
+        .transfer(&settlement.id, &missing.id, 5, DebitPolicy::Unbounded)
+        .expect("journal");
+    let entry = journal.finish().expect("balanced");
+    let source = ledger::Source {
+        source_type: "book_transfer",
+        source_id: "book_test",
+        event: "create",
+        currency_code: "USD",
+    };
+    let written = ledger::write_entry(&mut tx, platform_id, &entry, source, now).await;
+    assert!(written.is_err(), "{written:?}");
     tx.rollback().await.expect("rollback");
 }
 
