@@ -1,10 +1,11 @@
 //! Bank account, owner and account number rows.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 
-use super::{Row, Sql, StoreError, Tx, dialect};
+use super::{Backend, Row, Sql, StoreError, Tx, dialect};
 use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::domain::money::Comparison;
 use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
@@ -249,19 +250,19 @@ fn account_number_from_prefixed(
     row: &Row,
     prefix: &str,
 ) -> Result<AccountNumberRecord, StoreError> {
-    let col = |name: &str| format!("{prefix}{name}");
+    let col = |name: &str| row.get_prefixed(prefix, name);
     Ok(AccountNumberRecord {
-        id: AccountNumberId::from_trusted(row.get(&col("id"))?),
-        platform_id: PlatformId::from_trusted(row.get(&col("platform_id"))?),
-        bank_account_id: BankAccountId::from_trusted(row.get(&col("bank_account_id"))?),
-        account_number: row.get(&col("account_number"))?,
-        routing_number: row.get(&col("routing_number"))?,
-        bic: row.get(&col("bic"))?,
-        description: row.get(&col("description"))?,
+        id: AccountNumberId::from_trusted(col("id")?),
+        platform_id: PlatformId::from_trusted(col("platform_id")?),
+        bank_account_id: BankAccountId::from_trusted(col("bank_account_id")?),
+        account_number: col("account_number")?,
+        routing_number: col("routing_number")?,
+        bic: col("bic")?,
+        description: col("description")?,
         check_issuing_positive_pay_required: row
-            .get(&col("check_issuing_positive_pay_required"))?,
-        created_at: row.get(&col("created_at"))?,
-        updated_at: row.get(&col("updated_at"))?,
+            .get_prefixed(prefix, "check_issuing_positive_pay_required")?,
+        created_at: row.get_prefixed(prefix, "created_at")?,
+        updated_at: row.get_prefixed(prefix, "updated_at")?,
     })
 }
 
@@ -273,6 +274,32 @@ pub struct AccountWithDetails {
     pub default_number: Option<AccountNumberRecord>,
 }
 
+/// The statement of [`get_with_details`] for `backend`, built once: it is the whole of a `GET`.
+fn details_sql(backend: Backend) -> &'static str {
+    static SQL: [OnceLock<String>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = match backend {
+        Backend::Sqlite => 0,
+        Backend::Postgres => 1,
+    };
+    SQL[slot].get_or_init(|| {
+        let account_columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("a.{c}")).collect();
+        let number_columns: Vec<String> = ACNO_COLUMNS
+            .split(", ")
+            .map(|c| format!("n.{c} AS n_{c}"))
+            .collect();
+        format!(
+            "SELECT {}, {}, (SELECT {} FROM bank_account_owners o \
+             WHERE o.platform_id = a.platform_id AND o.bank_account_id = a.id) AS owner_ids \
+             FROM bank_accounts a LEFT JOIN account_numbers n \
+             ON n.platform_id = a.platform_id AND n.id = a.default_account_number_id \
+             WHERE a.platform_id = ? AND a.id = ?",
+            account_columns.join(", "),
+            number_columns.join(", "),
+            dialect::ordered_list_agg(backend, "o.entity_id", "o.position"),
+        )
+    })
+}
+
 /// The account with its details, unless absent or another platform's: one statement, so that a
 /// `GET` costs one round trip to the database (it was four with the snapshot around them).
 pub async fn get_with_details(
@@ -280,23 +307,9 @@ pub async fn get_with_details(
     platform_id: &PlatformId,
     id: &BankAccountId,
 ) -> Result<Option<AccountWithDetails>, StoreError> {
-    let account_columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("a.{c}")).collect();
-    let number_columns: Vec<String> = ACNO_COLUMNS
-        .split(", ")
-        .map(|c| format!("n.{c} AS n_{c}"))
-        .collect();
-    let sql = Sql::new(format!(
-        "SELECT {}, {}, (SELECT {} FROM bank_account_owners o \
-         WHERE o.platform_id = a.platform_id AND o.bank_account_id = a.id) AS owner_ids \
-         FROM bank_accounts a LEFT JOIN account_numbers n \
-         ON n.platform_id = a.platform_id AND n.id = a.default_account_number_id \
-         WHERE a.platform_id = ? AND a.id = ?",
-        account_columns.join(", "),
-        number_columns.join(", "),
-        dialect::ordered_list_agg(tx.backend(), "o.entity_id", "o.position"),
-    ))
-    .bind(platform_id.as_str())
-    .bind(id.as_str());
+    let sql = Sql::new(details_sql(tx.backend()))
+        .bind(platform_id.as_str())
+        .bind(id.as_str());
     let Some(row) = tx.fetch_optional(sql).await? else {
         return Ok(None);
     };

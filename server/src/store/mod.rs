@@ -709,9 +709,16 @@ pub enum Row {
 impl Row {
     /// Decodes column `name`.
     pub fn get<T: Column>(&self, name: &str) -> Result<T, StoreError> {
+        self.get_prefixed("", name)
+    }
+
+    /// Decodes column `{prefix}{name}` (a join's alias) without building the name on SQLite,
+    /// where rows are read on every `GET`.
+    pub fn get_prefixed<T: Column>(&self, prefix: &str, name: &str) -> Result<T, StoreError> {
         Ok(match self {
-            Row::Sqlite(r) => r.get(name)?,
-            Row::Postgres(r) => r.try_get(name)?,
+            Row::Sqlite(r) => r.get_prefixed(prefix, name)?,
+            Row::Postgres(r) if prefix.is_empty() => r.try_get(name)?,
+            Row::Postgres(r) => r.try_get(format!("{prefix}{name}").as_str())?,
         })
     }
 }

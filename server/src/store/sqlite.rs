@@ -238,13 +238,26 @@ pub struct SqliteRow {
 
 impl SqliteRow {
     pub(super) fn get<T: FromSqlite>(&self, name: &str) -> Result<T, StoreError> {
+        self.get_prefixed("", name)
+    }
+
+    /// Decodes column `{prefix}{name}`.
+    pub(super) fn get_prefixed<T: FromSqlite>(
+        &self,
+        prefix: &str,
+        name: &str,
+    ) -> Result<T, StoreError> {
         let index = self
             .names
             .iter()
-            .position(|n| n == name)
-            .ok_or_else(|| StoreError::Corrupt(format!("no column `{name}` in the result")))?;
+            .position(|n| {
+                n.len() == prefix.len() + name.len() && n.starts_with(prefix) && n.ends_with(name)
+            })
+            .ok_or_else(|| {
+                StoreError::Corrupt(format!("no column `{prefix}{name}` in the result"))
+            })?;
         T::from_sqlite(&self.values[index])
-            .map_err(|e| StoreError::Corrupt(format!("column `{name}`: {e}")))
+            .map_err(|e| StoreError::Corrupt(format!("column `{prefix}{name}`: {e}")))
     }
 }
 
