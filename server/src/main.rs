@@ -291,6 +291,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             aborts = stats.aborts,
             open_ms = stats.open_time.as_millis() as u64,
             commit_ms = stats.commit_time.as_millis() as u64,
+            upkeep_ms = stats.upkeep_time.as_millis() as u64,
             "group commit totals at shutdown"
         );
     }

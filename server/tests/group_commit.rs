@@ -123,6 +123,12 @@ async fn concurrent_writes_share_commits_and_are_visible_when_acknowledged() {
         after.commit_time > before.commit_time && after.open_time > before.open_time,
         "{before:?} -> {after:?}"
     );
+    // And the writer's turn at the log after each commit (telling the checkpointer, restarting
+    // the log when it is too long).
+    assert!(
+        after.upkeep_time > before.upkeep_time,
+        "{before:?} -> {after:?}"
+    );
     assert_eq!(committed_rows(&ctx.db).await.len(), 400);
 }
 

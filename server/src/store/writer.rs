@@ -210,7 +210,13 @@ impl Writer {
 
     fn committed(&self) {
         if let Some(signal) = &self.checkpoint {
+            let started = Instant::now();
             signal.after_commit(&self.conn);
+            // Nanoseconds: without a restart this is a wake-up of the checkpointer, under 1 µs.
+            self.counters.upkeep_nanos.fetch_add(
+                u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
         }
     }
 
@@ -252,6 +258,9 @@ pub struct GroupCommitStats {
     /// Time spent in `COMMIT` statements of batches (writing the log, its fsync), during which
     /// the writer serves nobody else.
     pub commit_time: Duration,
+    /// Time the writer spent on the log after commits (restarting it once it passed its size
+    /// limit), also serving nobody else.
+    pub upkeep_time: Duration,
 }
 
 #[derive(Default)]
@@ -261,6 +270,7 @@ struct Counters {
     aborts: AtomicU64,
     open_micros: AtomicU64,
     commit_micros: AtomicU64,
+    upkeep_nanos: AtomicU64,
 }
 
 impl Counters {
@@ -311,6 +321,7 @@ impl GroupWriter {
             aborts: self.counters.aborts.load(Ordering::Relaxed),
             open_time: Duration::from_micros(self.counters.open_micros.load(Ordering::Relaxed)),
             commit_time: Duration::from_micros(self.counters.commit_micros.load(Ordering::Relaxed)),
+            upkeep_time: Duration::from_nanos(self.counters.upkeep_nanos.load(Ordering::Relaxed)),
         }
     }
 
