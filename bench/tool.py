@@ -11,6 +11,9 @@
                                     or `#bank_accounts` for a length). Fails unless the answer is 200.
   log-head BACKEND LOG              the first 20 lines of a server log as one JSON line.
   record KEY=VALUE... -- LINE       turn a wrk `RESULT ...` LINE plus tags into one JSON line.
+  fsync-probe DIR                   the median milliseconds of 64 rounds of a 16 KiB write and
+                                    fsync, overwriting a 1 MiB file in DIR in sequence (the shape of
+                                    a log commit), for the disk's speed at that moment.
   report RESULTS_JSONL OUT_DIR      print the table and the target checks, write the JSON and
                                     markdown files (see bench/run).
 """
@@ -132,6 +135,26 @@ def record(args):
     print(json.dumps(rec))
 
 
+def fsync_probe(args):
+    path = os.path.join(args[0], "fsync-probe")
+    chunk, size, rounds = 16 * 1024, 1024 * 1024, 64
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.pwrite(fd, b"\0" * size, 0)
+        os.fsync(fd)
+        times = []
+        for i in range(rounds):
+            t0 = time.perf_counter()
+            os.pwrite(fd, os.urandom(chunk), (i * chunk) % size)
+            os.fsync(fd)
+            times.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    times.sort()
+    print(f"{times[len(times) // 2] * 1000:.2f}")
+
+
 # ------------------------------------------------------------------------------------ report
 
 
@@ -224,7 +247,8 @@ def report(args):
     runs.sort(key=lambda r: (backends.index(r["backend"]), r["config"] != "default",
                              SCENARIO_ORDER.index(r["scenario"])))
     header = ["scenario", "backend", "config", "req/s (2xx)", "p50 ms", "p99 ms", "max ms",
-              "non-2xx", "socket errors", "server CPU (cores)", "busy after (s)"]
+              "non-2xx", "socket errors", "server CPU (cores)", "busy after (s)",
+              "disk fsync ms (before/after)"]
     rows = []
     for r in runs:
         non2xx = r["non_ok"]
@@ -232,7 +256,9 @@ def report(args):
         rows.append([label(r), r["backend"], r["config"], fmt(r["rps"], 0), fmt(r["p50_ms"], 2),
                      fmt(r["p99_ms"], 2), fmt(r["max_ms"], 1),
                      f"{non2xx}" + (f" ({detail})" if detail else ""), str(r["errors"]),
-                     fmt(r.get("server_cpu"), 2), fmt(r.get("busy_after_s"), 1)])
+                     fmt(r.get("server_cpu"), 2), fmt(r.get("busy_after_s"), 1),
+                     f"{fmt(r['fsync_ms_before'], 2)} / {fmt(r.get('fsync_ms_after'), 2)}"
+                     if "fsync_ms_before" in r else "—"])
 
     checks = []
 
@@ -330,7 +356,9 @@ def report(args):
         "server CPU is bankd's user+system time over the run (2.00 = both cores); busy after = how long "
         "bankd kept working once wrk had stopped (requests wrk gave up on, e.g. after its 10 s timeout).",
         "config `default`: the server's defaults (SQLite: synchronous=FULL with group commit); "
-        "`normal-1tx`: BANKD_SQLITE_SYNCHRONOUS=normal BANKD_SQLITE_GROUP_COMMIT=false.",
+        "`normal-1tx`: BANKD_SQLITE_SYNCHRONOUS=normal BANKD_SQLITE_GROUP_COMMIT=false. "
+        "disk fsync: median of 64 writes of 16 KiB each followed by fsync, next to the SQLite file, "
+        "just before and just after the run; FULL commits wait for the disk, NORMAL ones do not.",
         "",
         table(header, rows),
         "",
@@ -363,7 +391,8 @@ def report(args):
     print(f"results: {path}, {os.path.join(out_dir, 'latest.json')}, {os.path.join(out_dir, 'latest.md')}")
 
 
-COMMANDS = {"log-head": log_head, "spawn": spawn, "pg-url": pg_url, "api": api, "record": record, "report": report}
+COMMANDS = {"log-head": log_head, "spawn": spawn, "pg-url": pg_url, "api": api, "record": record,
+            "fsync-probe": fsync_probe, "report": report}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
