@@ -142,10 +142,11 @@ def fsync_probe(args):
     try:
         os.pwrite(fd, b"\0" * size, 0)
         os.fsync(fd)
+        data = os.urandom(chunk)
         times = []
         for i in range(rounds):
             t0 = time.perf_counter()
-            os.pwrite(fd, os.urandom(chunk), (i * chunk) % size)
+            os.pwrite(fd, data, (i * chunk) % size)
             os.fsync(fd)
             times.append(time.perf_counter() - t0)
     finally:
