@@ -10,7 +10,7 @@ use sqlx::sqlite::SqliteSynchronous;
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::platforms::BankSettings;
-use crate::store::StoreOptions;
+use crate::store::{DEFAULT_SQLITE_MMAP_MIB, StoreOptions};
 
 /// Shown by `bankd --help`: every setting, its file key, variable and default.
 pub const HELP: &str = "\
@@ -27,6 +27,7 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   sqlite_synchronous     BANKD_SQLITE_SYNCHRONOUS         full (`normal` may lose the last
                                                           commits on power loss: benchmarks only)
   sqlite_group_commit    BANKD_SQLITE_GROUP_COMMIT        true (concurrent writes share a commit)
+  sqlite_mmap_mib        BANKD_SQLITE_MMAP_MIB            2048 (file mapped by each reader; 0 = none)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -54,6 +55,8 @@ pub struct Config {
     pub sqlite_synchronous: SqliteSync,
     /// Whether concurrent SQLite writes share one transaction and one fsync.
     pub sqlite_group_commit: bool,
+    /// How much of the SQLite file each reader maps into memory, in MiB (0: read with `pread`).
+    pub sqlite_mmap_mib: u64,
 }
 
 /// SQLite's `synchronous` settings that bankd accepts.
@@ -91,6 +94,7 @@ impl Default for Config {
             database_max_connections: 16,
             sqlite_synchronous: SqliteSync::Full,
             sqlite_group_commit: true,
+            sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
         }
     }
 }
@@ -108,6 +112,7 @@ impl std::fmt::Debug for Config {
             .field("database_max_connections", &self.database_max_connections)
             .field("sqlite_synchronous", &self.sqlite_synchronous)
             .field("sqlite_group_commit", &self.sqlite_group_commit)
+            .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
             .finish()
     }
 }
@@ -209,6 +214,9 @@ impl Config {
         if let Some(v) = env("BANKD_SQLITE_GROUP_COMMIT") {
             config.sqlite_group_commit = parse_env("BANKD_SQLITE_GROUP_COMMIT", &v)?;
         }
+        if let Some(v) = env("BANKD_SQLITE_MMAP_MIB") {
+            config.sqlite_mmap_mib = parse_env("BANKD_SQLITE_MMAP_MIB", &v)?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -268,6 +276,7 @@ impl Config {
                 SqliteSync::Normal => SqliteSynchronous::Normal,
             },
             sqlite_group_commit: self.sqlite_group_commit,
+            sqlite_reader_mmap_bytes: self.sqlite_mmap_mib.saturating_mul(1 << 20),
             ..StoreOptions::default()
         }
     }
@@ -344,6 +353,16 @@ mod tests {
             SqliteSynchronous::Normal
         ));
         assert!(!options.sqlite_group_commit);
+    }
+
+    #[test]
+    fn the_reader_mapping_defaults_to_2_gib_and_can_be_turned_off() {
+        let default = Config::load(None, env_of(&[])).expect("loads");
+        assert_eq!(default.store_options().sqlite_reader_mmap_bytes, 2048 << 20);
+        let off = Config::load(None, env_of(&[("BANKD_SQLITE_MMAP_MIB", "0")])).expect("loads");
+        assert_eq!(off.store_options().sqlite_reader_mmap_bytes, 0);
+        let small = Config::load(None, env_of(&[("BANKD_SQLITE_MMAP_MIB", "16")])).expect("loads");
+        assert_eq!(small.store_options().sqlite_reader_mmap_bytes, 16 << 20);
     }
 
     #[test]

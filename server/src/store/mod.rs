@@ -180,6 +180,9 @@ impl RetryPolicy {
     }
 }
 
+/// The default of [`StoreOptions::sqlite_reader_mmap_bytes`] in MiB: as much as SQLite maps.
+pub const DEFAULT_SQLITE_MMAP_MIB: u64 = 2048;
+
 /// Tuning of the pools; defaults suit a single small server.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -193,6 +196,9 @@ pub struct StoreOptions {
     pub sqlite_synchronous: SqliteSynchronous,
     /// Whether concurrent SQLite writes share one transaction and one fsync (see `writer`).
     pub sqlite_group_commit: bool,
+    /// How much of the database file each SQLite reader maps into memory; 0 for none. SQLite
+    /// caps it at its compile-time `SQLITE_MAX_MMAP_SIZE` (2 GiB less 64 KiB on this build).
+    pub sqlite_reader_mmap_bytes: u64,
     /// Connections of the PostgreSQL pool.
     pub postgres_max_connections: u32,
     /// How long a caller waits for a pooled PostgreSQL connection.
@@ -207,6 +213,7 @@ impl Default for StoreOptions {
             sqlite_readers: 4,
             sqlite_synchronous: SqliteSynchronous::Full,
             sqlite_group_commit: true,
+            sqlite_reader_mmap_bytes: DEFAULT_SQLITE_MMAP_MIB << 20,
             postgres_max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
@@ -298,6 +305,7 @@ impl Db {
             },
             busy_timeout: options.sqlite_busy_timeout,
             wal_restart_frames: sqlite::WAL_RESTART_FRAMES,
+            reader_mmap_bytes: i64::try_from(options.sqlite_reader_mmap_bytes).unwrap_or(i64::MAX),
         };
         let checkpointer = sqlite::Checkpointer::start(&settings)?;
         let writer = writer::GroupWriter::new(

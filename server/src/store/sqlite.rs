@@ -49,6 +49,8 @@ pub(super) struct Settings {
     pub busy_timeout: Duration,
     /// The log is restarted once it holds this many frames: see [`CheckpointSignal::after_commit`].
     pub wal_restart_frames: i64,
+    /// How much of the file each reader maps into memory (`mmap_size`); 0 reads with `pread`.
+    pub reader_mmap_bytes: i64,
 }
 
 /// [`Settings::wal_restart_frames`] of a server: 16 384 pages, 64 MiB with 4 KiB pages.
@@ -114,6 +116,13 @@ impl Settings {
     fn open_reader(&self) -> Result<Connection, StoreError> {
         let conn = self.open(true)?;
         conn.busy_timeout(self.busy_timeout)?;
+        // A page missing from the reader's small cache is otherwise a `pread` system call that
+        // copies 4 KiB out of the operating system's page cache: most pages of a random read on
+        // a large file. Mapped, the page is read where the page cache holds it. SQLite maps the
+        // file read-only and still writes through the writer's connection, which is not mapped.
+        // The price: a disk error on a mapped page arrives as a signal, which ends the process
+        // rather than failing one request (`sqlite_mmap_mib = 0` reads with `pread` again).
+        conn.pragma_update(None, "mmap_size", self.reader_mmap_bytes)?;
         Ok(conn)
     }
 }
@@ -685,6 +694,7 @@ mod tests {
             synchronous: "FULL",
             busy_timeout: Duration::from_secs(1),
             wal_restart_frames: WAL_RESTART_FRAMES,
+            reader_mmap_bytes: 0,
         }
         .open_writer()
         .expect("open")
@@ -801,6 +811,7 @@ mod tests {
             synchronous,
             busy_timeout: Duration::from_secs(1),
             wal_restart_frames,
+            reader_mmap_bytes: 1 << 20,
         };
         let checkpointer = Checkpointer::start(&settings)
             .expect("start")
@@ -832,6 +843,32 @@ mod tests {
         // 2 = MEMORY: savepoint sub-journals never go to a temporary file.
         assert_eq!(pragma("temp_store"), 2);
         assert_eq!(pragma("cache_size"), -WRITER_CACHE_KIB);
+        checkpointer.stop();
+    }
+
+    #[test]
+    fn readers_map_the_file_as_configured() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mut settings, _, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
+        commit_rows(&writer, 100);
+        let mmap_size = |settings: &Settings| -> i64 {
+            let reader = settings.open_reader().expect("reader");
+            let rows: i64 = reader
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .expect("read");
+            assert_eq!(rows, 100);
+            reader
+                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+                .expect("mmap_size")
+        };
+        assert_eq!(mmap_size(&settings), 1 << 20);
+        settings.reader_mmap_bytes = 0;
+        assert_eq!(mmap_size(&settings), 0);
+        // The writer reads through its own large cache and is not mapped.
+        let writer_mmap: i64 = writer
+            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+            .expect("mmap_size");
+        assert_eq!(writer_mmap, 0);
         checkpointer.stop();
     }
 
