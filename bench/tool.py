@@ -312,7 +312,8 @@ def report(args):
 
     info = []
     for b in backends:
-        for name, unit in (("rss_idle_kib", "KiB"), ("rss_load_max_kib", "KiB"), ("vmhwm_kib", "KiB"),
+        for name, unit in (("rss_idle_kib", "KiB"), ("rss_load_max_kib", "KiB"), ("rss_anon_load_max_kib", "KiB"),
+                           ("vmhwm_kib", "KiB"),
                            ("startup_ms", "ms"), ("seed_big_s", "s"), ("seed_funded_s", "s"),
                            ("big_accounts", ""), ("db_size_mib", "MiB"), ("server_log_warnings", "")):
             v = metric(b, name)
