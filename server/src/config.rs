@@ -27,7 +27,8 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   sqlite_synchronous     BANKD_SQLITE_SYNCHRONOUS         full (`normal` may lose the last
                                                           commits on power loss: benchmarks only)
   sqlite_group_commit    BANKD_SQLITE_GROUP_COMMIT        true (concurrent writes share a commit)
-  sqlite_mmap_mib        BANKD_SQLITE_MMAP_MIB            2048 (file mapped by each reader; 0 = none)
+  sqlite_mmap_mib        BANKD_SQLITE_MMAP_MIB            0 (MiB of the file each reader maps; helps
+                                                          read-only loads, costs under writes)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -356,11 +357,11 @@ mod tests {
     }
 
     #[test]
-    fn the_reader_mapping_defaults_to_2_gib_and_can_be_turned_off() {
+    fn the_reader_mapping_is_off_by_default_and_can_be_turned_on() {
         let default = Config::load(None, env_of(&[])).expect("loads");
-        assert_eq!(default.store_options().sqlite_reader_mmap_bytes, 2048 << 20);
-        let off = Config::load(None, env_of(&[("BANKD_SQLITE_MMAP_MIB", "0")])).expect("loads");
-        assert_eq!(off.store_options().sqlite_reader_mmap_bytes, 0);
+        assert_eq!(default.store_options().sqlite_reader_mmap_bytes, 0);
+        let on = Config::load(None, env_of(&[("BANKD_SQLITE_MMAP_MIB", "2048")])).expect("loads");
+        assert_eq!(on.store_options().sqlite_reader_mmap_bytes, 2048 << 20);
         let small = Config::load(None, env_of(&[("BANKD_SQLITE_MMAP_MIB", "16")])).expect("loads");
         assert_eq!(small.store_options().sqlite_reader_mmap_bytes, 16 << 20);
     }

@@ -116,12 +116,12 @@ impl Settings {
     fn open_reader(&self) -> Result<Connection, StoreError> {
         let conn = self.open(true)?;
         conn.busy_timeout(self.busy_timeout)?;
-        // A page missing from the reader's small cache is otherwise a `pread` system call that
-        // copies 4 KiB out of the operating system's page cache: most pages of a random read on
-        // a large file. Mapped, the page is read where the page cache holds it. SQLite maps the
-        // file read-only and still writes through the writer's connection, which is not mapped.
-        // The price: a disk error on a mapped page arrives as a signal, which ends the process
-        // rather than failing one request (`sqlite_mmap_mib = 0` reads with `pread` again).
+        // Unmapped (the default), a page missing from the reader's small cache is a `pread`
+        // system call that copies 4 KiB out of the operating system's page cache. Mapped, the
+        // page is read where the page cache holds it, which pays off only while nothing commits
+        // (see `DEFAULT_SQLITE_MMAP_MIB`). SQLite maps the file read-only; the writer is never
+        // mapped. A disk error on a mapped page arrives as a signal, which ends the process
+        // rather than failing one request.
         conn.pragma_update(None, "mmap_size", self.reader_mmap_bytes)?;
         Ok(conn)
     }
