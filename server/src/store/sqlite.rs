@@ -118,9 +118,9 @@ impl Settings {
         conn.busy_timeout(self.busy_timeout)?;
         // Unmapped (the default), a page missing from the reader's small cache is a `pread`
         // system call that copies 4 KiB out of the operating system's page cache. Mapped, the
-        // page is read where the page cache holds it, which pays off only while nothing commits
-        // (see `DEFAULT_SQLITE_MMAP_MIB`). SQLite maps the file read-only; the writer is never
-        // mapped. A disk error on a mapped page arrives as a signal, which ends the process
+        // page is read where the page cache holds it, which pays off only while the file does
+        // not grow, i.e. while nothing is written (see `DEFAULT_SQLITE_MMAP_MIB`). SQLite maps
+        // the file read-only; the writer is never mapped. A disk error on a mapped page arrives as a signal, which ends the process
         // rather than failing one request.
         conn.pragma_update(None, "mmap_size", self.reader_mmap_bytes)?;
         Ok(conn)
