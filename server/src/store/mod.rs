@@ -183,7 +183,7 @@ impl RetryPolicy {
 /// The default of [`StoreOptions::sqlite_reader_mmap_bytes`] in MiB: none. Mapping speeds up
 /// random reads of a large file by about a quarter while nothing writes, but SQLite maps the
 /// file's current size and unmaps and maps it again once the file has grown, which under
-/// writes (checkpoints append pages) happened about 29 times a second, each reader then
+/// writes (checkpoints append pages) happened 29-42 times a second, each reader then
 /// faulting its pages in anew; with reads and transfers at once, both were 5-7 % slower
 /// mapped (bench/README.md).
 pub const DEFAULT_SQLITE_MMAP_MIB: u64 = 0;

@@ -811,7 +811,7 @@ mod tests {
             synchronous,
             busy_timeout: Duration::from_secs(1),
             wal_restart_frames,
-            reader_mmap_bytes: 1 << 20,
+            reader_mmap_bytes: 0,
         };
         let checkpointer = Checkpointer::start(&settings)
             .expect("start")
@@ -851,6 +851,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (mut settings, _, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
         commit_rows(&writer, 100);
+        settings.reader_mmap_bytes = 1 << 20;
         let mmap_size = |settings: &Settings| -> i64 {
             let reader = settings.open_reader().expect("reader");
             let rows: i64 = reader
