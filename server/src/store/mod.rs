@@ -181,10 +181,11 @@ impl RetryPolicy {
 }
 
 /// The default of [`StoreOptions::sqlite_reader_mmap_bytes`] in MiB: none. Mapping speeds up
-/// random reads of a large file by about a quarter while nothing writes, but SQLite maps the
-/// file's current size and unmaps and maps it again once the file has grown, which under
-/// writes (checkpoints append pages) happened 29-42 times a second, each reader then
-/// faulting its pages in anew; with reads and transfers at once, both were 5-7 % slower
+/// random reads of a large file by about a quarter while nothing writes, but a reader whose
+/// read transaction finds the log changed since its last one (another connection committed)
+/// drops its page cache and unmaps the whole file (SQLite's `pagerBeginReadTransaction`):
+/// under writes that is about twice per group commit, each unmap costing 450-530 µs before the
+/// reader faults its pages in anew; with reads and transfers at once, both were 5-7 % slower
 /// mapped (bench/README.md).
 pub const DEFAULT_SQLITE_MMAP_MIB: u64 = 0;
 
