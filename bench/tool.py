@@ -200,7 +200,8 @@ def machine(root):
     }
 
 
-SCENARIO_ORDER = ["healthz", "get", "list-first", "list-deep", "create", "transfers-many", "transfers-hot"]
+SCENARIO_ORDER = ["healthz", "get", "list-first", "list-deep", "create", "transfers-many", "transfers-hot",
+                  "mixed-get", "mixed-transfers"]
 
 
 def label(rec):
@@ -214,6 +215,8 @@ def label(rec):
         "create": "create account",
         "transfers-many": "book transfers, 1000 accounts",
         "transfers-hot": "book transfers, 5 hot accounts",
+        "mixed-get": "mixed: get account",
+        "mixed-transfers": "mixed: book transfers, 1000 accounts",
     }[rec["scenario"]]
 
 
@@ -320,6 +323,13 @@ def report(args):
             if v is not None:
                 info.append((b, name, v, unit))
 
+    # Reads and writes at once against each alone (no target: how much each costs the other).
+    for b in backends:
+        for mixed, alone in (("mixed-get", "get"), ("mixed-transfers", "transfers-many")):
+            r = ratio(find(b, mixed), find(b, alone))
+            if r is not None:
+                info.append((b, f"{mixed} rps / {alone} rps", round(r, 3), ""))
+
     settings = json.loads(os.environ.get("BENCH_SETTINGS", "{}"))
     result = {
         "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -346,7 +356,12 @@ def report(args):
 
     check_rows = [[c["backend"], c["check"], value(c["value"]), c["unit"], c["target"], c["result"]]
                   for c in checks]
-    info_rows = [[b, n, f"{v:,.1f}" if isinstance(v, float) else f"{v:,}", u] for b, n, v, u in info]
+    def measure(v):
+        if isinstance(v, float):
+            return f"{v:,.2f}" if abs(v) < 10 else f"{v:,.1f}"
+        return f"{v:,}"
+
+    info_rows = [[b, n, measure(v), u] for b, n, v, u in info]
     m = result["machine"]
     md = [
         f"# bankd benchmark — {result['generated_at']}",
@@ -360,7 +375,9 @@ def report(args):
         "config `default`: the server's defaults (SQLite: synchronous=FULL with group commit); "
         "`normal-1tx`: BANKD_SQLITE_SYNCHRONOUS=normal BANKD_SQLITE_GROUP_COMMIT=false. "
         "disk fsync: median of 64 writes of 16 KiB each followed by fsync, next to the SQLite file, "
-        "just before and just after the run; FULL commits wait for the disk, NORMAL ones do not.",
+        "just before and just after the run; FULL commits wait for the disk, NORMAL ones do not. "
+        "`mixed:` rows are one run of both loads at once, each on half the connections; "
+        "their server CPU is the run's.",
         "",
         table(header, rows),
         "",
