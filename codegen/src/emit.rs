@@ -480,8 +480,8 @@ impl<'a> Emitter<'a> {
             #[rustfmt::skip]
             pub mod server;
 
-            pub use poem_openapi::payload::{Binary, Json};
-            pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};
+            pub use poem_openapi::payload::Binary;
+            pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
             pub use server::{Server, app, document, routes};
 
             /// `info.title` of the document.
@@ -938,7 +938,7 @@ impl<'a> Emitter<'a> {
                         }
                         _ => {
                             let t = self.rust_type(schema, false);
-                            quote!(::poem_openapi::payload::Json<#t>)
+                            quote!(crate::runtime::Json<#t>)
                         }
                     });
                 }
@@ -1017,13 +1017,13 @@ impl<'a> Emitter<'a> {
                 .collect();
             match r.status {
                 Status::Code(c) => {
-                    arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(::poem_openapi::payload::Json(body) #(#nones)*))));
+                    arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(crate::runtime::Json(body) #(#nones)*))));
                     statuses.push(quote!(::std::option::Option::Some(#c)));
                 }
                 Status::Default => {
                     default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
                         .ok()
-                        .map(|s| Self::#v(s, ::poem_openapi::payload::Json(body) #(#nones)*)));
+                        .map(|s| Self::#v(s, crate::runtime::Json(body) #(#nones)*)));
                     statuses.push(quote!(::std::option::Option::None));
                 }
             }
@@ -1041,9 +1041,9 @@ impl<'a> Emitter<'a> {
             .collect();
         let failure_expr = match failure.status {
             Status::Default => {
-                quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, ::poem_openapi::payload::Json(body) #(#fnones)*))
+                quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, crate::runtime::Json(body) #(#fnones)*))
             }
-            Status::Code(_) => quote!(Self::#fv(::poem_openapi::payload::Json(body) #(#fnones)*)),
+            Status::Code(_) => quote!(Self::#fv(crate::runtime::Json(body) #(#fnones)*)),
         };
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {

@@ -95,28 +95,28 @@ pub struct UpdateAccountNumberInput {
 pub enum ListAccountNumbersResponse {
     /// One page of account numbers.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AccountNumberList>),
+    Ok(crate::runtime::Json<crate::models::AccountNumberList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -130,26 +130,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersR
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -162,39 +158,39 @@ pub enum CreateAccountNumberResponse {
     /// The created account number.
     #[oai(status = 200u16)]
     Ok(
-        ::poem_openapi::payload::Json<crate::models::AccountNumber>,
+        crate::runtime::Json<crate::models::AccountNumber>,
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
     #[oai(status = 409u16)]
-    Conflict(::poem_openapi::payload::Json<crate::models::Error>),
+    Conflict(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
-    UnprocessableEntity(::poem_openapi::payload::Json<crate::models::Error>),
+    UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAccountNumberResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -210,36 +206,30 @@ for CreateAccountNumberResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             409u16 => {
-                ::std::option::Option::Some(
-                    Self::Conflict(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
             }
             422u16 => {
                 ::std::option::Option::Some(
-                    Self::UnprocessableEntity(::poem_openapi::payload::Json(body)),
+                    Self::UnprocessableEntity(crate::runtime::Json(body)),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -251,28 +241,28 @@ for CreateAccountNumberResponse {
 pub enum GetAccountNumberResponse {
     /// The account number.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AccountNumber>),
+    Ok(crate::runtime::Json<crate::models::AccountNumber>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -286,26 +276,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberRes
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -317,29 +303,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberRes
 pub enum UpdateAccountNumberResponse {
     /// The updated account number.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AccountNumber>),
+    Ok(crate::runtime::Json<crate::models::AccountNumber>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateAccountNumberResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -353,26 +339,22 @@ for UpdateAccountNumberResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

@@ -87,29 +87,29 @@ pub struct ListAchPositivePayRulesInput {
 pub enum CreateAchPositivePayRuleResponse {
     /// The created rule.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AchPositivePayRule>),
+    Ok(crate::runtime::Json<crate::models::AchPositivePayRule>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAchPositivePayRuleResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -123,26 +123,22 @@ for CreateAchPositivePayRuleResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -154,29 +150,29 @@ for CreateAchPositivePayRuleResponse {
 pub enum GetAchPositivePayRuleResponse {
     /// The rule.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AchPositivePayRule>),
+    Ok(crate::runtime::Json<crate::models::AchPositivePayRule>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAchPositivePayRuleResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -190,26 +186,22 @@ for GetAchPositivePayRuleResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -224,26 +216,26 @@ pub enum DeleteAchPositivePayRuleResponse {
     Ok,
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for DeleteAchPositivePayRuleResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -257,26 +249,22 @@ for DeleteAchPositivePayRuleResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -288,29 +276,29 @@ for DeleteAchPositivePayRuleResponse {
 pub enum ListAchPositivePayRulesResponse {
     /// One page of rules.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::AchPositivePayRuleList>),
+    Ok(crate::runtime::Json<crate::models::AchPositivePayRuleList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAchPositivePayRulesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -324,26 +312,22 @@ for ListAchPositivePayRulesResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

@@ -202,25 +202,25 @@ pub struct AddBankAccountOwnerInput {
 pub enum ListBankAccountsResponse {
     /// One page of bank accounts.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::BankAccountList>),
+    Ok(crate::runtime::Json<crate::models::BankAccountList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -233,21 +233,19 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -260,38 +258,38 @@ pub enum CreateBankAccountResponse {
     /// The created bank account with its default account number.
     #[oai(status = 200u16)]
     Ok(
-        ::poem_openapi::payload::Json<crate::models::BankAccountWithDetails>,
+        crate::runtime::Json<crate::models::BankAccountWithDetails>,
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
     #[oai(status = 409u16)]
-    Conflict(::poem_openapi::payload::Json<crate::models::Error>),
+    Conflict(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
-    UnprocessableEntity(::poem_openapi::payload::Json<crate::models::Error>),
+    UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -307,36 +305,30 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             409u16 => {
-                ::std::option::Option::Some(
-                    Self::Conflict(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
             }
             422u16 => {
                 ::std::option::Option::Some(
-                    Self::UnprocessableEntity(::poem_openapi::payload::Json(body)),
+                    Self::UnprocessableEntity(crate::runtime::Json(body)),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -348,28 +340,28 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
 pub enum GetBankAccountResponse {
     /// The bank account.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::BankAccountWithDetails>),
+    Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -383,26 +375,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -417,25 +405,25 @@ pub enum DeleteBankAccountResponse {
     Ok,
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -449,26 +437,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -480,28 +464,28 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
 pub enum UpdateBankAccountResponse {
     /// The updated bank account.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::BankAccountWithDetails>),
+    Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -515,26 +499,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -546,29 +526,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
 pub enum GetBankAccountHistoryResponse {
     /// The daily summaries of the bank account.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::BankAccountHistory>),
+    Ok(crate::runtime::Json<crate::models::BankAccountHistory>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetBankAccountHistoryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -582,26 +562,22 @@ for GetBankAccountHistoryResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -613,29 +589,29 @@ for GetBankAccountHistoryResponse {
 pub enum AddBankAccountOwnerResponse {
     /// The bank account with its updated owners.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::BankAccountWithDetails>),
+    Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for AddBankAccountOwnerResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -649,26 +625,22 @@ for AddBankAccountOwnerResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

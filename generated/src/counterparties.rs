@@ -117,25 +117,25 @@ pub struct DeleteCounterpartyInput {
 pub enum ListCounterpartiesResponse {
     /// One page of counterparties.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::CounterpartyList>),
+    Ok(crate::runtime::Json<crate::models::CounterpartyList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -148,21 +148,19 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -174,25 +172,25 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
 pub enum CreateCounterpartyResponse {
     /// The created counterparty.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Counterparty>),
+    Ok(crate::runtime::Json<crate::models::Counterparty>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -205,21 +203,19 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -231,28 +227,28 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
 pub enum GetCounterpartyResponse {
     /// The counterparty.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Counterparty>),
+    Ok(crate::runtime::Json<crate::models::Counterparty>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -266,26 +262,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResp
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -297,28 +289,28 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResp
 pub enum DeleteCounterpartyResponse {
     /// The counterparty was deleted; the body is an empty JSON object.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::EmptyObject>),
+    Ok(crate::runtime::Json<crate::models::EmptyObject>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -332,26 +324,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyR
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

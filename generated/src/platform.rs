@@ -40,25 +40,25 @@ pub struct UpdatePlatformInput {
 pub enum GetPlatformResponse {
     /// The platform and its settings.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Platform>),
+    Ok(crate::runtime::Json<crate::models::Platform>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -71,21 +71,19 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,
@@ -97,25 +95,25 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
 pub enum UpdatePlatformResponse {
     /// The platform with its updated settings.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Platform>),
+    Ok(crate::runtime::Json<crate::models::Platform>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
     #[oai(status = 401u16)]
     Unauthorized(
-        ::poem_openapi::payload::Json<crate::models::Error>,
+        crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
-    InternalServerError(::poem_openapi::payload::Json<crate::models::Error>),
+    InternalServerError(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(::poem_openapi::payload::Json(body))
+        Self::InternalServerError(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -128,21 +126,19 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformRespo
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
                     Self::Unauthorized(
-                        ::poem_openapi::payload::Json(body),
+                        crate::runtime::Json(body),
                         ::std::option::Option::None,
                     ),
                 )
             }
             500u16 => {
                 ::std::option::Option::Some(
-                    Self::InternalServerError(::poem_openapi::payload::Json(body)),
+                    Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

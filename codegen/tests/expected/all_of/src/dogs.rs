@@ -42,14 +42,14 @@ pub struct CreateDogInput {
 pub enum GetDogResponse {
     /// The dog.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Dog>),
+    Ok(crate::runtime::Json<crate::models::Dog>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetDogResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -60,9 +60,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetDogResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -73,14 +71,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetDogResponse {
 pub enum CreateDogResponse {
     /// The created dog.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Dog>),
+    Ok(crate::runtime::Json<crate::models::Dog>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateDogResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -91,9 +89,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateDogResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

@@ -53,14 +53,14 @@ pub struct ReplaceTagsInput {
 pub enum ListCollectionsResponse {
     /// The collections.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::CollectionList>),
+    Ok(crate::runtime::Json<crate::models::CollectionList>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -71,9 +71,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResp
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -84,14 +82,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResp
 pub enum CreateCollectionResponse {
     /// The created collection.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Collection>),
+    Ok(crate::runtime::Json<crate::models::Collection>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -102,9 +100,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionRes
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -115,14 +111,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionRes
 pub enum ReplaceTagsResponse {
     /// The names of the stored tags.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::NameList>),
+    Ok(crate::runtime::Json<crate::models::NameList>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -133,9 +129,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

@@ -45,14 +45,14 @@ pub struct CreateTaskInput {
 pub enum ListTasksResponse {
     /// The matching tasks.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::TaskList>),
+    Ok(crate::runtime::Json<crate::models::TaskList>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListTasksResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -63,9 +63,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListTasksResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -76,14 +74,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListTasksResponse {
 pub enum CreateTaskResponse {
     /// The created task.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Task>),
+    Ok(crate::runtime::Json<crate::models::Task>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateTaskResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -94,9 +92,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateTaskResponse 
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

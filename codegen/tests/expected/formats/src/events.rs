@@ -49,14 +49,14 @@ pub struct DownloadAttachmentInput {
 pub enum GetEventResponse {
     /// The event.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Event>),
+    Ok(crate::runtime::Json<crate::models::Event>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -67,9 +67,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -83,11 +81,11 @@ pub enum DownloadAttachmentResponse {
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DownloadAttachmentResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -98,9 +96,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DownloadAttachmentR
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

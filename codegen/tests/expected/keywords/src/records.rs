@@ -42,14 +42,14 @@ pub struct CreateTypeInput {
 pub enum GetRecordResponse {
     /// The record.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Record>),
+    Ok(crate::runtime::Json<crate::models::Record>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -60,9 +60,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -73,14 +71,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
 pub enum CreateTypeResponse {
     /// The created type.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Type>),
+    Ok(crate::runtime::Json<crate::models::Type>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateTypeResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -91,9 +89,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateTypeResponse 
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

@@ -38,14 +38,14 @@ pub struct PutMetadataInput {
 pub enum GetInventoryResponse {
     /// The inventory.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Inventory>),
+    Ok(crate::runtime::Json<crate::models::Inventory>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -56,9 +56,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryRespons
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -69,14 +67,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryRespons
 pub enum PutMetadataResponse {
     /// A summary of the stored metadata.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::MetadataSummary>),
+    Ok(crate::runtime::Json<crate::models::MetadataSummary>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutMetadataResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -87,9 +85,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutMetadataResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

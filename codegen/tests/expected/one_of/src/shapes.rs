@@ -26,14 +26,14 @@ pub struct CreateShapeInput {
 pub enum CreateShapeResponse {
     /// The created shape.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Shape>),
+    Ok(crate::runtime::Json<crate::models::Shape>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateShapeResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -44,9 +44,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateShapeResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

@@ -91,14 +91,14 @@ pub struct GetOwnerPetInput {
 pub enum ListOwnerPetsResponse {
     /// The matching pets.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::PetList>),
+    Ok(crate::runtime::Json<crate::models::PetList>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -109,9 +109,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsRespon
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -122,14 +120,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsRespon
 pub enum CreateOwnerPetResponse {
     /// The created pet.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Pet>),
+    Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -140,9 +138,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetRespo
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -153,14 +149,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetRespo
 pub enum GetOwnerPetResponse {
     /// The pet.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Pet>),
+    Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -171,9 +167,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

@@ -59,25 +59,22 @@ pub enum ListPetsResponse {
     /// A paged array of pets
     #[oai(status = 200u16)]
     Ok(
-        ::poem_openapi::payload::Json<crate::models::Pets>,
+        crate::runtime::Json<crate::models::Pets>,
         /// A link to the next page of responses
         #[oai(header = "x-next")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
-    Default(
-        ::poem::http::StatusCode,
-        ::poem_openapi::payload::Json<crate::models::Error>,
-    ),
+    Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
             ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            ::poem_openapi::payload::Json(body),
+            crate::runtime::Json(body),
         )
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
@@ -90,14 +87,12 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             other => {
                 ::poem::http::StatusCode::from_u16(other)
                     .ok()
-                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
             }
         }
     }
@@ -110,18 +105,15 @@ pub enum CreatePetsResponse {
     Created,
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
-    Default(
-        ::poem::http::StatusCode,
-        ::poem_openapi::payload::Json<crate::models::Error>,
-    ),
+    Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
             ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            ::poem_openapi::payload::Json(body),
+            crate::runtime::Json(body),
         )
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
@@ -134,14 +126,12 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse 
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             other => {
                 ::poem::http::StatusCode::from_u16(other)
                     .ok()
-                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
             }
         }
     }
@@ -151,21 +141,18 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse 
 pub enum ShowPetByIdResponse {
     /// Expected response to a valid request
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Pet>),
+    Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
-    Default(
-        ::poem::http::StatusCode,
-        ::poem_openapi::payload::Json<crate::models::Error>,
-    ),
+    Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
             ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            ::poem_openapi::payload::Json(body),
+            crate::runtime::Json(body),
         )
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
@@ -178,14 +165,12 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             other => {
                 ::poem::http::StatusCode::from_u16(other)
                     .ok()
-                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
             }
         }
     }

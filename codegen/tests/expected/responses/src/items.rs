@@ -61,18 +61,18 @@ pub enum CreateItemResponse {
     /// The created item.
     #[oai(status = 200u16)]
     Ok(
-        ::poem_openapi::payload::Json<crate::models::Item>,
+        crate::runtime::Json<crate::models::Item>,
         /// Present when the response was replayed from an earlier request with the same idempotency key.
         #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -83,9 +83,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -96,30 +94,27 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
 pub enum PutItemResponse {
     /// The item was replaced.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Item>),
+    Ok(crate::runtime::Json<crate::models::Item>),
     /// The replacement was accepted for asynchronous processing; no body.
     #[oai(status = 202u16)]
     Accepted,
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// The item does not exist.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// The item was modified concurrently.
     #[oai(status = 409u16)]
-    Conflict(::poem_openapi::payload::Json<crate::models::Error>),
+    Conflict(crate::runtime::Json<crate::models::Error>),
     /// Any other error.
-    Default(
-        ::poem::http::StatusCode,
-        ::poem_openapi::payload::Json<crate::models::Error>,
-    ),
+    Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
             ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            ::poem_openapi::payload::Json(body),
+            crate::runtime::Json(body),
         )
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
@@ -134,24 +129,18 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             409u16 => {
-                ::std::option::Option::Some(
-                    Self::Conflict(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
             }
             other => {
                 ::poem::http::StatusCode::from_u16(other)
                     .ok()
-                    .map(|s| Self::Default(s, ::poem_openapi::payload::Json(body)))
+                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
             }
         }
     }
@@ -164,14 +153,14 @@ pub enum DeleteItemResponse {
     Ok,
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// The item does not exist.
     #[oai(status = 404u16)]
-    NotFound(::poem_openapi::payload::Json<crate::models::Error>),
+    NotFound(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -183,14 +172,10 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse 
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             404u16 => {
-                ::std::option::Option::Some(
-                    Self::NotFound(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }

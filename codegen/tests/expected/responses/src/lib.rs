@@ -19,8 +19,8 @@ pub mod items;
 pub mod runtime;
 #[rustfmt::skip]
 pub mod server;
-pub use poem_openapi::payload::{Binary, Json};
-pub use runtime::{Credentials, FilePart, Hooks, RequestError, RequestErrorKind};
+pub use poem_openapi::payload::Binary;
+pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
 pub use server::{Server, app, document, routes};
 /// `info.title` of the document.
 pub const TITLE: &str = "Responses Fixture";

@@ -24,17 +24,17 @@ pub struct GetMeInput {}
 pub enum GetMeResponse {
     /// The authenticated user.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::User>),
+    Ok(crate::runtime::Json<crate::models::User>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Credentials were missing or invalid.
     #[oai(status = 401u16)]
-    Unauthorized(::poem_openapi::payload::Json<crate::models::Error>),
+    Unauthorized(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetMeResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -46,13 +46,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetMeResponse {
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             401u16 => {
                 ::std::option::Option::Some(
-                    Self::Unauthorized(::poem_openapi::payload::Json(body)),
+                    Self::Unauthorized(crate::runtime::Json(body)),
                 )
             }
             _ => ::std::option::Option::None,

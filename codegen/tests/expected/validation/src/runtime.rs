@@ -856,6 +856,52 @@ macro_rules! __spec_type {
 pub use __spec_type as spec_type;
 
 // ---------------------------------------------------------------------------------------------
+// Response bodies
+// ---------------------------------------------------------------------------------------------
+
+/// A JSON response body, written straight from the typed value.
+///
+/// Documents itself exactly as poem-openapi's `Json` does (same content type, the type's
+/// schema), but poem-openapi's builds a `serde_json::Value` of the whole answer before writing
+/// bytes: a map and a string for every field, which was a quarter of the server's time on a
+/// page of 100 bank accounts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T> std::ops::Deref for Json<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Type> Payload for Json<T> {
+    const CONTENT_TYPE: &'static str = "application/json; charset=utf-8";
+
+    fn schema_ref() -> MetaSchemaRef {
+        T::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+}
+
+impl<T: Type + serde::Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        match serde_json::to_vec(&self.0) {
+            Ok(body) => Response::builder()
+                .content_type(<Self as Payload>::CONTENT_TYPE)
+                .body(body),
+            // Generated types are structs, strings, numbers, lists and string-keyed maps, which
+            // serde_json always writes; a failure would be a bug here, answered without detail.
+            Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Request bodies
 // ---------------------------------------------------------------------------------------------
 

@@ -48,14 +48,14 @@ pub struct CreateWidgetInput {
 pub enum ListWidgetsResponse {
     /// The widgets.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::WidgetList>),
+    Ok(crate::runtime::Json<crate::models::WidgetList>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -66,9 +66,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
@@ -79,14 +77,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse
 pub enum CreateWidgetResponse {
     /// The created widget.
     #[oai(status = 200u16)]
-    Ok(::poem_openapi::payload::Json<crate::models::Widget>),
+    Ok(crate::runtime::Json<crate::models::Widget>),
     /// The request was invalid.
     #[oai(status = 400u16)]
-    BadRequest(::poem_openapi::payload::Json<crate::models::Error>),
+    BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateWidgetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(::poem_openapi::payload::Json(body))
+        Self::BadRequest(crate::runtime::Json(body))
     }
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
@@ -97,9 +95,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateWidgetRespons
     ) -> ::std::option::Option<Self> {
         match status {
             400u16 => {
-                ::std::option::Option::Some(
-                    Self::BadRequest(::poem_openapi::payload::Json(body)),
-                )
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
             }
             _ => ::std::option::Option::None,
         }
