@@ -328,7 +328,7 @@ def report(args):
         for mixed, alone in (("mixed-get", "get"), ("mixed-transfers", "transfers-many")):
             r = ratio(find(b, mixed), find(b, alone))
             if r is not None:
-                info.append((b, f"{mixed} rps / {alone} rps", round(r, 3), ""))
+                info.append((b, f"{mixed} rps / {alone} rps", r, ""))
 
     settings = json.loads(os.environ.get("BENCH_SETTINGS", "{}"))
     result = {
