@@ -885,6 +885,30 @@ mod tests {
         checkpointer.stop();
     }
 
+    /// `.cargo/config.toml` builds the bundled SQLite without the shared page-cache pool and
+    /// without allocation statistics, both of which take a process-wide mutex on every page
+    /// fetch or allocation (bench/README.md, "Fixed so far"). A build without that file (or with
+    /// `LIBSQLITE3_FLAGS` set otherwise) would still work, only slower: this says so.
+    #[test]
+    fn the_bundled_sqlite_has_no_process_wide_cache_or_allocation_mutex() {
+        let conn = Connection::open_in_memory().expect("open");
+        let mut stmt = conn.prepare("PRAGMA compile_options").expect("prepare");
+        let options: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+    }
+
     #[test]
     fn readers_map_the_file_as_configured() {
         let dir = tempfile::tempdir().expect("tempdir");
