@@ -87,6 +87,23 @@ pub fn tag_module(tag: &Tag) -> String {
     names::snake(&tag.rust)
 }
 
+/// `#[serde(serialize_with = ...)]` for a field whose schema is a `date-time` string: the
+/// runtime's `date_time` writer, which writes chrono's text without `core::fmt`. Nothing for any
+/// other field.
+fn date_time_writer(schema: &Schema, required: bool) -> TokenStream {
+    let is_date_time = matches!(
+        &schema.kind,
+        Kind::String { format, .. } if format.as_deref() == Some("date-time")
+    );
+    match (is_date_time, required && !schema.nullable) {
+        (false, _) => quote!(),
+        (true, true) => quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize")]),
+        (true, false) => {
+            quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize_option")])
+        }
+    }
+}
+
 fn ident(s: &str) -> syn::Ident {
     syn::parse_str::<syn::Ident>(s).unwrap_or_else(|_| format_ident!("{}", s))
 }
@@ -659,7 +676,8 @@ impl<'a> Emitter<'a> {
                 } else {
                     quote!()
                 };
-                quote!(#docs #rename #optional pub #id: #ty)
+                let written = date_time_writer(&p.schema, is_required);
+                quote!(#docs #rename #optional #written pub #id: #ty)
             })
             .collect();
         if let Additional::Schema(v) = additional {

@@ -434,8 +434,10 @@ pub struct Platform {
         crate::models::AdditionalRequirementField,
     >,
     /// When the platform was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the platform settings last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for Platform {
@@ -959,8 +961,10 @@ pub struct EntityListItem {
     pub documents: ::std::vec::Vec<crate::models::Document>,
     pub verification_status: crate::models::VerificationStatus,
     /// When the entity was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the entity last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for EntityListItem {
@@ -1089,8 +1093,10 @@ pub struct Entity {
     pub documents: ::std::vec::Vec<crate::models::Document>,
     pub verification_status: crate::models::VerificationStatus,
     /// When the entity was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the entity last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub person_details: ::std::option::Option<crate::models::PersonDetails>,
@@ -1807,6 +1813,7 @@ pub struct AssociatedPerson {
     pub title_in_business: ::std::option::Option<::std::string::String>,
     pub person_details: crate::models::PersonDetails,
     /// When the link was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for AssociatedPerson {
@@ -1967,6 +1974,7 @@ pub struct AdditionalRequirements {
     /// Names of the platform's required fields that have not been submitted yet.
     pub missing: ::std::vec::Vec<::std::string::String>,
     /// When fields were last submitted; null when nothing was submitted yet.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
     pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
 }
 impl crate::runtime::SpecType for AdditionalRequirements {
@@ -2407,8 +2415,10 @@ pub struct BankAccount {
     /// Ids of the owning entities, primary owner first.
     pub owners: ::std::vec::Vec<::std::string::String>,
     /// When the account was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the account last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for BankAccount {
@@ -2576,8 +2586,10 @@ pub struct BankAccountWithDetails {
     /// Ids of the owning entities, primary owner first.
     pub owners: ::std::vec::Vec<::std::string::String>,
     /// When the account was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the account last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
     /// Id of the default account number, created with the account (prefix `acno_`).
     pub default_account_number_id: ::std::string::String,
@@ -3045,8 +3057,10 @@ pub struct AccountNumber {
     /// Whether issued checks drawn on this number need positive pay.
     pub check_issuing_positive_pay_required: bool,
     /// When the account number was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the account number last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for AccountNumber {
@@ -3354,6 +3368,7 @@ pub struct AchPositivePayRule {
     /// Description of the rule.
     pub description: ::std::string::String,
     /// When the rule was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for AchPositivePayRule {
@@ -3893,8 +3908,10 @@ pub struct Counterparty {
     /// Local account number required by some countries for wires; null when not given.
     pub local_account_number: ::std::option::Option<::std::string::String>,
     /// When the counterparty was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the counterparty last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for Counterparty {
@@ -4339,8 +4356,10 @@ pub struct Document {
     /// Absolute signed download link to `GET /documents/{document_id}/content` (with `expires` and `signature`), valid for 60 seconds.
     pub url: ::std::string::String,
     /// When the document was uploaded.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the document last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for Document {
@@ -4659,8 +4678,10 @@ pub struct BookTransfer {
     /// The `Idempotency-Key` of the creating request; null when none was sent.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// When the transfer was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// When the transfer last changed (cleared, canceled).
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for BookTransfer {
@@ -5106,6 +5127,7 @@ pub struct AchTransfer {
     /// Name of the originating company.
     pub company_name: ::std::string::String,
     /// When the transfer was received.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
 impl crate::runtime::SpecType for AchTransfer {

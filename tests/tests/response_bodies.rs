@@ -116,3 +116,93 @@ async fn one_of_values_in_a_map_are_written_as_poem_openapi_writes_them() {
     ]);
     same_bytes(values).await;
 }
+
+/// `date-time` fields are written by the runtime's own writer (`bank_api::runtime::date_time`),
+/// not through chrono's `Display`; the text must be chrono's to the byte, fraction digits
+/// (none, 3, 6 or 9), years at the edges, leap seconds and years chrono writes with a sign.
+mod date_times {
+    use chrono::{DateTime, Utc};
+    use proptest::prelude::*;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Ours<'a>(
+        #[serde(serialize_with = "bank_api::runtime::date_time::serialize")] &'a DateTime<Utc>,
+    );
+
+    #[derive(Serialize)]
+    struct OursOptional(
+        #[serde(serialize_with = "bank_api::runtime::date_time::serialize_option")]
+        Option<DateTime<Utc>>,
+    );
+
+    fn same_text(value: DateTime<Utc>) {
+        let chrono_text = serde_json::to_string(&value).expect("chrono");
+        assert_eq!(
+            serde_json::to_string(&Ours(&value)).expect("ours"),
+            chrono_text
+        );
+        assert_eq!(
+            serde_json::to_string(&OursOptional(Some(value))).expect("ours"),
+            chrono_text
+        );
+    }
+
+    #[test]
+    fn edge_values_are_written_as_chrono_writes_them() {
+        let seconds = [
+            -62_167_219_200, // 0000-01-01T00:00:00
+            -62_167_219_201, // -0001-12-31T23:59:59, outside the fast path
+            -1,
+            0,
+            951_782_399, // 2000-02-28T23:59:59
+            1_798_761_599,
+            253_402_300_799, // 9999-12-31T23:59:59
+            253_402_300_800, // +10000-01-01, outside the fast path
+        ];
+        let nanos = [
+            0,
+            1,
+            10,
+            999,
+            1_000,
+            120_000,
+            1_000_000,
+            123_000_000,
+            123_456_000,
+            123_456_789,
+            999_999_999,
+            1_500_000_000, // a leap second, accepted only at :59
+        ];
+        let mut written = 0;
+        for s in seconds {
+            for n in nanos {
+                if let Some(value) = DateTime::from_timestamp(s, n) {
+                    same_text(value);
+                    written += 1;
+                }
+            }
+        }
+        // Only the leap second at a second that is not :59 is refused by chrono.
+        assert!(written >= seconds.len() * (nanos.len() - 1), "{written}");
+        assert_eq!(
+            serde_json::to_string(&OursOptional(None)).expect("none"),
+            "null"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_instant_is_written_as_chrono_writes_it(
+            secs in -70_000_000_000i64..260_000_000_000,
+            digits in 0u32..2_000_000_000,
+            scale in prop::sample::select(vec![1u32, 1_000, 1_000_000, 1_000_000_000]),
+        ) {
+            // Scaling makes round fractions (3 or 6 digits, or none) as likely as long ones.
+            let nanos = (digits / scale).saturating_mul(scale) % 2_000_000_000;
+            if let Some(value) = DateTime::from_timestamp(secs, nanos) {
+                same_text(value);
+            }
+        }
+    }
+}

@@ -14,9 +14,11 @@ pub struct Event {
     /// Calendar day of the event (date).
     pub occurred_on: ::chrono::NaiveDate,
     /// Creation instant (date-time).
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     /// Optional last update instant (date-time).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
     pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
     /// Optional contact e-mail address (email).
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]

@@ -901,6 +901,89 @@ impl<T: Type + serde::Serialize> IntoResponse for Json<T> {
     }
 }
 
+/// `date-time` fields, written as chrono writes them (RFC 3339, `Z`, the shortest of 0, 3, 6 or 9
+/// fraction digits that holds the value) without going through `core::fmt`.
+///
+/// chrono's `Serialize` formats through `Display`, which serde_json receives a few characters at
+/// a time and scans for escapes piece by piece: with two timestamps an account, that was 8 % of
+/// the server's time on a page of 100 accounts. The generator puts `serialize_with` on every
+/// field whose schema is a `date-time` string. Anything outside the common case (a year outside
+/// 0..=9999, a leap second) is left to chrono, so the text is always chrono's.
+pub mod date_time {
+    use chrono::{DateTime, Datelike, Timelike, Utc};
+
+    /// The longest text of the common case: `9999-12-31T23:59:59.999999999Z`.
+    const MAX_LEN: usize = 30;
+
+    fn two(out: &mut [u8], at: usize, value: u32) {
+        out[at] = b'0' + (value / 10) as u8;
+        out[at + 1] = b'0' + (value % 10) as u8;
+    }
+
+    /// Writes `value` into `out` and answers the length, or `None` when chrono must do it.
+    pub fn write(value: &DateTime<Utc>, out: &mut [u8; MAX_LEN]) -> Option<usize> {
+        let year = value.year();
+        let nanos = value.nanosecond();
+        if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+            return None;
+        }
+        let year = year as u32;
+        two(out, 0, year / 100);
+        two(out, 2, year % 100);
+        out[4] = b'-';
+        two(out, 5, value.month());
+        out[7] = b'-';
+        two(out, 8, value.day());
+        out[10] = b'T';
+        two(out, 11, value.hour());
+        out[13] = b':';
+        two(out, 14, value.minute());
+        out[16] = b':';
+        two(out, 17, value.second());
+        let (mut fraction, digits) = if nanos == 0 {
+            (0, 0)
+        } else if nanos % 1_000_000 == 0 {
+            (nanos / 1_000_000, 3)
+        } else if nanos % 1_000 == 0 {
+            (nanos / 1_000, 6)
+        } else {
+            (nanos, 9)
+        };
+        let mut len = 19;
+        if digits > 0 {
+            out[19] = b'.';
+            for i in (0..digits).rev() {
+                out[20 + i] = b'0' + (fraction % 10) as u8;
+                fraction /= 10;
+            }
+            len = 20 + digits;
+        }
+        out[len] = b'Z';
+        Some(len + 1)
+    }
+
+    pub fn serialize<S: serde::Serializer>(
+        value: &DateTime<Utc>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut out = [0u8; MAX_LEN];
+        match write(value, &mut out).and_then(|len| std::str::from_utf8(&out[..len]).ok()) {
+            Some(text) => serializer.serialize_str(text),
+            None => serde::Serialize::serialize(value, serializer),
+        }
+    }
+
+    pub fn serialize_option<S: serde::Serializer>(
+        value: &Option<DateTime<Utc>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => serialize(value, serializer),
+            None => serializer.serialize_none(),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Request bodies
 // ---------------------------------------------------------------------------------------------
