@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bank_api::runtime::{BodyLimits, ErrorRenderer, RequestError};
-use poem::http::{HeaderValue, StatusCode};
+use poem::http::{HeaderValue, Method, StatusCode};
 use poem::middleware::CatchPanic;
 use poem::web::Json;
 use poem::{Endpoint, EndpointExt, IntoResponse, Request, Response, get, handler};
@@ -18,7 +18,7 @@ use crate::api::errors::{self, ApiError, REQUEST_ID};
 use crate::api::{Bankd, PathTemplates};
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::store::Db;
+use crate::store::{self, Db};
 
 /// What every handler needs; cheap to clone.
 #[derive(Clone)]
@@ -112,11 +112,19 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
     let method = req.method().clone();
     let template = templates.template(req.uri().path());
     let started = Instant::now();
+    let reads_only = method == Method::GET || method == Method::HEAD;
     let mut response = REQUEST_ID
         .scope(id.clone(), async move {
-            match ep.call(req).await {
-                Ok(r) => r.into_response(),
-                Err(e) => e.into_response(),
+            let call = async move {
+                match ep.call(req).await {
+                    Ok(r) => r.into_response(),
+                    Err(e) => e.into_response(),
+                }
+            };
+            if reads_only {
+                store::request_snapshot(call).await
+            } else {
+                call.await
             }
         })
         .await;

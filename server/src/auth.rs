@@ -151,9 +151,10 @@ pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>,
     };
     let hash = key.hash();
     // One statement is its own snapshot: no BEGIN/ROLLBACK around it (two round trips on
-    // PostgreSQL, on every authenticated request).
+    // PostgreSQL, on every authenticated request). On SQLite, a GET's snapshot stays open for
+    // its read (`store::request_snapshot`).
     let record = db
-        .read_single(|tx| {
+        .read_single_kept(|tx| {
             let hash = &hash;
             Box::pin(async move { api_keys::find_by_hash(tx, hash).await })
         })

@@ -420,6 +420,11 @@ impl Reader {
             .as_ref()
             .expect("a lent reader holds its connection")
     }
+
+    /// Whether this reader was lent by `pool` (a process may open several databases).
+    pub fn belongs_to(&self, pool: &Arc<Readers>) -> bool {
+        Arc::ptr_eq(&self.pool, pool)
+    }
 }
 
 impl Drop for Reader {
