@@ -29,6 +29,8 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   sqlite_group_commit    BANKD_SQLITE_GROUP_COMMIT        true (concurrent writes share a commit)
   sqlite_mmap_mib        BANKD_SQLITE_MMAP_MIB            0 (MiB of the file each reader maps; helps
                                                           read-only loads, costs under writes)
+  sqlite_log_buffer      BANKD_SQLITE_LOG_BUFFER          true (a commit's log frames go to the file
+                                                          in 124 KiB writes; with `full` only)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -58,6 +60,9 @@ pub struct Config {
     pub sqlite_group_commit: bool,
     /// How much of the SQLite file each reader maps into memory, in MiB (0: read with `pread`).
     pub sqlite_mmap_mib: u64,
+    /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
+    /// with `sqlite_synchronous = full` only.
+    pub sqlite_log_buffer: bool,
 }
 
 /// SQLite's `synchronous` settings that bankd accepts.
@@ -96,6 +101,7 @@ impl Default for Config {
             sqlite_synchronous: SqliteSync::Full,
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
+            sqlite_log_buffer: true,
         }
     }
 }
@@ -114,6 +120,7 @@ impl std::fmt::Debug for Config {
             .field("sqlite_synchronous", &self.sqlite_synchronous)
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
+            .field("sqlite_log_buffer", &self.sqlite_log_buffer)
             .finish()
     }
 }
@@ -218,6 +225,9 @@ impl Config {
         if let Some(v) = env("BANKD_SQLITE_MMAP_MIB") {
             config.sqlite_mmap_mib = parse_env("BANKD_SQLITE_MMAP_MIB", &v)?;
         }
+        if let Some(v) = env("BANKD_SQLITE_LOG_BUFFER") {
+            config.sqlite_log_buffer = parse_env("BANKD_SQLITE_LOG_BUFFER", &v)?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -278,6 +288,7 @@ impl Config {
             },
             sqlite_group_commit: self.sqlite_group_commit,
             sqlite_reader_mmap_bytes: self.sqlite_mmap_mib.saturating_mul(1 << 20),
+            sqlite_log_buffer: self.sqlite_log_buffer,
             ..StoreOptions::default()
         }
     }
@@ -354,6 +365,16 @@ mod tests {
             SqliteSynchronous::Normal
         ));
         assert!(!options.sqlite_group_commit);
+    }
+
+    #[test]
+    fn the_log_buffer_is_on_by_default_and_can_be_turned_off() {
+        let default = Config::load(None, env_of(&[])).expect("loads");
+        assert!(default.store_options().sqlite_log_buffer);
+        let off =
+            Config::load(None, env_of(&[("BANKD_SQLITE_LOG_BUFFER", "false")])).expect("loads");
+        assert!(!off.store_options().sqlite_log_buffer);
+        assert!(Config::load(None, env_of(&[("BANKD_SQLITE_LOG_BUFFER", "maybe")])).is_err());
     }
 
     #[test]

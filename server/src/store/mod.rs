@@ -239,6 +239,10 @@ pub struct StoreOptions {
     /// How much of the database file each SQLite reader maps into memory; 0 for none. SQLite
     /// caps it at its compile-time `SQLITE_MAX_MMAP_SIZE` (2 GiB less 64 KiB on this build).
     pub sqlite_reader_mmap_bytes: u64,
+    /// Whether a `FULL` SQLite database's log frames are written through `sqlite-walbuf`, a
+    /// few large writes per commit instead of two per page (ignored unless `FULL`: see
+    /// [`sqlite::Settings::log_buffer`]).
+    pub sqlite_log_buffer: bool,
     /// Connections of the PostgreSQL pool.
     pub postgres_max_connections: u32,
     /// How long a caller waits for a pooled PostgreSQL connection.
@@ -254,6 +258,7 @@ impl Default for StoreOptions {
             sqlite_synchronous: SqliteSynchronous::Full,
             sqlite_group_commit: true,
             sqlite_reader_mmap_bytes: DEFAULT_SQLITE_MMAP_MIB << 20,
+            sqlite_log_buffer: true,
             postgres_max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
@@ -346,6 +351,7 @@ impl Db {
             busy_timeout: options.sqlite_busy_timeout,
             wal_restart_frames: sqlite::WAL_RESTART_FRAMES,
             reader_mmap_bytes: i64::try_from(options.sqlite_reader_mmap_bytes).unwrap_or(i64::MAX),
+            log_buffer: options.sqlite_log_buffer,
         };
         let checkpointer = sqlite::Checkpointer::start(&settings)?;
         let writer = writer::GroupWriter::new(

@@ -51,6 +51,11 @@ pub(super) struct Settings {
     pub wal_restart_frames: i64,
     /// How much of the file each reader maps into memory (`mmap_size`); 0 reads with `pread`.
     pub reader_mmap_bytes: i64,
+    /// Whether connections write the log through `sqlite-walbuf` (frames gathered into large
+    /// writes, flushed by the commit's sync). Only honoured with `synchronous=FULL`: at `NORMAL`
+    /// a commit publishes its frames to other connections without a sync, which would let them
+    /// look for frames still in the writer's buffer.
+    pub log_buffer: bool,
 }
 
 /// [`Settings::wal_restart_frames`] of a server: 16 384 pages, 64 MiB with 4 KiB pages.
@@ -59,6 +64,11 @@ pub(super) const WAL_RESTART_FRAMES: i64 = 16_384;
 impl Settings {
     pub fn in_memory(&self) -> bool {
         self.path.is_none()
+    }
+
+    /// Whether connections open through `sqlite-walbuf` (see [`Settings::log_buffer`]).
+    fn buffers_log(&self) -> bool {
+        self.log_buffer && self.synchronous == "FULL"
     }
 
     fn open(&self, read_only: bool) -> Result<Connection, StoreError> {
@@ -70,6 +80,12 @@ impl Settings {
         // Each connection is used by one task at a time: SQLite's own mutexes are not needed.
         let flags = mode | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = match &self.path {
+            Some(path) if self.buffers_log() => {
+                let vfs = sqlite_walbuf::register().map_err(|code| {
+                    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+                })?;
+                Connection::open_with_flags_and_vfs(path, flags, vfs)?
+            }
             Some(path) => Connection::open_with_flags(path, flags)?,
             None => Connection::open_in_memory_with_flags(flags)?,
         };
@@ -712,6 +728,7 @@ mod tests {
             busy_timeout: Duration::from_secs(1),
             wal_restart_frames: WAL_RESTART_FRAMES,
             reader_mmap_bytes: 0,
+            log_buffer: true,
         }
         .open_writer()
         .expect("open")
@@ -856,6 +873,7 @@ mod tests {
             busy_timeout: Duration::from_secs(1),
             wal_restart_frames,
             reader_mmap_bytes: 0,
+            log_buffer: true,
         };
         let checkpointer = Checkpointer::start(&settings)
             .expect("start")
@@ -873,6 +891,23 @@ mod tests {
             execute(writer, "INSERT INTO t VALUES (?)", &row).expect("insert");
         }
         control(writer, "COMMIT").expect("commit");
+    }
+
+    #[test]
+    fn only_full_durability_writes_the_log_through_the_buffer() {
+        let settings = |synchronous, log_buffer| Settings {
+            path: Some(PathBuf::from("unused.db")),
+            synchronous,
+            busy_timeout: Duration::from_secs(1),
+            wal_restart_frames: WAL_RESTART_FRAMES,
+            reader_mmap_bytes: 0,
+            log_buffer,
+        };
+        assert!(settings("FULL", true).buffers_log());
+        assert!(!settings("FULL", false).buffers_log());
+        // NORMAL publishes a commit's frames without the sync that empties the buffer.
+        assert!(!settings("NORMAL", true).buffers_log());
+        assert!(!settings("OFF", true).buffers_log());
     }
 
     #[test]
