@@ -170,6 +170,52 @@ async fn a_failed_write_leaves_nothing_and_spares_its_batch_mates() {
     }
     let expected: BTreeSet<i64> = (0..150).filter(|n| n % 3 == 2).collect();
     assert_eq!(committed_rows(&ctx.db).await, expected);
+    // Each failure is undone inside its batch: no batch was rolled back.
+    let stats = ctx.db.group_commit_stats().expect("stats");
+    assert_eq!(stats.aborts, 0, "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_refused_before_it_changes_anything_costs_its_batch_nothing() {
+    let (ctx, _guard) = probe_db().await;
+    let mut tasks = JoinSet::new();
+    for n in 0..150i64 {
+        let db = ctx.db.clone();
+        tasks.spawn(async move {
+            let result: Result<(), Probe> = if n % 3 == 0 {
+                db.write(|tx| {
+                    Box::pin(async move {
+                        // A read, then a refusal: nothing to undo.
+                        tx.fetch_all(Sql::new("SELECT n FROM probe")).await?;
+                        tokio::task::yield_now().await;
+                        Err(Probe::Refused)
+                    })
+                })
+                .await
+            } else {
+                write_pair(&db, n).await
+            };
+            (n, result)
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        let (n, result) = done.expect("task");
+        if n % 3 == 0 {
+            assert!(matches!(result, Err(Probe::Refused)), "{n}: {result:?}");
+        } else {
+            assert!(result.is_ok(), "{n}: {result:?}");
+        }
+    }
+    let expected: BTreeSet<i64> = (0..150)
+        .filter(|n| n % 3 != 0)
+        .flat_map(|n| [n, n + 100_000])
+        .collect();
+    assert_eq!(committed_rows(&ctx.db).await, expected);
+    let stats = ctx.db.group_commit_stats().expect("stats");
+    assert_eq!(
+        stats.aborts, 0,
+        "a refusal without changes aborted a batch: {stats:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
