@@ -61,10 +61,11 @@ pub(super) struct Settings {
 /// [`Settings::wal_restart_frames`] of a server: 65 536 pages, 256 MiB with 4 KiB pages.
 ///
 /// Each restart stalls the writer while it copies the frames committed since the
-/// checkpointer's last pass (20-55 ms under spread transfers, which write about 180 MB of log
-/// a second here), so the limit sets how often writes pause. At 64 MiB that was about 8 % of
-/// the writer's time; at 256 MiB spread transfers ran 19 % faster (bench/README.md). The cost
-/// is disk: the log file stays at this size between restarts, and a crash recovery reads it.
+/// checkpointer's last pass (20-55 ms under spread transfers, during which the disk took about
+/// 220 MB a second, log and checkpoints together), so the limit sets how often writes pause.
+/// At 64 MiB that was about 8 % of the writer's time; at 256 MiB spread transfers ran 19 %
+/// faster (bench/README.md). The cost is disk: the log file stays at this size between
+/// restarts, and a crash recovery reads it.
 pub(super) const WAL_RESTART_FRAMES: i64 = 65_536;
 
 impl Settings {
