@@ -4,7 +4,8 @@
 //! so a commit of a few hundred changed pages is several hundred system calls, each through
 //! the file system's write path, and each page write straddles two pages of the kernel's cache.
 //! In bankd's spread book transfers (about 35 transfers and a few hundred log frames a
-//! commit), those calls were half of each `COMMIT`'s CPU time, spent on the one writer every write waits for.
+//! commit), those calls were half of each `COMMIT`'s CPU time, spent on the one writer every
+//! write waits for.
 //!
 //! This VFS is the platform's default VFS (`unix` on Linux) with one change: a log file opened
 //! through it gathers consecutive writes in memory (up to [`BUFFER_BYTES`]) and writes them with
