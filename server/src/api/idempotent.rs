@@ -139,11 +139,10 @@ where
     }
 }
 
-/// The bytes the server sends for `value` (what poem-openapi's `Json` writes).
+/// The bytes the server sends for `value`: those of the response body type every handler
+/// answers with (`bank_api::runtime::Json`).
 fn wire_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, TxError> {
-    serde_json::to_value(value)
-        .and_then(|v| serde_json::to_vec(&v))
-        .map_err(|e| TxError::Api(ApiError::internal(&e)))
+    bank_api::runtime::json_bytes(value).map_err(|e| TxError::Api(ApiError::internal(&e)))
 }
 
 /// The fingerprint body of a typed request: its canonical JSON.

@@ -888,9 +888,16 @@ impl<T: Type> Payload for Json<T> {
     }
 }
 
+/// The bytes a [`Json`] body holds for `value`: serde_json's compact text, written straight from
+/// the value. Anything that must equal what the server sends (a stored answer that is replayed,
+/// for instance) takes its bytes from here.
+pub fn json_bytes<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(value)
+}
+
 impl<T: Type + serde::Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        match serde_json::to_vec(&self.0) {
+        match json_bytes(&self.0) {
             Ok(body) => Response::builder()
                 .content_type(<Self as Payload>::CONTENT_TYPE)
                 .body(body),
