@@ -78,6 +78,27 @@ async fn insert(tx: &mut bankd::store::Tx<'_>, n: i64, part: i64) -> Result<u64,
     .await
 }
 
+/// Runs `write(db, n)` for every `n` in `0..count`, each in a task of its own, all at once;
+/// answers every `n` with its outcome, in the order they finished (a panic in a task fails the
+/// test).
+async fn concurrently<T, F, Fut>(db: &Db, count: i64, write: F) -> Vec<(i64, T)>
+where
+    F: Fn(Db, i64) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let mut tasks = JoinSet::new();
+    for n in 0..count {
+        let outcome = write(db.clone(), n);
+        tasks.spawn(async move { (n, outcome.await) });
+    }
+    let mut outcomes = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        outcomes.push(done.expect("task"));
+    }
+    outcomes
+}
+
 /// The rows now visible to a reader connection (that is: committed).
 async fn committed_rows(db: &Db) -> BTreeSet<i64> {
     db.read(|tx| {
@@ -96,19 +117,13 @@ async fn committed_rows(db: &Db) -> BTreeSet<i64> {
 async fn concurrent_writes_share_commits_and_are_visible_when_acknowledged() {
     let (ctx, _guard) = probe_db().await;
     let before = ctx.db.group_commit_stats().expect("stats");
-    let mut tasks = JoinSet::new();
-    for n in 0..200i64 {
-        let db = ctx.db.clone();
-        tasks.spawn(async move {
-            write_pair(&db, n).await.expect("write");
-            // Acknowledged means committed: a reader on another connection sees it at once.
-            let seen = committed_rows(&db).await;
-            assert!(seen.contains(&n) && seen.contains(&(n + 100_000)), "{n}");
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        done.expect("task");
-    }
+    concurrently(&ctx.db, 200, |db, n| async move {
+        write_pair(&db, n).await.expect("write");
+        // Acknowledged means committed: a reader on another connection sees it at once.
+        let seen = committed_rows(&db).await;
+        assert!(seen.contains(&n) && seen.contains(&(n + 100_000)), "{n}");
+    })
+    .await;
     let after = ctx.db.group_commit_stats().expect("stats");
     let members = after.members - before.members;
     let commits = after.commits - before.commits;
@@ -135,30 +150,24 @@ async fn concurrent_writes_share_commits_and_are_visible_when_acknowledged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_write_leaves_nothing_and_spares_its_batch_mates() {
     let (ctx, _guard) = probe_db().await;
-    let mut tasks = JoinSet::new();
-    for n in 0..150i64 {
-        let db = ctx.db.clone();
-        tasks.spawn(async move {
-            let result: Result<(), Probe> = db
-                .write(|tx| {
-                    Box::pin(async move {
-                        insert(tx, n, 0).await?;
-                        tokio::task::yield_now().await;
-                        match n % 3 {
-                            // A business rule refuses after a write.
-                            0 => Err(Probe::Refused),
-                            // A constraint violation after a write.
-                            1 => insert(tx, n, 1).await.map(|_| ()).map_err(Probe::from),
-                            _ => Ok(()),
-                        }
-                    })
-                })
-                .await;
-            (n, result)
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        let (n, result) = done.expect("task");
+    let outcomes = concurrently(&ctx.db, 150, |db, n| async move {
+        db.write(|tx| {
+            Box::pin(async move {
+                insert(tx, n, 0).await?;
+                tokio::task::yield_now().await;
+                match n % 3 {
+                    // A business rule refuses after a write.
+                    0 => Err(Probe::Refused),
+                    // A constraint violation after a write.
+                    1 => insert(tx, n, 1).await.map(|_| ()).map_err(Probe::from),
+                    _ => Ok(()),
+                }
+            })
+        })
+        .await
+    })
+    .await;
+    for (n, result) in outcomes {
         match n % 3 {
             0 => assert!(matches!(result, Err(Probe::Refused)), "{n}: {result:?}"),
             1 => match result {
@@ -178,28 +187,23 @@ async fn a_failed_write_leaves_nothing_and_spares_its_batch_mates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_refused_before_it_changes_anything_costs_its_batch_nothing() {
     let (ctx, _guard) = probe_db().await;
-    let mut tasks = JoinSet::new();
-    for n in 0..150i64 {
-        let db = ctx.db.clone();
-        tasks.spawn(async move {
-            let result: Result<(), Probe> = if n % 3 == 0 {
-                db.write(|tx| {
-                    Box::pin(async move {
-                        // A read, then a refusal: nothing to undo.
-                        tx.fetch_all(Sql::new("SELECT n FROM probe")).await?;
-                        tokio::task::yield_now().await;
-                        Err(Probe::Refused)
-                    })
+    let outcomes = concurrently(&ctx.db, 150, |db, n| async move {
+        if n % 3 == 0 {
+            db.write(|tx| {
+                Box::pin(async move {
+                    // A read, then a refusal: nothing to undo.
+                    tx.fetch_all(Sql::new("SELECT n FROM probe")).await?;
+                    tokio::task::yield_now().await;
+                    Err(Probe::Refused)
                 })
-                .await
-            } else {
-                write_pair(&db, n).await
-            };
-            (n, result)
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        let (n, result) = done.expect("task");
+            })
+            .await
+        } else {
+            write_pair(&db, n).await
+        }
+    })
+    .await;
+    for (n, result) in outcomes {
         if n % 3 == 0 {
             assert!(matches!(result, Err(Probe::Refused)), "{n}: {result:?}");
         } else {
@@ -222,11 +226,9 @@ async fn a_write_refused_before_it_changes_anything_costs_its_batch_nothing() {
 async fn a_write_that_breaks_the_shared_transaction_makes_its_batch_run_again() {
     let (ctx, _guard) = probe_db().await;
     let sabotaged = Arc::new(AtomicBool::new(false));
-    let mut tasks = JoinSet::new();
-    for n in 0..60i64 {
-        let db = ctx.db.clone();
+    let outcomes = concurrently(&ctx.db, 60, |db, n| {
         let sabotaged = sabotaged.clone();
-        tasks.spawn(async move {
+        async move {
             if n == 30 {
                 // Ends the batch transaction under everyone's feet, once: what SQLite does by
                 // itself on an I/O error or a full disk.
@@ -244,10 +246,11 @@ async fn a_write_that_breaks_the_shared_transaction_makes_its_batch_run_again() 
             } else {
                 write_pair(&db, n).await
             }
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        done.expect("task").expect("every write lands in the end");
+        }
+    })
+    .await;
+    for (n, result) in outcomes {
+        result.unwrap_or_else(|e| panic!("{n}: every write lands in the end, not {e:?}"));
     }
     assert!(sabotaged.load(Ordering::SeqCst));
     let stats = ctx.db.group_commit_stats().expect("stats");
@@ -260,22 +263,18 @@ async fn a_write_that_breaks_the_shared_transaction_makes_its_batch_run_again() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cancelled_writes_are_all_or_nothing_and_never_keep_the_file_locked() {
     let (ctx, _guard) = probe_db().await;
-    let mut tasks = JoinSet::new();
-    for n in 0..300i64 {
-        let db = ctx.db.clone();
+    let outcomes = concurrently(&ctx.db, 300, |db, n| {
         let budget = Duration::from_micros(rand::thread_rng().gen_range(0..3_000));
-        tasks.spawn(async move {
+        async move {
             let done = tokio::time::timeout(budget, write_pair(&db, n)).await;
-            (n, matches!(done, Ok(Ok(()))))
-        });
-    }
-    let mut acknowledged = BTreeSet::new();
-    while let Some(done) = tasks.join_next().await {
-        let (n, ok) = done.expect("task");
-        if ok {
-            acknowledged.insert(n);
+            matches!(done, Ok(Ok(())))
         }
-    }
+    })
+    .await;
+    let acknowledged: BTreeSet<i64> = outcomes
+        .into_iter()
+        .filter_map(|(n, ok)| ok.then_some(n))
+        .collect();
     // The batches of cancelled members are finished by tasks of their own.
     tokio::time::sleep(Duration::from_millis(200)).await;
 
