@@ -303,9 +303,14 @@ async fn purge_idempotency_keys(db: Db, clock: Arc<dyn Clock>) {
     let mut interval = tokio::time::interval(Duration::from_secs(3600));
     loop {
         interval.tick().await;
+        let started = std::time::Instant::now();
         match idempotency::purge_expired(&db, clock.as_ref()).await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "expired idempotency keys purged"),
+            Ok(n) => tracing::info!(
+                deleted = n,
+                seconds = started.elapsed().as_secs_f64(),
+                "expired idempotency keys purged"
+            ),
             Err(e) => tracing::warn!(error = %e, "purging idempotency keys failed"),
         }
     }

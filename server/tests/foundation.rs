@@ -21,7 +21,7 @@ use bankd::idempotency::{
 use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities::{self, EntityRecord};
 use bankd::store::{
-    Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts, ledger,
+    self as store, Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts, ledger,
 };
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -43,6 +43,7 @@ on_both_backends!(
     idempotent_requests_replay_and_refuse_reuse,
     failed_idempotent_requests_are_not_stored,
     idempotency_keys_expire_after_30_days,
+    expired_idempotency_keys_are_purged_oldest_first_in_bounded_chunks,
     fifty_concurrent_duplicates_have_exactly_one_winner,
     pagination_walks_see_every_row_exactly_once,
     pagination_rejects_cursors_outside_the_list,
@@ -748,6 +749,68 @@ async fn idempotency_keys_expire_after_30_days(ctx: Ctx) {
         count(&ctx, "SELECT COUNT(*) AS n FROM idempotency_keys").await,
         0
     );
+}
+
+async fn expired_idempotency_keys_are_purged_oldest_first_in_bounded_chunks(ctx: Ctx) {
+    let a = new_platform(&ctx, "A").await;
+    let b = new_platform(&ctx, "B").await;
+    let start = Utc::now();
+    let clock = FixedClock::new(start);
+    let runs = AtomicUsize::new(0);
+    // Seven keys a minute apart over two platforms, then two a day later.
+    for n in 0..9 {
+        let platform = if n % 2 == 0 {
+            &a.platform.id
+        } else {
+            &b.platform.id
+        };
+        let key = format!("k{n}");
+        create_entity_idempotently(&ctx.db, &clock, platform, &key, "E", &runs, Duration::ZERO)
+            .await
+            .expect("create");
+        let step = if n == 6 {
+            chrono::Duration::days(1)
+        } else {
+            chrono::Duration::minutes(1)
+        };
+        clock.advance(step);
+    }
+    let keys = |ctx: &Ctx| {
+        let db = ctx.db.clone();
+        async move {
+            let mut tx = db.begin_read().await.expect("read");
+            let rows = tx
+                .fetch_all(Sql::new(
+                    "SELECT key FROM idempotency_keys ORDER BY created_at",
+                ))
+                .await
+                .expect("keys");
+            rows.iter()
+                .map(|r| r.get::<String>("key").expect("key"))
+                .collect::<Vec<_>>()
+        }
+    };
+    // 30 days after the seventh key: the first seven have expired, the last two have not.
+    let later = FixedClock::new(
+        start + chrono::Duration::minutes(6) + idempotency::KEY_TTL + chrono::Duration::seconds(1),
+    );
+    let cutoff = later.now() - idempotency::KEY_TTL;
+
+    // One chunk deletes at most its limit, the oldest first.
+    let mut tx = ctx.db.begin_write().await.expect("begin");
+    let deleted = store::idempotency::delete_oldest_created_before(&mut tx, cutoff, 3)
+        .await
+        .expect("chunk");
+    tx.commit().await.expect("commit");
+    assert_eq!(deleted, 3);
+    assert_eq!(keys(&ctx).await, ["k3", "k4", "k5", "k6", "k7", "k8"]);
+
+    // The purge runs chunks until one comes back short: four left, chunks of 2 (2, 2, then 0).
+    let purged = idempotency::purge_expired_in_chunks(&ctx.db, &later, 2)
+        .await
+        .expect("purge");
+    assert_eq!(purged, 4);
+    assert_eq!(keys(&ctx).await, ["k7", "k8"]);
 }
 
 async fn fifty_concurrent_duplicates_have_exactly_one_winner(ctx: Ctx) {

@@ -114,11 +114,22 @@ pub async fn delete(
     Ok(())
 }
 
-/// Deletes every record created before `cutoff`, all platforms (housekeeping).
-pub async fn delete_created_before(
+/// Deletes the `limit` oldest records created before `cutoff`, all platforms (housekeeping);
+/// answers how many it deleted. A bounded statement, so that a purge never holds the one
+/// writer for long: see `crate::idempotency::purge_expired`.
+pub async fn delete_oldest_created_before(
     tx: &mut Tx<'_>,
     cutoff: DateTime<Utc>,
+    limit: u32,
 ) -> Result<u64, StoreError> {
-    tx.execute(Sql::new("DELETE FROM idempotency_keys WHERE created_at < ?").bind(cutoff))
-        .await
+    tx.execute(
+        Sql::new(
+            "DELETE FROM idempotency_keys WHERE (platform_id, key) IN \
+             (SELECT platform_id, key FROM idempotency_keys WHERE created_at < ? \
+             ORDER BY created_at LIMIT ?)",
+        )
+        .bind(cutoff)
+        .bind(i64::from(limit)),
+    )
+    .await
 }
