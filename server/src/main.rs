@@ -292,6 +292,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             open_ms = stats.open_time.as_millis() as u64,
             commit_ms = stats.commit_time.as_millis() as u64,
             upkeep_ms = stats.upkeep_time.as_millis() as u64,
+            slow_holds = stats.slow_holds,
             "group commit totals at shutdown"
         );
     }

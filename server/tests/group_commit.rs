@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bankd::store::{Db, Retryable, Sql, StoreError};
+use bankd::store::{Db, Retryable, SLOW_HOLD, Sql, StoreError};
 use rand::Rng;
 use sqlx::Connection;
 use tokio::task::JoinSet;
@@ -324,4 +324,28 @@ async fn one_transaction_per_write_when_group_commit_is_off() {
     };
     let (ctx, _guard) = sqlite_db(&options).await;
     assert_eq!(ctx.db.group_commit_stats(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_step_that_holds_the_writer_long_is_counted() {
+    let (ctx, _guard) = probe_db().await;
+    let before = ctx.db.group_commit_stats().expect("stats");
+    // A quick write: its statements and its commit each take milliseconds at most.
+    write_pair(&ctx.db, 1).await.expect("write");
+    let quick = ctx.db.group_commit_stats().expect("stats");
+    assert_eq!(quick.slow_holds, before.slow_holds, "{quick:?}");
+
+    ctx.db
+        .write(|tx| {
+            Box::pin(async move {
+                insert(tx, 2, 0).await?;
+                tokio::time::sleep(SLOW_HOLD + Duration::from_millis(20)).await;
+                Ok::<_, StoreError>(())
+            })
+        })
+        .await
+        .expect("slow write");
+    let slow = ctx.db.group_commit_stats().expect("stats");
+    // The statements (its commit too, should the disk be that slow).
+    assert!(slow.slow_holds > quick.slow_holds, "{slow:?}");
 }

@@ -53,7 +53,7 @@ use sqlx::{Postgres, Row as _};
 
 pub use dialect::Backend;
 pub use sqlite::{FromSqlite, SqliteRow};
-pub use writer::GroupCommitStats;
+pub use writer::{GroupCommitStats, SLOW_HOLD};
 
 tokio::task_local! {
     /// The read transaction that a `GET`'s key check left open on a SQLite reader, for the

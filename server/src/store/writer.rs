@@ -51,6 +51,12 @@ pub const MAX_BATCH_MEMBERS: u32 = 256;
 /// A batch commits once it has been open this long, even while more requests are working.
 pub const MAX_BATCH_AGE: Duration = Duration::from_millis(20);
 
+/// One step that keeps the writer at least this long is counted and logged as a warning: every
+/// write of the process waited behind it. A commit takes a few milliseconds on this machine's
+/// disk and a request's statements well under one, so this marks a sick disk, a log restart
+/// that had much to copy, or a request (or housekeeping) doing too much in one transaction.
+pub const SLOW_HOLD: Duration = Duration::from_millis(100);
+
 /// The outcome of one batch transaction, set once when it ends.
 #[derive(Default)]
 struct Batch {
@@ -191,6 +197,8 @@ impl Writer {
         let result = self.run("COMMIT");
         self.counters
             .add_times(started - self.opened_at, started.elapsed());
+        self.counters
+            .held("COMMIT (the log written and synced)", started.elapsed());
         let committed = match result {
             Ok(()) => {
                 self.committed();
@@ -212,11 +220,14 @@ impl Writer {
         if let Some(signal) = &self.checkpoint {
             let started = Instant::now();
             signal.after_commit(&self.conn);
+            let took = started.elapsed();
             // Nanoseconds: without a restart this is a wake-up of the checkpointer, under 1 µs.
             self.counters.upkeep_nanos.fetch_add(
-                u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+                u64::try_from(took.as_nanos()).unwrap_or(u64::MAX),
                 Ordering::Relaxed,
             );
+            self.counters
+                .held("the log's upkeep after a commit (restarting it)", took);
         }
     }
 
@@ -261,6 +272,9 @@ pub struct GroupCommitStats {
     /// Time the writer spent on the log after commits (restarting it once it passed its size
     /// limit), also serving nobody else.
     pub upkeep_time: Duration,
+    /// Steps that held the writer for [`SLOW_HOLD`] or longer (a write's statements, a
+    /// `COMMIT`, the log's upkeep); each one is also logged as a warning.
+    pub slow_holds: u64,
 }
 
 #[derive(Default)]
@@ -271,6 +285,7 @@ struct Counters {
     open_micros: AtomicU64,
     commit_micros: AtomicU64,
     upkeep_nanos: AtomicU64,
+    slow_holds: AtomicU64,
 }
 
 impl Counters {
@@ -279,6 +294,18 @@ impl Counters {
         self.open_micros.fetch_add(micros(open), Ordering::Relaxed);
         self.commit_micros
             .fetch_add(micros(commit), Ordering::Relaxed);
+    }
+
+    /// Counts and logs `step` if it held the writer for [`SLOW_HOLD`] or longer.
+    fn held(&self, step: &'static str, took: Duration) {
+        if took >= SLOW_HOLD {
+            self.slow_holds.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                step,
+                ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+                "one step held the SQLite writer long; every write waited for it"
+            );
+        }
     }
 }
 
@@ -322,6 +349,7 @@ impl GroupWriter {
             open_time: Duration::from_micros(self.counters.open_micros.load(Ordering::Relaxed)),
             commit_time: Duration::from_micros(self.counters.commit_micros.load(Ordering::Relaxed)),
             upkeep_time: Duration::from_nanos(self.counters.upkeep_nanos.load(Ordering::Relaxed)),
+            slow_holds: self.counters.slow_holds.load(Ordering::Relaxed),
         }
     }
 
@@ -355,6 +383,7 @@ impl GroupWriter {
             }
         };
         writer.debris = Debris::Savepoint;
+        let started = Instant::now();
         if let Err(e) = writer.run("SAVEPOINT member") {
             writer.abort();
             pending.armed = false;
@@ -374,6 +403,8 @@ impl GroupWriter {
             },
         };
         writer.debris = Debris::None;
+        self.counters
+            .held("a write's statements", started.elapsed());
         if closed.is_err() {
             // SQLite ended the transaction under us (an I/O error, a full disk): nothing of
             // this batch is kept.
