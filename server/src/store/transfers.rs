@@ -203,11 +203,11 @@ pub async fn list_book_transfers(
     )
     .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
     if let Some(account) = &filter.bank_account_id {
-        keyset = keyset.filter(
-            Sql::new("sender_bank_account_id = ? OR receiver_bank_account_id = ?")
-                .bind(account.as_str())
-                .bind(account.as_str()),
-        );
+        // One ordered read on each side's index (`book_transfers_by_sender`, `_by_receiver`).
+        keyset = keyset.any_of(vec![
+            Sql::new("sender_bank_account_id = ?").bind(account.as_str()),
+            Sql::new("receiver_bank_account_id = ?").bind(account.as_str()),
+        ]);
     }
     if let Some(status) = filter.status {
         keyset = keyset.filter(Sql::new("status = ?").bind(status.as_str()));

@@ -10,7 +10,7 @@ use chrono::{DateTime, Days, TimeDelta, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, api_tests};
+use crate::helpers::{Tenant, TestApp, api_tests, walk};
 use crate::transfers::{
     Bal, assert_books_balance, balances, book, book_overdraft, overdraft_accounts,
 };
@@ -1093,56 +1093,6 @@ async fn balance_filters_compare_available_amounts_with_and_without_a_currency(a
 
 // ------------------------------------------------------------------------------ pagination
 
-/// Walks the list with `starting_after` from the start, then with `ending_before` from the end,
-/// answering both sequences of ids.
-async fn walk(app: &TestApp, params: &str, limit: usize) -> (Vec<String>, Vec<String>) {
-    let mut forward = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let after = cursor
-            .as_ref()
-            .map(|c| format!("&starting_after={c}"))
-            .unwrap_or_default();
-        let page = app
-            .get(
-                &format!("/bank-accounts?{params}&limit={limit}{after}"),
-                &app.a.key,
-            )
-            .await
-            .expect(200);
-        let page_ids = ids(&page);
-        assert!(page_ids.len() <= limit);
-        forward.extend(page_ids.iter().cloned());
-        if page["has_more"] != true {
-            break;
-        }
-        cursor = page_ids.last().cloned();
-        assert!(forward.len() < 500, "the walk must end");
-    }
-    let mut backward: Vec<String> = Vec::new();
-    let mut cursor = forward.last().cloned();
-    // The last object itself is the first cursor, so it is added by hand.
-    backward.extend(cursor.clone());
-    while let Some(before) = cursor.clone() {
-        let page = app
-            .get(
-                &format!("/bank-accounts?{params}&limit={limit}&ending_before={before}"),
-                &app.a.key,
-            )
-            .await
-            .expect(200);
-        let page_ids = ids(&page);
-        // A page is still in list order; prepend it.
-        backward.splice(0..0, page_ids.iter().cloned());
-        if page["has_more"] != true {
-            break;
-        }
-        cursor = page_ids.first().cloned();
-        assert!(backward.len() < 500, "the walk must end");
-    }
-    (forward, backward)
-}
-
 async fn pagination_walks_every_sort_both_ways_while_accounts_are_created(app: TestApp) {
     let entity = insert_entity(&app, &app.a, "Acme", "VERIFIED").await;
     // Ties on purpose: equal balances and descriptions differing only in case.
@@ -1183,7 +1133,7 @@ async fn pagination_walks_every_sort_both_ways_while_accounts_are_created(app: T
                     }
                 })
             };
-            let (forward, backward) = walk(&app, &params, 4).await;
+            let (forward, backward) = walk(&app, &format!("/bank-accounts?{params}"), 4, ids).await;
             let _ = writer.await;
             let unique: HashSet<&String> = forward.iter().collect();
             assert_eq!(
@@ -1215,7 +1165,8 @@ async fn pagination_walks_every_sort_both_ways_while_accounts_are_created(app: T
                 .get(&format!("/bank-accounts?{params}&limit=100"), &app.a.key)
                 .await
                 .expect(200));
-            let (forward, backward_quiet) = walk(&app, &params, 3).await;
+            let (forward, backward_quiet) =
+                walk(&app, &format!("/bank-accounts?{params}"), 3, ids).await;
             assert_eq!(forward, now_full, "forward walk ({sort} {order})");
             assert_eq!(backward_quiet, now_full, "backward walk ({sort} {order})");
         }

@@ -244,3 +244,56 @@ macro_rules! ctx_tests {
     )*};
 }
 pub(crate) use ctx_tests;
+
+/// Walks the list at `path` (with its query string) in pages of `limit`, with `starting_after`
+/// from the start, then with `ending_before` from the end, answering both sequences of ids
+/// (`ids` reads a page's).
+pub async fn walk(
+    app: &TestApp,
+    path: &str,
+    limit: usize,
+    ids: fn(&Value) -> Vec<String>,
+) -> (Vec<String>, Vec<String>) {
+    let mut forward = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let after = cursor
+            .as_ref()
+            .map(|c| format!("&starting_after={c}"))
+            .unwrap_or_default();
+        let page = app
+            .get(&format!("{path}&limit={limit}{after}"), &app.a.key)
+            .await
+            .expect(200);
+        let page_ids = ids(&page);
+        assert!(page_ids.len() <= limit);
+        forward.extend(page_ids.iter().cloned());
+        if page["has_more"] != true {
+            break;
+        }
+        cursor = page_ids.last().cloned();
+        assert!(forward.len() < 500, "the walk must end");
+    }
+    let mut backward: Vec<String> = Vec::new();
+    let mut cursor = forward.last().cloned();
+    // The last object itself is the first cursor, so it is added by hand.
+    backward.extend(cursor.clone());
+    while let Some(before) = cursor.clone() {
+        let page = app
+            .get(
+                &format!("{path}&limit={limit}&ending_before={before}"),
+                &app.a.key,
+            )
+            .await
+            .expect(200);
+        let page_ids = ids(&page);
+        // A page is still in list order; prepend it.
+        backward.splice(0..0, page_ids.iter().cloned());
+        if page["has_more"] != true {
+            break;
+        }
+        cursor = page_ids.first().cloned();
+        assert!(backward.len() < 500, "the walk must end");
+    }
+    (forward, backward)
+}

@@ -6,7 +6,7 @@ use bankd::store::ledger;
 use serde_json::{Value, json};
 
 use crate::bank_accounts::set_status;
-use crate::helpers::{Answer, Tenant, TestApp, api_tests};
+use crate::helpers::{Answer, Tenant, TestApp, api_tests, walk};
 use crate::simulations::ach;
 
 api_tests!(
@@ -998,6 +998,16 @@ async fn lists_filter_by_account_status_and_creation_time_and_paginate(app: Test
         cursor = page_ids.last().cloned();
     }
     assert_eq!(seen, all);
+    // Filtered by an account that sent one and received five: every page merges a read of its
+    // transfers as sender and one as receiver, both ways and with another filter.
+    let by_r = format!("/transfers/book?bank_account_id={}", r.id);
+    for limit in [1, 2, 4, 6] {
+        let (forward, backward) = walk(&app, &by_r, limit, ids).await;
+        assert_eq!(forward, all, "forward, limit {limit}");
+        assert_eq!(backward, all, "backward, limit {limit}");
+    }
+    let (forward, backward) = walk(&app, &format!("{by_r}&status=HOLD"), 2, ids).await;
+    assert_eq!((&forward, &backward), (&holds, &holds));
     let back = app
         .get(
             &format!("/transfers/book?limit=2&ending_before={}", all[4]),
