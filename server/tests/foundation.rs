@@ -1207,6 +1207,63 @@ async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
     tx.rollback().await.expect("rollback");
 }
 
+/// SQLite plans the lists of book transfers by status and by account on their own indexes, not
+/// by walking the platform's whole list (bench/README.md has what that walk cost).
+#[tokio::test]
+async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
+    use bankd::domain::transfers::BookTransferStatus;
+    use bankd::store::transfers::{BookTransferFilter, book_transfers_keyset};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let plan = |filter: BookTransferFilter| {
+        let db = ctx.db.clone();
+        let platform = platform.clone();
+        async move {
+            let request = PageRequest::parse(Some(100), None, None).expect("page");
+            let mut sql = Sql::new("EXPLAIN QUERY PLAN ");
+            sql.append(book_transfers_keyset(&platform, &filter).page_query(&request, None));
+            let mut tx = db.begin_read().await.expect("read");
+            let rows = tx.fetch_all(sql).await.expect("plan");
+            rows.iter()
+                .map(|r| r.get::<String>("detail").expect("detail"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let status = |status| BookTransferFilter {
+        status: Some(status),
+        ..BookTransferFilter::default()
+    };
+    for rare in [
+        BookTransferStatus::Hold,
+        BookTransferStatus::Canceled,
+        BookTransferStatus::Rejected,
+    ] {
+        let plan = plan(status(rare)).await;
+        assert!(
+            plan.contains("book_transfers_not_completed (platform_id=? AND status=?)"),
+            "{rare:?}: {plan}"
+        );
+    }
+    let plan_completed = plan(status(BookTransferStatus::Completed)).await;
+    assert!(
+        plan_completed.contains("book_transfers_list"),
+        "{plan_completed}"
+    );
+    let by_account = plan(BookTransferFilter {
+        bank_account_id: Some("bacc_x".to_owned()),
+        ..BookTransferFilter::default()
+    })
+    .await;
+    assert!(
+        by_account.contains("book_transfers_by_sender")
+            && by_account.contains("book_transfers_by_receiver")
+            && !by_account.contains("book_transfers_list"),
+        "{by_account}"
+    );
+}
+
 /// SQLite: another connection (think: another process) holds the write lock longer than the
 /// busy timeout; the transaction fails with SQLITE_BUSY, is retried with back-off, and succeeds.
 /// With a single attempt allowed, the same situation fails: the retry is what made it work.
