@@ -22,7 +22,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{Row, Sql, StoreError, Tx, Value, dialect};
+use crate::store::{Backend, Row, Sql, StoreError, Tx, Value, dialect};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: i64 = 10;
@@ -172,6 +172,8 @@ pub struct Keyset {
     conditions: Vec<Sql>,
     /// Conditions of which a row must meet at least one ([`Keyset::any_of`]).
     alternatives: Vec<Sql>,
+    /// The index SQLite must read the page through ([`Keyset::through_index`]).
+    index: Option<&'static str>,
     sort: SortKey,
     order: SortOrder,
 }
@@ -184,6 +186,7 @@ impl Keyset {
             from: from.to_owned(),
             conditions: Vec::new(),
             alternatives: Vec::new(),
+            index: None,
             sort,
             order,
         }
@@ -207,6 +210,17 @@ impl Keyset {
     /// took 180 ms alone and 8 s at p99 under load (bench/README.md, "Fixed so far").
     pub fn any_of(mut self, alternatives: Vec<Sql>) -> Keyset {
         self.alternatives = alternatives;
+        self
+    }
+
+    /// Reads the page through `index` on SQLite (`INDEXED BY`): a partial index that holds only
+    /// the rows a filter for a rare value can match, whose condition the filters must state.
+    /// Without statistics SQLite prefers walking the sort's own index and testing each row,
+    /// which costs the table's size when matches are rare: one page of bank accounts with
+    /// `currency_code=EUR` among a million in USD read them all (bench/README.md, "Fixed so
+    /// far"). PostgreSQL has statistics and plans by them.
+    pub fn through_index(mut self, index: &'static str) -> Keyset {
+        self.index = Some(index);
         self
     }
 
@@ -249,7 +263,12 @@ impl Keyset {
     }
 
     /// The page query; `after` is the cursor's `(sort value, id)` when there is a cursor.
-    pub fn page_query(&self, request: &PageRequest, after: Option<(Value, &str)>) -> Sql {
+    pub fn page_query(
+        &self,
+        backend: Backend,
+        request: &PageRequest,
+        after: Option<(Value, &str)>,
+    ) -> Sql {
         // Reading backwards means reading the reversed order forwards.
         let order = if request.backward() {
             self.order.reversed()
@@ -259,6 +278,7 @@ impl Keyset {
         let after = after.as_ref().map(|(value, id)| (value, *id));
         if self.alternatives.len() < 2 {
             return self.read_query(
+                backend,
                 &self.columns,
                 request,
                 order,
@@ -279,7 +299,14 @@ impl Keyset {
                 merged.push(" UNION ");
             }
             merged.push("SELECT * FROM (");
-            merged.append(self.read_query(&key_columns, request, order, after, Some(alternative)));
+            merged.append(self.read_query(
+                backend,
+                &key_columns,
+                request,
+                order,
+                after,
+                Some(alternative),
+            ));
             merged.push(&format!(") AS alternative_{i}"));
         }
         merged.push(") AS alternatives");
@@ -299,6 +326,7 @@ impl Keyset {
     /// One ordered read of `columns`, at most a page and its probe row, after the cursor if any.
     fn read_query(
         &self,
+        backend: Backend,
         columns: &str,
         request: &PageRequest,
         order: SortOrder,
@@ -306,6 +334,9 @@ impl Keyset {
         alternative: Option<&Sql>,
     ) -> Sql {
         let mut sql = Sql::new(format!("SELECT {} FROM {}", columns, self.from));
+        if let (Backend::Sqlite, Some(index)) = (backend, self.index) {
+            sql.push(&format!(" INDEXED BY {index}"));
+        }
         self.push_where(&mut sql, alternative);
         if let Some((value, id)) = after {
             let greater = order == SortOrder::Asc;
@@ -353,7 +384,9 @@ impl Keyset {
                 Some((value, id))
             }
         };
-        let rows = tx.fetch_all(self.page_query(request, after)).await?;
+        let rows = tx
+            .fetch_all(self.page_query(tx.backend(), request, after))
+            .await?;
         let mut items = rows
             .iter()
             .map(map)
@@ -431,7 +464,11 @@ mod tests {
         let keyset = Keyset::new("id, name", "entities", SortKey::CREATED_AT, SortOrder::Desc)
             .filter(Sql::new("platform_id = ?").bind("plat_x"));
         let request = PageRequest::parse(Some(5), Some("enti_a".into()), None).expect("valid");
-        let sql = keyset.page_query(&request, Some((Value::from(7i64), "enti_a")));
+        let sql = keyset.page_query(
+            Backend::Sqlite,
+            &request,
+            Some((Value::from(7i64), "enti_a")),
+        );
         assert_eq!(
             sql.text(),
             "SELECT id, name FROM entities WHERE (platform_id = ?) AND (created_at, id) < (?, ?) \
@@ -445,11 +482,41 @@ mod tests {
     fn backward_query_reverses_comparison_and_order() {
         let keyset = Keyset::new("id", "entities", SortKey::CREATED_AT, SortOrder::Desc);
         let request = PageRequest::parse(None, None, Some("enti_a".into())).expect("valid");
-        let sql = keyset.page_query(&request, Some((Value::from(7i64), "enti_a")));
+        let sql = keyset.page_query(
+            Backend::Sqlite,
+            &request,
+            Some((Value::from(7i64), "enti_a")),
+        );
         assert_eq!(
             sql.text(),
             "SELECT id FROM entities WHERE 1 = 1 AND (created_at, id) > (?, ?) \
              ORDER BY created_at ASC, id ASC LIMIT ?"
+        );
+    }
+
+    #[test]
+    fn a_named_index_is_forced_on_sqlite_only_and_never_for_the_cursor_lookup() {
+        let keyset = Keyset::new("id", "t", SortKey::CREATED_AT, SortOrder::Desc)
+            .filter(Sql::new("flag = TRUE"))
+            .through_index("t_flagged");
+        let request = PageRequest::parse(Some(5), Some("x".into()), None).expect("valid");
+        let after = || Some((Value::from(7i64), "x"));
+        assert_eq!(
+            keyset.page_query(Backend::Sqlite, &request, after()).text(),
+            "SELECT id FROM t INDEXED BY t_flagged WHERE (flag = TRUE) \
+             AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?"
+        );
+        assert_eq!(
+            keyset
+                .page_query(Backend::Postgres, &request, after())
+                .text(),
+            "SELECT id FROM t WHERE (flag = TRUE) \
+             AND (created_at, id) < (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?"
+        );
+        // The cursor is found by its id, whatever index serves the page.
+        assert_eq!(
+            keyset.cursor_lookup("x").text(),
+            "SELECT created_at AS sort_value FROM t WHERE (flag = TRUE) AND id = ?"
         );
     }
 
@@ -462,7 +529,7 @@ mod tests {
                 Sql::new("receiver = ?").bind("a"),
             ]);
         let request = PageRequest::parse(Some(5), Some("x".into()), None).expect("valid");
-        let sql = keyset.page_query(&request, Some((Value::from(7i64), "x")));
+        let sql = keyset.page_query(Backend::Sqlite, &request, Some((Value::from(7i64), "x")));
         let read = |side: &str| {
             format!(
                 "SELECT id AS keyset_id, created_at AS keyset_sort FROM t WHERE (platform_id = ?) \

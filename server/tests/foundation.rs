@@ -1217,19 +1217,7 @@ async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());
     let plan = |filter: BookTransferFilter| {
-        let db = ctx.db.clone();
-        let platform = platform.clone();
-        async move {
-            let request = PageRequest::parse(Some(100), None, None).expect("page");
-            let mut sql = Sql::new("EXPLAIN QUERY PLAN ");
-            sql.append(book_transfers_keyset(&platform, &filter).page_query(&request, None));
-            let mut tx = db.begin_read().await.expect("read");
-            let rows = tx.fetch_all(sql).await.expect("plan");
-            rows.iter()
-                .map(|r| r.get::<String>("detail").expect("detail"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
+        sqlite_plan(&ctx.db, book_transfers_keyset(&platform, &filter), None)
     };
     let status = |status| BookTransferFilter {
         status: Some(status),
@@ -1262,6 +1250,125 @@ async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
             && !by_account.contains("book_transfers_list"),
         "{by_account}"
     );
+}
+
+/// SQLite's plan of a list page (`after`: a cursor's sort value and id), one line per step.
+async fn sqlite_plan(
+    db: &Db,
+    keyset: bankd::pagination::Keyset,
+    after: Option<(store::Value, &str)>,
+) -> String {
+    let request = PageRequest::parse(Some(100), None, None).expect("page");
+    let mut sql = Sql::new("EXPLAIN QUERY PLAN ");
+    sql.append(keyset.page_query(Backend::Sqlite, &request, after));
+    let mut tx = db.begin_read().await.expect("read");
+    let rows = tx.fetch_all(sql).await.expect("plan");
+    rows.iter()
+        .map(|r| r.get::<String>("detail").expect("detail"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// SQLite reads bank accounts filtered by a rare value (a root type, a reserve account,
+/// overdrafts, a status other than open, a currency other than USD) from the partial index that
+/// holds only those, under every sort and past a cursor; the common values stay on the sort's
+/// own index. Without it each page walked the platform's whole list (bench/README.md).
+#[tokio::test]
+async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
+    use bank_accounts::{AccountFilter, AccountSort, list_keyset};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let rare: [(AccountFilter, &str); 6] = [
+        (
+            AccountFilter {
+                account_type: Some("OVERDRAFT_RESERVE"),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_one_root_per_type (platform_id=? AND type=?)",
+        ),
+        (
+            AccountFilter {
+                overdraft_reserve_account_id: Some("bacc_r".to_owned()),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_by_reserve (platform_id=? AND overdraft_reserve_account_id=?",
+        ),
+        (
+            AccountFilter {
+                is_overdraftable: Some(true),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_overdraftable (platform_id=?",
+        ),
+        (
+            AccountFilter {
+                status: Some("closed"),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_not_open (platform_id=? AND status=?",
+        ),
+        (
+            AccountFilter {
+                currency_code: Some("EUR".to_owned()),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_not_usd (platform_id=? AND currency_code=?",
+        ),
+        // Several rare filters: the most selective one's index serves, the others filter.
+        (
+            AccountFilter {
+                currency_code: Some("EUR".to_owned()),
+                status: Some("frozen"),
+                is_overdraftable: Some(true),
+                ..AccountFilter::default()
+            },
+            "bank_accounts_overdraftable (platform_id=?",
+        ),
+    ];
+    let sorts = [
+        (AccountSort::CreatedAt, store::Value::from(Utc::now())),
+        (AccountSort::Balance, store::Value::from(5i64)),
+        (AccountSort::Description, store::Value::from("m")),
+    ];
+    for (filter, index) in &rare {
+        for (sort, value) in &sorts {
+            for order in [SortOrder::Desc, SortOrder::Asc] {
+                for after in [None, Some((value.clone(), "bacc_c"))] {
+                    let keyset = list_keyset(&platform, filter, *sort, order);
+                    let plan = sqlite_plan(&ctx.db, keyset, after).await;
+                    assert!(
+                        plan.lines().count() <= 2 && plan.contains(index),
+                        "{filter:?} {sort:?} {order:?}: {plan}"
+                    );
+                }
+            }
+        }
+    }
+    // The common values: the sort's own index, in order, no sorting.
+    let common = AccountFilter {
+        account_type: Some("CHECKING"),
+        currency_code: Some("USD".to_owned()),
+        status: Some("open"),
+        is_overdraftable: Some(false),
+        ..AccountFilter::default()
+    };
+    for (sort, index) in [
+        (AccountSort::CreatedAt, "bank_accounts_list"),
+        (AccountSort::Balance, "bank_accounts_by_balance"),
+        (AccountSort::Description, "bank_accounts_by_description"),
+    ] {
+        let plan = sqlite_plan(
+            &ctx.db,
+            list_keyset(&platform, &common, sort, SortOrder::Desc),
+            None,
+        )
+        .await;
+        assert!(
+            plan.contains(index) && !plan.contains("TEMP B-TREE"),
+            "{sort:?}: {plan}"
+        );
+    }
 }
 
 /// SQLite: another connection (think: another process) holds the write lock longer than the

@@ -6,8 +6,10 @@ use std::sync::OnceLock;
 use chrono::{DateTime, Utc};
 
 use super::{Backend, Row, Sql, StoreError, Tx, dialect};
+use crate::domain::bank_accounts::CHECKING;
 use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::domain::money::Comparison;
+use crate::domain::ledger::OPEN;
+use crate::domain::money::{Comparison, Currency};
 use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
 
 /// A stored bank account. Balances are minor units of `currency_code`.
@@ -489,16 +491,87 @@ pub async fn list(
     order: SortOrder,
     request: &PageRequest,
 ) -> Result<Page<BankAccountRecord>, PaginationError> {
+    list_keyset(platform_id, filter, sort, order)
+        .fetch(tx, request, from_row)
+        .await
+}
+
+/// A filter for a value few accounts have, written with the condition of the partial index
+/// that holds just those accounts (as a literal: SQLite picks a partial index before values
+/// are bound), and that index's name.
+struct RareFilter {
+    condition: Sql,
+    index: &'static str,
+}
+
+/// The filters on values that accounts are made without, unless asked: a type other than
+/// CHECKING (the platform's root accounts), an overdraft reserve, overdrafts, a status other
+/// than open, a currency other than USD. Most selective first; the page is read through the
+/// first one's index (the others still filter). The common values filter as usual, walking the
+/// sort's own index, where most rows match.
+fn rare_filters(filter: &AccountFilter) -> Vec<RareFilter> {
+    let mut rare = Vec::new();
+    if let Some(account_type) = filter.account_type.filter(|t| *t != CHECKING) {
+        rare.push(RareFilter {
+            condition: Sql::new(format!("type = '{account_type}' AND type <> '{CHECKING}'")),
+            index: "bank_accounts_one_root_per_type",
+        });
+    }
+    if let Some(reserve) = &filter.overdraft_reserve_account_id {
+        // `col = ?` implies the index's `col IS NOT NULL`, bound or not.
+        rare.push(RareFilter {
+            condition: Sql::new("overdraft_reserve_account_id = ?").bind(reserve),
+            index: "bank_accounts_by_reserve",
+        });
+    }
+    if filter.is_overdraftable == Some(true) {
+        rare.push(RareFilter {
+            condition: Sql::new("is_overdraftable = TRUE"),
+            index: "bank_accounts_overdraftable",
+        });
+    }
+    if let Some(status) = filter.status.filter(|s| *s != OPEN) {
+        rare.push(RareFilter {
+            condition: Sql::new(format!("status = '{status}' AND status <> '{OPEN}'")),
+            index: "bank_accounts_not_open",
+        });
+    }
+    let usd = Currency::usd().code();
+    if let Some(code) = filter.currency_code.as_ref().filter(|c| *c != usd) {
+        rare.push(RareFilter {
+            condition: Sql::new(format!("currency_code = ? AND currency_code <> '{usd}'"))
+                .bind(code),
+            index: "bank_accounts_not_usd",
+        });
+    }
+    rare
+}
+
+/// The query of [`list`] (public for the tests of its plans).
+pub fn list_keyset(
+    platform_id: &PlatformId,
+    filter: &AccountFilter,
+    sort: AccountSort,
+    order: SortOrder,
+) -> Keyset {
     let mut keyset = Keyset::new(COLUMNS, "bank_accounts", sort.key(), order)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
+    let rare = rare_filters(filter);
+    if let Some(first) = rare.first() {
+        keyset = keyset.through_index(first.index);
+    }
+    for rare in rare {
+        keyset = keyset.filter(rare.condition);
+    }
     for condition in &filter.balance {
         keyset = keyset.filter(balance_sql(condition));
     }
     for (op, at) in &filter.created {
         keyset = keyset.filter(Sql::new(format!("created_at {} ?", operator(*op))).bind(*at));
     }
-    if let Some(code) = &filter.currency_code {
-        keyset = keyset.filter(Sql::new("currency_code = ?").bind(code));
+    let usd = Currency::usd().code();
+    if filter.currency_code.as_deref() == Some(usd) {
+        keyset = keyset.filter(Sql::new(format!("currency_code = '{usd}'")));
     }
     if let Some(needle) = &filter.description {
         keyset = keyset.filter(
@@ -514,11 +587,8 @@ pub async fn list(
             .bind(entity_id),
         );
     }
-    if let Some(flag) = filter.is_overdraftable {
-        keyset = keyset.filter(Sql::new("is_overdraftable = ?").bind(flag));
-    }
-    if let Some(reserve) = &filter.overdraft_reserve_account_id {
-        keyset = keyset.filter(Sql::new("overdraft_reserve_account_id = ?").bind(reserve));
+    if filter.is_overdraftable == Some(false) {
+        keyset = keyset.filter(Sql::new("is_overdraftable = FALSE"));
     }
     if let Some(query) = &filter.query {
         let pattern = dialect::contains_pattern(query);
@@ -538,13 +608,13 @@ pub async fn list(
             .bind(pattern),
         );
     }
-    if let Some(status) = filter.status {
-        keyset = keyset.filter(Sql::new("status = ?").bind(status));
+    if filter.status == Some(OPEN) {
+        keyset = keyset.filter(Sql::new(format!("status = '{OPEN}'")));
     }
-    if let Some(account_type) = filter.account_type {
-        keyset = keyset.filter(Sql::new("type = ?").bind(account_type));
+    if filter.account_type == Some(CHECKING) {
+        keyset = keyset.filter(Sql::new(format!("type = '{CHECKING}'")));
     }
-    keyset.fetch(tx, request, from_row).await
+    keyset
 }
 
 /// Owner entity ids of several accounts at once (one query for a page), primary first.
