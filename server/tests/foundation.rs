@@ -1371,6 +1371,37 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
     }
 }
 
+/// SQLite finds the root entity (`is_root=true`) through its one-row partial index, with or
+/// without a cursor; the others (`is_root=false`, nearly all) stay on the list index.
+#[tokio::test]
+async fn sqlite_finds_the_root_entity_through_its_own_index() {
+    use entities::{EntityFilter, list_keyset};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let filter = |is_root| EntityFilter {
+        is_root: Some(is_root),
+        ..EntityFilter::default()
+    };
+    for after in [None, Some((store::Value::from(Utc::now()), "enti_c"))] {
+        let root = sqlite_plan(
+            &ctx.db,
+            list_keyset(&platform, &filter(true)),
+            after.clone(),
+        )
+        .await;
+        assert!(
+            root.contains("USING INDEX entities_one_root (platform_id=?)"),
+            "{root}"
+        );
+        let others = sqlite_plan(&ctx.db, list_keyset(&platform, &filter(false)), after).await;
+        assert!(
+            others.contains("entities_list") && !others.contains("TEMP B-TREE"),
+            "{others}"
+        );
+    }
+}
+
 /// SQLite: another connection (think: another process) holds the write lock longer than the
 /// busy timeout; the transaction fails with SQLITE_BUSY, is retried with back-off, and succeeds.
 /// With a single attempt allowed, the same situation fails: the retry is what made it work.

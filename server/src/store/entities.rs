@@ -347,6 +347,13 @@ pub async fn list_full(
     filter: &EntityFilter,
     request: &PageRequest,
 ) -> Result<Page<EntityRow>, PaginationError> {
+    list_keyset(platform_id, filter)
+        .fetch(tx, request, full_from_row)
+        .await
+}
+
+/// The query of [`list_full`] (public for the tests of its plans).
+pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     let mut keyset = Keyset::new(
         &full_columns(),
         "entities",
@@ -366,8 +373,18 @@ pub async fn list_full(
             keyset = keyset.filter(Sql::new(condition).bind(t));
         }
     }
-    if let Some(is_root) = filter.is_root {
-        keyset = keyset.filter(Sql::new("is_root = ?").bind(is_root));
+    // The root is found through its one-row partial index, whose condition is stated as is
+    // (SQLite matches a partial index's condition by its text, before values are bound, and
+    // without statistics it would walk the list index instead): without it, `is_root=true`
+    // read every entity of the platform.
+    match filter.is_root {
+        Some(true) => {
+            keyset = keyset
+                .filter(Sql::new("is_root"))
+                .through_index("entities_one_root");
+        }
+        Some(false) => keyset = keyset.filter(Sql::new("NOT is_root")),
+        None => {}
     }
     if let Some(name) = &filter.name {
         keyset = keyset
@@ -386,7 +403,7 @@ pub async fn list_full(
     if let Some(s) = &filter.verification_status {
         keyset = keyset.filter(Sql::new("verification_status = ?").bind(s));
     }
-    keyset.fetch(tx, request, full_from_row).await
+    keyset
 }
 
 /// Marks a live entity deleted; answers whether it was live.
