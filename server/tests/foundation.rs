@@ -1371,6 +1371,76 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
     }
 }
 
+/// SQLite reads counterparties through the index each filter calls for: in description order
+/// from an index (no sort of the platform's counterparties per page), an exact number from its
+/// own index under either sort (the few matches sorted after), a substring in description
+/// order by a scan of the list index and a sort (bounded, where walking the description index
+/// and testing each row could read every row at random).
+#[tokio::test]
+async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
+    use bankd::store::counterparties::{ListFilter, Sort, list_keyset};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let by_description = |filter: ListFilter| ListFilter {
+        sort: Sort::Description,
+        ..filter
+    };
+    let account = ListFilter {
+        account_number: Some("0001".to_owned()),
+        ..ListFilter::default()
+    };
+    let routing = ListFilter {
+        routing_number: Some("021000021".to_owned()),
+        ..ListFilter::default()
+    };
+    let both = ListFilter {
+        routing_number: Some("021000021".to_owned()),
+        ..account.clone()
+    };
+    let substring = ListFilter {
+        description: Some("acme".to_owned()),
+        ..ListFilter::default()
+    };
+    let account_index = "counterparties_by_account_number (platform_id=? AND account_number=?";
+    let pair_index = "counterparties_pair (platform_id=? AND routing_number=?";
+    // (filter, the index its plan names, whether the plan may sort)
+    let cases = [
+        (ListFilter::default(), "counterparties_list", false),
+        (
+            by_description(ListFilter::default()),
+            "counterparties_by_description",
+            false,
+        ),
+        (account.clone(), account_index, false),
+        (by_description(account), account_index, true),
+        (routing.clone(), pair_index, true),
+        (by_description(routing), pair_index, true),
+        (by_description(both), account_index, true),
+        (substring.clone(), "counterparties_list", false),
+        (by_description(substring), "counterparties_list", true),
+    ];
+    for (filter, index, may_sort) in cases {
+        let value = match filter.sort {
+            Sort::CreatedAt => store::Value::from(Utc::now()),
+            Sort::Description => store::Value::from("m"),
+        };
+        for order in [SortOrder::Desc, SortOrder::Asc] {
+            for after in [None, Some((value.clone(), "cpty_c"))] {
+                let filter = ListFilter {
+                    order: Some(order),
+                    ..filter.clone()
+                };
+                let plan = sqlite_plan(&ctx.db, list_keyset(&platform, &filter), after).await;
+                assert!(
+                    plan.contains(index) && (may_sort || !plan.contains("TEMP B-TREE")),
+                    "{filter:?}: {plan}"
+                );
+            }
+        }
+    }
+}
+
 /// SQLite finds the root entity (`is_root=true`) through its one-row partial index, with or
 /// without a cursor; the others (`is_root=false`, nearly all) stay on the list index.
 #[tokio::test]
