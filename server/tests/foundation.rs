@@ -1441,34 +1441,38 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
     }
 }
 
-/// SQLite finds the root entity (`is_root=true`) through its one-row partial index, with or
-/// without a cursor; the others (`is_root=false`, nearly all) stay on the list index.
+/// SQLite finds the root entity (`is_root=true`) through its one-row partial index, and the
+/// entities not verified through theirs, with or without a cursor; the common values
+/// (`is_root=false`, `VERIFIED`) stay on the list index.
 #[tokio::test]
-async fn sqlite_finds_the_root_entity_through_its_own_index() {
+async fn sqlite_finds_rare_entities_through_their_own_indexes() {
     use entities::{EntityFilter, list_keyset};
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());
-    let filter = |is_root| EntityFilter {
-        is_root: Some(is_root),
+    let filter = |is_root: Option<bool>, status: Option<&str>| EntityFilter {
+        is_root,
+        verification_status: status.map(str::to_owned),
         ..EntityFilter::default()
     };
-    for after in [None, Some((store::Value::from(Utc::now()), "enti_c"))] {
-        let root = sqlite_plan(
-            &ctx.db,
-            list_keyset(&platform, &filter(true)),
-            after.clone(),
-        )
-        .await;
-        assert!(
-            root.contains("USING INDEX entities_one_root (platform_id=?)"),
-            "{root}"
-        );
-        let others = sqlite_plan(&ctx.db, list_keyset(&platform, &filter(false)), after).await;
-        assert!(
-            others.contains("entities_list") && !others.contains("TEMP B-TREE"),
-            "{others}"
-        );
+    let root = "USING INDEX entities_one_root (platform_id=?)";
+    let not_verified = "entities_not_verified (platform_id=? AND verification_status=?";
+    let cases = [
+        (filter(Some(true), None), root),
+        (filter(None, Some("MANUAL_REVIEW")), not_verified),
+        (filter(Some(false), Some("DENIED")), not_verified),
+        (filter(Some(true), Some("MANUAL_REVIEW")), root),
+        (filter(Some(false), None), "entities_list"),
+        (filter(None, Some("VERIFIED")), "entities_list"),
+    ];
+    for (filter, index) in cases {
+        for after in [None, Some((store::Value::from(Utc::now()), "enti_c"))] {
+            let plan = sqlite_plan(&ctx.db, list_keyset(&platform, &filter), after).await;
+            assert!(
+                plan.contains(index) && !plan.contains("TEMP B-TREE"),
+                "{filter:?}: {plan}"
+            );
+        }
     }
 }
 

@@ -226,7 +226,7 @@ async fn resolve_reserve(
 }
 
 fn ensure_verified(entity: &EntityRecord) -> Result<()> {
-    if entity.verification_status == "VERIFIED" {
+    if entity.verification_status == super::entities::VERIFIED {
         Ok(())
     } else {
         Err(BankAccountError::EntityNotVerified)

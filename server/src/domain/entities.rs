@@ -275,12 +275,16 @@ impl BusinessChanges {
     }
 }
 
+/// The verification status of nearly every entity: the one the entity lists index through their
+/// list order, the others having an index of their own (`store::entities::list_keyset`).
+pub const VERIFIED: &str = "VERIFIED";
+
 /// The sandbox verification outcome for a person's last name or a business name.
 pub fn sandbox_verification(name: &str) -> (&'static str, Vec<String>) {
     match name {
         "Review" => ("MANUAL_REVIEW", vec![SANDBOX_REVIEW_REASON.to_owned()]),
         "Denied" => ("DENIED", Vec::new()),
-        _ => ("VERIFIED", Vec::new()),
+        _ => (VERIFIED, Vec::new()),
     }
 }
 

@@ -145,7 +145,7 @@ async fn create_in(
         name: name.to_owned(),
         is_root: true,
         requires_screening: false,
-        verification_status: "VERIFIED".to_owned(),
+        verification_status: super::entities::VERIFIED.to_owned(),
         first_name: None,
         last_name: None,
         business_name: Some(name.to_owned()),

@@ -6,6 +6,7 @@ use bank_api::models::{Address, RequirementValue};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
+use crate::domain::entities::VERIFIED;
 use crate::domain::ids::{EntityId, PlatformId};
 use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
 
@@ -373,10 +374,26 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
             keyset = keyset.filter(Sql::new(condition).bind(t));
         }
     }
-    // The root is found through its one-row partial index, whose condition is stated as is
-    // (SQLite matches a partial index's condition by its text, before values are bound, and
-    // without statistics it would walk the list index instead): without it, `is_root=true`
-    // read every entity of the platform.
+    // The root, and the entities not verified, are found through partial indexes that hold
+    // only them, whose conditions are stated as written: SQLite matches a partial index's
+    // condition by its text, before values are bound. Without them, `is_root=true` or
+    // `verification_status=MANUAL_REVIEW` read every entity of the platform. The root's index
+    // is on `platform_id` alone, not in list order, so SQLite (without statistics) would still
+    // walk the list index: it is named (`INDEXED BY`), and wins when both apply.
+    match &filter.verification_status {
+        Some(status) if status == VERIFIED => {
+            keyset = keyset.filter(Sql::new(format!("verification_status = '{VERIFIED}'")));
+        }
+        Some(status) => {
+            keyset = keyset.filter(
+                Sql::new(format!(
+                    "verification_status = ? AND verification_status <> '{VERIFIED}'"
+                ))
+                .bind(status),
+            );
+        }
+        None => {}
+    }
     match filter.is_root {
         Some(true) => {
             keyset = keyset
@@ -399,9 +416,6 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     }
     if let Some(t) = &filter.entity_type {
         keyset = keyset.filter(Sql::new("type = ?").bind(t));
-    }
-    if let Some(s) = &filter.verification_status {
-        keyset = keyset.filter(Sql::new("verification_status = ?").bind(s));
     }
     keyset
 }
