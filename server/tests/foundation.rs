@@ -1373,9 +1373,9 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
 
 /// SQLite reads counterparties through the index each filter calls for: in description order
 /// from an index (no sort of the platform's counterparties per page), an exact number from its
-/// own index under either sort (the few matches sorted after), a substring in description
-/// order by a scan of the list index and a sort (bounded, where walking the description index
-/// and testing each row could read every row at random).
+/// own index under either sort (the few matches sorted after), a substring or a creation range
+/// in description order through the list index and a sort (bounded, where walking the
+/// description index and testing each row could read every row at random).
 #[tokio::test]
 async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
     use bankd::store::counterparties::{ListFilter, Sort, list_keyset};
@@ -1402,6 +1402,10 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
         description: Some("acme".to_owned()),
         ..ListFilter::default()
     };
+    let recent = ListFilter {
+        created_gte: Some(Utc::now()),
+        ..ListFilter::default()
+    };
     let account_index = "counterparties_by_account_number (platform_id=? AND account_number=?";
     let pair_index = "counterparties_pair (platform_id=? AND routing_number=?";
     // (filter, the index its plan names, whether the plan may sort)
@@ -1419,6 +1423,11 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
         (by_description(both), account_index, true),
         (substring.clone(), "counterparties_list", false),
         (by_description(substring), "counterparties_list", true),
+        (
+            by_description(recent),
+            "counterparties_list (platform_id=? AND created_at>?)",
+            true,
+        ),
     ];
     for (filter, index, may_sort) in cases {
         let value = match filter.sort {

@@ -379,7 +379,7 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     // condition by its text, before values are bound. Without them, `is_root=true` or
     // `verification_status=MANUAL_REVIEW` read every entity of the platform. The root's index
     // is on `platform_id` alone, not in list order, so SQLite (without statistics) would still
-    // walk the list index: it is named (`INDEXED BY`), and wins when both apply.
+    // walk the list index: it is named (`INDEXED BY`), also when both filters apply.
     match &filter.verification_status {
         Some(status) if status == VERIFIED => {
             keyset = keyset.filter(Sql::new(format!("verification_status = '{VERIFIED}'")));
