@@ -291,13 +291,13 @@ fn details_sql(backend: Backend) -> &'static str {
             .collect();
         format!(
             "SELECT {}, {}, (SELECT {} FROM bank_account_owners o \
-             WHERE o.platform_id = a.platform_id AND o.bank_account_id = a.id) AS owner_ids \
+             WHERE o.platform_id = a.platform_id AND o.bank_account_id = a.id) AS owners \
              FROM bank_accounts a LEFT JOIN account_numbers n \
              ON n.platform_id = a.platform_id AND n.id = a.default_account_number_id \
              WHERE a.platform_id = ? AND a.id = ?",
             account_columns.join(", "),
             number_columns.join(", "),
-            dialect::ordered_list_agg(backend, "o.entity_id", "o.position"),
+            dialect::list_agg(backend, "CAST(o.position AS TEXT) || ' ' || o.entity_id"),
         )
     })
 }
@@ -315,14 +315,10 @@ pub async fn get_with_details(
     let Some(row) = tx.fetch_optional(sql).await? else {
         return Ok(None);
     };
-    let owners = row
-        .get::<Option<String>>("owner_ids")?
-        .map(|ids| {
-            ids.split(',')
-                .map(|id| EntityId::from_trusted(id.to_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let owners = match row.get::<Option<String>>("owners")? {
+        Some(owners) => owners_by_position(&owners)?,
+        None => Vec::new(),
+    };
     let default_number = match row.get::<Option<String>>("n_id")? {
         Some(_) => Some(account_number_from_prefixed(&row, "n_")?),
         None => None,
@@ -332,6 +328,24 @@ pub async fn get_with_details(
         owners,
         default_number,
     }))
+}
+
+/// The owners aggregated by [`details_sql`] (`position entity_id` items, comma-separated, in
+/// any order), primary first.
+fn owners_by_position(aggregated: &str) -> Result<Vec<EntityId>, StoreError> {
+    let mut owners = aggregated
+        .split(',')
+        .map(|item| {
+            item.split_once(' ')
+                .and_then(|(position, id)| Some((position.parse::<i64>().ok()?, id)))
+                .ok_or_else(|| StoreError::Corrupt(format!("bank account owner item {item:?}")))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    owners.sort_unstable_by_key(|(position, _)| *position);
+    Ok(owners
+        .into_iter()
+        .map(|(_, id)| EntityId::from_trusted(id.to_owned()))
+        .collect())
 }
 
 /// Inserts unless the account number is taken (by any platform); answers whether it was
@@ -815,4 +829,32 @@ pub async fn postings_between(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(owners: &[EntityId]) -> Vec<&str> {
+        owners.iter().map(EntityId::as_str).collect()
+    }
+
+    #[test]
+    fn aggregated_owners_come_back_in_position_order() {
+        let owners = owners_by_position("2 enti_c,0 enti_b,10 enti_a,1 enti_d").expect("parsed");
+        assert_eq!(ids(&owners), ["enti_b", "enti_d", "enti_c", "enti_a"]);
+        let one = owners_by_position("0 enti_only").expect("parsed");
+        assert_eq!(ids(&one), ["enti_only"]);
+    }
+
+    #[test]
+    fn a_damaged_owner_aggregate_is_an_error_not_a_guess() {
+        for damaged in ["enti_a", "x enti_a", "0 enti_a,enti_b", ""] {
+            let result = owners_by_position(damaged);
+            assert!(
+                matches!(result, Err(StoreError::Corrupt(_))),
+                "{damaged:?}: {result:?}"
+            );
+        }
+    }
 }

@@ -107,13 +107,15 @@ pub fn sum_i64(expression: &str) -> String {
     format!("CAST(COALESCE(SUM({expression}), 0) AS BIGINT)")
 }
 
-/// The text values of `expression` over a group, joined with `,` in the order of `order`:
-/// `group_concat(... ORDER BY ...)` (SQLite ≥ 3.44) or `string_agg(... ORDER BY ...)`. NULL for an
-/// empty group. Only for values that cannot contain a comma (ids).
-pub fn ordered_list_agg(backend: Backend, expression: &str, order: &str) -> String {
+/// The text values of `expression` over a group, joined with `,` in no guaranteed order
+/// (`group_concat` or `string_agg`); NULL for an empty group. Only for values that cannot
+/// contain a comma (ids); a caller that needs an order carries it in the values. An
+/// `ORDER BY` inside the aggregate would cost a sorter on every evaluation, and SQLite opens
+/// one even when the index already yields the order (bench/README.md, "Fixed so far").
+pub fn list_agg(backend: Backend, expression: &str) -> String {
     match backend {
-        Backend::Sqlite => format!("group_concat({expression}, ',' ORDER BY {order})"),
-        Backend::Postgres => format!("string_agg({expression}, ',' ORDER BY {order})"),
+        Backend::Sqlite => format!("group_concat({expression}, ',')"),
+        Backend::Postgres => format!("string_agg({expression}, ',')"),
     }
 }
 

@@ -793,6 +793,30 @@ async fn owners_are_added_once_verified_and_listed_primary_first(app: TestApp) {
         listed["bank_accounts"][0]["owners"],
         json!([primary, second, third])
     );
+
+    // Owners come in the order they were added, not in the order of their ids (the entities
+    // were created primary, second, third, and ids follow creation time).
+    let later = create_account(&app, &app.a, &third, "Joint, later", json!({})).await;
+    let path = format!("/bank-accounts/{}/owner", id(&later));
+    for owner in [&primary, &second] {
+        app.post(&path, &app.a.key, &json!({"entity_id": owner}))
+            .await
+            .expect(200);
+    }
+    let got = app
+        .get(&format!("/bank-accounts/{}", id(&later)), &app.a.key)
+        .await
+        .expect(200);
+    assert_eq!(got["owners"], json!([third, primary, second]));
+    let listed = app
+        .get("/bank-accounts?type=CHECKING&limit=1", &app.a.key)
+        .await
+        .expect(200);
+    assert_eq!(listed["bank_accounts"][0]["id"], later["id"]);
+    assert_eq!(
+        listed["bank_accounts"][0]["owners"],
+        json!([third, primary, second])
+    );
 }
 
 // ------------------------------------------------------------------------------ list filters
