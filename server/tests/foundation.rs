@@ -1450,6 +1450,69 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
     }
 }
 
+/// SQLite reads documents filtered by an exact file name, tag or type from the index that
+/// starts with that value, in list order (no sort), with or without a cursor and a creation
+/// range; unfiltered and substring lists stay on the list index. Without them each page walked
+/// the platform's documents, a table page each (bench/README.md).
+#[tokio::test]
+async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
+    use bankd::store::documents::{DocumentFilter, list_keyset};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let name = DocumentFilter {
+        file_name: Some("passport.pdf".to_owned()),
+        ..DocumentFilter::default()
+    };
+    let tag = DocumentFilter {
+        tag: Some("kyc-2026".to_owned()),
+        ..DocumentFilter::default()
+    };
+    let kind = DocumentFilter {
+        document_type: Some("articles_of_incorporation".to_owned()),
+        ..DocumentFilter::default()
+    };
+    let recent = |filter: DocumentFilter| DocumentFilter {
+        created_gte: Some(Utc::now()),
+        ..filter
+    };
+    let substring = DocumentFilter {
+        description: Some("lease".to_owned()),
+        ..DocumentFilter::default()
+    };
+    let cases = [
+        (DocumentFilter::default(), "documents_list (platform_id=?"),
+        (substring, "documents_list (platform_id=?"),
+        (
+            name.clone(),
+            "documents_by_file_name (platform_id=? AND file_name=?",
+        ),
+        (
+            recent(name),
+            "documents_by_file_name (platform_id=? AND file_name=? AND created_at>?",
+        ),
+        (tag.clone(), "documents_by_tag (platform_id=? AND tag=?"),
+        (
+            recent(tag),
+            "documents_by_tag (platform_id=? AND tag=? AND created_at>?",
+        ),
+        (kind.clone(), "documents_by_type (platform_id=? AND type=?"),
+        (
+            recent(kind),
+            "documents_by_type (platform_id=? AND type=? AND created_at>?",
+        ),
+    ];
+    for (filter, index) in cases {
+        for after in [None, Some((store::Value::from(Utc::now()), "docu_c"))] {
+            let plan = sqlite_plan(&ctx.db, list_keyset(&platform, &filter), after).await;
+            assert!(
+                plan.contains(index) && !plan.contains("TEMP B-TREE"),
+                "{filter:?}: {plan}"
+            );
+        }
+    }
+}
+
 /// SQLite finds the root entity (`is_root=true`) through its one-row partial index, and the
 /// entities not verified through theirs, with or without a cursor; the common values
 /// (`is_root=false`, `VERIFIED`) stay on the list index.

@@ -158,6 +158,15 @@ pub async fn list(
     filter: &DocumentFilter,
     request: &PageRequest,
 ) -> Result<Page<DocumentRecord>, PaginationError> {
+    list_keyset(platform_id, filter)
+        .fetch(tx, request, from_row)
+        .await
+}
+
+/// The list query of [`list`]. An exact file name, tag or type reads the index that starts
+/// with it (`documents_by_file_name`, `documents_by_tag`, `documents_by_type`, all in list
+/// order after it): SQLite takes the one with the most equalities, which a test checks.
+pub fn list_keyset(platform_id: &PlatformId, filter: &DocumentFilter) -> Keyset {
     let mut keyset = Keyset::new(COLUMNS, "documents", SortKey::CREATED_AT, SortOrder::Desc)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
     let times = [
@@ -185,7 +194,7 @@ pub async fn list(
     if let Some(t) = &filter.document_type {
         keyset = keyset.filter(Sql::new("type = ?").bind(t));
     }
-    keyset.fetch(tx, request, from_row).await
+    keyset
 }
 
 /// The name of the link-signing secret in `server_secrets`.
