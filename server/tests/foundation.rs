@@ -1513,9 +1513,9 @@ async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
     }
 }
 
-/// SQLite finds the root entity (`is_root=true`) through its one-row partial index, and the
-/// entities not verified through theirs, with or without a cursor; the common values
-/// (`is_root=false`, `VERIFIED`) stay on the list index.
+/// SQLite finds the root entity (`is_root=true`) through its one-row partial index, the
+/// entities not verified through theirs, and a type through `entities_by_type`, with or without
+/// a cursor; the common values (`is_root=false`, `VERIFIED`) stay on the list index.
 #[tokio::test]
 async fn sqlite_finds_rare_entities_through_their_own_indexes() {
     use entities::{EntityFilter, list_keyset};
@@ -1527,8 +1527,13 @@ async fn sqlite_finds_rare_entities_through_their_own_indexes() {
         verification_status: status.map(str::to_owned),
         ..EntityFilter::default()
     };
+    let business = |filter: EntityFilter| EntityFilter {
+        entity_type: Some("BUSINESS".to_owned()),
+        ..filter
+    };
     let root = "USING INDEX entities_one_root (platform_id=?)";
     let not_verified = "entities_not_verified (platform_id=? AND verification_status=?";
+    let by_type = "entities_by_type (platform_id=? AND type=?";
     let cases = [
         (filter(Some(true), None), root),
         (filter(None, Some("MANUAL_REVIEW")), not_verified),
@@ -1536,6 +1541,10 @@ async fn sqlite_finds_rare_entities_through_their_own_indexes() {
         (filter(Some(true), Some("MANUAL_REVIEW")), root),
         (filter(Some(false), None), "entities_list"),
         (filter(None, Some("VERIFIED")), "entities_list"),
+        (business(filter(None, None)), by_type),
+        (business(filter(Some(false), Some("VERIFIED"))), by_type),
+        (business(filter(None, Some("MANUAL_REVIEW"))), not_verified),
+        (business(filter(Some(true), None)), root),
     ];
     for (filter, index) in cases {
         for after in [None, Some((store::Value::from(Utc::now()), "enti_c"))] {

@@ -379,18 +379,23 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     // condition by its text, before values are bound. Without them, `is_root=true` or
     // `verification_status=MANUAL_REVIEW` read every entity of the platform. The root's index
     // is on `platform_id` alone, not in list order, so SQLite (without statistics) would still
-    // walk the list index: it is named (`INDEXED BY`), also when both filters apply.
+    // walk the list index: it is named (`INDEXED BY`), also when both filters apply. A type
+    // reads `entities_by_type`, which SQLite picks by itself (an equality more than the list
+    // index, in the same order); with a status other than VERIFIED, the review queue is named,
+    // being the rarer of the two, where SQLite would otherwise take either.
     match &filter.verification_status {
         Some(status) if status == VERIFIED => {
             keyset = keyset.filter(Sql::new(format!("verification_status = '{VERIFIED}'")));
         }
         Some(status) => {
-            keyset = keyset.filter(
-                Sql::new(format!(
-                    "verification_status = ? AND verification_status <> '{VERIFIED}'"
-                ))
-                .bind(status),
-            );
+            keyset = keyset
+                .filter(
+                    Sql::new(format!(
+                        "verification_status = ? AND verification_status <> '{VERIFIED}'"
+                    ))
+                    .bind(status),
+                )
+                .through_index("entities_not_verified");
         }
         None => {}
     }
