@@ -1269,6 +1269,24 @@ async fn sqlite_plan(
         .join("\n")
 }
 
+/// Asserts that a list in creation order reads its page through `index`, in order (no sort),
+/// both from its start and after a cursor (`cursor_id`, at the current time).
+async fn assert_newest_first_through(
+    db: &Db,
+    keyset: bankd::pagination::Keyset,
+    cursor_id: &str,
+    index: &str,
+    what: &dyn std::fmt::Debug,
+) {
+    for after in [None, Some((store::Value::from(Utc::now()), cursor_id))] {
+        let plan = sqlite_plan(db, keyset.clone(), after).await;
+        assert!(
+            plan.contains(index) && !plan.contains("TEMP B-TREE"),
+            "{what:?}: {plan}"
+        );
+    }
+}
+
 /// SQLite reads bank accounts filtered by a rare value (a root type, a reserve account,
 /// overdrafts, a status other than open, a currency other than USD) from the partial index that
 /// holds only those, under every sort and past a cursor; the common values stay on the sort's
@@ -1503,13 +1521,8 @@ async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
         ),
     ];
     for (filter, index) in cases {
-        for after in [None, Some((store::Value::from(Utc::now()), "docu_c"))] {
-            let plan = sqlite_plan(&ctx.db, list_keyset(&platform, &filter), after).await;
-            assert!(
-                plan.contains(index) && !plan.contains("TEMP B-TREE"),
-                "{filter:?}: {plan}"
-            );
-        }
+        let keyset = list_keyset(&platform, &filter);
+        assert_newest_first_through(&ctx.db, keyset, "docu_c", index, &filter).await;
     }
 }
 
@@ -1547,13 +1560,8 @@ async fn sqlite_finds_rare_entities_through_their_own_indexes() {
         (business(filter(Some(true), None)), root),
     ];
     for (filter, index) in cases {
-        for after in [None, Some((store::Value::from(Utc::now()), "enti_c"))] {
-            let plan = sqlite_plan(&ctx.db, list_keyset(&platform, &filter), after).await;
-            assert!(
-                plan.contains(index) && !plan.contains("TEMP B-TREE"),
-                "{filter:?}: {plan}"
-            );
-        }
+        let keyset = list_keyset(&platform, &filter);
+        assert_newest_first_through(&ctx.db, keyset, "enti_c", index, &filter).await;
     }
 }
 
