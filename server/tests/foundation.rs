@@ -50,6 +50,7 @@ on_both_backends!(
     pagination_walk_is_stable_under_concurrent_inserts,
     non_retryable_errors_are_not_retried,
     a_ledger_entry_naming_a_missing_account_fails,
+    an_owner_filter_reads_the_same_accounts_either_way,
 );
 
 fn at(secs: i64, micros: u32) -> DateTime<Utc> {
@@ -1284,6 +1285,103 @@ async fn assert_newest_first_through(
             plan.contains(index) && !plan.contains("TEMP B-TREE"),
             "{what:?}: {plan}"
         );
+    }
+}
+
+/// The two ways of reading a page filtered by an owner (from the owner's rows when it owns
+/// few accounts, along the list otherwise) answer the same accounts in the same order, in
+/// every sort and both orders, from the start and after a cursor.
+async fn an_owner_filter_reads_the_same_accounts_either_way(ctx: Ctx) {
+    use bank_accounts::{AccountFilter, AccountSort, Owned, list_keyset_owned};
+
+    let created = new_platform(&ctx, "Owners").await;
+    let other = new_platform(&ctx, "Others").await;
+    let pid = created.platform.id.clone();
+    let filter = AccountFilter {
+        entity_id: Some(created.root_entity_id.as_str().to_owned()),
+        ..AccountFilter::default()
+    };
+    let backend = ctx.db.backend();
+    let read = |owned: Owned, sort: AccountSort, order: SortOrder, request: PageRequest| {
+        let (db, pid, filter) = (&ctx.db, &pid, &filter);
+        async move {
+            let mut tx = db.begin_read().await.expect("read");
+            let page = list_keyset_owned(pid, filter, sort, order, owned)
+                .fetch(&mut tx, &request, |row| row.get::<String>("id"))
+                .await
+                .expect("page");
+            tx.rollback().await.expect("rollback");
+            page
+        }
+    };
+    for sort in [
+        AccountSort::CreatedAt,
+        AccountSort::Balance,
+        AccountSort::Description,
+    ] {
+        for order in [SortOrder::Desc, SortOrder::Asc] {
+            let first = PageRequest::parse(Some(2), None, None).expect("page");
+            let walked = read(Owned::Many, sort, order, first.clone()).await;
+            let looked_up = read(Owned::Few(backend), sort, order, first).await;
+            assert_eq!(walked, looked_up, "{sort:?} {order:?}");
+            assert_eq!(walked.items.len(), 2, "the root owns three accounts");
+            assert!(walked.has_more);
+            let after = walked.items[1].clone();
+            let next = PageRequest::parse(Some(2), Some(after), None).expect("page");
+            let walked = read(Owned::Many, sort, order, next.clone()).await;
+            let looked_up = read(Owned::Few(backend), sort, order, next).await;
+            assert_eq!(walked, looked_up, "{sort:?} {order:?} after a cursor");
+            assert_eq!(walked.items.len(), 1);
+            assert!(
+                !walked
+                    .items
+                    .iter()
+                    .any(|id| other.root_accounts.iter().any(|o| o.as_str() == id))
+            );
+        }
+    }
+}
+
+/// SQLite reads a page filtered by an owner of few accounts from the owner's rows (its index by
+/// entity, then each account by id), in every sort; an owner of many walks the sort's index.
+#[tokio::test]
+async fn sqlite_reads_the_accounts_of_an_owner_of_few_by_id() {
+    use bank_accounts::{AccountFilter, AccountSort, Owned, list_keyset_owned};
+
+    let (ctx, _guard) = sqlite_db(&test_options()).await;
+    let platform = PlatformId::from_trusted("plat_x".to_owned());
+    let filter = AccountFilter {
+        entity_id: Some("enti_x".to_owned()),
+        currency_code: Some("EUR".to_owned()),
+        ..AccountFilter::default()
+    };
+    for sort in [
+        AccountSort::CreatedAt,
+        AccountSort::Balance,
+        AccountSort::Description,
+    ] {
+        for (owned, expected) in [
+            (
+                Owned::Few(Backend::Sqlite),
+                [
+                    "sqlite_autoindex_bank_accounts_1 (id=?)",
+                    "bank_account_owners_entity (platform_id=? AND entity_id=?)",
+                ],
+            ),
+            (
+                Owned::Many,
+                ["bank_accounts_not_usd", "bank_account_owners"],
+            ),
+        ] {
+            for after in [None, Some((store::Value::from(Utc::now()), "bacc_c"))] {
+                let keyset = list_keyset_owned(&platform, &filter, sort, SortOrder::Desc, owned);
+                let plan = sqlite_plan(&ctx.db, keyset, after).await;
+                assert!(
+                    expected.iter().all(|part| plan.contains(part)),
+                    "{sort:?} {owned:?}: {plan}"
+                );
+            }
+        }
     }
 }
 
