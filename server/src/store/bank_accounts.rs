@@ -623,9 +623,10 @@ pub enum Owned {
     Few(Backend),
 }
 
-/// The query of [`list`]. When `filter.entity_id` owns few accounts ([`Owned::Few`]) the page is read from the owner's rows, each account then looked up
-/// by id and the few sorted; on SQLite both indexes are named, since without statistics SQLite
-/// walks a list index in order instead, testing every account of the platform.
+/// The query of [`list`]. When `filter.entity_id` owns few accounts ([`Owned::Few`]) the page
+/// is read from the owner's rows, each account then looked up by id and the few sorted; on
+/// SQLite both indexes are named, since without statistics SQLite walks a list index in order
+/// instead, testing every account of the platform.
 pub fn list_keyset_owned(
     platform_id: &PlatformId,
     filter: &AccountFilter,
