@@ -184,7 +184,7 @@ pub async fn complete(
     response: &StoredResponse,
     now: DateTime<Utc>,
 ) -> Result<(), IdempotencyError> {
-    let done = repo::complete(
+    repo::complete(
         tx,
         platform_id,
         key.as_str(),
@@ -193,14 +193,7 @@ pub async fn complete(
         now,
     )
     .await?;
-    if done {
-        Ok(())
-    } else {
-        Err(
-            StoreError::Corrupt("completing an idempotency key that was not reserved".into())
-                .into(),
-        )
-    }
+    Ok(())
 }
 
 /// Runs `effects` at most once per (platform, key): reserve, effects, store the response, commit,

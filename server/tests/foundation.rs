@@ -50,6 +50,7 @@ on_both_backends!(
     pagination_walk_is_stable_under_concurrent_inserts,
     non_retryable_errors_are_not_retried,
     a_ledger_entry_naming_a_missing_account_fails,
+    deferred_writes_keep_their_order_and_their_counts,
     an_owner_filter_reads_the_same_accounts_either_way,
 );
 
@@ -1176,8 +1177,72 @@ async fn non_retryable_errors_are_not_retried(ctx: Ctx) {
     tx.rollback().await.expect("rollback");
 }
 
-/// `ledger::write_entry` refuses an entry whose accounts are not all there: an error, never a
-/// half-applied movement (both backends answer the postings' foreign-key violation).
+/// `Tx::execute_deferred`: a second write to a table already queued does not lose the first (one
+/// statement could change a row only once), a read sees every queued write, and a write that
+/// changed another number of rows than meant fails the transaction, by the commit at the
+/// latest, taking the other queued writes with it.
+async fn deferred_writes_keep_their_order_and_their_counts(ctx: Ctx) {
+    let created = new_platform(&ctx, "Deferred").await;
+    let platform_id = created.platform.id.as_str();
+    let rename = |suffix: &str, platform: &str| {
+        Sql::new("UPDATE platforms SET name = name || ? WHERE platform_id = ?")
+            .bind(suffix)
+            .bind(platform)
+    };
+    let touch_accounts = |platform: &str| {
+        Sql::new("UPDATE bank_accounts SET updated_at = updated_at WHERE platform_id = ?")
+            .bind(platform)
+    };
+    let name = |platform: &str| {
+        Sql::new("SELECT name FROM platforms WHERE platform_id = ?").bind(platform)
+    };
+
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    tx.execute_deferred(rename("a", platform_id), 1, "first")
+        .await
+        .expect("first");
+    tx.execute_deferred(rename("b", platform_id), 1, "second")
+        .await
+        .expect("second");
+    let roots = ROOT_ACCOUNT_TYPES.len() as u64;
+    tx.execute_deferred(touch_accounts(platform_id), roots, "the root accounts")
+        .await
+        .expect("root accounts");
+    let read = tx.fetch_one(name(platform_id)).await.expect("read");
+    assert_eq!(read.get::<String>("name").expect("name"), "Deferredab");
+    tx.execute_deferred(rename("c", platform_id), 1, "third")
+        .await
+        .expect("third");
+    tx.commit().await.expect("commit");
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    let read = tx.fetch_one(name(platform_id)).await.expect("read");
+    assert_eq!(read.get::<String>("name").expect("name"), "Deferredabc");
+
+    let failed = async {
+        tx.execute_deferred(rename("d", platform_id), 1, "fourth")
+            .await?;
+        tx.execute_deferred(
+            touch_accounts("plat_missing"),
+            1,
+            "a missing platform's account",
+        )
+        .await?;
+        tx.commit().await
+    }
+    .await;
+    assert!(
+        matches!(&failed, Err(StoreError::Corrupt(m)) if m.contains("a missing platform's account: 0 rows changed where 1 were meant")),
+        "{failed:?}"
+    );
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    let read = tx.fetch_one(name(platform_id)).await.expect("read");
+    assert_eq!(read.get::<String>("name").expect("name"), "Deferredabc");
+    tx.rollback().await.expect("rollback");
+}
+
+/// `ledger::write_entry` refuses an entry whose accounts are not all there: an error, by the
+/// commit at the latest, never a half-applied movement (both backends answer the postings'
+/// foreign-key violation).
 async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
     let created = new_platform(&ctx, "Ledger").await;
     let platform_id = &created.platform.id;
@@ -1203,9 +1268,25 @@ async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
         event: "create",
         currency_code: "USD",
     };
-    let written = ledger::write_entry(&mut tx, platform_id, &entry, source, now).await;
+    // On PostgreSQL the entry's writes are deferred: the error may come with the commit.
+    let written = match ledger::write_entry(&mut tx, platform_id, &entry, source, now).await {
+        Ok(()) => tx.commit().await,
+        Err(e) => {
+            tx.rollback().await.expect("rollback");
+            Err(e)
+        }
+    };
     assert!(written.is_err(), "{written:?}");
+    let mut tx = ctx.db.begin_write().await.expect("tx");
+    let after = ledger::lock_accounts(&mut tx, platform_id, &[], true)
+        .await
+        .expect("lock");
     tx.rollback().await.expect("rollback");
+    assert_eq!(
+        after.first().map(|a| &a.balances),
+        Some(&settlement.balances),
+        "the settlement account's half of the entry stayed"
+    );
 }
 
 /// SQLite plans the lists of book transfers by status and by account on their own indexes, not

@@ -81,7 +81,9 @@ pub async fn insert_in_flight_if_new(
     Ok(tx.execute(sql).await? == 1)
 }
 
-/// Stores the response of an in-flight key; answers whether such a row was there.
+/// Stores the response of the key this transaction reserved. Deferred (see
+/// `Tx::execute_deferred`): on PostgreSQL it goes to the database with the request's own last
+/// writes, in one round trip.
 pub async fn complete(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
@@ -89,7 +91,7 @@ pub async fn complete(
     status: i32,
     body: &[u8],
     now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let sql = Sql::new(
         "UPDATE idempotency_keys SET state = 'completed', response_status = ?, response_body = ?, \
          completed_at = ? WHERE platform_id = ? AND key = ? AND state = 'in_flight'",
@@ -99,7 +101,8 @@ pub async fn complete(
     .bind(now)
     .bind(platform_id.as_str())
     .bind(key);
-    Ok(tx.execute(sql).await? == 1)
+    tx.execute_deferred(sql, 1, "the stored response of a reserved idempotency key")
+        .await
 }
 
 pub async fn delete(

@@ -183,14 +183,16 @@ pub async fn write_entry(
         .push_bind(platform_id.as_str());
     sql.push(" AND id IN ");
     push_id_list(&mut sql, deltas.keys().copied());
-    let updated = tx.execute(sql).await?;
-    if updated != deltas.len() as u64 {
-        return Err(StoreError::Corrupt(format!(
-            "{} of {} bank accounts of a journal entry vanished while locked",
-            deltas.len() as u64 - updated.min(deltas.len() as u64),
-            deltas.len()
-        )));
-    }
+    // Deferred (see `Tx::execute_deferred`): on PostgreSQL the entry's writes share one round
+    // trip with the request's other last writes (a later read in the transaction sends them
+    // first).
+    let accounts = deltas.len() as u64;
+    tx.execute_deferred(
+        sql,
+        accounts,
+        "the balances of a journal entry's locked accounts",
+    )
+    .await?;
     let journal_id = format!("{}:{}", source.source_id, source.event);
     let mut sql = Sql::new(
         "INSERT INTO ledger_postings (platform_id, journal_id, bank_account_id, balance, amount, \
@@ -208,8 +210,9 @@ pub async fn write_entry(
         sql.push_bind(source.source_id).push(", ");
         sql.push_bind(now).push(")");
     }
-    tx.execute(sql).await?;
-    Ok(())
+    let rows = entry.postings.len() as u64;
+    tx.execute_deferred(sql, rows, "the postings of a journal entry")
+        .await
 }
 
 /// The sum of all four balances over every account of the platform; the ledger keeps it at 0.

@@ -23,6 +23,7 @@
 pub mod api_keys;
 pub mod bank_accounts;
 pub mod counterparties;
+mod deferred;
 pub mod dialect;
 pub mod documents;
 pub mod entities;
@@ -447,10 +448,7 @@ impl Db {
             }
             Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
         };
-        Ok(Tx {
-            inner,
-            _scope: PhantomData,
-        })
+        Ok(Tx::new(inner))
     }
 
     /// Begins a read-only transaction: a consistent snapshot for multi-query reads (a page and
@@ -476,10 +474,7 @@ impl Db {
             }
             Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
         };
-        Ok(Tx {
-            inner,
-            _scope: PhantomData,
-        })
+        Ok(Tx::new(inner))
     }
 
     /// Runs `f` in a write transaction and commits, retrying the whole transaction (with a new
@@ -588,10 +583,7 @@ impl Db {
                 TxInner::PostgresSingle(pool.acquire().await.map_err(StoreError::from)?)
             }
         };
-        let mut tx = Tx {
-            inner,
-            _scope: PhantomData,
-        };
+        let mut tx = Tx::new(inner);
         f(&mut tx).await
     }
 
@@ -615,10 +607,7 @@ impl Db {
         release_snapshot();
         let reader = pooled.acquire()?;
         sqlite::control(reader.conn(), "BEGIN")?;
-        let mut tx = Tx {
-            inner: TxInner::SqliteReader(reader),
-            _scope: PhantomData,
-        };
+        let mut tx = Tx::new(TxInner::SqliteReader(reader));
         let result = f(&mut tx).await;
         if let TxInner::SqliteReader(reader) = tx.inner {
             // In scope (checked above): the slot takes it, to be ended by the next read or
@@ -679,6 +668,9 @@ enum TxInner {
 /// An open transaction on either backend. Dropping it without [`Tx::commit`] rolls back.
 pub struct Tx<'s> {
     inner: TxInner,
+    /// Writes queued by [`Tx::execute_deferred`] (PostgreSQL transactions only), sent before the
+    /// next statement or the commit.
+    deferred: Vec<deferred::Deferred>,
     _scope: PhantomData<&'s ()>,
 }
 
@@ -820,11 +812,16 @@ impl Row {
 }
 
 impl<'s> Tx<'s> {
-    fn writer(writer: tokio::sync::OwnedMutexGuard<writer::Writer>, role: writer::Role) -> Tx<'s> {
+    fn new(inner: TxInner) -> Tx<'s> {
         Tx {
-            inner: TxInner::Writer(writer, role),
+            inner,
+            deferred: Vec::new(),
             _scope: PhantomData,
         }
+    }
+
+    fn writer(writer: tokio::sync::OwnedMutexGuard<writer::Writer>, role: writer::Role) -> Tx<'s> {
+        Tx::new(TxInner::Writer(writer, role))
     }
 
     /// The writer back from a batch member's transaction (`None` for any other kind).
@@ -870,6 +867,62 @@ impl<'s> Tx<'s> {
 
     /// Runs a statement; answers the number of rows it changed.
     pub async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
+        self.flush().await?;
+        self.execute_now(sql).await
+    }
+
+    /// Runs a write that must change exactly `rows` rows and whose effects nothing in this
+    /// transaction reads back; `what` names it in the `Corrupt` error of another count. On a
+    /// PostgreSQL transaction it is queued and sent with the other queued writes in one
+    /// statement, before the transaction's next statement or its commit ([`deferred`] says
+    /// when that is safe); elsewhere it runs at once.
+    pub async fn execute_deferred(
+        &mut self,
+        sql: Sql,
+        rows: u64,
+        what: &'static str,
+    ) -> Result<(), StoreError> {
+        let write = deferred::Deferred { sql, rows, what };
+        let table = match (&self.inner, deferred::written_table(write.sql.text())) {
+            (TxInner::Postgres(_), Some(table)) => table,
+            _ => {
+                let changed = self.execute(write.sql.clone()).await?;
+                return write.check(changed);
+            }
+        };
+        let queued = |d: &deferred::Deferred| deferred::written_table(d.sql.text()) == Some(table);
+        if self.deferred.iter().any(queued) {
+            self.flush().await?;
+        }
+        self.deferred.push(write);
+        Ok(())
+    }
+
+    /// Sends the queued writes: one alone as it is, several as one statement.
+    async fn flush(&mut self) -> Result<(), StoreError> {
+        let writes = std::mem::take(&mut self.deferred);
+        match writes.as_slice() {
+            [] => Ok(()),
+            [write] => {
+                let changed = self.execute_now(write.sql.clone()).await?;
+                write.check(changed)
+            }
+            _ => {
+                let row = self
+                    .fetch_now(deferred::combine(&writes), true)
+                    .await?
+                    .pop()
+                    .ok_or(StoreError::Database(sqlx::Error::RowNotFound))?;
+                for (i, write) in writes.iter().enumerate() {
+                    let changed: i64 = row.get(&deferred::count_column(i))?;
+                    write.check(u64::try_from(changed).unwrap_or(u64::MAX))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn execute_now(&mut self, sql: Sql) -> Result<u64, StoreError> {
         if let Some(conn) = self.sqlite_conn() {
             return sqlite::execute(conn, &sql.text, &sql.args);
         }
@@ -898,6 +951,11 @@ impl<'s> Tx<'s> {
     }
 
     async fn fetch(&mut self, sql: Sql, first_only: bool) -> Result<Vec<Row>, StoreError> {
+        self.flush().await?;
+        self.fetch_now(sql, first_only).await
+    }
+
+    async fn fetch_now(&mut self, sql: Sql, first_only: bool) -> Result<Vec<Row>, StoreError> {
         if let Some(conn) = self.sqlite_conn() {
             let rows = sqlite::fetch(conn, &sql.text, &sql.args, first_only)?;
             return Ok(rows.into_iter().map(Row::Sqlite).collect());
@@ -927,7 +985,8 @@ impl<'s> Tx<'s> {
             .ok_or(StoreError::Database(sqlx::Error::RowNotFound))
     }
 
-    pub async fn commit(self) -> Result<(), StoreError> {
+    pub async fn commit(mut self) -> Result<(), StoreError> {
+        self.flush().await?;
         match self.inner {
             TxInner::SqliteReader(reader) => {
                 if !reader.conn().is_autocommit() {

@@ -110,8 +110,7 @@ pub async fn insert_book_transfer(
     .bind(t.idempotency_key.clone())
     .bind(t.created_at)
     .bind(t.updated_at);
-    tx.execute(sql).await?;
-    Ok(())
+    tx.execute_deferred(sql, 1, "a new book transfer").await
 }
 
 /// Writes the mutable fields of a transfer (status, amount, `updated_at`).
@@ -129,13 +128,8 @@ pub async fn update_book_transfer(
     .bind(t.updated_at)
     .bind(platform_id.as_str())
     .bind(t.id.as_str());
-    if tx.execute(sql).await? != 1 {
-        return Err(StoreError::Corrupt(format!(
-            "book transfer {} vanished while locked",
-            t.id
-        )));
-    }
-    Ok(())
+    tx.execute_deferred(sql, 1, "a locked book transfer's update")
+        .await
 }
 
 pub async fn get_book_transfer(
