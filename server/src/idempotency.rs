@@ -29,7 +29,8 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
 use crate::domain::ids::PlatformId;
-use crate::store::{BoxFuture, Db, Retryable, Sql, StoreError, Tx, dialect, idempotency as repo};
+use crate::store::idempotency::{self as repo, Claim};
+use crate::store::{BoxFuture, Db, Retryable, StoreError, Tx};
 
 /// How long a key is remembered.
 pub const KEY_TTL: Duration = Duration::days(30);
@@ -141,18 +142,20 @@ pub async fn reserve(
     fingerprint: &RequestFingerprint,
     now: DateTime<Utc>,
 ) -> Result<Reservation, IdempotencyError> {
-    if let Some(statement) = dialect::try_advisory_xact_lock(tx.backend()) {
-        let row = tx
-            .fetch_one(Sql::new(statement).bind(advisory_key(platform_id, key)))
-            .await?;
-        if !row.get::<bool>("locked")? {
-            return Err(IdempotencyError::InUse);
-        }
-    }
-    if repo::insert_in_flight_if_new(tx, platform_id, key.as_str(), fingerprint.as_str(), now)
-        .await?
+    let lock = advisory_key(platform_id, key);
+    match repo::claim(
+        tx,
+        lock,
+        platform_id,
+        key.as_str(),
+        fingerprint.as_str(),
+        now,
+    )
+    .await?
     {
-        return Ok(Reservation::Fresh);
+        Claim::Busy => return Err(IdempotencyError::InUse),
+        Claim::Inserted => return Ok(Reservation::Fresh),
+        Claim::Exists => {}
     }
     if let Some(existing) = repo::get(tx, platform_id, key.as_str()).await? {
         if existing.created_at <= now - KEY_TTL {

@@ -148,13 +148,13 @@ pub fn row_compare(columns: &[&str], greater: bool) -> String {
     format!("({}) {op} ({placeholders})", columns.join(", "))
 }
 
-/// A statement that takes a transaction-scoped advisory lock without waiting, answering one
-/// boolean column `locked`; `None` where the engine has no such lock (SQLite, whose single writer
-/// connection already serialises writers inside one process).
+/// An expression that takes a transaction-scoped advisory lock on its one `?` (a 64-bit key)
+/// without waiting and answers whether it got it; `None` where the engine has no such lock
+/// (SQLite, whose single writer connection already serialises writers inside one process).
 pub fn try_advisory_xact_lock(backend: Backend) -> Option<&'static str> {
     match backend {
         Backend::Sqlite => None,
-        Backend::Postgres => Some("SELECT pg_try_advisory_xact_lock(?) AS locked"),
+        Backend::Postgres => Some("pg_try_advisory_xact_lock(?)"),
     }
 }
 

@@ -60,25 +60,65 @@ pub async fn insert_in_flight(
     Ok(())
 }
 
-/// Inserts an in-flight record unless the key has one already; answers whether it inserted.
-/// The common case (a new key) then costs one statement instead of a lookup and an insert.
-pub async fn insert_in_flight_if_new(
+/// What [`claim`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Claim {
+    /// Another transaction holds the key's advisory lock: a duplicate is running elsewhere.
+    Busy,
+    /// The key had no record; an in-flight one is now inserted.
+    Inserted,
+    /// The key has a record already (inserted nothing).
+    Exists,
+}
+
+/// Takes the key's advisory lock without waiting (on PostgreSQL: `lock` is its 64-bit hash) and
+/// inserts an in-flight record unless the key has one already. One statement, so that the common
+/// case (a new key) costs one round trip: the insert reads the lock's answer and runs only when
+/// the lock was taken.
+pub async fn claim(
     tx: &mut Tx<'_>,
+    lock: i64,
     platform_id: &PlatformId,
     key: &str,
     request_hash: &str,
     now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
+) -> Result<Claim, StoreError> {
+    let conflict = dialect::on_conflict_do_nothing("platform_id, key");
+    let columns =
+        "INSERT INTO idempotency_keys (platform_id, key, request_hash, state, created_at)";
+    let Some(try_lock) = dialect::try_advisory_xact_lock(tx.backend()) else {
+        let sql = Sql::new(format!(
+            "{columns} VALUES (?, ?, ?, 'in_flight', ?){conflict}"
+        ))
+        .bind(platform_id.as_str())
+        .bind(key)
+        .bind(request_hash)
+        .bind(now);
+        return Ok(match tx.execute(sql).await? {
+            1 => Claim::Inserted,
+            _ => Claim::Exists,
+        });
+    };
+    // The lock's item calls a volatile function, so it runs once, before the insert reads it.
     let sql = Sql::new(format!(
-        "INSERT INTO idempotency_keys (platform_id, key, request_hash, state, created_at) \
-         VALUES (?, ?, ?, 'in_flight', ?){}",
-        dialect::on_conflict_do_nothing("platform_id, key")
+        "WITH advisory AS (SELECT {try_lock} AS locked), \
+         inserted AS ({columns} SELECT ?, ?, ?, 'in_flight', ? FROM advisory WHERE locked\
+         {conflict} RETURNING 1) \
+         SELECT locked, EXISTS (SELECT 1 FROM inserted) AS inserted FROM advisory"
     ))
+    .bind(lock)
     .bind(platform_id.as_str())
     .bind(key)
     .bind(request_hash)
     .bind(now);
-    Ok(tx.execute(sql).await? == 1)
+    let row = tx.fetch_one(sql).await?;
+    Ok(
+        match (row.get::<bool>("locked")?, row.get::<bool>("inserted")?) {
+            (false, _) => Claim::Busy,
+            (true, true) => Claim::Inserted,
+            (true, false) => Claim::Exists,
+        },
+    )
 }
 
 /// Stores the response of the key this transaction reserved. Deferred (see
