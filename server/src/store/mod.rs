@@ -720,6 +720,8 @@ value_from! {
 pub struct Sql {
     text: String,
     args: Vec<Value>,
+    /// See [`Sql::planned_each_run`].
+    plan_each_run: bool,
 }
 
 impl Sql {
@@ -728,7 +730,18 @@ impl Sql {
         Sql {
             text: text.into(),
             args: Vec::new(),
+            plan_each_run: false,
         }
+    }
+
+    /// Has PostgreSQL plan the statement this fragment ends up in with its values on every run
+    /// (an unnamed statement: sqlx's `persistent(false)`) instead of preparing it once per
+    /// connection, where after five runs PostgreSQL may keep one generic plan for all values.
+    /// For a condition whose best plan depends on how common its value is, at the cost of
+    /// planning each time. Carried through [`Sql::append`]; nothing changes on SQLite.
+    pub fn planned_each_run(mut self) -> Sql {
+        self.plan_each_run = true;
+        self
     }
 
     /// Adds the value for the next `?` already in the text.
@@ -754,6 +767,7 @@ impl Sql {
     pub fn append(&mut self, other: Sql) -> &mut Sql {
         self.text.push_str(&other.text);
         self.args.extend(other.args);
+        self.plan_each_run |= other.plan_each_run;
         self
     }
 
@@ -927,12 +941,13 @@ impl<'s> Tx<'s> {
             return sqlite::execute(conn, &sql.text, &sql.args);
         }
         let text = self.prepare(&sql.text, sql.args.len())?;
+        let query = sqlx::query(&text).persistent(!sql.plan_each_run);
         Ok(match &mut self.inner {
-            TxInner::Postgres(tx) => bind_all!(sqlx::query(&text), sql.args)
+            TxInner::Postgres(tx) => bind_all!(query, sql.args)
                 .execute(&mut **tx)
                 .await?
                 .rows_affected(),
-            TxInner::PostgresSingle(conn) => bind_all!(sqlx::query(&text), sql.args)
+            TxInner::PostgresSingle(conn) => bind_all!(query, sql.args)
                 .execute(&mut **conn)
                 .await?
                 .rows_affected(),
@@ -961,7 +976,7 @@ impl<'s> Tx<'s> {
             return Ok(rows.into_iter().map(Row::Sqlite).collect());
         }
         let text = self.prepare(&sql.text, sql.args.len())?;
-        let query = bind_all!(sqlx::query(&text), sql.args);
+        let query = bind_all!(sqlx::query(&text).persistent(!sql.plan_each_run), sql.args);
         let rows = match (&mut self.inner, first_only) {
             (TxInner::Postgres(tx), false) => query.fetch_all(&mut **tx).await?,
             (TxInner::Postgres(tx), true) => {
@@ -1056,6 +1071,12 @@ mod tests {
                 Value::Bool(Some(true)),
                 Value::Text(None)
             ]
+        );
+        assert!(!sql.plan_each_run);
+        sql.append(Sql::new(" AND x = ?").bind(1i64).planned_each_run());
+        assert!(
+            sql.plan_each_run,
+            "a fragment planned on each run plans its statement so"
         );
     }
 
