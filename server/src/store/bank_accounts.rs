@@ -95,8 +95,7 @@ pub async fn insert(tx: &mut Tx<'_>, account: &BankAccountRecord) -> Result<(), 
     )
     .bind(account.created_at)
     .bind(account.updated_at);
-    tx.execute(sql).await?;
-    Ok(())
+    tx.execute_deferred(sql, 1, "a new bank account").await
 }
 
 /// The bank account, unless absent or another platform's.
@@ -166,13 +165,16 @@ pub async fn list_all(
     tx.fetch_all(sql).await?.iter().map(from_row).collect()
 }
 
+/// Deferred, like [`insert`] and [`add_owner`] (see `Tx::execute_deferred`): on PostgreSQL a new
+/// account's writes go in two round trips, around the account number's insert, which must
+/// answer whether its random number was free.
 pub async fn set_default_account_number(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     id: &BankAccountId,
     account_number_id: &AccountNumberId,
     now: DateTime<Utc>,
-) -> Result<bool, StoreError> {
+) -> Result<(), StoreError> {
     let sql = Sql::new(
         "UPDATE bank_accounts SET default_account_number_id = ?, updated_at = ? \
          WHERE platform_id = ? AND id = ?",
@@ -181,7 +183,8 @@ pub async fn set_default_account_number(
     .bind(now)
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    Ok(tx.execute(sql).await? == 1)
+    tx.execute_deferred(sql, 1, "a bank account's default account number")
+        .await
 }
 
 /// Adds an owner at `position` (0 = primary).
@@ -202,8 +205,8 @@ pub async fn add_owner(
     .bind(entity_id.as_str())
     .bind(position)
     .bind(now);
-    tx.execute(sql).await?;
-    Ok(())
+    tx.execute_deferred(sql, 1, "a bank account's new owner")
+        .await
 }
 
 /// Owner entity ids, primary first.
