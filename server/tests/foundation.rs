@@ -51,6 +51,7 @@ on_both_backends!(
     non_retryable_errors_are_not_retried,
     a_ledger_entry_naming_a_missing_account_fails,
     deferred_writes_keep_their_order_and_their_counts,
+    a_read_transaction_is_one_snapshot,
     an_owner_filter_reads_the_same_accounts_either_way,
 );
 
@@ -430,7 +431,8 @@ async fn repository_lookups_never_cross_platforms(ctx: Ctx) {
     let a = new_platform(&ctx, "A").await;
     let b = new_platform(&ctx, "B").await;
     let (pa, pb) = (&a.platform.id, &b.platform.id);
-    let mut tx = ctx.db.begin_read().await.expect("read");
+    // A write transaction: `get_for_update` below locks, which a read-only one refuses.
+    let mut tx = ctx.db.begin_write().await.expect("write");
 
     assert!(
         entities::get(&mut tx, pa, &a.root_entity_id)
@@ -1175,6 +1177,40 @@ async fn non_retryable_errors_are_not_retried(ctx: Ctx) {
         "{mismatch:?}"
     );
     tx.rollback().await.expect("rollback");
+}
+
+/// `Db::begin_read` (and so `Db::read`) is one snapshot on both backends: a write committed
+/// after its first statement stays out of its later ones. (PostgreSQL's default, `READ
+/// COMMITTED`, would show it; `bankd ledger check` reads its totals and its details in two
+/// statements and would then report a transfer committed in between as a discrepancy.)
+async fn a_read_transaction_is_one_snapshot(ctx: Ctx) {
+    let created = new_platform(&ctx, "Snapshot").await;
+    let platform_id = created.platform.id.as_str();
+    let name = || Sql::new("SELECT name FROM platforms WHERE platform_id = ?").bind(platform_id);
+    let mut read = ctx.db.begin_read().await.expect("read");
+    let before = read.fetch_one(name()).await.expect("name");
+    assert_eq!(before.get::<String>("name").expect("name"), "Snapshot");
+    ctx.db
+        .write(|tx| {
+            Box::pin(async move {
+                let sql = Sql::new("UPDATE platforms SET name = 'Renamed' WHERE platform_id = ?")
+                    .bind(platform_id);
+                tx.execute(sql).await
+            })
+        })
+        .await
+        .expect("rename");
+    let again = read.fetch_one(name()).await.expect("name");
+    assert_eq!(
+        again.get::<String>("name").expect("name"),
+        "Snapshot",
+        "the read transaction saw a write committed after its first statement"
+    );
+    read.rollback().await.expect("rollback");
+    let mut read = ctx.db.begin_read().await.expect("read");
+    let after = read.fetch_one(name()).await.expect("name");
+    assert_eq!(after.get::<String>("name").expect("name"), "Renamed");
+    read.rollback().await.expect("rollback");
 }
 
 /// `Tx::execute_deferred`: a second write to a table already queued does not lose the first (one

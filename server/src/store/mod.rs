@@ -14,8 +14,10 @@
 //! the file lock (p99 near a second) while one writer keeps p99 around 30 ms, so writes queue
 //! in-process for the one connection and every write transaction starts `BEGIN IMMEDIATE` (it
 //! takes the file lock up front, so it cannot fail half-way with `SQLITE_BUSY_SNAPSHOT` when
-//! another process shares the file). PostgreSQL: one pool, `READ COMMITTED`, row locks where a
-//! read decides a write ([`dialect::for_update`]).
+//! another process shares the file). PostgreSQL: one pool; writes in `READ COMMITTED`, with row
+//! locks where a read decides a write ([`dialect::for_update`]); reads of several statements in
+//! `REPEATABLE READ, READ ONLY` ([`Db::begin_read`]), the one snapshot SQLite's read
+//! transactions give.
 //!
 //! [`Db::write`] retries a whole transaction on the errors [`dialect::is_retryable`] names, with
 //! bounded, jittered exponential back-off.
@@ -452,8 +454,11 @@ impl Db {
     }
 
     /// Begins a read-only transaction: a consistent snapshot for multi-query reads (a page and
-    /// its cursor lookup). On SQLite it runs on a reader connection, so it never waits for the
-    /// writer.
+    /// its cursor lookup, an audit's totals and its details). On SQLite it runs on a reader
+    /// connection, so it never waits for the writer. On PostgreSQL it is `REPEATABLE READ`:
+    /// under the default `READ COMMITTED` each statement would see what had committed when it
+    /// began, so a transfer committing between two statements could show in one and not the
+    /// other.
     pub async fn begin_read<'s>(&self) -> Result<Tx<'s>, StoreError> {
         self.check_open()?;
         let inner = match &self.inner.pools {
@@ -472,7 +477,10 @@ impl Db {
                 let (writer, role) = writer.read(true).await?;
                 TxInner::Writer(writer, role)
             }
-            Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
+            Pools::Postgres(pool) => TxInner::Postgres(
+                pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    .await?,
+            ),
         };
         Ok(Tx::new(inner))
     }
