@@ -248,7 +248,7 @@ pub async fn check_new_account_references(
     platform_id: &PlatformId,
     new: &ValidNewBankAccount,
 ) -> Result<()> {
-    db.read(|tx| {
+    db.read_single(|tx| {
         Box::pin(async move {
             resolve_entity(tx, platform_id, &new.entity_id).await?;
             Ok(())
@@ -363,7 +363,7 @@ pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAcco
 /// Whether the bank account addressed by a path id exists (the 404 stage of the account
 /// number create, before its `Idempotency-Key`).
 pub async fn check_exists(db: &Db, platform_id: &PlatformId, id: &str) -> Result<()> {
-    db.read(|tx| Box::pin(async move { find(tx, platform_id, id).await.map(|_| ()) }))
+    db.read_single(|tx| Box::pin(async move { find(tx, platform_id, id).await.map(|_| ()) }))
         .await
 }
 
@@ -793,7 +793,7 @@ pub async fn get_account_number(
     platform_id: &PlatformId,
     id: &str,
 ) -> Result<AccountNumberRecord> {
-    db.read(|tx| Box::pin(async move { find_account_number(tx, platform_id, id).await }))
+    db.read_single(|tx| Box::pin(async move { find_account_number(tx, platform_id, id).await }))
         .await
 }
 

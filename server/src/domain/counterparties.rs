@@ -281,7 +281,7 @@ pub async fn get(
     id: &str,
 ) -> Result<CounterpartyRecord, CounterpartyError> {
     let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
-    db.read(|tx| {
+    db.read_single(|tx| {
         let id = &id;
         Box::pin(async move { store::get(tx, platform_id, id).await })
     })

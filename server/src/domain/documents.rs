@@ -177,7 +177,7 @@ pub async fn signing_key_in(tx: &mut Tx<'_>, clock: &dyn Clock) -> Result<Signin
 /// The signing key: read it, or create it in a write transaction the first time.
 pub async fn signing_key(db: &Db, clock: &dyn Clock) -> Result<SigningKey, StoreError> {
     let existing = db
-        .read(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
+        .read_single(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
         .await?;
     match existing {
         Some(secret) => Ok(SigningKey(secret)),
@@ -302,7 +302,7 @@ pub async fn check_entity(
     };
     let id = EntityId::parse(text).ok_or(DocumentError::EntityNotFound)?;
     let found = db
-        .read(|tx| {
+        .read_single(|tx| {
             let id = &id;
             Box::pin(async move { entities::get(tx, platform_id, id).await })
         })
@@ -368,7 +368,7 @@ pub async fn get(
     let id = DocumentId::parse(id).ok_or(DocumentError::NotFound)?;
     let key = signing_key(db, clock).await?;
     let record = db
-        .read(|tx| {
+        .read_single(|tx| {
             let id = &id;
             Box::pin(async move { repo::get(tx, platform_id, id).await })
         })
@@ -403,7 +403,7 @@ pub async fn content(
     // Only read the secret: without one no link was ever signed, and an unauthenticated caller
     // must not be able to make the server write.
     let secret = db
-        .read(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
+        .read_single(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
         .await?;
     let valid =
         secret.is_some_and(|s| SigningKey(s).verify(document_id, expires, signature, clock.now()));
@@ -411,7 +411,7 @@ pub async fn content(
         return Err(DocumentError::InvalidSignature);
     }
     let id = DocumentId::parse(document_id).ok_or(DocumentError::NotFound)?;
-    db.read(|tx| {
+    db.read_single(|tx| {
         let id = &id;
         Box::pin(async move { repo::get_content(tx, id).await })
     })

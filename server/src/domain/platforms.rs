@@ -116,7 +116,7 @@ pub async fn get_platform(
     db: &Db,
     platform_id: &PlatformId,
 ) -> Result<PlatformRecord, PlatformError> {
-    db.read(|tx| Box::pin(async move { platforms::get(tx, platform_id).await }))
+    db.read_single(|tx| Box::pin(async move { platforms::get(tx, platform_id).await }))
         .await?
         .ok_or(PlatformError::NotFound)
 }

@@ -167,7 +167,7 @@ pub async fn get(
     id: &str,
 ) -> Result<RuleRecord, PositivePayError> {
     let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
-    db.read(|tx| {
+    db.read_single(|tx| {
         let id = &id;
         Box::pin(async move { store::get(tx, platform_id, id).await })
     })

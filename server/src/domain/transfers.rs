@@ -677,7 +677,7 @@ pub async fn get_book_transfer(
 ) -> Result<BookTransferRecord> {
     let id = BookTransferId::parse(raw_id).ok_or(TransferError::BookTransferNotFound)?;
     let id = &id;
-    db.read(|tx| Box::pin(async move { repo::get_book_transfer(tx, platform_id, id).await }))
+    db.read_single(|tx| Box::pin(async move { repo::get_book_transfer(tx, platform_id, id).await }))
         .await?
         .ok_or(TransferError::BookTransferNotFound)
 }
@@ -796,7 +796,7 @@ pub async fn get_ach_transfer(
 ) -> Result<AchTransferRecord> {
     let id = AchTransferId::parse(raw_id).ok_or(TransferError::AchTransferNotFound)?;
     let id = &id;
-    db.read(|tx| Box::pin(async move { repo::get_ach_transfer(tx, platform_id, id).await }))
+    db.read_single(|tx| Box::pin(async move { repo::get_ach_transfer(tx, platform_id, id).await }))
         .await?
         .ok_or(TransferError::AchTransferNotFound)
 }
