@@ -1213,6 +1213,62 @@ async fn a_read_transaction_is_one_snapshot(ctx: Ctx) {
     read.rollback().await.expect("rollback");
 }
 
+/// The platform's name, read in a transaction of two statements (`Db::read`).
+async fn platform_name(db: &Db, platform_id: &str) -> String {
+    db.read(|tx| {
+        Box::pin(async move {
+            let sql =
+                Sql::new("SELECT name FROM platforms WHERE platform_id = ?").bind(platform_id);
+            let name: String = tx.fetch_one(sql).await?.get("name")?;
+            tx.fetch_one(Sql::new("SELECT 1 AS one")).await?;
+            Ok::<_, StoreError>(name)
+        })
+    })
+    .await
+    .expect("read")
+}
+
+/// A PostgreSQL read ends without waiting for its `ROLLBACK` (queued on the connection, sent
+/// when the pool takes the connection back); the next user of that connection, here the only
+/// one of the pool, still starts clean: a write after reads commits, and a later read sees it.
+#[tokio::test]
+async fn postgres_reads_end_without_leaving_their_transaction_open() {
+    let options = StoreOptions {
+        postgres_max_connections: 1,
+        ..test_options()
+    };
+    run_on(
+        Backend::Postgres,
+        "postgres_reads_end_without_leaving_their_transaction_open",
+        options,
+        |ctx| async move {
+            let created = new_platform(&ctx, "Reads").await;
+            let platform_id = created.platform.id.as_str();
+            for round in 0..3 {
+                let before = platform_name(&ctx.db, platform_id).await;
+                let renamed = format!("Reads {round}");
+                let renamed_ref = renamed.as_str();
+                ctx.db
+                    .write(|tx| {
+                        Box::pin(async move {
+                            let sql =
+                                Sql::new("UPDATE platforms SET name = ? WHERE platform_id = ?")
+                                    .bind(renamed_ref)
+                                    .bind(platform_id);
+                            tx.execute(sql).await
+                        })
+                    })
+                    .await
+                    .expect("a write on the connection the read used");
+                let after = platform_name(&ctx.db, platform_id).await;
+                assert_ne!(before, after);
+                assert_eq!(after, renamed);
+            }
+        },
+    )
+    .await;
+}
+
 /// `Tx::execute_deferred`: a second write to a table already queued does not lose the first (one
 /// statement could change a row only once), a read sees every queued write, and a write that
 /// changed another number of rows than meant fails the transaction, by the commit at the

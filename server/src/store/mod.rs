@@ -560,8 +560,7 @@ impl Db {
     {
         let mut tx = self.begin_read().await?;
         let result = f(&mut tx).await;
-        // Nothing to keep from a read: rolling back ends the snapshot either way.
-        let _ = tx.rollback().await;
+        tx.end_read().await;
         result
     }
 
@@ -1021,6 +1020,19 @@ impl<'s> Tx<'s> {
             TxInner::PostgresSingle(_) => {}
         }
         Ok(())
+    }
+
+    /// Ends a read transaction: nothing in it is kept. On PostgreSQL without waiting: dropping
+    /// sqlx's transaction queues its `ROLLBACK` on the connection, and the pool's check of the
+    /// connection on its way back (a `Sync` and its answer, sent for every connection) sends it
+    /// and waits for both, off the request's path. Elsewhere a rollback.
+    async fn end_read(self) {
+        match self.inner {
+            TxInner::Postgres(tx) => drop(tx),
+            _ => {
+                let _ = self.rollback().await;
+            }
+        }
     }
 
     pub async fn rollback(self) -> Result<(), StoreError> {
