@@ -1105,7 +1105,9 @@ mod tests {
         }
         checkpointer.stop();
         // Never rewound, the log reaches about 6.6 MB here (400 commits, each rewriting a few
-        // pages); rewound once the checkpointer has seen 64 frames, about 1.2 MB.
-        assert!(largest < 3_000_000, "the log reached {largest} bytes");
+        // pages); rewound once the checkpointer has seen 64 frames, about 1.2 MB. The bound
+        // leaves room for a checkpointer thread that runs late on busy cores: 3.4 MB was seen
+        // once with the whole workspace's tests running on two.
+        assert!(largest < 4_500_000, "the log reached {largest} bytes");
     }
 }
