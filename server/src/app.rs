@@ -121,6 +121,7 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
                     Err(e) => e.into_response(),
                 }
             };
+            let call = store::request_connection(call);
             if reads_only {
                 store::request_snapshot(call).await
             } else {

@@ -1213,6 +1213,68 @@ async fn a_read_transaction_is_one_snapshot(ctx: Ctx) {
     read.rollback().await.expect("rollback");
 }
 
+/// Inside `store::request_connection`, a request's key check, its reads and its write use one
+/// PostgreSQL connection (one backend process), and it goes back to the pool when the request
+/// ends. The pool has two connections, both idle before each request, so that a statement
+/// taking a connection from the pool would get the other one.
+#[tokio::test]
+async fn postgres_requests_keep_one_connection_for_their_statements() {
+    let options = StoreOptions {
+        postgres_max_connections: 2,
+        ..test_options()
+    };
+    run_on(
+        Backend::Postgres,
+        "postgres_requests_keep_one_connection_for_their_statements",
+        options,
+        |ctx| async move {
+            let db = &ctx.db;
+            // Both of the pool's connections at once, then back: they come back only if the
+            // last request gave its connection back.
+            let both_idle = || async {
+                let first = db.begin_write().await.expect("a first connection");
+                let second = tokio::time::timeout(Duration::from_secs(10), db.begin_write())
+                    .await
+                    .expect("the pool's second connection came back")
+                    .expect("a second connection");
+                first.rollback().await.expect("rollback");
+                second.rollback().await.expect("rollback");
+                // The pool checks each connection on its way back before it is idle again.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            };
+            let pid = || Sql::new("SELECT pg_backend_pid() AS pid");
+            for _ in 0..3 {
+                both_idle().await;
+                let (key, read, written) = store::request_connection(async {
+                    let key = db
+                        .read_single_kept(|tx| {
+                            Box::pin(async move { tx.fetch_one(pid()).await?.get::<i32>("pid") })
+                        })
+                        .await
+                        .expect("key check");
+                    let read = db
+                        .read_single(|tx| {
+                            Box::pin(async move { tx.fetch_one(pid()).await?.get::<i32>("pid") })
+                        })
+                        .await
+                        .expect("read");
+                    let written = db
+                        .write(|tx| {
+                            Box::pin(async move { tx.fetch_one(pid()).await?.get::<i32>("pid") })
+                        })
+                        .await
+                        .expect("write");
+                    (key, read, written)
+                })
+                .await;
+                assert_eq!((read, written), (key, key), "one backend for the request");
+            }
+            both_idle().await;
+        },
+    )
+    .await;
+}
+
 /// The platform's name, read in a transaction of two statements (`Db::read`).
 async fn platform_name(db: &Db, platform_id: &str) -> String {
     db.read(|tx| {

@@ -50,6 +50,7 @@ use std::time::Duration;
 use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng;
 use sqlx::migrate::Migrator;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
 use sqlx::{Postgres, Row as _};
@@ -89,6 +90,37 @@ fn take_snapshot(readers: &Arc<sqlite::Readers>) -> Option<sqlite::Reader> {
 fn release_snapshot() {
     let taken = REQUEST_SNAPSHOT.try_with(|slot| slot.borrow_mut().take());
     drop(taken);
+}
+
+tokio::task_local! {
+    /// The PostgreSQL connection a request's key check used, kept for the request's own
+    /// statements, with the address of its database's state; see [`request_connection`].
+    static REQUEST_CONNECTION: RefCell<Option<(usize, PoolConnection<Postgres>)>>;
+}
+
+/// Runs one request so that, on PostgreSQL, its key check and its reads and writes use one
+/// pooled connection: [`Db::read_single_kept`] keeps the connection it used, and the request's
+/// next read or write takes it instead of another from the pool. sqlx checks every connection
+/// on its way back to the pool (a `Sync` and its answer); one connection a request instead of
+/// two saves one such round trip and one acquisition a request. Whatever is kept goes back to
+/// the pool when `fut` ends. Nothing changes on SQLite.
+pub async fn request_connection<F: Future>(fut: F) -> F::Output {
+    REQUEST_CONNECTION.scope(RefCell::new(None), fut).await
+}
+
+/// The request's kept connection, if it is `db`'s.
+fn take_kept_connection(db: usize) -> Option<PoolConnection<Postgres>> {
+    REQUEST_CONNECTION
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+        .and_then(|(owner, conn)| (owner == db).then_some(conn))
+}
+
+/// Keeps `conn` (idle, outside any transaction) for the request's next statement, if inside
+/// [`request_connection`]; otherwise it goes back to the pool.
+fn keep_connection(db: usize, conn: PoolConnection<Postgres>) {
+    let _ = REQUEST_CONNECTION.try_with(|slot| *slot.borrow_mut() = Some((db, conn)));
 }
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -448,9 +480,39 @@ impl Db {
             Pools::Sqlite { writer, .. } => {
                 TxInner::Writer(writer.begin_exclusive().await?, writer::Role::Exclusive)
             }
-            Pools::Postgres(pool) => TxInner::Postgres(pool.begin().await?),
+            Pools::Postgres(pool) => TxInner::Postgres(self.postgres_begin(pool, None).await?),
         };
         Ok(Tx::new(inner))
+    }
+
+    /// The address of this database's state, which names it in [`REQUEST_CONNECTION`].
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// A connection of `pool`: the request's kept one if any ([`request_connection`]), else one
+    /// from the pool.
+    async fn postgres_connection(
+        &self,
+        pool: &PgPool,
+    ) -> Result<PoolConnection<Postgres>, StoreError> {
+        match take_kept_connection(self.id()) {
+            Some(conn) => Ok(conn),
+            None => Ok(pool.acquire().await?),
+        }
+    }
+
+    /// Begins a transaction (`begin`, or a plain `BEGIN`) on [`Db::postgres_connection`]. The
+    /// transaction owns the connection and gives it back to the pool when it ends.
+    async fn postgres_begin(
+        &self,
+        pool: &PgPool,
+        begin: Option<&'static str>,
+    ) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
+        let conn = self.postgres_connection(pool).await?;
+        // sqlx's own `Pool::begin` does this; the function is public but hidden from its
+        // documentation, and the only way to a transaction that owns a given pooled connection.
+        Ok(sqlx::Transaction::begin(conn, begin.map(std::borrow::Cow::Borrowed)).await?)
     }
 
     /// Begins a read-only transaction: a consistent snapshot for multi-query reads (a page and
@@ -478,8 +540,11 @@ impl Db {
                 TxInner::Writer(writer, role)
             }
             Pools::Postgres(pool) => TxInner::Postgres(
-                pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    .await?,
+                self.postgres_begin(
+                    pool,
+                    Some("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+                )
+                .await?,
             ),
         };
         Ok(Tx::new(inner))
@@ -586,18 +651,22 @@ impl Db {
                 let (writer, role) = writer.read(false).await?;
                 TxInner::Writer(writer, role)
             }
-            Pools::Postgres(pool) => {
-                TxInner::PostgresSingle(pool.acquire().await.map_err(StoreError::from)?)
-            }
+            Pools::Postgres(pool) => TxInner::PostgresSingle(self.postgres_connection(pool).await?),
         };
         let mut tx = Tx::new(inner);
-        f(&mut tx).await
+        let result = f(&mut tx).await;
+        if let TxInner::PostgresSingle(conn) = tx.inner {
+            // One statement, finished: the connection is idle, and the request may keep it.
+            keep_connection(self.id(), conn);
+        }
+        result
     }
 
     /// [`Db::read_single`] for a request's key check: inside [`request_snapshot`] on SQLite, the
     /// statement runs in a read transaction that stays open for the request's next read.
-    /// Elsewhere (PostgreSQL, where `BEGIN` would cost a round trip; the writer-only in-memory
-    /// database; outside a request) it is [`Db::read_single`].
+    /// Elsewhere (PostgreSQL, where `BEGIN` would cost a round trip, and where
+    /// [`request_connection`] keeps the connection instead; the writer-only in-memory database;
+    /// outside a request) it is [`Db::read_single`].
     pub async fn read_single_kept<'s, T, E, F>(&self, f: F) -> Result<T, E>
     where
         F: for<'t> FnOnce(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
