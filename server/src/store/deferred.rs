@@ -75,17 +75,18 @@ fn strip_keyword<'t>(text: &'t str, keyword: &str) -> Option<&'t str> {
 
 /// One statement for several writes: `WITH w0 AS (write RETURNING 1), ... SELECT (SELECT
 /// count(*) FROM w0) AS n0, ...`. Each write's bind values follow in order, so the `?`
-/// placeholders stay right.
-pub fn combine<'d>(writes: impl IntoIterator<Item = &'d Deferred>) -> Sql {
+/// placeholders stay right. The writes' statements move into it (each keeps its count and
+/// name, for [`Deferred::check`]).
+pub fn combine(writes: &mut [Deferred]) -> Sql {
     let mut sql = Sql::new("WITH ");
     let mut counts = String::from(" SELECT ");
-    for (i, write) in writes.into_iter().enumerate() {
+    for (i, write) in writes.iter_mut().enumerate() {
         if i > 0 {
             sql.push(", ");
             counts.push_str(", ");
         }
         sql.push(&format!("w{i} AS ("));
-        sql.append(write.sql.clone());
+        sql.append(std::mem::take(&mut write.sql));
         sql.push(" RETURNING 1)");
         counts.push_str(&format!("(SELECT count(*) FROM w{i}) AS n{i}"));
     }
@@ -130,7 +131,7 @@ mod tests {
 
     #[test]
     fn writes_combine_into_one_statement_that_counts_each() {
-        let writes = [
+        let mut writes = [
             Deferred {
                 sql: Sql::new("INSERT INTO a (x) VALUES (?)").bind(1i64),
                 rows: 1,
@@ -144,7 +145,7 @@ mod tests {
                 what: "b",
             },
         ];
-        let sql = combine(&writes);
+        let sql = combine(&mut writes);
         assert_eq!(
             sql.text(),
             "WITH w0 AS (INSERT INTO a (x) VALUES (?) RETURNING 1), \

@@ -972,11 +972,11 @@ impl<'s> Tx<'s> {
         rows: u64,
         what: &'static str,
     ) -> Result<(), StoreError> {
-        let write = deferred::Deferred { sql, rows, what };
+        let mut write = deferred::Deferred { sql, rows, what };
         let table = match (&self.inner, deferred::written_table(write.sql.text())) {
             (TxInner::Postgres(_), Some(table)) => table,
             _ => {
-                let changed = self.execute(write.sql.clone()).await?;
+                let changed = self.execute(std::mem::take(&mut write.sql)).await?;
                 return write.check(changed);
             }
         };
@@ -990,16 +990,16 @@ impl<'s> Tx<'s> {
 
     /// Sends the queued writes: one alone as it is, several as one statement.
     async fn flush(&mut self) -> Result<(), StoreError> {
-        let writes = std::mem::take(&mut self.deferred);
-        match writes.as_slice() {
+        let mut writes = std::mem::take(&mut self.deferred);
+        match writes.as_mut_slice() {
             [] => Ok(()),
             [write] => {
-                let changed = self.execute_now(write.sql.clone()).await?;
+                let changed = self.execute_now(std::mem::take(&mut write.sql)).await?;
                 write.check(changed)
             }
             _ => {
                 let row = self
-                    .fetch_now(deferred::combine(&writes), true)
+                    .fetch_now(deferred::combine(&mut writes), true)
                     .await?
                     .pop()
                     .ok_or(StoreError::Database(sqlx::Error::RowNotFound))?;
