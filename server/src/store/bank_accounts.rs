@@ -872,21 +872,35 @@ pub struct PostingRecord {
     pub created_at: DateTime<Utc>,
 }
 
-/// Per balance kind, the sum of the account's postings strictly before `before`.
-pub async fn posting_totals_before(
+/// Which of an account's postings to add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostingsAt {
+    /// Those made strictly before this moment.
+    Before(DateTime<Utc>),
+    /// Those made at this moment or later.
+    From(DateTime<Utc>),
+}
+
+/// Per balance kind, the sum of the account's postings `at`.
+pub async fn posting_totals(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     bank_account_id: &BankAccountId,
-    before: DateTime<Utc>,
+    at: PostingsAt,
 ) -> Result<Vec<(String, i64)>, StoreError> {
+    let (comparison, moment) = match at {
+        PostingsAt::Before(moment) => ("<", moment),
+        PostingsAt::From(moment) => (">=", moment),
+    };
     let sql = Sql::new(format!(
         "SELECT balance, {} AS total FROM ledger_postings \
-         WHERE platform_id = ? AND bank_account_id = ? AND created_at < ? GROUP BY balance",
+         WHERE platform_id = ? AND bank_account_id = ? AND created_at {comparison} ? \
+         GROUP BY balance",
         dialect::sum_i64("amount")
     ))
     .bind(platform_id.as_str())
     .bind(bank_account_id.as_str())
-    .bind(before);
+    .bind(moment);
     tx.fetch_all(sql)
         .await?
         .iter()

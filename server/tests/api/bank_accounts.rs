@@ -128,6 +128,24 @@ async fn insert_posting(
         .bind(at),
     )
     .await;
+    // As the ledger does: the stored balance is the sum of its postings.
+    let column = match kind {
+        "available" => "available_amount",
+        "pending" => "pending_amount",
+        "holding" => "holding_amount",
+        "locked" => "locked_amount",
+        other => panic!("no balance kind {other}"),
+    };
+    exec(
+        app,
+        Sql::new(format!(
+            "UPDATE bank_accounts SET {column} = {column} + ? WHERE platform_id = ? AND id = ?"
+        ))
+        .bind(amount)
+        .bind(tenant.id.as_str())
+        .bind(account_id),
+    )
+    .await;
 }
 
 /// Creates an account for `entity` with `extra` fields merged into the body.

@@ -21,6 +21,7 @@ use crate::transfers::{Acct, assert_books_balance, book, fund, open_account};
 ctx_tests!(
     history_puts_each_movement_on_its_local_day_across_both_dst_changes,
     history_reaches_back_exactly_366_days_and_opens_with_everything_before,
+    history_opens_alike_whichever_side_of_the_window_it_adds_up,
 );
 
 const ZONE: &str = "America/New_York";
@@ -73,6 +74,21 @@ async fn make(app: &TestApp, clock: &FixedClock, at: &str, movement: Move, pair:
 
 /// Per local day: (credit, debit, transaction count) of `available`.
 type Expected = BTreeMap<NaiveDate, (i64, i64, i64)>;
+
+/// Makes each (instant, its local day, movement) in order; answers what each day must show.
+async fn make_all(
+    app: &TestApp,
+    clock: &FixedClock,
+    moves: &[(&str, &str, Move)],
+    pair: (&Acct, &Acct),
+) -> Expected {
+    let mut expected = Expected::new();
+    for &(at, day, movement) in moves {
+        make(app, clock, at, movement, pair).await;
+        expect_on(&mut expected, day, movement);
+    }
+    expected
+}
 
 fn expect_on(expected: &mut Expected, day: &str, movement: Move) {
     let e = expected.entry(date(day)).or_default();
@@ -180,11 +196,7 @@ async fn history_puts_each_movement_on_its_local_day_across_both_dst_changes(ctx
         ("2025-11-03T05:30:00Z", "2025-11-03", Move::Out(2_048)), // 11-03 00:30 EST
         ("2025-11-04T04:30:00Z", "2025-11-03", Move::In(4_096)), // 11-03 23:30 EST
     ];
-    let mut expected = Expected::new();
-    for (at, day, movement) in moves {
-        make(&app, &clock, at, movement, (&account, &other)).await;
-        expect_on(&mut expected, day, movement);
-    }
+    let expected = make_all(&app, &clock, &moves, (&account, &other)).await;
     // Today is Wednesday 2025-11-05, 12:00 EST.
     clock.set(utc("2025-11-05T17:00:00Z"));
 
@@ -244,11 +256,7 @@ async fn history_reaches_back_exactly_366_days_and_opens_with_everything_before(
         ("2025-08-03T16:00:00Z", "2025-08-03", Move::Out(7)),
         ("2026-01-15T17:00:00Z", "2026-01-15", Move::In(11)),
     ];
-    let mut expected = Expected::new();
-    for (at, day, movement) in moves {
-        make(&app, &clock, at, movement, (&account, &other)).await;
-        expect_on(&mut expected, day, movement);
-    }
+    let expected = make_all(&app, &clock, &moves, (&account, &other)).await;
 
     let days = history(&app, &account, "from_date=2025-01-15").await;
     assert_eq!(days.len(), 366);
@@ -289,4 +297,66 @@ async fn history_reaches_back_exactly_366_days_and_opens_with_everything_before(
     assert_eq!(moved.len(), 366);
     assert_eq!(effective_on(&moved[0]), date("2026-01-16"));
     assert_days(&moved, 965, &expected);
+}
+
+async fn history_opens_alike_whichever_side_of_the_window_it_adds_up(ctx: Ctx) {
+    // The opening balances are the postings before the window, or the stored balance less the
+    // window's postings and those after it, whichever side spans less time. Windows that make
+    // each choice, with postings on both sides of each, must open at the same figures.
+    // Today will be 2026-01-15 (EST, UTC-5); the account is opened on 2024-12-11.
+    let (app, clock, account, other) = app_at(ctx, utc("2024-12-11T17:00:00Z")).await;
+    let moves = [
+        ("2024-12-11T17:00:00Z", "2024-12-11", Move::In(100_000)),
+        ("2025-01-10T17:00:00Z", "2025-01-10", Move::Out(1_000)),
+        ("2025-01-20T17:00:00Z", "2025-01-20", Move::In(300)),
+        ("2025-03-01T17:00:00Z", "2025-03-01", Move::Out(70)),
+        ("2025-08-03T16:00:00Z", "2025-08-03", Move::In(5_000)),
+        ("2025-12-20T17:00:00Z", "2025-12-20", Move::Out(900)),
+        // 2025-12-31 23:30 EST, already 2026 in UTC: the last day of a 2025 window.
+        ("2026-01-01T04:30:00Z", "2025-12-31", Move::In(40)),
+        ("2026-01-02T17:00:00Z", "2026-01-02", Move::Out(8)),
+        ("2026-01-15T16:00:00Z", "2026-01-15", Move::In(2)),
+    ];
+    let expected = make_all(&app, &clock, &moves, (&account, &other)).await;
+    clock.set(utc("2026-01-15T17:00:00Z"));
+    let opening_on = |day: &str| -> i64 {
+        moves
+            .iter()
+            .filter(|(_, local, _)| date(local) < date(day))
+            .map(|(_, _, movement)| match movement {
+                Move::In(amount) => *amount,
+                Move::Out(amount) => -amount,
+            })
+            .sum()
+    };
+
+    for (query, first, last) in [
+        // 35 days after the opening, 348 before today: the older side is added up.
+        (
+            "from_date=2025-01-15&to_date=2025-02-01",
+            "2025-01-15",
+            "2025-02-01",
+        ),
+        // 233 days after the opening, 14 before today: the newer side, with postings after
+        // the window (on 2026-01-02 and today) taken off the stored balance.
+        (
+            "from_date=2025-08-01&to_date=2025-12-31",
+            "2025-08-01",
+            "2025-12-31",
+        ),
+        // Ends today (the default): nothing after it.
+        ("", "2025-12-17", "2026-01-15"),
+        // One day, the newest side again, a posting on it and after it.
+        (
+            "from_date=2026-01-02&to_date=2026-01-02",
+            "2026-01-02",
+            "2026-01-02",
+        ),
+    ] {
+        let days = history(&app, &account, query).await;
+        assert_eq!(effective_on(&days[0]), date(last), "{query}");
+        assert_eq!(effective_on(&days[days.len() - 1]), date(first), "{query}");
+        assert_days(&days, opening_on(first), &expected);
+    }
+    assert_books_balance(&app, &app.a.id).await;
 }
