@@ -67,14 +67,10 @@ impl Balances {
         }
     }
 
-    /// Adds `amount` to the balance named `kind` (one of the ledger's four), or takes it away.
-    fn add(&mut self, kind: &str, amount: i64, subtract: bool) {
+    /// Adds `amount` (signed) to the balance named `kind`, one of the ledger's four.
+    fn add(&mut self, kind: &str, amount: i64) {
         if let Some(slot) = self.slot(kind) {
-            *slot = if subtract {
-                slot.saturating_sub(amount)
-            } else {
-                slot.saturating_add(amount)
-            };
+            *slot = slot.saturating_add(amount);
         }
     }
 
@@ -304,17 +300,18 @@ async fn opening_balances(
 ) -> Result<Balances, StoreError> {
     let older = start.signed_duration_since(account.created_at);
     let newer = now.signed_duration_since(end);
-    let (mut balances, at, subtract) = if older <= newer {
-        (Balances::default(), repo::PostingsAt::Before(start), false)
+    // The sign each summed posting adds with: +1 before the window, -1 after it.
+    let (mut balances, at, sign) = if older <= newer {
+        (Balances::default(), repo::PostingsAt::Before(start), 1)
     } else {
         let mut stored = Balances::of(account);
         for posting in window {
-            stored.add(&posting.balance, posting.amount, true);
+            stored.add(&posting.balance, posting.amount.saturating_neg());
         }
-        (stored, repo::PostingsAt::From(end), true)
+        (stored, repo::PostingsAt::From(end), -1)
     };
     for (kind, total) in repo::posting_totals(tx, &account.platform_id, &account.id, at).await? {
-        balances.add(&kind, total, subtract);
+        balances.add(&kind, total.saturating_mul(sign));
     }
     Ok(balances)
 }
