@@ -66,6 +66,14 @@ pub enum ListAchTransfersResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -75,6 +83,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -95,6 +104,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -124,6 +141,14 @@ pub enum GetAchTransferResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -134,6 +159,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferRespo
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -157,6 +183,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferRespo
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,

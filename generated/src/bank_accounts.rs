@@ -217,6 +217,14 @@ pub enum ListBankAccountsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -226,6 +234,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -246,6 +255,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -286,6 +303,14 @@ pub enum CreateBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -298,6 +323,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -331,6 +357,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
                     Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
@@ -358,6 +392,14 @@ pub enum GetBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -368,6 +410,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -391,6 +434,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -420,6 +471,14 @@ pub enum DeleteBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -430,6 +489,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -453,6 +513,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -482,6 +550,14 @@ pub enum UpdateBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -492,6 +568,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -515,6 +592,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -544,6 +629,14 @@ pub enum GetBankAccountHistoryResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetBankAccountHistoryResponse {
@@ -555,6 +648,7 @@ for GetBankAccountHistoryResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -578,6 +672,14 @@ for GetBankAccountHistoryResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -607,6 +709,14 @@ pub enum AddBankAccountOwnerResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for AddBankAccountOwnerResponse {
@@ -618,6 +728,7 @@ for AddBankAccountOwnerResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -641,6 +752,14 @@ for AddBankAccountOwnerResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,

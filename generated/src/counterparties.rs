@@ -132,6 +132,14 @@ pub enum ListCounterpartiesResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -141,6 +149,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -161,6 +170,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -187,6 +204,14 @@ pub enum CreateCounterpartyResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -196,6 +221,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -216,6 +242,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -245,6 +279,14 @@ pub enum GetCounterpartyResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -255,6 +297,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResp
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -278,6 +321,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResp
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -307,6 +358,14 @@ pub enum DeleteCounterpartyResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -317,6 +376,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyR
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -340,6 +400,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteCounterpartyR
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,

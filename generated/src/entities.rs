@@ -280,6 +280,14 @@ pub enum CreatePersonEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -291,6 +299,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -319,6 +328,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -356,6 +373,14 @@ pub enum CreateBusinessEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateBusinessEntityResponse {
@@ -368,6 +393,7 @@ for CreateBusinessEntityResponse {
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -398,6 +424,14 @@ for CreateBusinessEntityResponse {
                     Self::InternalServerError(crate::runtime::Json(body)),
                 )
             }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
+                )
+            }
             _ => ::std::option::Option::None,
         }
     }
@@ -425,6 +459,14 @@ pub enum UpdatePersonEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -435,6 +477,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -458,6 +501,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -487,6 +538,14 @@ pub enum UpdateBusinessEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateBusinessEntityResponse {
@@ -498,6 +557,7 @@ for UpdateBusinessEntityResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -521,6 +581,14 @@ for UpdateBusinessEntityResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -547,6 +615,14 @@ pub enum ListEntitiesResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -556,6 +632,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -576,6 +653,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -605,6 +690,14 @@ pub enum GetEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -615,6 +708,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -638,6 +732,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -667,6 +769,14 @@ pub enum DeleteEntityResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -677,6 +787,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -700,6 +811,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -729,6 +848,14 @@ pub enum ListAssociatedPersonsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAssociatedPersonsResponse {
@@ -740,6 +867,7 @@ for ListAssociatedPersonsResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -763,6 +891,14 @@ for ListAssociatedPersonsResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -792,6 +928,14 @@ pub enum CreateAssociatedPersonResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAssociatedPersonResponse {
@@ -803,6 +947,7 @@ for CreateAssociatedPersonResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -826,6 +971,14 @@ for CreateAssociatedPersonResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -855,6 +1008,14 @@ pub enum GetAdditionalRequirementsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAdditionalRequirementsResponse {
@@ -866,6 +1027,7 @@ for GetAdditionalRequirementsResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -889,6 +1051,14 @@ for GetAdditionalRequirementsResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -918,6 +1088,14 @@ pub enum SubmitAdditionalRequirementsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SubmitAdditionalRequirementsResponse {
@@ -929,6 +1107,7 @@ for SubmitAdditionalRequirementsResponse {
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -952,6 +1131,14 @@ for SubmitAdditionalRequirementsResponse {
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,

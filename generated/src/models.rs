@@ -26,8 +26,9 @@ pub struct Error {
     /// - 409: `idempotency_key_in_use`.
     /// - 422: `idempotency_key_reused`.
     /// - 500: `internal_error`.
+    /// - 503: `transaction_conflict`.
     pub code: ::std::string::String,
-    /// Human-readable explanation. For a 5xx it carries only the request id.
+    /// Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.
     pub message: ::std::string::String,
     /// Absolute link into the served `/docs` that documents this error.
     pub documentation_url: ::std::string::String,
@@ -52,11 +53,11 @@ impl crate::runtime::SpecType for Error {
                 ::poem_openapi::types::Type > ::schema_ref() }), ("code", crate
                 ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
                 .description =
-                ::std::option::Option::Some("Stable snake_case code that programs branch on. Codes by status:\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\n  `associated_person_already_linked`, `invalid_additional_requirements`,\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`.\n- 401: `unauthorized`, `invalid_signature`.\n- 403: `sandbox_only`.\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\n  `book_transfer_not_found`, `ach_transfer_not_found`.\n- 409: `idempotency_key_in_use`.\n- 422: `idempotency_key_reused`.\n- 500: `internal_error`.");
+                ::std::option::Option::Some("Stable snake_case code that programs branch on. Codes by status:\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\n  `associated_person_already_linked`, `invalid_additional_requirements`,\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`.\n- 401: `unauthorized`, `invalid_signature`.\n- 403: `sandbox_only`.\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\n  `book_transfer_not_found`, `ach_transfer_not_found`.\n- 409: `idempotency_key_in_use`.\n- 422: `idempotency_key_reused`.\n- 500: `internal_error`.\n- 503: `transaction_conflict`.");
                 s.example = ::serde_json::from_str:: < ::serde_json::Value >
                 ("\"invalid_limit\"").ok(); s })), ("message", crate ::runtime::inline({
                 let mut s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable explanation. For a 5xx it carries only the request id.");
+                ::std::option::Option::Some("Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.");
                 s.example = ::serde_json::from_str:: < ::serde_json::Value >
                 ("\"limit must be between 1 and 100\"").ok(); s })),
                 ("documentation_url", crate ::runtime::inline({ let mut s = crate

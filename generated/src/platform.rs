@@ -55,6 +55,14 @@ pub enum GetPlatformResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -64,6 +72,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -84,6 +93,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,
@@ -110,6 +127,14 @@ pub enum UpdatePlatformResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    #[oai(status = 503u16)]
+    ServiceUnavailable(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds to wait before sending the request again.
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+    ),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -119,6 +144,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformRespo
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(500u16),
+        ::std::option::Option::Some(503u16),
     ];
     fn from_error(
         status: u16,
@@ -139,6 +165,14 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformRespo
             500u16 => {
                 ::std::option::Option::Some(
                     Self::InternalServerError(crate::runtime::Json(body)),
+                )
+            }
+            503u16 => {
+                ::std::option::Option::Some(
+                    Self::ServiceUnavailable(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             _ => ::std::option::Option::None,

@@ -132,6 +132,14 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
+    // The generated response enums leave optional headers to the server; a 503 is always a
+    // transaction conflict (`errors::TRANSACTION_CONFLICT`), which tells when to come back.
+    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
+        response
+            .headers_mut()
+            .entry(poem::http::header::RETRY_AFTER)
+            .or_insert_with(|| HeaderValue::from(errors::RETRY_AFTER_SECS));
+    }
     tracing::info!(
         request_id = %id,
         method = %method,

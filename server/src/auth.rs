@@ -19,7 +19,7 @@ use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
 use crate::domain::ids::PlatformId;
-use crate::store::{Db, Retryable, StoreError, api_keys, platforms};
+use crate::store::{Conflict, Db, Retryable, StoreError, api_keys, platforms};
 
 const KEY_BODY_LEN: usize = 32;
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -139,8 +139,11 @@ pub enum AuthError {
 }
 
 impl Retryable for AuthError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, AuthError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            AuthError::Store(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

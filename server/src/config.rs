@@ -10,7 +10,7 @@ use sqlx::sqlite::SqliteSynchronous;
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::platforms::BankSettings;
-use crate::store::{DEFAULT_SQLITE_MMAP_MIB, StoreOptions};
+use crate::store::{DEFAULT_SQLITE_MMAP_MIB, PostgresIsolation, StoreOptions};
 
 /// Shown by `bankd --help`: every setting, its file key, variable and default.
 pub const HELP: &str = "\
@@ -24,6 +24,11 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   request_timeout_secs   BANKD_REQUEST_TIMEOUT_SECS       30
   sqlite_busy_timeout_ms BANKD_SQLITE_BUSY_TIMEOUT_MS     5000
   database_max_connections BANKD_DATABASE_MAX_CONNECTIONS 16 (PostgreSQL pool size)
+  postgres_isolation     BANKD_POSTGRES_ISOLATION         database (PostgreSQL writes: `database`
+                                                          sends a plain BEGIN, so the database's
+                                                          default decides, read committed unless
+                                                          changed; or read_committed,
+                                                          repeatable_read, serializable)
   sqlite_synchronous     BANKD_SQLITE_SYNCHRONOUS         full (`normal` may lose the last
                                                           commits on power loss: benchmarks only)
   sqlite_group_commit    BANKD_SQLITE_GROUP_COMMIT        true (concurrent writes share a commit)
@@ -54,6 +59,8 @@ pub struct Config {
     pub sqlite_busy_timeout_ms: u64,
     /// PostgreSQL pool size.
     pub database_max_connections: u32,
+    /// The isolation level of PostgreSQL write transactions.
+    pub postgres_isolation: PostgresIsolationSetting,
     /// SQLite's `synchronous`: `full` (durable on acknowledgement) or `normal`.
     pub sqlite_synchronous: SqliteSync,
     /// Whether concurrent SQLite writes share one transaction and one fsync.
@@ -63,6 +70,26 @@ pub struct Config {
     /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
     /// with `sqlite_synchronous = full` only.
     pub sqlite_log_buffer: bool,
+}
+
+/// [`PostgresIsolation`] as the configuration file spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PostgresIsolationSetting(pub PostgresIsolation);
+
+impl<'de> Deserialize<'de> for PostgresIsolationSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse()
+            .map(PostgresIsolationSetting)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::str::FromStr for PostgresIsolationSetting {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        s.parse().map(PostgresIsolationSetting)
+    }
 }
 
 /// SQLite's `synchronous` settings that bankd accepts.
@@ -98,6 +125,7 @@ impl Default for Config {
             request_timeout_secs: 30,
             sqlite_busy_timeout_ms: 5_000,
             database_max_connections: 16,
+            postgres_isolation: PostgresIsolationSetting::default(),
             sqlite_synchronous: SqliteSync::Full,
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
@@ -117,6 +145,7 @@ impl std::fmt::Debug for Config {
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("sqlite_busy_timeout_ms", &self.sqlite_busy_timeout_ms)
             .field("database_max_connections", &self.database_max_connections)
+            .field("postgres_isolation", &self.postgres_isolation.0)
             .field("sqlite_synchronous", &self.sqlite_synchronous)
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
@@ -216,6 +245,9 @@ impl Config {
         if let Some(v) = env("BANKD_DATABASE_MAX_CONNECTIONS") {
             config.database_max_connections = parse_env("BANKD_DATABASE_MAX_CONNECTIONS", &v)?;
         }
+        if let Some(v) = env("BANKD_POSTGRES_ISOLATION") {
+            config.postgres_isolation = parse_env("BANKD_POSTGRES_ISOLATION", &v)?;
+        }
         if let Some(v) = env("BANKD_SQLITE_SYNCHRONOUS") {
             config.sqlite_synchronous = parse_env("BANKD_SQLITE_SYNCHRONOUS", &v)?;
         }
@@ -282,6 +314,7 @@ impl Config {
         StoreOptions {
             sqlite_busy_timeout: Duration::from_millis(self.sqlite_busy_timeout_ms),
             postgres_max_connections: self.database_max_connections,
+            postgres_isolation: self.postgres_isolation.0,
             sqlite_synchronous: match self.sqlite_synchronous {
                 SqliteSync::Full => SqliteSynchronous::Full,
                 SqliteSync::Normal => SqliteSynchronous::Normal,
@@ -368,6 +401,39 @@ mod tests {
     }
 
     #[test]
+    fn the_postgres_isolation_defaults_to_the_databases_and_is_read_from_file_and_environment() {
+        let default = Config::load(None, env_of(&[])).expect("loads");
+        assert_eq!(
+            default.store_options().postgres_isolation,
+            PostgresIsolation::Database
+        );
+        let mut file = tempfile::NamedTempFile::new().expect("temp file");
+        writeln!(file, "postgres_isolation = \"repeatable_read\"").expect("write");
+        let from_file = Config::load(Some(file.path()), env_of(&[])).expect("loads");
+        assert_eq!(
+            from_file.store_options().postgres_isolation,
+            PostgresIsolation::RepeatableRead
+        );
+        let from_env = Config::load(
+            Some(file.path()),
+            env_of(&[("BANKD_POSTGRES_ISOLATION", "serializable")]),
+        )
+        .expect("loads");
+        assert_eq!(
+            from_env.store_options().postgres_isolation,
+            PostgresIsolation::Serializable
+        );
+        let mut bad = tempfile::NamedTempFile::new().expect("temp file");
+        writeln!(bad, "postgres_isolation = \"snapshot\"").expect("write");
+        match Config::load(Some(bad.path()), env_of(&[])) {
+            Err(ConfigError::Parse { message, .. }) => {
+                assert!(message.contains("serializable"), "{message}")
+            }
+            other => panic!("expected a parse error naming the levels, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn the_log_buffer_is_on_by_default_and_can_be_turned_off() {
         let default = Config::load(None, env_of(&[])).expect("loads");
         assert!(default.store_options().sqlite_log_buffer);
@@ -404,6 +470,11 @@ mod tests {
                 "BANKD_SQLITE_GROUP_COMMIT",
                 "maybe",
                 "BANKD_SQLITE_GROUP_COMMIT",
+            ),
+            (
+                "BANKD_POSTGRES_ISOLATION",
+                "snapshot",
+                "BANKD_POSTGRES_ISOLATION",
             ),
         ];
         for (var, value, name) in cases {

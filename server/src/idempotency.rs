@@ -30,7 +30,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::Clock;
 use crate::domain::ids::PlatformId;
 use crate::store::idempotency::{self as repo, Claim};
-use crate::store::{BoxFuture, Db, Retryable, StoreError, Tx};
+use crate::store::{BoxFuture, Conflict, Db, Retryable, StoreError, Tx};
 
 /// How long a key is remembered.
 pub const KEY_TTL: Duration = Duration::days(30);
@@ -51,8 +51,11 @@ pub enum IdempotencyError {
 }
 
 impl Retryable for IdempotencyError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, IdempotencyError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            IdempotencyError::Store(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

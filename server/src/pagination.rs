@@ -43,8 +43,11 @@ pub enum PaginationError {
 }
 
 impl crate::store::Retryable for PaginationError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, PaginationError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<crate::store::Conflict> {
+        match self {
+            PaginationError::Store(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bankd::store::{Db, Retryable, SLOW_HOLD, Sql, StoreError};
+use bankd::store::{Conflict, Db, Retryable, SLOW_HOLD, Sql, StoreError};
 use rand::Rng;
 use sqlx::Connection;
 use tokio::task::JoinSet;
@@ -30,8 +30,11 @@ impl From<StoreError> for Probe {
 }
 
 impl Retryable for Probe {
-    fn is_retryable(&self) -> bool {
-        matches!(self, Probe::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            Probe::Store(e) => e.conflict(),
+            Probe::Refused => None,
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use bank_api::models::{
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, TxError, body_bytes};
+use super::idempotent::{self, body_bytes};
 use crate::auth::Principal;
 use crate::domain::bank_accounts::{
     self as accounts, BankAccountDetails, BankAccountError, BankAccountUpdate, BankAccountView,
@@ -419,15 +419,6 @@ impl From<BankAccountError> for ApiError {
             E::AccountNumbersExhausted => ApiError::internal(&e),
             E::Pagination(e) => e.into(),
             E::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<BankAccountError> for TxError {
-    fn from(e: BankAccountError) -> Self {
-        match e {
-            BankAccountError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

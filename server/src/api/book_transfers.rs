@@ -16,7 +16,7 @@ use bank_api::models::{
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, TxError, body_bytes};
+use super::idempotent::{self, body_bytes};
 use crate::auth::Principal;
 use crate::domain::transfers::{
     self, BookTransferFields, BookTransferStatus, NewBookTransfer, TransferError,
@@ -283,15 +283,6 @@ impl From<TransferError> for ApiError {
             E::Internal(_) => ApiError::internal(&message),
             E::Pagination(e) => e.into(),
             E::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<TransferError> for TxError {
-    fn from(e: TransferError) -> Self {
-        match e {
-            TransferError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

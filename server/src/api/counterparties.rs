@@ -8,7 +8,7 @@ use bank_api::models::{
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, TxError};
+use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::counterparties::{self, CounterpartyError, NewCounterparty, RoutingNumberType};
 use crate::pagination::{PageRequest, SortOrder};
@@ -209,15 +209,6 @@ impl From<CounterpartyError> for ApiError {
             ),
             CounterpartyError::Pagination(e) => e.into(),
             CounterpartyError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<CounterpartyError> for TxError {
-    fn from(e: CounterpartyError) -> Self {
-        match e {
-            CounterpartyError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

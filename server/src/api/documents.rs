@@ -7,7 +7,7 @@ use poem_openapi::payload::Binary;
 
 use super::Bankd;
 use super::errors::{ApiError, DOCS_BASE, fail};
-use super::idempotent::{self, TxError};
+use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::documents::{self, DocumentError, LinkSigner, NewDocument};
 use crate::idempotency::IdempotencyKey;
@@ -227,15 +227,6 @@ impl From<DocumentError> for ApiError {
             D::InvalidField(field, message) => ApiError::invalid_field(field, message),
             D::Pagination(e) => e.into(),
             D::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<DocumentError> for TxError {
-    fn from(e: DocumentError) -> Self {
-        match e {
-            DocumentError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

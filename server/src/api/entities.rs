@@ -13,7 +13,7 @@ use bank_api::models::{
 use super::Bankd;
 use super::documents::wire as document_wire;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, TxError};
+use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::documents::LinkSigner;
 use crate::domain::entities::{
@@ -511,15 +511,6 @@ impl From<EntityError> for ApiError {
             .with_details(details),
             E::Pagination(e) => e.into(),
             E::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<EntityError> for TxError {
-    fn from(e: EntityError) -> Self {
-        match e {
-            EntityError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

@@ -6,7 +6,10 @@
 //! through the generated `ErrorVariants` (so no handler matches on statuses). A status the
 //! operation does not declare is a contract bug: it is logged and answered as a 500, never sent.
 //!
-//! 5xx bodies carry only the request id; the cause is logged with the same id.
+//! 5xx bodies carry only the request id; the cause is logged with the same id. The one 5xx
+//! that is not a failure of the server is 503 `transaction_conflict`: every attempt of a
+//! transaction lost a race for the same rows (see `crate::store`), and the request may be sent
+//! again as it is, after the `Retry-After` that [`RETRY_AFTER_SECS`] sets.
 
 use std::collections::BTreeMap;
 
@@ -16,7 +19,13 @@ use poem::http::StatusCode;
 
 use crate::idempotency::IdempotencyError;
 use crate::pagination::PaginationError;
-use crate::store::StoreError;
+use crate::store::{Retryable, StoreError};
+
+/// The code of a request whose transaction kept conflicting with others.
+pub const TRANSACTION_CONFLICT: &str = "transaction_conflict";
+
+/// The `Retry-After` of a 503 (seconds): contention on a few rows clears within a second.
+pub const RETRY_AFTER_SECS: u32 = 1;
 
 tokio::task_local! {
     /// The id of the request being served (set by the request-id middleware).
@@ -102,6 +111,20 @@ impl ApiError {
         )
     }
 
+    /// 503 `transaction_conflict`: every attempt of the transaction failed retryably.
+    pub fn transaction_conflict() -> Self {
+        ApiError::new(
+            503,
+            ErrorType::ServerError,
+            TRANSACTION_CONFLICT,
+            format!(
+                "the request conflicted with concurrent requests on the same data and was not \
+                 applied; send it again (request id {})",
+                request_id()
+            ),
+        )
+    }
+
     pub fn with_details(mut self, details: BTreeMap<String, String>) -> Self {
         self.details = Some(details);
         self
@@ -157,6 +180,11 @@ impl From<StoreError> for ApiError {
                 "invalid_request",
                 "text must not contain NUL or characters the database cannot store",
             );
+        }
+        // Retries happen below (`crate::store`); a retryable error that reaches here had none
+        // left.
+        if e.is_retryable() {
+            return ApiError::transaction_conflict();
         }
         ApiError::internal(&e)
     }
@@ -216,6 +244,21 @@ impl From<IdempotencyError> for ApiError {
     }
 }
 
+/// The refusal before any handler ran for a conflict that outlasted its retries (the key
+/// check's read).
+pub fn conflict_request_error() -> RequestError {
+    RequestError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        kind: RequestErrorKind::Other,
+        message: TRANSACTION_CONFLICT.to_owned(),
+        details: BTreeMap::new(),
+    }
+}
+
+fn is_conflict(error: &RequestError) -> bool {
+    error.status == StatusCode::SERVICE_UNAVAILABLE && error.message == TRANSACTION_CONFLICT
+}
+
 /// The body for a refusal that happened before any handler ran.
 pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
     let t = ErrorType::RequestValidationError;
@@ -262,6 +305,7 @@ pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
                 BTreeMap::from([("Content-Type".to_owned(), error.message.clone())]),
             )
         }
+        RequestErrorKind::Other if is_conflict(error) => ApiError::transaction_conflict(),
         RequestErrorKind::Other if error.status.is_server_error() => {
             ApiError::internal(&error.message)
         }

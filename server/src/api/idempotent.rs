@@ -15,20 +15,50 @@ use crate::auth::Principal;
 use crate::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
-use crate::store::{BoxFuture, Retryable, StoreError, Tx};
+use crate::store::{BoxFuture, Conflict, Retryable, StoreError, Tx};
 
 /// A failure inside a write transaction, keeping whether a retry may help.
 #[derive(Debug)]
 pub enum TxError {
-    /// Retry the whole transaction (busy database, serialization failure).
+    /// Retry the whole transaction when retryable (busy database, serialization failure).
     Store(StoreError),
     Idempotency(IdempotencyError),
     /// A final answer (validation, not found, business rule).
     Api(ApiError),
+    /// A domain error around a retryable store failure, already mapped (503
+    /// `transaction_conflict`): the transaction runs again while attempts remain.
+    Conflict(Conflict, ApiError),
 }
 
-// Each domain error converts with `impl From<DomainError> for TxError`, sending its `Store`
-// variant to `TxError::Store` (so it stays retryable) and the rest to `TxError::Api`.
+impl TxError {
+    /// A domain error: final ones mapped to their answer, retryable ones kept retryable.
+    fn domain<E: Retryable + Into<ApiError>>(error: E) -> TxError {
+        match error.conflict() {
+            Some(conflict) => TxError::Conflict(conflict, error.into()),
+            None => TxError::Api(error.into()),
+        }
+    }
+}
+
+/// `From<DomainError> for TxError` for each domain error a write closure may return.
+macro_rules! from_domain_errors {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for TxError {
+            fn from(e: $error) -> Self {
+                TxError::domain(e)
+            }
+        }
+    )*};
+}
+
+from_domain_errors!(
+    crate::domain::bank_accounts::BankAccountError,
+    crate::domain::counterparties::CounterpartyError,
+    crate::domain::documents::DocumentError,
+    crate::domain::entities::EntityError,
+    crate::domain::positive_pay::PositivePayError,
+    crate::domain::transfers::TransferError,
+);
 
 impl From<StoreError> for TxError {
     fn from(e: StoreError) -> Self {
@@ -49,11 +79,12 @@ impl From<ApiError> for TxError {
 }
 
 impl Retryable for TxError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            TxError::Store(e) => e.is_retryable(),
-            TxError::Idempotency(IdempotencyError::Store(e)) => e.is_retryable(),
-            _ => false,
+            TxError::Store(e) => e.conflict(),
+            TxError::Idempotency(e) => e.conflict(),
+            TxError::Conflict(conflict, _) => Some(*conflict),
+            TxError::Api(_) => None,
         }
     }
 }
@@ -63,7 +94,7 @@ impl From<TxError> for ApiError {
         match e {
             TxError::Store(e) => e.into(),
             TxError::Idempotency(e) => e.into(),
-            TxError::Api(e) => e,
+            TxError::Api(e) | TxError::Conflict(_, e) => e,
         }
     }
 }

@@ -22,6 +22,7 @@ use poem::{IntoResponse, Response};
 
 use crate::app::AppState;
 use crate::auth::{self, Principal};
+use crate::store::Retryable;
 
 /// The server: state shared by every handler.
 pub struct Bankd {
@@ -97,6 +98,7 @@ impl Hooks for Bankd {
         match auth::authenticate(&self.state.db, key).await {
             Ok(Some(principal)) => Ok(principal),
             Ok(None) => Err(RequestError::unauthorized()),
+            Err(e) if e.is_retryable() => Err(errors::conflict_request_error()),
             Err(e) => {
                 let id = errors::request_id();
                 tracing::error!(request_id = %id, error = %e, "authentication failed");

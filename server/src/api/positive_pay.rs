@@ -6,7 +6,7 @@ use bank_api::models::{AchPositivePayRule, AchPositivePayRuleList, AmountConditi
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, TxError};
+use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::positive_pay::{self, NewRule, PositivePayError};
 use crate::pagination::PageRequest;
@@ -158,15 +158,6 @@ impl From<PositivePayError> for ApiError {
             ),
             PositivePayError::Pagination(e) => e.into(),
             PositivePayError::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<PositivePayError> for TxError {
-    fn from(e: PositivePayError) -> Self {
-        match e {
-            PositivePayError::Store(e) => TxError::Store(e),
-            other => TxError::Api(other.into()),
         }
     }
 }

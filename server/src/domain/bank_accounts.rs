@@ -21,7 +21,7 @@ use crate::store::bank_accounts::{
     BalanceCondition, BankAccountRecord,
 };
 use crate::store::entities::{self, EntityRecord};
-use crate::store::{Db, Retryable, StoreError, Tx};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Description length of a bank account, in characters.
 pub const DESCRIPTION_LEN: std::ops::RangeInclusive<usize> = 3..=255;
@@ -73,11 +73,11 @@ pub enum BankAccountError {
 }
 
 impl Retryable for BankAccountError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            BankAccountError::Store(e) => e.is_retryable(),
-            BankAccountError::Pagination(e) => e.is_retryable(),
-            _ => false,
+            BankAccountError::Store(e) => e.conflict(),
+            BankAccountError::Pagination(e) => e.conflict(),
+            _ => None,
         }
     }
 }
@@ -356,7 +356,8 @@ async fn find_for_update(
 /// One bank account with its details.
 pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
     let id = BankAccountId::parse(id).ok_or(BankAccountError::NotFound)?;
-    db.read_single(|tx| Box::pin(async move { details(tx, platform_id, &id).await }))
+    let id = &id;
+    db.read_single(|tx| Box::pin(async move { details(tx, platform_id, id).await }))
         .await
 }
 

@@ -17,7 +17,7 @@ use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::ids::{CounterpartyId, PlatformId};
 use crate::pagination::{Page, PageRequest, PaginationError};
 use crate::store::counterparties::{self as store, CounterpartyRecord, ListFilter};
-use crate::store::{Db, Retryable, StoreError, Tx};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Longest ABA account number, in digits.
 pub const MAX_ABA_ACCOUNT_DIGITS: usize = 17;
@@ -43,11 +43,11 @@ pub enum CounterpartyError {
 }
 
 impl Retryable for CounterpartyError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            CounterpartyError::Store(e) => e.is_retryable(),
-            CounterpartyError::Pagination(e) => e.is_retryable(),
-            _ => false,
+            CounterpartyError::Store(e) => e.conflict(),
+            CounterpartyError::Pagination(e) => e.conflict(),
+            _ => None,
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::clock::Clock;
 use crate::domain::ids::{DocumentId, EntityId, PlatformId};
 use crate::pagination::{Page, PageRequest, PaginationError};
 use crate::store::documents::{self as repo, DocumentFilter, DocumentRecord};
-use crate::store::{Db, Retryable, StoreError, Tx, entities};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx, entities};
 
 /// How long a download link stays valid.
 pub const LINK_TTL_SECS: i64 = 60;
@@ -69,8 +69,12 @@ impl From<PaginationError> for DocumentError {
 }
 
 impl Retryable for DocumentError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, DocumentError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            DocumentError::Store(e) => e.conflict(),
+            DocumentError::Pagination(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

@@ -29,7 +29,7 @@ use crate::store::documents::{self as documents_repo, DocumentRecord};
 use crate::store::entities::{
     self as repo, AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, Lock,
 };
-use crate::store::{Db, Retryable, StoreError, Tx, platforms};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx, platforms};
 
 pub const PERSON: &str = "PERSON";
 pub const BUSINESS: &str = "BUSINESS";
@@ -69,8 +69,12 @@ impl From<PaginationError> for EntityError {
 }
 
 impl Retryable for EntityError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, EntityError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            EntityError::Store(e) => e.conflict(),
+            EntityError::Pagination(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::clock::Clock;
 use crate::domain::ids::{BankAccountId, PlatformId};
 use crate::store::bank_accounts::{self as repo, BankAccountRecord, PostingRecord};
 use crate::store::platforms;
-use crate::store::{Db, StoreError, Tx};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Days before today that can still be read.
 pub const WINDOW_DAYS_BEFORE_TODAY: u64 = 365;
@@ -45,6 +45,15 @@ pub enum HistoryError {
     InvalidDateRange(&'static str, String),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl Retryable for HistoryError {
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            HistoryError::Store(e) => e.conflict(),
+            _ => None,
+        }
+    }
 }
 
 /// The four balances of an account, in minor units.

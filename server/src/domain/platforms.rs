@@ -11,7 +11,7 @@ use crate::domain::money::Currency;
 use crate::store::bank_accounts::{self, AccountNumberRecord, BankAccountRecord};
 use crate::store::entities::{self, EntityRecord};
 use crate::store::platforms::{self, PlatformRecord};
-use crate::store::{Db, Retryable, StoreError, Tx};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// The root account types every platform gets, in creation order.
 pub const ROOT_ACCOUNT_TYPES: [&str; 3] = [
@@ -47,8 +47,11 @@ pub enum PlatformError {
 }
 
 impl Retryable for PlatformError {
-    fn is_retryable(&self) -> bool {
-        matches!(self, PlatformError::Store(e) if e.is_retryable())
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            PlatformError::Store(e) => e.conflict(),
+            _ => None,
+        }
     }
 }
 

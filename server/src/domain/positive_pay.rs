@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use crate::domain::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
 use crate::pagination::{Page, PageRequest, PaginationError};
 use crate::store::positive_pay::{self as store, RuleRecord};
-use crate::store::{Db, Retryable, StoreError, Tx, bank_accounts};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx, bank_accounts};
 
 /// Longest rule description, in characters.
 pub const MAX_DESCRIPTION_LEN: usize = 255;
@@ -37,11 +37,11 @@ pub enum PositivePayError {
 }
 
 impl Retryable for PositivePayError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            PositivePayError::Store(e) => e.is_retryable(),
-            PositivePayError::Pagination(e) => e.is_retryable(),
-            _ => false,
+            PositivePayError::Store(e) => e.conflict(),
+            PositivePayError::Pagination(e) => e.conflict(),
+            _ => None,
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::store::ledger::{self as ledger_store, Source};
 use crate::store::transfers::{
     self as repo, AchTransferRecord, BookTransferFilter, BookTransferRecord,
 };
-use crate::store::{Db, Retryable, StoreError, Tx};
+use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Longest description of a book or ACH transfer, in characters.
 pub const MAX_DESCRIPTION: usize = 255;
@@ -85,11 +85,11 @@ pub enum TransferError {
 }
 
 impl Retryable for TransferError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            TransferError::Store(e) => e.is_retryable(),
-            TransferError::Pagination(e) => e.is_retryable(),
-            _ => false,
+            TransferError::Store(e) => e.conflict(),
+            TransferError::Pagination(e) => e.conflict(),
+            _ => None,
         }
     }
 }

@@ -158,16 +158,28 @@ pub fn try_advisory_xact_lock(backend: Backend) -> Option<&'static str> {
     }
 }
 
-/// Whether a PostgreSQL error means "the same transaction may succeed if run again": SQLSTATE
-/// `40001` (serialization failure, also what CockroachDB and YugabyteDB answer on contention)
-/// and `40P01` (deadlock detected). SQLite's errors come from rusqlite and are judged by
-/// `sqlite::is_busy`.
-pub fn is_retryable(error: &sqlx::Error) -> bool {
+/// The PostgreSQL errors that mean "the same transaction may succeed if run again".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryableCode {
+    /// SQLSTATE `40001`, serialization failure: a SERIALIZABLE or REPEATABLE READ transaction
+    /// lost a race (also what CockroachDB and YugabyteDB answer on contention).
+    Serialization,
+    /// SQLSTATE `40P01`, deadlock detected.
+    Deadlock,
+}
+
+/// Which retryable PostgreSQL error `error` is, if any, wherever it surfaced (any statement,
+/// the deferred writes sent as one, `COMMIT`). SQLite's errors come from rusqlite and are
+/// judged by `sqlite::is_busy`.
+pub fn retryable_code(error: &sqlx::Error) -> Option<RetryableCode> {
     let sqlx::Error::Database(db) = error else {
-        return false;
+        return None;
     };
-    db.code()
-        .is_some_and(|code| matches!(code.as_ref(), "40001" | "40P01"))
+    match db.code()?.as_ref() {
+        "40001" => Some(RetryableCode::Serialization),
+        "40P01" => Some(RetryableCode::Deadlock),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -19,8 +19,15 @@
 //! `REPEATABLE READ, READ ONLY` ([`Db::begin_read`]), the one snapshot SQLite's read
 //! transactions give.
 //!
-//! [`Db::write`] retries a whole transaction on the errors [`dialect::is_retryable`] names, with
-//! bounded, jittered exponential back-off.
+//! Every transaction is retried as a whole on the errors [`StoreError::conflict`] names
+//! (PostgreSQL's 40001 and 40P01 wherever they surface, `COMMIT` included; SQLite's busy file
+//! lock; a broken group commit), with bounded, jittered exponential back-off: writes by
+//! [`Db::write`], reads by [`Db::read`] and [`Db::read_single`]. Under SERIALIZABLE (or on
+//! CockroachDB and YugabyteDB, which run nothing else) contended writes fail that way as a
+//! matter of course; a transaction whose attempts all fail keeps its retryable error, which
+//! the API answers 503 `transaction_conflict` with `Retry-After`. The isolation level of writes
+//! is [`StoreOptions::postgres_isolation`]; which of bankd's invariants rest on row locks and
+//! which on the level is said in the README ("PostgreSQL isolation").
 
 pub mod api_keys;
 pub mod bank_accounts;
@@ -33,6 +40,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;
+mod postgres;
 mod sqlite;
 pub mod transfers;
 mod writer;
@@ -43,7 +51,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -51,11 +59,12 @@ use chrono::{DateTime, NaiveDate, Utc};
 use rand::Rng;
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
 use sqlx::{Postgres, Row as _};
 
 pub use dialect::Backend;
+pub use postgres::Isolation as PostgresIsolation;
 pub use sqlite::{FromSqlite, SqliteRow};
 pub use writer::{GroupCommitStats, SLOW_HOLD};
 
@@ -152,19 +161,85 @@ pub enum StoreError {
     BatchAborted,
 }
 
-/// What a transaction closure's error must tell [`Db::write`]: whether running the whole
-/// transaction again may succeed. Domain error enums that wrap [`StoreError`] delegate to it.
+/// What a transaction closure's error must tell [`Db::write`]: whether, and why, running the
+/// whole transaction again may succeed. Every error that wraps a [`StoreError`], however deep,
+/// delegates to it, so the retry sees through every layer (store, domain, idempotency, API).
 pub trait Retryable {
-    fn is_retryable(&self) -> bool;
+    /// The conflict a new attempt may get past; `None` when this error is final.
+    fn conflict(&self) -> Option<Conflict>;
+
+    fn is_retryable(&self) -> bool {
+        self.conflict().is_some()
+    }
 }
 
 impl Retryable for StoreError {
-    fn is_retryable(&self) -> bool {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            StoreError::Database(e) => dialect::is_retryable(e),
-            StoreError::Sqlite(e) => sqlite::is_busy(e),
-            StoreError::BatchAborted => true,
-            _ => false,
+            StoreError::Database(e) => match dialect::retryable_code(e)? {
+                dialect::RetryableCode::Serialization => Some(Conflict::Serialization),
+                dialect::RetryableCode::Deadlock => Some(Conflict::Deadlock),
+            },
+            StoreError::Sqlite(e) => sqlite::is_busy(e).then_some(Conflict::Busy),
+            StoreError::BatchAborted => Some(Conflict::BatchAborted),
+            _ => None,
+        }
+    }
+}
+
+/// Why a transaction may succeed if run again; the labels of [`RetryCounts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conflict {
+    /// SQLSTATE 40001: PostgreSQL's serialization failure (also what CockroachDB and
+    /// YugabyteDB answer on any contention).
+    Serialization,
+    /// SQLSTATE 40P01: a deadlock PostgreSQL broke by aborting this transaction.
+    Deadlock,
+    /// SQLite's file lock stayed taken past the busy timeout (another process wrote).
+    Busy,
+    /// Another write of the same SQLite group commit broke the shared transaction.
+    BatchAborted,
+}
+
+/// How many transactions this process ran again, by cause, since it started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RetryCounts {
+    pub serialization: u64,
+    pub deadlock: u64,
+    pub busy: u64,
+    pub batch_aborted: u64,
+    /// Transactions whose attempts all failed retryably (answered 503 `transaction_conflict`).
+    pub exhausted: u64,
+}
+
+/// [`RetryCounts`] as the process keeps them.
+#[derive(Debug, Default)]
+struct RetryCounters {
+    serialization: AtomicU64,
+    deadlock: AtomicU64,
+    busy: AtomicU64,
+    batch_aborted: AtomicU64,
+    exhausted: AtomicU64,
+}
+
+impl RetryCounters {
+    fn count(&self, conflict: Conflict) {
+        let counter = match conflict {
+            Conflict::Serialization => &self.serialization,
+            Conflict::Deadlock => &self.deadlock,
+            Conflict::Busy => &self.busy,
+            Conflict::BatchAborted => &self.batch_aborted,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> RetryCounts {
+        RetryCounts {
+            serialization: self.serialization.load(Ordering::Relaxed),
+            deadlock: self.deadlock.load(Ordering::Relaxed),
+            busy: self.busy.load(Ordering::Relaxed),
+            batch_aborted: self.batch_aborted.load(Ordering::Relaxed),
+            exhausted: self.exhausted.load(Ordering::Relaxed),
         }
     }
 }
@@ -229,7 +304,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
-            max_attempts: 8,
+            max_attempts: 20,
             base_delay: Duration::from_millis(5),
             max_delay: Duration::from_millis(250),
         }
@@ -282,6 +357,8 @@ pub struct StoreOptions {
     pub postgres_max_connections: u32,
     /// How long a caller waits for a pooled PostgreSQL connection.
     pub acquire_timeout: Duration,
+    /// The isolation level of PostgreSQL write transactions.
+    pub postgres_isolation: PostgresIsolation,
     pub retry: RetryPolicy,
 }
 
@@ -296,6 +373,7 @@ impl Default for StoreOptions {
             sqlite_log_buffer: true,
             postgres_max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
+            postgres_isolation: PostgresIsolation::default(),
             retry: RetryPolicy::default(),
         }
     }
@@ -319,6 +397,12 @@ enum Pools {
 struct Inner {
     pools: Pools,
     retry: RetryPolicy,
+    retries: RetryCounters,
+    /// How PostgreSQL write transactions begin.
+    begin_write: &'static str,
+    /// Whether PostgreSQL write attempts take the conflict gate ([`postgres::Gate`]): at
+    /// REPEATABLE READ and SERIALIZABLE, where contended writes fail instead of waiting.
+    gated: bool,
     local_locks: Mutex<HashSet<String>>,
     /// Set by [`Db::close`]: from then on every transaction is refused, on either backend.
     closed: AtomicBool,
@@ -364,10 +448,23 @@ impl Db {
         } else {
             return Err(StoreError::UnsupportedUrl);
         };
+        let gated = match (&pools, options.postgres_isolation) {
+            (Pools::Sqlite { .. }, _) | (_, PostgresIsolation::ReadCommitted) => false,
+            (_, PostgresIsolation::RepeatableRead | PostgresIsolation::Serializable) => true,
+            (Pools::Postgres(pool), PostgresIsolation::Database) => {
+                let level: String = sqlx::query_scalar("SHOW default_transaction_isolation")
+                    .fetch_one(pool)
+                    .await?;
+                !matches!(level.as_str(), "read committed" | "read uncommitted")
+            }
+        };
         Ok(Db {
             inner: Arc::new(Inner {
                 pools,
                 retry: options.retry,
+                retries: RetryCounters::default(),
+                begin_write: options.postgres_isolation.begin(),
+                gated,
                 local_locks: Mutex::new(HashSet::new()),
                 closed: AtomicBool::new(false),
             }),
@@ -441,6 +538,37 @@ impl Db {
         self.inner.retry
     }
 
+    /// How many transactions ran again, by cause, since the process started.
+    pub fn retry_counts(&self) -> RetryCounts {
+        self.inner.retries.snapshot()
+    }
+
+    /// The pause before another attempt when attempt `attempt` (1-based) failed with `error`;
+    /// `None` when `error` is final: not retryable, or the attempts are spent (then it is
+    /// counted and logged as exhausted).
+    fn retry_pause<E: Retryable>(&self, error: &E, attempt: u32) -> Option<Duration> {
+        if !error.is_retryable() {
+            return None;
+        }
+        let policy = self.inner.retry;
+        if attempt >= policy.max_attempts.max(1) {
+            self.inner.retries.exhausted.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                attempts = attempt,
+                "transaction conflict: every attempt failed retryably; answered as one"
+            );
+            return None;
+        }
+        Some(policy.backoff(attempt))
+    }
+
+    /// Counts a retry of the transaction that failed with `error`.
+    fn count_retry(&self, error: Option<Conflict>) {
+        if let Some(conflict) = error {
+            self.inner.retries.count(conflict);
+        }
+    }
+
     /// Refuses work once [`Db::close`] ran (sqlx pools do the same for PostgreSQL; SQLite's
     /// connections are bankd's own).
     fn check_open(&self) -> Result<(), StoreError> {
@@ -474,13 +602,27 @@ impl Db {
 
     /// Begins a write transaction without retry; prefer [`Db::write`].
     pub async fn begin_write<'s>(&self) -> Result<Tx<'s>, StoreError> {
+        self.begin_write_attempt(1).await
+    }
+
+    /// Begins attempt `attempt` (1-based) of a write transaction.
+    async fn begin_write_attempt<'s>(&self, attempt: u32) -> Result<Tx<'s>, StoreError> {
         self.check_open()?;
         release_snapshot();
         let inner = match &self.inner.pools {
             Pools::Sqlite { writer, .. } => {
                 TxInner::Writer(writer.begin_exclusive().await?, writer::Role::Exclusive)
             }
-            Pools::Postgres(pool) => TxInner::Postgres(self.postgres_begin(pool, None).await?),
+            Pools::Postgres(pool) => TxInner::Postgres(
+                postgres::PgTx::begin(
+                    self.postgres_connection(pool).await?,
+                    self.inner.begin_write,
+                    self.inner
+                        .gated
+                        .then(|| postgres::Gate::for_attempt(attempt)),
+                )
+                .await?,
+            ),
         };
         Ok(Tx::new(inner))
     }
@@ -502,17 +644,17 @@ impl Db {
         }
     }
 
-    /// Begins a transaction (`begin`, or a plain `BEGIN`) on [`Db::postgres_connection`]. The
-    /// transaction owns the connection and gives it back to the pool when it ends.
-    async fn postgres_begin(
+    /// Begins a read transaction with `begin` on [`Db::postgres_connection`]. The transaction
+    /// owns the connection and gives it back to the pool when it ends.
+    async fn postgres_begin_read(
         &self,
         pool: &PgPool,
-        begin: Option<&'static str>,
+        begin: &'static str,
     ) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
         let conn = self.postgres_connection(pool).await?;
         // sqlx's own `Pool::begin` does this; the function is public but hidden from its
         // documentation, and the only way to a transaction that owns a given pooled connection.
-        Ok(sqlx::Transaction::begin(conn, begin.map(std::borrow::Cow::Borrowed)).await?)
+        Ok(sqlx::Transaction::begin(conn, Some(std::borrow::Cow::Borrowed(begin))).await?)
     }
 
     /// Begins a read-only transaction: a consistent snapshot for multi-query reads (a page and
@@ -539,12 +681,9 @@ impl Db {
                 let (writer, role) = writer.read(true).await?;
                 TxInner::Writer(writer, role)
             }
-            Pools::Postgres(pool) => TxInner::Postgres(
-                self.postgres_begin(
-                    pool,
-                    Some("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
-                )
-                .await?,
+            Pools::Postgres(pool) => TxInner::PostgresRead(
+                self.postgres_begin_read(pool, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    .await?,
             ),
         };
         Ok(Tx::new(inner))
@@ -574,7 +713,6 @@ impl Db {
     {
         self.check_open()?;
         release_snapshot();
-        let policy = self.inner.retry;
         let mut attempt = 1u32;
         loop {
             let result = match &self.inner.pools {
@@ -583,26 +721,35 @@ impl Db {
                     group_commit: true,
                     ..
                 } => writer.attempt(ctx, &mut f).await,
-                _ => self.attempt_alone(ctx, &mut f).await,
+                _ => self.attempt_alone(ctx, &mut f, attempt).await,
             };
             match result {
-                Err(e) if e.is_retryable() && attempt < policy.max_attempts.max(1) => {
-                    tracing::debug!(attempt, "retrying transaction after a retryable error");
-                    tokio::time::sleep(policy.backoff(attempt)).await;
-                    attempt += 1;
-                }
-                other => return other,
+                Err(e) => match self.retry_pause(&e, attempt) {
+                    Some(pause) => {
+                        self.count_retry(e.conflict());
+                        tracing::debug!(attempt, "retrying a write after a retryable error");
+                        tokio::time::sleep(pause).await;
+                        attempt += 1;
+                    }
+                    None => return Err(e),
+                },
+                ok => return ok,
             }
         }
     }
 
-    /// One attempt of a write in a transaction of its own.
-    async fn attempt_alone<'s, C, T, E, F>(&self, ctx: &mut C, f: &mut F) -> Result<T, E>
+    /// Attempt `attempt` of a write in a transaction of its own.
+    async fn attempt_alone<'s, C, T, E, F>(
+        &self,
+        ctx: &mut C,
+        f: &mut F,
+        attempt: u32,
+    ) -> Result<T, E>
     where
         F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError>,
     {
-        let mut tx = self.begin_write().await?;
+        let mut tx = self.begin_write_attempt(attempt).await?;
         match f(&mut tx, ctx).await {
             Ok(value) => {
                 tx.commit().await?;
@@ -617,25 +764,69 @@ impl Db {
         }
     }
 
-    /// Runs `f` in a read transaction (no retry needed: readers take no write locks).
+    /// Runs `f` in a read transaction, retried as a whole like a write: readers take no write
+    /// locks, but a distributed engine may still abort a read with 40001 (a read restart), and
+    /// SQLite may answer busy while another process rewinds the log.
     pub async fn read<'s, T, E, F>(&self, mut f: F) -> Result<T, E>
     where
         F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
-        E: From<StoreError>,
+        E: From<StoreError> + Retryable,
     {
-        let mut tx = self.begin_read().await?;
-        let result = f(&mut tx).await;
-        tx.end_read().await;
-        result
+        let mut attempt = 1u32;
+        loop {
+            let result = match self.begin_read().await {
+                Ok(mut tx) => {
+                    let result = f(&mut tx).await;
+                    tx.end_read().await;
+                    result
+                }
+                Err(e) => Err(e.into()),
+            };
+            match result {
+                Err(e) => match self.retry_pause(&e, attempt) {
+                    Some(pause) => {
+                        self.count_retry(e.conflict());
+                        tokio::time::sleep(pause).await;
+                        attempt += 1;
+                    }
+                    None => return Err(e),
+                },
+                ok => return ok,
+            }
+        }
     }
 
     /// Runs `f`, which must issue exactly one statement, on a pooled read connection outside
     /// any transaction. One statement is its own snapshot, so `BEGIN` and `ROLLBACK` would only
     /// add two statements (on PostgreSQL two round trips). Inside [`request_snapshot`] on
     /// SQLite, the statement runs in the snapshot the request's key check left open, if any.
-    pub async fn read_single<'s, T, E, F>(&self, f: F) -> Result<T, E>
+    ///
+    /// Retried like [`Db::read`] (a single statement is a transaction of its own).
+    pub async fn read_single<'s, T, E, F>(&self, mut f: F) -> Result<T, E>
     where
-        F: for<'t> FnOnce(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
+        F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
+    {
+        let mut attempt = 1u32;
+        loop {
+            match self.read_single_once(&mut f).await {
+                Err(e) => match self.retry_pause(&e, attempt) {
+                    Some(pause) => {
+                        self.count_retry(e.conflict());
+                        tokio::time::sleep(pause).await;
+                        attempt += 1;
+                    }
+                    None => return Err(e),
+                },
+                ok => return ok,
+            }
+        }
+    }
+
+    /// One attempt of [`Db::read_single`].
+    async fn read_single_once<'s, T, E, F>(&self, f: &mut F) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError>,
     {
         self.check_open()?;
@@ -667,10 +858,10 @@ impl Db {
     /// Elsewhere (PostgreSQL, where `BEGIN` would cost a round trip, and where
     /// [`request_connection`] keeps the connection instead; the writer-only in-memory database;
     /// outside a request) it is [`Db::read_single`].
-    pub async fn read_single_kept<'s, T, E, F>(&self, f: F) -> Result<T, E>
+    pub async fn read_single_kept<'s, T, E, F>(&self, mut f: F) -> Result<T, E>
     where
-        F: for<'t> FnOnce(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
-        E: From<StoreError>,
+        F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
     {
         let pooled = match &self.inner.pools {
             Pools::Sqlite {
@@ -685,6 +876,11 @@ impl Db {
         sqlite::control(reader.conn(), "BEGIN")?;
         let mut tx = Tx::new(TxInner::SqliteReader(reader));
         let result = f(&mut tx).await;
+        if matches!(&result, Err(e) if e.is_retryable()) {
+            // Nothing worth keeping: the retries run without a kept snapshot.
+            drop(tx);
+            return self.read_single(f).await;
+        }
         if let TxInner::SqliteReader(reader) = tx.inner {
             // In scope (checked above): the slot takes it, to be ended by the next read or
             // when the request ends.
@@ -738,7 +934,10 @@ enum TxInner {
     PostgresSingle(sqlx::pool::PoolConnection<Postgres>),
     /// On SQLite's writer: a batch member, a transaction of its own, or no transaction.
     Writer(tokio::sync::OwnedMutexGuard<writer::Writer>, writer::Role),
-    Postgres(sqlx::Transaction<'static, Postgres>),
+    /// A PostgreSQL write transaction.
+    Postgres(postgres::PgTx),
+    /// A PostgreSQL read transaction (`REPEATABLE READ, READ ONLY`).
+    PostgresRead(sqlx::Transaction<'static, Postgres>),
 }
 
 /// An open transaction on either backend. Dropping it without [`Tx::commit`] rolls back.
@@ -925,7 +1124,9 @@ impl<'s> Tx<'s> {
     pub fn backend(&self) -> Backend {
         match self.inner {
             TxInner::SqliteReader(_) | TxInner::Writer(..) => Backend::Sqlite,
-            TxInner::Postgres(_) | TxInner::PostgresSingle(_) => Backend::Postgres,
+            TxInner::Postgres(_) | TxInner::PostgresRead(_) | TxInner::PostgresSingle(_) => {
+                Backend::Postgres
+            }
         }
     }
 
@@ -951,7 +1152,17 @@ impl<'s> Tx<'s> {
         match &self.inner {
             TxInner::SqliteReader(reader) => Some(reader.conn()),
             TxInner::Writer(writer, _) => Some(&writer.conn),
-            TxInner::Postgres(_) | TxInner::PostgresSingle(_) => None,
+            TxInner::Postgres(_) | TxInner::PostgresRead(_) | TxInner::PostgresSingle(_) => None,
+        }
+    }
+
+    /// The PostgreSQL connection of this transaction, if it is on PostgreSQL.
+    fn postgres_conn(&mut self) -> Option<&mut PgConnection> {
+        match &mut self.inner {
+            TxInner::Postgres(tx) => Some(tx.conn()),
+            TxInner::PostgresRead(tx) => Some(&mut **tx),
+            TxInner::PostgresSingle(conn) => Some(&mut **conn),
+            TxInner::SqliteReader(_) | TxInner::Writer(..) => None,
         }
     }
 
@@ -1017,18 +1228,9 @@ impl<'s> Tx<'s> {
             return sqlite::execute(conn, &sql.text, &sql.args);
         }
         let text = self.prepare(&sql.text, sql.args.len())?;
-        let query = sqlx::query(&text).persistent(!sql.plan_each_run);
-        Ok(match &mut self.inner {
-            TxInner::Postgres(tx) => bind_all!(query, sql.args)
-                .execute(&mut **tx)
-                .await?
-                .rows_affected(),
-            TxInner::PostgresSingle(conn) => bind_all!(query, sql.args)
-                .execute(&mut **conn)
-                .await?
-                .rows_affected(),
-            TxInner::SqliteReader(_) | TxInner::Writer(..) => unreachable!("handled above"),
-        })
+        let query = bind_all!(sqlx::query(&text).persistent(!sql.plan_each_run), sql.args);
+        let conn = self.postgres_conn().expect("not SQLite, so PostgreSQL");
+        Ok(query.execute(conn).await?.rows_affected())
     }
 
     /// Runs a query and answers all rows.
@@ -1053,18 +1255,11 @@ impl<'s> Tx<'s> {
         }
         let text = self.prepare(&sql.text, sql.args.len())?;
         let query = bind_all!(sqlx::query(&text).persistent(!sql.plan_each_run), sql.args);
-        let rows = match (&mut self.inner, first_only) {
-            (TxInner::Postgres(tx), false) => query.fetch_all(&mut **tx).await?,
-            (TxInner::Postgres(tx), true) => {
-                query.fetch_optional(&mut **tx).await?.into_iter().collect()
-            }
-            (TxInner::PostgresSingle(conn), false) => query.fetch_all(&mut **conn).await?,
-            (TxInner::PostgresSingle(conn), true) => query
-                .fetch_optional(&mut **conn)
-                .await?
-                .into_iter()
-                .collect(),
-            (TxInner::SqliteReader(_) | TxInner::Writer(..), _) => unreachable!("handled above"),
+        let conn = self.postgres_conn().expect("not SQLite, so PostgreSQL");
+        let rows = if first_only {
+            query.fetch_optional(conn).await?.into_iter().collect()
+        } else {
+            query.fetch_all(conn).await?
         };
         Ok(rows.into_iter().map(Row::Postgres).collect())
     }
@@ -1086,6 +1281,7 @@ impl<'s> Tx<'s> {
             }
             TxInner::Writer(w, role) => writer::end(w, role, true).await?,
             TxInner::Postgres(tx) => tx.commit().await?,
+            TxInner::PostgresRead(tx) => tx.commit().await?,
             TxInner::PostgresSingle(_) => {}
         }
         Ok(())
@@ -1097,7 +1293,7 @@ impl<'s> Tx<'s> {
     /// and waits for both, off the request's path. Elsewhere a rollback.
     async fn end_read(self) {
         match self.inner {
-            TxInner::Postgres(tx) => drop(tx),
+            TxInner::PostgresRead(tx) => drop(tx),
             _ => {
                 let _ = self.rollback().await;
             }
@@ -1113,6 +1309,7 @@ impl<'s> Tx<'s> {
             }
             TxInner::Writer(w, role) => writer::end(w, role, false).await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
+            TxInner::PostgresRead(tx) => tx.rollback().await?,
             TxInner::PostgresSingle(_) => {}
         }
         Ok(())
