@@ -21,7 +21,8 @@ use bankd::idempotency::{
 use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities::{self, EntityRecord};
 use bankd::store::{
-    self as store, Backend, Db, RetryPolicy, Sql, StoreError, StoreOptions, bank_accounts, ledger,
+    self as store, Backend, Db, PostgresIsolation, RetryPolicy, Sql, StoreError, StoreOptions,
+    bank_accounts, ledger,
 };
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -2393,4 +2394,220 @@ fn serve_prints_the_sandbox_key_once_and_stops_on_sigterm() {
         .read_to_string(&mut out)
         .expect("read");
     assert_eq!(out, "");
+}
+
+/// A PostgreSQL test database whose table `probe` fails the first `failures` commits that
+/// inserted into it with SQLSTATE 40001, from a deferred constraint trigger: the failure
+/// surfaces at `COMMIT`, as SERIALIZABLE's own conflicts mostly do. `failures` of `None`
+/// fails every commit. The pool has one connection, so a `ROLLBACK` queued on it after an
+/// ended transaction would be sent before the next statement.
+async fn postgres_failing_commits(test: &str, failures: Option<u32>) -> Option<(Ctx, Guard)> {
+    use sqlx::Connection;
+    let options = StoreOptions {
+        postgres_max_connections: 1,
+        retry: RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+        },
+        ..test_options()
+    };
+    let (ctx, guard) = postgres_db(test, &options).await?;
+    let limit = failures.map_or_else(
+        || "TRUE".to_owned(),
+        |n| format!("nextval('probe_failures') <= {n}"),
+    );
+    let mut conn = sqlx::PgConnection::connect(&ctx.url)
+        .await
+        .expect("connect");
+    for statement in [
+        "CREATE TABLE probe (id INT PRIMARY KEY)".to_owned(),
+        "CREATE SEQUENCE probe_failures".to_owned(),
+        format!(
+            "CREATE FUNCTION probe_conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+             IF {limit} THEN RAISE EXCEPTION 'injected conflict' USING ERRCODE = '40001'; END IF; \
+             RETURN NULL; END $$"
+        ),
+        "CREATE CONSTRAINT TRIGGER probe_conflict AFTER INSERT ON probe \
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION probe_conflict()"
+            .to_owned(),
+    ] {
+        sqlx::query(&statement)
+            .execute(&mut conn)
+            .await
+            .expect("set up probe");
+    }
+    conn.close().await.expect("close");
+    Some((ctx, guard))
+}
+
+async fn insert_probe(db: &Db) -> Result<(), StoreError> {
+    db.write(|tx| {
+        Box::pin(async move {
+            tx.execute(Sql::new("INSERT INTO probe (id) VALUES (1)"))
+                .await?;
+            Ok::<_, StoreError>(())
+        })
+    })
+    .await
+}
+
+/// Everything the test's tracing subscriber was given, as text.
+#[derive(Clone, Default)]
+struct LogSink(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl LogSink {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("log lock")).into_owned()
+    }
+}
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("log lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogSink {
+    type Writer = LogSink;
+    fn make_writer(&'a self) -> LogSink {
+        self.clone()
+    }
+}
+
+/// A conflict at `COMMIT` runs the whole transaction again, and, the transaction being over
+/// once its `COMMIT` was answered, no `ROLLBACK` follows (PostgreSQL would warn "there is no
+/// transaction in progress", which sqlx logs as a notice). Current-thread runtime: every task,
+/// the pool's own included, logs to this test's subscriber.
+#[tokio::test]
+async fn postgres_conflicts_at_commit_are_retried_and_no_rollback_follows_an_ended_transaction() {
+    let Some((ctx, _guard)) = postgres_failing_commits(
+        "postgres_conflicts_at_commit_are_retried_and_no_rollback_follows_an_ended_transaction",
+        Some(2),
+    )
+    .await
+    else {
+        return;
+    };
+    let log = LogSink::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(log.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::TRACE)
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    insert_probe(&ctx.db)
+        .await
+        .expect("the third attempt commits");
+    // The pool's one connection, used again: anything queued on it is sent now.
+    assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM probe").await, 1);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        count(&ctx, "SELECT COUNT(*) AS n FROM probe").await,
+        1,
+        "applied once"
+    );
+
+    let counts = ctx.db.retry_counts();
+    assert_eq!(
+        (counts.serialization, counts.exhausted),
+        (2, 0),
+        "{counts:?}"
+    );
+    let text = log.text();
+    assert!(
+        text.contains("injected conflict") || text.contains("retrying a write"),
+        "the subscriber saw the run:\n{text}"
+    );
+    assert!(
+        !text.contains("no transaction in progress"),
+        "a ROLLBACK followed an ended transaction:\n{text}"
+    );
+    ctx.db.close().await;
+}
+
+/// When every attempt conflicts, the error stays retryable (the API answers it 503
+/// `transaction_conflict`), nothing is applied, and the exhaustion is counted.
+#[tokio::test]
+async fn postgres_conflicts_that_outlast_every_attempt_stay_retryable_and_apply_nothing() {
+    let Some((ctx, _guard)) = postgres_failing_commits(
+        "postgres_conflicts_that_outlast_every_attempt_stay_retryable_and_apply_nothing",
+        None,
+    )
+    .await
+    else {
+        return;
+    };
+    let err = insert_probe(&ctx.db).await.expect_err("every commit fails");
+    assert_eq!(
+        bankd::store::Retryable::conflict(&err),
+        Some(bankd::store::Conflict::Serialization),
+        "{err:?}"
+    );
+    assert_eq!(count(&ctx, "SELECT COUNT(*) AS n FROM probe").await, 0);
+    let counts = ctx.db.retry_counts();
+    assert_eq!(
+        (counts.serialization, counts.exhausted),
+        (4, 1),
+        "{counts:?}"
+    );
+    ctx.db.close().await;
+}
+
+/// `postgres_isolation` is the level of every write transaction; `database` leaves it to the
+/// database's default (here the server's, read committed).
+#[tokio::test]
+async fn postgres_write_transactions_run_at_the_configured_isolation_level() {
+    for (isolation, expected) in [
+        (PostgresIsolation::Database, "read committed"),
+        (PostgresIsolation::ReadCommitted, "read committed"),
+        (PostgresIsolation::RepeatableRead, "repeatable read"),
+        (PostgresIsolation::Serializable, "serializable"),
+    ] {
+        let options = StoreOptions {
+            postgres_isolation: isolation,
+            ..test_options()
+        };
+        let test = "postgres_write_transactions_run_at_the_configured_isolation_level";
+        let Some((ctx, _guard)) = postgres_db(test, &options).await else {
+            return;
+        };
+        let default: String = {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&ctx.url)
+                .await
+                .expect("connect");
+            sqlx::query_scalar("SHOW default_transaction_isolation")
+                .fetch_one(&mut conn)
+                .await
+                .expect("default")
+        };
+        let level = ctx
+            .db
+            .write(|tx| {
+                Box::pin(async move {
+                    let row = tx
+                        .fetch_one(Sql::new(
+                            "SELECT current_setting('transaction_isolation') AS l",
+                        ))
+                        .await?;
+                    row.get::<String>("l")
+                })
+            })
+            .await
+            .expect("write");
+        // Under a role or database whose default is not read committed (CI's second pass),
+        // `database` follows that default.
+        let expected = match isolation {
+            PostgresIsolation::Database => default.as_str(),
+            _ => expected,
+        };
+        assert_eq!(level, expected, "{isolation:?}");
+        ctx.db.close().await;
+    }
 }

@@ -79,7 +79,7 @@ pub const ESCALATE_AFTER: u32 = 3;
 /// The advisory lock key of the gate (the bytes of "bankd" as a number; bankd's other advisory
 /// locks are transaction-scoped hashes of idempotency keys, a separate use of the key space
 /// that a collision would only make wait).
-const GATE_KEY: i64 = 0x62_61_6e_6b_64;
+const GATE_KEY: i64 = 0x0062_616e_6b64;
 
 /// The session-level advisory lock a write attempt takes before it begins; see the module note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,11 +177,11 @@ impl PgTx {
             return;
         };
         let mut in_doubt = false;
-        if let Some((statement, result)) = end {
-            if let Err(e) = conn.execute(statement).await {
-                in_doubt |= !matches!(e, sqlx::Error::Database(_));
-                *result = Err(e.into());
-            }
+        if let Some((statement, result)) = end
+            && let Err(e) = conn.execute(statement).await
+        {
+            in_doubt |= !matches!(e, sqlx::Error::Database(_));
+            *result = Err(e.into());
         }
         if let Some(gate) = self.gate.take()
             && !in_doubt

@@ -1,4 +1,4 @@
-//! Conservation under contention: a thousand concurrent book transfers, holds, clears, cancels
+//! Conservation under contention: two thousand concurrent book transfers, holds, clears, cancels
 //! and ACH credits and debits among five accounts (one of them overdraftable), then the books
 //! must balance to the cent. On PostgreSQL also with two bankd processes over the same
 //! database: this test's in-process server and a `bankd serve` child process.
@@ -42,6 +42,90 @@ mod two_servers_on_one_postgres_database_conserve_money {
         )
         .await;
     }
+}
+
+mod a_transfer_whose_every_attempt_conflicts_is_503_transaction_conflict_and_moves_nothing {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        crate::common::run_on(
+            super::Backend::Postgres,
+            "a_transfer_whose_every_attempt_conflicts_is_503_transaction_conflict_and_moves_nothing",
+            crate::common::test_options(),
+            |ctx| async move { super::every_attempt_conflicts(super::spawn_app(ctx).await).await },
+        )
+        .await;
+    }
+}
+
+/// A trigger fails every insert of a book transfer with SQLSTATE 40001, so every attempt
+/// conflicts: the answer is 503 `transaction_conflict` with `Retry-After`, with and without an
+/// `Idempotency-Key`, no money moves, nothing is recorded, and the key stays free (the same
+/// request succeeds once the conflicts stop).
+async fn every_attempt_conflicts(app: TestApp) {
+    let t = &app.a;
+    let (from, to) = (
+        open_account(&app, t, "USD", false).await,
+        open_account(&app, t, "USD", false).await,
+    );
+    fund(&app, t, &from, 1_000).await;
+    let mut conn = postgres(&app).await;
+    for statement in [
+        "CREATE FUNCTION always_conflict() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+         RAISE EXCEPTION 'injected conflict' USING ERRCODE = '40001'; END $$",
+        "CREATE TRIGGER always_conflict BEFORE INSERT ON book_transfers \
+         FOR EACH ROW EXECUTE FUNCTION always_conflict()",
+    ] {
+        sqlx::query(statement)
+            .execute(&mut conn)
+            .await
+            .expect("install the trigger");
+    }
+    let body = json!({
+        "amount": 100,
+        "sender_bank_account_id": from.id,
+        "receiver_bank_account_id": to.id,
+    });
+    for idem in [None, Some("conflicted-1")] {
+        let answer = match idem {
+            Some(k) => {
+                app.post_idempotent("/transfers/book", &t.key, &body, k)
+                    .await
+            }
+            None => app.post("/transfers/book", &t.key, &body).await,
+        };
+        assert_eq!(
+            answer
+                .headers
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok()),
+            Some("1"),
+            "{:?}",
+            answer.headers
+        );
+        let error = answer.expect_error(503, "transaction_conflict");
+        assert_eq!(error["type"], "server_error", "{error}");
+        assert!(
+            !error["message"].as_str().unwrap_or("").contains("injected"),
+            "no internals in a 5xx body: {error}"
+        );
+    }
+    assert_eq!(balances(&app, t, &from.id).await.available, 1_000);
+    assert_eq!(balances(&app, t, &to.id).await.available, 0);
+    let listed = app.get("/transfers/book", &t.key).await.expect(200);
+    assert_eq!(listed["transfers"], json!([]), "{listed}");
+
+    sqlx::query("DROP TRIGGER always_conflict ON book_transfers")
+        .execute(&mut conn)
+        .await
+        .expect("drop the trigger");
+    conn.close().await.expect("close");
+    let done = app
+        .post_idempotent("/transfers/book", &t.key, &body, "conflicted-1")
+        .await;
+    assert!(done.headers.get("idempotent-replayed").is_none());
+    done.expect(200);
+    assert_eq!(balances(&app, t, &to.id).await.available, 100);
+    assert_books_balance(&app, &t.id).await;
 }
 
 /// The whole two-process test, startup and checks included, ends within this.
@@ -184,6 +268,10 @@ impl BankdProcess {
                     command.env_remove(name);
                 }
             }
+            // The isolation level of CI's SERIALIZABLE pass applies to both servers.
+            if let Ok(level) = std::env::var(crate::common::ISOLATION_ENV) {
+                command.env(crate::common::ISOLATION_ENV, level);
+            }
             let child = command
                 .args(["--database-url", url, "serve", "--listen"])
                 .arg(format!("127.0.0.1:{port}"))
@@ -321,7 +409,7 @@ const RESERVE_INITIAL: i64 = 5_000;
 /// Holds made before the storm, each then cleared and canceled at the same time.
 const PRE_HOLDS: usize = 50;
 /// Requests of the storm (creates, clears, cancels, duplicate-key retries, ACH together).
-const STORM: usize = 1_000;
+const STORM: usize = 2_000;
 
 /// What one request of the storm did.
 #[derive(Debug)]

@@ -64,9 +64,19 @@ impl Drop for Guard {
     }
 }
 
+/// The environment variable that makes the tests' PostgreSQL writes ask for an isolation
+/// level (CI's SERIALIZABLE pass), as it does for `bankd serve`.
+pub const ISOLATION_ENV: &str = "BANKD_POSTGRES_ISOLATION";
+
 pub fn test_options() -> StoreOptions {
     StoreOptions {
         sqlite_busy_timeout: Duration::from_secs(5),
+        postgres_isolation: std::env::var(ISOLATION_ENV)
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|e| panic!("{ISOLATION_ENV}={v}: {e}"))
+            })
+            .unwrap_or_default(),
         ..StoreOptions::default()
     }
 }
