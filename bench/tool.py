@@ -373,7 +373,9 @@ def report(args):
         "server CPU is bankd's user+system time over the run (2.00 = both cores); busy after = how long "
         "bankd kept working once wrk had stopped (requests wrk gave up on, e.g. after its 10 s timeout).",
         "config `default`: the server's defaults (SQLite: synchronous=FULL with group commit); "
-        "`normal-1tx`: BANKD_SQLITE_SYNCHRONOUS=normal BANKD_SQLITE_GROUP_COMMIT=false. "
+        "`normal-1tx`: BANKD_SQLITE_SYNCHRONOUS=normal BANKD_SQLITE_GROUP_COMMIT=false; "
+        "`serializable` (PostgreSQL): BANKD_POSTGRES_ISOLATION=serializable, its retries in the "
+        "metrics `serializable_retries_*`. "
         "disk fsync: median of 64 writes of 16 KiB each followed by fsync, next to the SQLite file, "
         "just before and just after the run; FULL commits wait for the disk, NORMAL ones do not. "
         "`mixed:` rows are one run of both loads at once, each on half the connections; "

@@ -296,6 +296,18 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             "group commit totals at shutdown"
         );
     }
+    let retries = state_db.retry_counts();
+    // Transactions that conflicted and ran again (SERIALIZABLE, deadlocks, a busy SQLite file):
+    // how much contention the process saw, and whether any request got 503 for it.
+    tracing::info!(
+        target: "bankd::retries",
+        serialization = retries.serialization,
+        deadlock = retries.deadlock,
+        busy = retries.busy,
+        batch_aborted = retries.batch_aborted,
+        exhausted = retries.exhausted,
+        "transaction retries at shutdown"
+    );
     served.with_context(|| format!("cannot serve on {listen}"))
 }
 
