@@ -3,7 +3,8 @@
 //! Layers, outermost first: request id and one structured log line per request → panic guard
 //! (a panic anywhere below is a 500 in the API's error schema, and still gets its log line) →
 //! request timeout → the generated error renderer (every framework failure in the API's error
-//! schema) → routes (`/healthz`, and the generated API with its documents).
+//! schema) → routes (`/healthz`, `/readyz`, `/metrics`, and the generated API with its
+//! documents).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,10 +15,11 @@ use poem::middleware::CatchPanic;
 use poem::web::Json;
 use poem::{Endpoint, EndpointExt, IntoResponse, Request, Response, get, handler};
 
-use crate::api::errors::{self, ApiError, REQUEST_ID};
+use crate::api::errors::{self, ApiError, REQUEST_ID, REQUEST_PLATFORM};
 use crate::api::{Bankd, PathTemplates};
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::metrics::{HTTP_DURATION, HTTP_IN_FLIGHT, HTTP_REQUESTS, Metrics};
 use crate::store::{self, Db};
 
 /// What every handler needs; cheap to clone.
@@ -26,7 +28,12 @@ pub struct AppState {
     pub db: Db,
     pub config: Arc<Config>,
     pub clock: Arc<dyn Clock>,
+    /// The metrics recorder, when this process serves `/metrics`.
+    pub metrics: Option<Metrics>,
 }
+
+/// How long `/readyz` waits for the database before it answers that it is not ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The HTTP application over `state`.
 pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
@@ -41,8 +48,13 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
         state: state.clone(),
         routes: templates.clone(),
     });
-    let inner = bank_api::routes(server.clone())
+    let mut routes = bank_api::routes(server.clone())
         .at("/healthz", get(healthz))
+        .at("/readyz", get(readyz));
+    if state.config.metrics_listen.is_none() && state.metrics.is_some() {
+        routes = routes.at("/metrics", get(scrape));
+    }
+    let inner = routes
         .data(state)
         .data(limits)
         .with(ErrorRenderer {
@@ -67,6 +79,11 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
             }
         });
     observed(inner, templates)
+}
+
+/// `/metrics` alone, for `metrics_listen`.
+pub fn metrics_only(state: AppState) -> impl Endpoint<Output = Response> {
+    poem::Route::new().at("/metrics", get(scrape)).data(state)
 }
 
 /// The outermost layers around `ep`: request id and log line, then the panic guard, so that a
@@ -111,9 +128,11 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
     }
     let method = req.method().clone();
     let template = templates.template(req.uri().path());
+    let operation = templates.operation(method.as_str(), req.uri().path());
     let started = Instant::now();
     let reads_only = method == Method::GET || method == Method::HEAD;
-    let mut response = REQUEST_ID
+    let in_flight = InFlight::enter();
+    let (mut response, platform) = REQUEST_ID
         .scope(id.clone(), async move {
             let call = async move {
                 match ep.call(req).await {
@@ -122,18 +141,29 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
                 }
             };
             let call = store::request_connection(call);
-            if reads_only {
-                store::request_snapshot(call).await
-            } else {
-                call.await
-            }
+            let call = async move {
+                let response = if reads_only {
+                    store::request_snapshot(call).await
+                } else {
+                    call.await
+                };
+                let platform = REQUEST_PLATFORM.with(|p| p.borrow_mut().take());
+                (response, platform)
+            };
+            REQUEST_PLATFORM.scope(Default::default(), call).await
         })
         .await;
+    drop(in_flight);
+    let status = response.status();
+    let latency = started.elapsed();
+    metrics::counter!(HTTP_REQUESTS, "operation" => operation, "status" => status_label(status))
+        .increment(1);
+    metrics::histogram!(HTTP_DURATION, "operation" => operation).record(latency.as_secs_f64());
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
-    // The generated response enums leave optional headers to the server; a 503 is always a
-    // transaction conflict (`errors::TRANSACTION_CONFLICT`), which tells when to come back.
+    // The generated response enums leave optional headers to the server. A 503 (a transaction
+    // conflict, `errors::TRANSACTION_CONFLICT`, or `/readyz` not ready) tells when to come back.
     if response.status() == StatusCode::SERVICE_UNAVAILABLE {
         response
             .headers_mut()
@@ -144,11 +174,70 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
         request_id = %id,
         method = %method,
         path = %template,
-        status = response.status().as_u16(),
-        latency_us = started.elapsed().as_micros() as u64,
+        operation,
+        status = status.as_u16(),
+        latency_us = latency.as_micros() as u64,
+        platform_id = platform.as_deref().unwrap_or("-"),
         "request"
     );
     response
+}
+
+/// Counts a request as in flight until dropped (also when the client goes away mid-request).
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> InFlight {
+        metrics::gauge!(HTTP_IN_FLIGHT).increment(1.0);
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        metrics::gauge!(HTTP_IN_FLIGHT).decrement(1.0);
+    }
+}
+
+/// A status as a label value (statuses are a bounded set).
+fn status_label(status: StatusCode) -> &'static str {
+    crate::api::intern(status.as_str())
+}
+
+/// Readiness: 200 when the database answers and every migration is applied; 503 with the
+/// reason otherwise. `/healthz` stays liveness only.
+#[handler]
+async fn readyz(state: poem::web::Data<&AppState>) -> Response {
+    let reason = match tokio::time::timeout(READY_TIMEOUT, state.db.pending_migrations()).await {
+        Ok(Ok(0)) => None,
+        Ok(Ok(n)) => Some(format!("{n} database migrations are not applied")),
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "readiness: the database does not answer");
+            Some("the database does not answer".to_owned())
+        }
+        Err(_) => Some(format!(
+            "the database did not answer within {} ms",
+            READY_TIMEOUT.as_millis()
+        )),
+    };
+    match reason {
+        None => Json(serde_json::json!({ "status": "ready" })).into_response(),
+        Some(reason) => Json(serde_json::json!({ "status": "not_ready", "reason": reason }))
+            .with_status(StatusCode::SERVICE_UNAVAILABLE)
+            .into_response(),
+    }
+}
+
+/// The Prometheus scrape.
+#[handler]
+fn scrape(state: poem::web::Data<&AppState>) -> Response {
+    match &state.metrics {
+        Some(m) => m
+            .render(&state.db)
+            .with_content_type("text/plain; version=0.0.4; charset=utf-8")
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
 
 fn new_request_id() -> String {

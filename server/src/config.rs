@@ -36,6 +36,13 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
                                                           read-only loads, costs under writes)
   sqlite_log_buffer      BANKD_SQLITE_LOG_BUFFER          true (a commit's log frames go to the file
                                                           in 124 KiB writes; with `full` only)
+  metrics                BANKD_METRICS                    true (GET /metrics, Prometheus text)
+  metrics_listen         BANKD_METRICS_LISTEN             (unset: /metrics on `listen`; an address:
+                                                          served there instead, alone)
+  log_format             BANKD_LOG_FORMAT                 text (or json: one JSON object a line)
+  shutdown_grace_secs    BANKD_SHUTDOWN_GRACE_SECS        30 (on SIGTERM or SIGINT, how long
+                                                          requests in flight may finish; a second
+                                                          signal exits at once)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -70,6 +77,36 @@ pub struct Config {
     /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
     /// with `sqlite_synchronous = full` only.
     pub sqlite_log_buffer: bool,
+    /// Whether `GET /metrics` is served.
+    pub metrics: bool,
+    /// Where `/metrics` is served instead of on `listen`.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How log lines are written.
+    pub log_format: LogFormat,
+    /// How long requests in flight may finish after SIGTERM or SIGINT.
+    pub shutdown_grace_secs: u64,
+}
+
+/// The log line formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object a line, for log pipelines.
+    Json,
+}
+
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "text" => Ok(LogFormat::Text),
+            "json" => Ok(LogFormat::Json),
+            _ => Err("must be text or json".to_owned()),
+        }
+    }
 }
 
 /// [`PostgresIsolation`] as the configuration file spells it.
@@ -130,6 +167,10 @@ impl Default for Config {
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
             sqlite_log_buffer: true,
+            metrics: true,
+            metrics_listen: None,
+            log_format: LogFormat::Text,
+            shutdown_grace_secs: 30,
         }
     }
 }
@@ -150,6 +191,10 @@ impl std::fmt::Debug for Config {
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
             .field("sqlite_log_buffer", &self.sqlite_log_buffer)
+            .field("metrics", &self.metrics)
+            .field("metrics_listen", &self.metrics_listen)
+            .field("log_format", &self.log_format)
+            .field("shutdown_grace_secs", &self.shutdown_grace_secs)
             .finish()
     }
 }
@@ -260,6 +305,21 @@ impl Config {
         if let Some(v) = env("BANKD_SQLITE_LOG_BUFFER") {
             config.sqlite_log_buffer = parse_env("BANKD_SQLITE_LOG_BUFFER", &v)?;
         }
+        if let Some(v) = env("BANKD_METRICS") {
+            config.metrics = parse_env("BANKD_METRICS", &v)?;
+        }
+        if let Some(v) = env("BANKD_METRICS_LISTEN") {
+            config.metrics_listen = match v.trim() {
+                "" => None,
+                addr => Some(parse_env("BANKD_METRICS_LISTEN", addr)?),
+            };
+        }
+        if let Some(v) = env("BANKD_LOG_FORMAT") {
+            config.log_format = parse_env("BANKD_LOG_FORMAT", &v)?;
+        }
+        if let Some(v) = env("BANKD_SHUTDOWN_GRACE_SECS") {
+            config.shutdown_grace_secs = parse_env("BANKD_SHUTDOWN_GRACE_SECS", &v)?;
+        }
         config.validate()?;
         Ok(config)
     }
@@ -324,6 +384,10 @@ impl Config {
             sqlite_log_buffer: self.sqlite_log_buffer,
             ..StoreOptions::default()
         }
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_secs)
     }
 
     pub fn request_timeout(&self) -> Duration {
@@ -430,6 +494,41 @@ mod tests {
                 assert!(message.contains("serializable"), "{message}")
             }
             other => panic!("expected a parse error naming the levels, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn operations_settings_have_defaults_and_are_read_from_the_environment() {
+        let default = Config::load(None, env_of(&[])).expect("loads");
+        assert!(default.metrics);
+        assert_eq!(default.metrics_listen, None);
+        assert_eq!(default.log_format, LogFormat::Text);
+        assert_eq!(default.shutdown_grace(), Duration::from_secs(30));
+        let set = Config::load(
+            None,
+            env_of(&[
+                ("BANKD_METRICS", "false"),
+                ("BANKD_METRICS_LISTEN", "127.0.0.1:9100"),
+                ("BANKD_LOG_FORMAT", "JSON"),
+                ("BANKD_SHUTDOWN_GRACE_SECS", "5"),
+            ]),
+        )
+        .expect("loads");
+        assert!(!set.metrics);
+        assert_eq!(
+            set.metrics_listen,
+            Some(SocketAddr::from(([127, 0, 0, 1], 9100)))
+        );
+        assert_eq!(set.log_format, LogFormat::Json);
+        assert_eq!(set.shutdown_grace(), Duration::from_secs(5));
+        for (var, value) in [
+            ("BANKD_LOG_FORMAT", "xml"),
+            ("BANKD_METRICS_LISTEN", "here"),
+        ] {
+            assert!(
+                Config::load(None, env_of(&[(var, value)])).is_err(),
+                "{var}={value}"
+            );
         }
     }
 

@@ -222,25 +222,49 @@ where
     T: Send,
 {
     let claim = format!("idempotency\0{}\0{}", platform_id.as_str(), key.as_str());
-    let _claim = db.try_local_lock(claim).ok_or(IdempotencyError::InUse)?;
+    let Some(_claim) = db.try_local_lock(claim) else {
+        count_outcome("in_use");
+        return Err(IdempotencyError::InUse.into());
+    };
     let now = clock.now();
-    let mut ctx = (effects, platform_id, key, fingerprint);
-    db.write_with(&mut ctx, |tx, ctx| {
-        let (effects, platform_id, key, fingerprint) = ctx;
-        let (platform_id, key, fingerprint) = (*platform_id, *key, *fingerprint);
-        Box::pin(async move {
-            if let Reservation::Replay(response) =
-                reserve(tx, platform_id, key, fingerprint, now).await?
-            {
-                return Ok(Outcome::Replayed(response));
-            }
-            let (value, response) = effects(tx).await?;
-            complete(tx, platform_id, key, &response, now).await?;
-            Ok(Outcome::Fresh { value, response })
+    // The last attempt's refusal, if it was one (an earlier attempt's may have been undone by
+    // a retry), for the metrics.
+    let mut ctx = (effects, platform_id, key, fingerprint, None);
+    let result = db
+        .write_with(&mut ctx, |tx, ctx| {
+            let (effects, platform_id, key, fingerprint, refused) = ctx;
+            let (platform_id, key, fingerprint) = (*platform_id, *key, *fingerprint);
+            Box::pin(async move {
+                let reservation = reserve(tx, platform_id, key, fingerprint, now).await;
+                *refused = match &reservation {
+                    Err(IdempotencyError::InUse) => Some("in_use"),
+                    Err(IdempotencyError::Reused) => Some("reused"),
+                    _ => None,
+                };
+                if let Reservation::Replay(response) = reservation? {
+                    return Ok(Outcome::Replayed(response));
+                }
+                let (value, response) = effects(tx).await?;
+                complete(tx, platform_id, key, &response, now).await?;
+                Ok(Outcome::Fresh { value, response })
+            })
         })
-    })
-    .await
+        .await;
+    match (&result, ctx.4) {
+        (Ok(Outcome::Replayed(_)), _) => count_outcome("replayed"),
+        (Err(_), Some(refusal)) => count_outcome(refusal),
+        _ => {}
+    }
+    result
 }
+
+/// Counts a request with a key that did not run its effects: `replayed`, `in_use` or `reused`.
+fn count_outcome(outcome: &'static str) {
+    metrics::counter!(IDEMPOTENCY_METRIC, "outcome" => outcome).increment(1);
+}
+
+/// The metric [`count_outcome`] records (`crate::metrics` serves it).
+pub const IDEMPOTENCY_METRIC: &str = "bankd_idempotency_requests_total";
 
 /// Records [`purge_expired`] deletes per write transaction.
 ///

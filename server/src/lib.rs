@@ -12,6 +12,8 @@
 //!   time-ordered ids), [`domain::money`] (currencies, minor units), [`domain::bank_codes`] (ABA,
 //!   BIC), [`domain::platforms`] (platform creation with its root entity and accounts).
 //! - [`idempotency`]: reserve → effects → stored response, one transaction.
+//! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`); every layer records through
+//!   the `metrics` facade.
 //! - [`pagination`]: keyset cursors for every list, as a SQL builder.
 //! - [`store`]: SQLite/PostgreSQL pools, transactions with retry, [`store::dialect`] (every
 //!   dialect difference), and the repositories (every function takes the platform id).
@@ -23,5 +25,6 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod idempotency;
+pub mod metrics;
 pub mod pagination;
 pub mod store;

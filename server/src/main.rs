@@ -12,11 +12,12 @@ use anyhow::Context as _;
 use bankd::app::{self, AppState};
 use bankd::auth::{self, KeyMode};
 use bankd::clock::{Clock, SystemClock};
-use bankd::config::{self, Config};
+use bankd::config::{self, Config, LogFormat};
 use bankd::domain::ids::PlatformId;
 use bankd::domain::platforms;
 use bankd::idempotency;
-use bankd::store::{Db, StoreError, ledger, platforms as store_platforms};
+use bankd::metrics::Metrics;
+use bankd::store::{Backend, Db, StoreError, ledger, platforms as store_platforms};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// mimalloc for every allocation of the process. With its `override` feature it also stands in
@@ -121,7 +122,14 @@ impl From<Mode> for KeyMode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    let config = match load_config(&cli) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("bankd: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    init_logging(config.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -132,7 +140,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bankd: {e:#}");
@@ -141,20 +149,32 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging() {
+/// Logs to stderr (stdout carries only the JSON results that scripts parse), filtered by
+/// `BANKD_LOG`, as text or one JSON object a line (time, level, target, message and the
+/// event's fields: the request line's `request_id`, `operation`, `status`, `latency_us`,
+/// `platform_id`). No log line carries a key, a secret, a body or a personal field: requests
+/// log their path template and operation, never their values (`tests/tests/request_log.rs`).
+fn init_logging(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("BANKD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    // stderr: stdout carries only the JSON results that scripts parse.
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .init(),
+    }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// The configuration: defaults, file, environment, then the flags given.
+fn load_config(cli: &Cli) -> anyhow::Result<Config> {
     let mut config = Config::from_env(cli.config.as_deref())?;
-    if let Some(url) = cli.database_url {
-        config.database_url = url;
+    if let Some(url) = &cli.database_url {
+        config.database_url = url.clone();
     }
     if let Command::Serve {
         listen: Some(listen),
@@ -165,6 +185,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             .with_context(|| format!("invalid --listen {listen:?}"))?;
     }
     config.validate()?;
+    Ok(config)
+}
+
+async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
 
     let db = Db::connect(&config.database_url, &config.store_options())
@@ -267,21 +291,62 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
 
     let purge = tokio::spawn(purge_idempotency_keys(db.clone(), clock.clone()));
     let listen = config.listen;
+    let grace = config.shutdown_grace();
+    let metrics_listen = config.metrics_listen;
     let state_db = db.clone();
+    let metrics = if config.metrics {
+        let backend = match db.backend() {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        };
+        Metrics::install(backend)
+    } else {
+        None
+    };
     let state = AppState {
         db,
         config: Arc::new(config),
         clock,
+        metrics,
+    };
+    // One signal for both listeners; a second one ends the process at once.
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+        shutdown_signal().await;
+        eprintln!("bankd: a second signal: exiting without waiting");
+        std::process::exit(1);
+    });
+    let signalled = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let metrics_server = match (metrics_listen, &state.metrics) {
+        (Some(addr), Some(_)) => {
+            tracing::info!(%addr, "serving /metrics");
+            let server = poem::Server::new(poem::listener::TcpListener::bind(addr))
+                .run_with_graceful_shutdown(
+                    app::metrics_only(state.clone()),
+                    signalled(stopped.clone()),
+                    Some(grace),
+                );
+            Some(tokio::spawn(server))
+        }
+        _ => None,
     };
     tracing::info!(%listen, "listening");
     let served = poem::Server::new(poem::listener::TcpListener::bind(listen))
-        .run_with_graceful_shutdown(
-            app::build(state),
-            shutdown_signal(),
-            Some(Duration::from_secs(10)),
-        )
+        .run_with_graceful_shutdown(app::build(state), signalled(stopped), Some(grace))
         .await;
     purge.abort();
+    let _ = purge.await;
+    if let Some(server) = metrics_server {
+        match server.await {
+            Ok(Err(e)) => tracing::warn!(error = %e, "the metrics listener failed"),
+            Err(e) => tracing::warn!(error = %e, "the metrics listener failed"),
+            Ok(Ok(())) => {}
+        }
+    }
     if let Some(stats) = state_db.group_commit_stats() {
         // How well concurrent writes shared their commits: an operator's first question when
         // SQLite writes are slow.
@@ -308,6 +373,10 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         exhausted = retries.exhausted,
         "transaction retries at shutdown"
     );
+    // The writer's open batch commits (or fails, and its members have answered so) before the
+    // connections close.
+    state_db.close().await;
+    tracing::info!("stopped");
     served.with_context(|| format!("cannot serve on {listen}"))
 }
 
@@ -355,5 +424,5 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = terminate => {}
     }
-    tracing::info!("shutting down");
+    tracing::info!("shutting down: no new connections; requests in flight finish");
 }

@@ -32,6 +32,16 @@ tokio::task_local! {
     pub static REQUEST_ID: String;
 }
 
+tokio::task_local! {
+    /// The platform the request authenticated as, once it has (for its log line).
+    pub static REQUEST_PLATFORM: std::cell::RefCell<Option<String>>;
+}
+
+/// Records the request's platform for its log line (nothing outside a request).
+pub fn note_platform(platform_id: &str) {
+    let _ = REQUEST_PLATFORM.try_with(|p| *p.borrow_mut() = Some(platform_id.to_owned()));
+}
+
 /// The current request id, or `-` outside a request.
 pub fn request_id() -> String {
     REQUEST_ID

@@ -31,50 +31,113 @@ pub struct Bankd {
     pub routes: std::sync::Arc<PathTemplates>,
 }
 
-/// The document's path templates with their methods: to log `/bank-accounts/{bank_account_id}`
-/// rather than ids, and to answer `Allow` on a 405.
-pub struct PathTemplates(Vec<(Vec<String>, Vec<String>)>);
+/// The document's path templates with their methods and operation ids: to log
+/// `/bank-accounts/{bank_account_id}` rather than ids, to label metrics by operation, and to
+/// answer `Allow` on a 405.
+pub struct PathTemplates(Vec<Route>);
+
+/// One path of the document.
+struct Route {
+    segments: Vec<String>,
+    /// (`GET`, its operation id), in the document's order.
+    methods: Vec<(String, &'static str)>,
+}
+
+impl Route {
+    /// Whether the template matches a path's segments. A parameter stands for one non-empty
+    /// segment: `/bank-accounts/` (a trailing slash) is not `/bank-accounts/{bank_account_id}`.
+    fn matches(&self, segs: &[&str]) -> bool {
+        self.segments.len() == segs.len()
+            && self
+                .segments
+                .iter()
+                .zip(segs)
+                .all(|(a, b)| a == b || (a.starts_with('{') && !b.is_empty()))
+    }
+}
+
+/// The label of requests outside the document's operations, by path.
+fn unlisted_operation(path: &str) -> &'static str {
+    match path {
+        "/healthz" => "healthz",
+        "/readyz" => "readyz",
+        "/metrics" => "metrics",
+        "/openapi.json" | "/openapi.yaml" => "openapi",
+        p if p.starts_with("/docs") => "docs",
+        _ => "unmatched",
+    }
+}
+
+/// `text` as a `&'static str`, leaked once per distinct value (operation ids of documents and
+/// HTTP statuses: bounded sets).
+pub fn intern(text: &str) -> &'static str {
+    static INTERNED: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut set = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(found) = set.get(text) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(text.to_owned().into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
 
 impl PathTemplates {
     pub fn from_document(doc: &serde_json::Value) -> Self {
-        let mut t: Vec<(Vec<String>, Vec<String>)> = doc["paths"]
+        let route = |(path, item): (&String, &serde_json::Value)| Route {
+            segments: path.split('/').map(str::to_owned).collect(),
+            methods: item
+                .as_object()
+                .map(|ops| {
+                    ops.iter()
+                        .map(|(method, op)| {
+                            let id = op["operationId"].as_str().unwrap_or(method);
+                            (method.to_ascii_uppercase(), intern(id))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        let mut routes: Vec<Route> = doc["paths"]
             .as_object()
-            .map(|m| {
-                m.iter()
-                    .map(|(path, item)| {
-                        let segments = path.split('/').map(str::to_owned).collect();
-                        let methods = item
-                            .as_object()
-                            .map(|ops| ops.keys().map(|k| k.to_ascii_uppercase()).collect())
-                            .unwrap_or_default();
-                        (segments, methods)
-                    })
-                    .collect()
-            })
+            .map(|m| m.iter().map(route).collect())
             .unwrap_or_default();
         // Literal segments before parameters, so `/entities/person` wins over `/entities/{id}`.
-        t.sort_by_key(|(segs, _)| segs.iter().map(|s| s.starts_with('{')).collect::<Vec<_>>());
-        PathTemplates(t)
+        routes.sort_by_key(|r| {
+            r.segments
+                .iter()
+                .map(|s| s.starts_with('{'))
+                .collect::<Vec<_>>()
+        });
+        PathTemplates(routes)
     }
 
-    fn find(&self, path: &str) -> Option<&(Vec<String>, Vec<String>)> {
+    fn find(&self, path: &str) -> Option<&Route> {
         let segs: Vec<&str> = path.split('/').collect();
-        self.0.iter().find(|(t, _)| {
-            t.len() == segs.len()
-                && t.iter()
-                    .zip(&segs)
-                    // A parameter stands for one non-empty segment: `/bank-accounts/` (a
-                    // trailing slash) is not `/bank-accounts/{bank_account_id}`.
-                    .all(|(a, b)| a == b || (a.starts_with('{') && !b.is_empty()))
-        })
+        self.0.iter().find(|r| r.matches(&segs))
+    }
+
+    /// The operation id that `method` on `path` serves, or a fixed name for what is outside the
+    /// document's operations; never anything taken from the request itself.
+    pub fn operation(&self, method: &str, path: &str) -> &'static str {
+        match self.find(path) {
+            Some(route) => route
+                .methods
+                .iter()
+                .find(|(m, _)| m == method)
+                .map_or("unmatched", |(_, id)| id),
+            None => unlisted_operation(path),
+        }
     }
 
     /// The template `path` matches, for logs.
     pub fn template(&self, path: &str) -> String {
         match self.find(path) {
-            Some((t, _)) => t.join("/"),
+            Some(route) => route.segments.join("/"),
             None => match path {
-                "/healthz" | "/openapi.json" | "/openapi.yaml" => path.to_owned(),
+                "/healthz" | "/readyz" | "/metrics" | "/openapi.json" | "/openapi.yaml" => {
+                    path.to_owned()
+                }
                 p if p.starts_with("/docs") => "/docs".to_owned(),
                 _ => "(unmatched)".to_owned(),
             },
@@ -83,7 +146,10 @@ impl PathTemplates {
 
     /// The methods the document serves on `path` (`GET, PATCH`).
     pub fn allowed(&self, path: &str) -> Option<String> {
-        self.find(path).map(|(_, m)| m.join(", "))
+        self.find(path).map(|route| {
+            let methods: Vec<&str> = route.methods.iter().map(|(m, _)| m.as_str()).collect();
+            methods.join(", ")
+        })
     }
 }
 
@@ -96,7 +162,10 @@ impl Hooks for Bankd {
             return Err(RequestError::unauthorized());
         };
         match auth::authenticate(&self.state.db, key).await {
-            Ok(Some(principal)) => Ok(principal),
+            Ok(Some(principal)) => {
+                errors::note_platform(principal.platform_id.as_str());
+                Ok(principal)
+            }
             Ok(None) => Err(RequestError::unauthorized()),
             Err(e) if e.is_retryable() => Err(errors::conflict_request_error()),
             Err(e) => {
@@ -111,6 +180,10 @@ impl Hooks for Bankd {
 
     fn render_error(&self, error: RequestError, request: &poem::Request) -> Response {
         let (status, api) = errors::request_error(&error);
+        if status.is_client_error() {
+            metrics::counter!(crate::metrics::HTTP_REJECTED, "reason" => rejection(&error))
+                .increment(1);
+        }
         let mut response = poem::web::Json(api.body())
             .with_status(status)
             .into_response();
@@ -130,6 +203,20 @@ impl Hooks for Bankd {
             );
         }
         response
+    }
+}
+
+/// The reason label of a refusal before any handler ran.
+fn rejection(error: &RequestError) -> &'static str {
+    use bank_api::runtime::RequestErrorKind as K;
+    match error.kind {
+        K::Unauthorized => "unauthorized",
+        K::InvalidRequest => "invalid_request",
+        K::TooLarge => "too_large",
+        K::RouteNotFound => "route_not_found",
+        K::MethodNotAllowed => "method_not_allowed",
+        K::UnsupportedMediaType => "unsupported_media_type",
+        K::Other => "other",
     }
 }
 
@@ -189,6 +276,25 @@ mod tests {
             ),
         ] {
             assert_eq!(t.template(path), template, "{path}");
+        }
+    }
+
+    #[test]
+    fn requests_are_labelled_by_the_documents_operation_id_and_nothing_they_carry() {
+        let t = PathTemplates::from_document(&bank_api::document());
+        for (method, path, operation) in [
+            ("GET", "/bank-accounts/bacc_x", "get_bank_account"),
+            ("PATCH", "/bank-accounts/bacc_x", "update_bank_account"),
+            ("POST", "/entities/person", "create_person_entity"),
+            ("GET", "/entities", "list_entities"),
+            ("PUT", "/entities", "unmatched"),
+            ("GET", "/bank-accounts/bacc_x/extra", "unmatched"),
+            ("GET", "/healthz", "healthz"),
+            ("GET", "/readyz", "readyz"),
+            ("GET", "/metrics", "metrics"),
+            ("GET", "/docs/index.html", "docs"),
+        ] {
+            assert_eq!(t.operation(method, path), operation, "{method} {path}");
         }
     }
 

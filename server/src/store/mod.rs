@@ -63,6 +63,17 @@ use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
 use sqlx::{Postgres, Row as _};
 
+/// The store's metric names (recorded through the `metrics` facade; `crate::metrics` serves
+/// them).
+pub mod metric_names {
+    pub const BATCH_SIZE: &str = "bankd_sqlite_group_commit_batch_size";
+    pub const COMMIT_DURATION: &str = "bankd_sqlite_commit_duration_seconds";
+    pub const CHECKPOINT_DURATION: &str = "bankd_sqlite_checkpoint_duration_seconds";
+    pub const ACQUIRE_WAIT: &str = "bankd_postgres_acquire_wait_seconds";
+    pub const RETRIES: &str = "bankd_transaction_retries_total";
+    pub const EXHAUSTED: &str = "bankd_transaction_conflicts_exhausted_total";
+}
+
 pub use dialect::Backend;
 pub use postgres::Isolation as PostgresIsolation;
 pub use sqlite::{FromSqlite, SqliteRow};
@@ -224,13 +235,14 @@ struct RetryCounters {
 
 impl RetryCounters {
     fn count(&self, conflict: Conflict) {
-        let counter = match conflict {
-            Conflict::Serialization => &self.serialization,
-            Conflict::Deadlock => &self.deadlock,
-            Conflict::Busy => &self.busy,
-            Conflict::BatchAborted => &self.batch_aborted,
+        let (counter, cause) = match conflict {
+            Conflict::Serialization => (&self.serialization, "serialization"),
+            Conflict::Deadlock => (&self.deadlock, "deadlock"),
+            Conflict::Busy => (&self.busy, "busy"),
+            Conflict::BatchAborted => (&self.batch_aborted, "batch_aborted"),
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!(metric_names::RETRIES, "cause" => cause).increment(1);
     }
 
     fn snapshot(&self) -> RetryCounts {
@@ -288,6 +300,21 @@ impl StoreError {
     pub fn is_check_violation(&self) -> bool {
         self.violation() == Some(Violation::Check)
     }
+}
+
+/// The pools' state at one moment ([`Db::pool_stats`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStats {
+    /// SQLite writes queued for the writer or working in its open batch.
+    pub sqlite_writer_queue: Option<usize>,
+    pub postgres: Option<PostgresPoolStats>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostgresPoolStats {
+    pub idle: u32,
+    pub in_use: u32,
+    pub max: u32,
 }
 
 /// Bounded exponential back-off with full jitter for [`Db::write`].
@@ -524,6 +551,52 @@ impl Db {
         }
     }
 
+    /// The pools' state at this moment, for metrics.
+    pub fn pool_stats(&self) -> PoolStats {
+        match &self.inner.pools {
+            Pools::Sqlite { writer, .. } => PoolStats {
+                sqlite_writer_queue: Some(writer.queue_depth()),
+                postgres: None,
+            },
+            Pools::Postgres(pool) => {
+                let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX);
+                PoolStats {
+                    sqlite_writer_queue: None,
+                    postgres: Some(PostgresPoolStats {
+                        idle,
+                        in_use: pool.size().saturating_sub(idle),
+                        max: pool.options().get_max_connections(),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// How many of this backend's embedded migrations the database has not applied; an error
+    /// when it does not answer. For readiness.
+    pub async fn pending_migrations(&self) -> Result<usize, StoreError> {
+        let migrator = match self.backend() {
+            Backend::Sqlite => &SQLITE_MIGRATOR,
+            Backend::Postgres => &POSTGRES_MIGRATOR,
+        };
+        let applied: Vec<i64> = self
+            .read_single(|tx| {
+                Box::pin(async move {
+                    let rows = tx
+                        .fetch_all(Sql::new(
+                            "SELECT version FROM _sqlx_migrations WHERE success = TRUE",
+                        ))
+                        .await?;
+                    rows.iter().map(|r| r.get::<i64>("version")).collect()
+                })
+            })
+            .await?;
+        Ok(migrator
+            .iter()
+            .filter(|m| m.migration_type.is_up_migration() && !applied.contains(&m.version))
+            .count())
+    }
+
     /// Applies the embedded migrations of this backend that have not run yet.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match &self.inner.pools {
@@ -553,6 +626,7 @@ impl Db {
         let policy = self.inner.retry;
         if attempt >= policy.max_attempts.max(1) {
             self.inner.retries.exhausted.fetch_add(1, Ordering::Relaxed);
+            metrics::counter!(metric_names::EXHAUSTED).increment(1);
             tracing::warn!(
                 attempts = attempt,
                 "transaction conflict: every attempt failed retryably; answered as one"
@@ -640,7 +714,13 @@ impl Db {
     ) -> Result<PoolConnection<Postgres>, StoreError> {
         match take_kept_connection(self.id()) {
             Some(conn) => Ok(conn),
-            None => Ok(pool.acquire().await?),
+            None => {
+                let started = std::time::Instant::now();
+                let conn = pool.acquire().await?;
+                metrics::histogram!(metric_names::ACQUIRE_WAIT)
+                    .record(started.elapsed().as_secs_f64());
+                Ok(conn)
+            }
         }
     }
 

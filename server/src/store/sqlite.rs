@@ -595,7 +595,10 @@ fn checkpoint_loop(conn: &Connection, shared: &CheckpointShared, restart_frames:
         shared.state.lock().unwrap_or_else(|e| e.into_inner()).dirty = false;
         let started = Instant::now();
         // Answers (busy, frames in the log, frames copied).
-        match conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1)) {
+        let pass = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| r.get::<_, i64>(1));
+        metrics::histogram!(super::metric_names::CHECKPOINT_DURATION)
+            .record(started.elapsed().as_secs_f64());
+        match pass {
             Ok(frames) => match after_pass(frames, restart_frames, started.elapsed(), behind) {
                 AfterPass::Pause => behind = 0,
                 AfterPass::CatchUp => behind += 1,

@@ -197,6 +197,9 @@ impl Writer {
         let result = self.run("COMMIT");
         self.counters
             .add_times(started - self.opened_at, started.elapsed());
+        metrics::histogram!(super::metric_names::COMMIT_DURATION)
+            .record(started.elapsed().as_secs_f64());
+        metrics::histogram!(super::metric_names::BATCH_SIZE).record(f64::from(self.open_members));
         self.counters
             .held("COMMIT (the log written and synced)", started.elapsed());
         let committed = match result {
@@ -339,6 +342,11 @@ impl GroupWriter {
             counters,
             working: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// Writes queued for the writer or working in its open batch.
+    pub(super) fn queue_depth(&self) -> usize {
+        self.working.load(Ordering::Relaxed)
     }
 
     pub(super) fn stats(&self) -> GroupCommitStats {

@@ -110,6 +110,7 @@ pub async fn spawn_app_with(ctx: Ctx, clock: Arc<dyn Clock>, config: Config) -> 
         db: ctx.db.clone(),
         config: Arc::new(config),
         clock,
+        metrics: None,
     };
     let a = seed(&state, "Platform A").await;
     let b = seed(&state, "Platform B").await;
