@@ -541,3 +541,37 @@ fn a_second_signal_exits_at_once() {
         .expect("the second signal ends the process at once");
     assert!(!status.success(), "{status:?}");
 }
+
+/// `metrics_listen` moves `/metrics` to an address of its own; `metrics = false` turns it off.
+#[test]
+fn metrics_move_to_their_own_listener_or_turn_off() {
+    let Some(db) = TestDatabase::create(Backend::Sqlite, "metrics listener") else {
+        return;
+    };
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let own = format!("127.0.0.1:{port}");
+    let bankd = BankdProcess::start_with_env(&db.url, &[("BANKD_METRICS_LISTEN", &own)]);
+    assert_eq!(get_plain(&bankd.base, "/metrics").0, 404);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let scrape = loop {
+        let req = request_bytes("GET", b"/metrics", &[], None);
+        match common::exchange(&own, &req, false, Duration::from_secs(5)) {
+            Exchange::Answered(r) if r.status == 200 => break r.text(),
+            other => assert!(Instant::now() < deadline, "{other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(scrape.contains("bankd_build_info"), "{scrape}");
+    assert!(scrape.contains("process_start_time_seconds"), "{scrape}");
+    drop(bankd);
+
+    let Some(db) = TestDatabase::create(Backend::Sqlite, "metrics off") else {
+        return;
+    };
+    let bankd = BankdProcess::start_with_env(&db.url, &[("BANKD_METRICS", "false")]);
+    assert_eq!(get_plain(&bankd.base, "/metrics").0, 404);
+    assert_eq!(get_plain(&bankd.base, "/readyz").0, 200);
+}
