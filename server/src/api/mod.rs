@@ -181,8 +181,7 @@ impl Hooks for Bankd {
     fn render_error(&self, error: RequestError, request: &poem::Request) -> Response {
         let (status, api) = errors::request_error(&error);
         if status.is_client_error() {
-            metrics::counter!(crate::metrics::HTTP_REJECTED, "reason" => rejection(&error))
-                .increment(1);
+            metrics::counter!(REJECTED_METRIC, "reason" => rejection(&error)).increment(1);
         }
         let mut response = poem::web::Json(api.body())
             .with_status(status)
@@ -205,6 +204,9 @@ impl Hooks for Bankd {
         response
     }
 }
+
+/// Requests refused before any handler ran, by reason (`crate::metrics` serves it).
+pub const REJECTED_METRIC: &str = "bankd_http_rejected_total";
 
 /// The reason label of a refusal before any handler ran.
 fn rejection(error: &RequestError) -> &'static str {

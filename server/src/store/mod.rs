@@ -616,13 +616,14 @@ impl Db {
         self.inner.retries.snapshot()
     }
 
-    /// The pause before another attempt when attempt `attempt` (1-based) failed with `error`;
-    /// `None` when `error` is final: not retryable, or the attempts are spent (then it is
-    /// counted and logged as exhausted).
-    fn retry_pause<E: Retryable>(&self, error: &E, attempt: u32) -> Option<Duration> {
-        if !error.is_retryable() {
-            return None;
-        }
+    /// Whether to run a transaction again after attempt `attempt` (1-based) failed with
+    /// `error`: when `error` is retryable and attempts remain, counts the retry, sleeps the
+    /// back-off and answers `true`. A retryable error on the last attempt is counted and logged
+    /// as exhausted.
+    async fn try_again<E: Retryable>(&self, error: &E, attempt: u32) -> bool {
+        let Some(conflict) = error.conflict() else {
+            return false;
+        };
         let policy = self.inner.retry;
         if attempt >= policy.max_attempts.max(1) {
             self.inner.retries.exhausted.fetch_add(1, Ordering::Relaxed);
@@ -631,16 +632,12 @@ impl Db {
                 attempts = attempt,
                 "transaction conflict: every attempt failed retryably; answered as one"
             );
-            return None;
+            return false;
         }
-        Some(policy.backoff(attempt))
-    }
-
-    /// Counts a retry of the transaction that failed with `error`.
-    fn count_retry(&self, error: Option<Conflict>) {
-        if let Some(conflict) = error {
-            self.inner.retries.count(conflict);
-        }
+        self.inner.retries.count(conflict);
+        tracing::debug!(attempt, ?conflict, "running a transaction again");
+        tokio::time::sleep(policy.backoff(attempt)).await;
+        true
     }
 
     /// Refuses work once [`Db::close`] ran (sqlx pools do the same for PostgreSQL; SQLite's
@@ -804,16 +801,8 @@ impl Db {
                 _ => self.attempt_alone(ctx, &mut f, attempt).await,
             };
             match result {
-                Err(e) => match self.retry_pause(&e, attempt) {
-                    Some(pause) => {
-                        self.count_retry(e.conflict());
-                        tracing::debug!(attempt, "retrying a write after a retryable error");
-                        tokio::time::sleep(pause).await;
-                        attempt += 1;
-                    }
-                    None => return Err(e),
-                },
-                ok => return ok,
+                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
+                done => return done,
             }
         }
     }
@@ -863,15 +852,8 @@ impl Db {
                 Err(e) => Err(e.into()),
             };
             match result {
-                Err(e) => match self.retry_pause(&e, attempt) {
-                    Some(pause) => {
-                        self.count_retry(e.conflict());
-                        tokio::time::sleep(pause).await;
-                        attempt += 1;
-                    }
-                    None => return Err(e),
-                },
-                ok => return ok,
+                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
+                done => return done,
             }
         }
     }
@@ -890,15 +872,8 @@ impl Db {
         let mut attempt = 1u32;
         loop {
             match self.read_single_once(&mut f).await {
-                Err(e) => match self.retry_pause(&e, attempt) {
-                    Some(pause) => {
-                        self.count_retry(e.conflict());
-                        tokio::time::sleep(pause).await;
-                        attempt += 1;
-                    }
-                    None => return Err(e),
-                },
-                ok => return ok,
+                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
+                done => return done,
             }
         }
     }
