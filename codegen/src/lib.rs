@@ -12,22 +12,55 @@ pub mod emit;
 pub mod ir;
 pub mod names;
 pub mod parse;
-#[path = "../runtime/pattern.rs"]
+#[path = "../runtime/src/pattern.rs"]
 pub mod pattern;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub use emit::Options;
 pub use parse::Error;
 
+/// The `bank-codegen-runtime` crate of this checkout (absolute).
+pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
+
 /// Generates every file of the crate for `spec_text`.
-pub fn generate(
-    spec_text: &str,
-    crate_name: &str,
-    source: &str,
-) -> Result<BTreeMap<String, String>, Error> {
+pub fn generate(spec_text: &str, opts: &Options) -> Result<BTreeMap<String, String>, Error> {
     let api = parse::parse(spec_text)?;
-    Ok(emit::emit(&api, &emit::Options { crate_name, source }))
+    Ok(emit::emit(&api, opts))
+}
+
+/// `to` as a path relative to the directory `from` (both made absolute against the current
+/// directory and normalised lexically, so neither needs to exist yet). Used to write the runtime
+/// dependency of a generated crate as a relative path, the same on every checkout.
+pub fn relative_path(from: &Path, to: &Path) -> String {
+    let absolute = |p: &Path| -> Vec<String> {
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        let mut parts: Vec<String> = Vec::new();
+        for c in full.components() {
+            match c {
+                std::path::Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+                std::path::Component::ParentDir => {
+                    parts.pop();
+                }
+                _ => {}
+            }
+        }
+        parts
+    };
+    let (from, to) = (absolute(from), absolute(to));
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out: Vec<&str> = vec![".."; from.len() - common];
+    out.extend(to[common..].iter().map(String::as_str));
+    if out.is_empty() {
+        ".".to_string()
+    } else {
+        out.join("/")
+    }
 }
 
 /// Writes `files` under `out`, removing files the generator no longer produces.

@@ -29,6 +29,11 @@ struct Target {
     /// The generated crate's package name.
     #[arg(long, default_value = "bank-api")]
     crate_name: String,
+    /// The `bank-codegen-runtime` dependency's path as written into the generated `Cargo.toml`
+    /// (relative to `--out`, or absolute). Default: this checkout's `codegen/runtime`, relative
+    /// to `--out`.
+    #[arg(long)]
+    runtime_path: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -53,7 +58,15 @@ fn main() -> ExitCode {
         }
     };
     let source = target.spec.display().to_string();
-    let files = match bank_codegen::generate(&text, &target.crate_name, &source) {
+    let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {
+        bank_codegen::relative_path(&target.out, std::path::Path::new(bank_codegen::RUNTIME_DIR))
+    });
+    let opts = bank_codegen::Options {
+        crate_name: &target.crate_name,
+        source: &source,
+        runtime_path: &runtime_path,
+    };
+    let files = match bank_codegen::generate(&text, &opts) {
         Ok(f) => f,
         Err(e) => {
             eprintln!(

@@ -31,8 +31,12 @@ fn every_fixture_generates_its_committed_crate() {
         let text = std::fs::read_to_string(&spec).expect("readable fixture");
         let source = format!("codegen/tests/fixtures/{name}.yaml");
         let crate_name = format!("fixture-{}", name.replace('_', "-"));
-        let files = bank_codegen::generate(&text, &crate_name, &source)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let opts = bank_codegen::Options {
+            crate_name: &crate_name,
+            source: &source,
+            runtime_path: "../../../runtime",
+        };
+        let files = bank_codegen::generate(&text, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected = root.join("tests/expected").join(&name);
         if bless {
             bank_codegen::write(&expected, &files).expect("write expected files");
@@ -106,7 +110,12 @@ fn generation_is_deterministic() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/openapi.yaml"))
             .expect("the bankd document");
-    let a = bank_codegen::generate(&text, "bank-api", "spec/openapi.yaml").expect("generates");
-    let b = bank_codegen::generate(&text, "bank-api", "spec/openapi.yaml").expect("generates");
+    let opts = bank_codegen::Options {
+        crate_name: "bank-api",
+        source: "spec/openapi.yaml",
+        runtime_path: "../codegen/runtime",
+    };
+    let a = bank_codegen::generate(&text, &opts).expect("generates");
+    let b = bank_codegen::generate(&text, &opts).expect("generates");
     assert_eq!(a, b);
 }

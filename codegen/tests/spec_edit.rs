@@ -34,7 +34,12 @@ impl PetsApi for Shop {
 "#;
 
 fn build(dir: &Path, spec: &str) -> (bool, String) {
-    let files = bank_codegen::generate(spec, "petstore-edit", "petstore.yaml").expect("generates");
+    let opts = bank_codegen::Options {
+        crate_name: "petstore-edit",
+        source: "petstore.yaml",
+        runtime_path: bank_codegen::RUNTIME_DIR,
+    };
+    let files = bank_codegen::generate(spec, &opts).expect("generates");
     bank_codegen::write(&dir.join("api"), &files).expect("writes the crate");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new(env!("CARGO"))

@@ -10,7 +10,12 @@ fn doc(paths: &str, schemas: &str) -> String {
 const OP: &str = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200': {description: ok}\n";
 
 fn error(text: &str) -> bank_codegen::Error {
-    bank_codegen::generate(text, "t", "t.yaml").expect_err("must be refused")
+    let opts = bank_codegen::Options {
+        crate_name: "t",
+        source: "t.yaml",
+        runtime_path: "runtime",
+    };
+    bank_codegen::generate(text, &opts).expect_err("must be refused")
 }
 
 #[test]

@@ -111,7 +111,7 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// The settings to change.
-        body: crate::runtime::JsonBody<crate::models::PlatformUpdate>,
+        body: crate::runtime::JsonBody<crate::models::PlatformUpdate, crate::Document>,
     ) -> ::std::result::Result<
         crate::platform::UpdatePlatformResponse,
         crate::runtime::Rejection,
@@ -156,7 +156,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The person to create.
-        body: crate::runtime::JsonBody<crate::models::CreatePersonEntityRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreatePersonEntityRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::entities::CreatePersonEntityResponse,
         crate::runtime::Rejection,
@@ -202,7 +205,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The business to create.
-        body: crate::runtime::JsonBody<crate::models::CreateBusinessEntityRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateBusinessEntityRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::entities::CreateBusinessEntityResponse,
         crate::runtime::Rejection,
@@ -239,7 +245,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The person fields to change.
-        body: crate::runtime::JsonBody<crate::models::UpdatePersonEntityRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::UpdatePersonEntityRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::entities::UpdatePersonEntityResponse,
         crate::runtime::Rejection,
@@ -276,7 +285,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The business fields to change.
-        body: crate::runtime::JsonBody<crate::models::UpdateBusinessEntityRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::UpdateBusinessEntityRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::entities::UpdateBusinessEntityResponse,
         crate::runtime::Rejection,
@@ -537,7 +549,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The person to link and their roles.
-        body: crate::runtime::JsonBody<crate::models::CreateAssociatedPersonRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateAssociatedPersonRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::entities::CreateAssociatedPersonResponse,
         crate::runtime::Rejection,
@@ -610,6 +625,7 @@ impl<S: Server> Api<S> {
         /// The additional fields to merge, by field name.
         body: crate::runtime::JsonBody<
             crate::models::SubmitAdditionalRequirementsRequest,
+            crate::Document,
         >,
     ) -> ::std::result::Result<
         crate::entities::SubmitAdditionalRequirementsResponse,
@@ -807,7 +823,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The bank account to create.
-        body: crate::runtime::JsonBody<crate::models::CreateBankAccountRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateBankAccountRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::bank_accounts::CreateBankAccountResponse,
         crate::runtime::Rejection,
@@ -912,7 +931,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The bank account fields to change.
-        body: crate::runtime::JsonBody<crate::models::UpdateBankAccountRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::UpdateBankAccountRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::bank_accounts::UpdateBankAccountResponse,
         crate::runtime::Rejection,
@@ -995,7 +1017,7 @@ impl<S: Server> Api<S> {
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The entity to add as owner.
-        body: crate::runtime::JsonBody<crate::models::AddOwnerRequest>,
+        body: crate::runtime::JsonBody<crate::models::AddOwnerRequest, crate::Document>,
     ) -> ::std::result::Result<
         crate::bank_accounts::AddBankAccountOwnerResponse,
         crate::runtime::Rejection,
@@ -1098,7 +1120,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The account number to create.
-        body: crate::runtime::JsonBody<crate::models::CreateAccountNumberRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateAccountNumberRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::account_numbers::CreateAccountNumberResponse,
         crate::runtime::Rejection,
@@ -1170,7 +1195,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The account number fields to change.
-        body: crate::runtime::JsonBody<crate::models::UpdateAccountNumberRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::UpdateAccountNumberRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::account_numbers::UpdateAccountNumberResponse,
         crate::runtime::Rejection,
@@ -1204,7 +1232,10 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// The rule to create.
-        body: crate::runtime::JsonBody<crate::models::CreateAchPositivePayRuleRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateAchPositivePayRuleRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
         crate::runtime::Rejection,
@@ -1476,7 +1507,10 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// The counterparty to create.
-        body: crate::runtime::JsonBody<crate::models::CreateCounterpartyRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateCounterpartyRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::counterparties::CreateCounterpartyResponse,
         crate::runtime::Rejection,
@@ -1687,7 +1721,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The file and its metadata.
-        body: crate::runtime::MultipartBody<crate::models::UploadDocumentRequest>,
+        body: crate::runtime::MultipartBody<
+            crate::models::UploadDocumentRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::documents::UploadDocumentResponse,
         crate::runtime::Rejection,
@@ -1893,7 +1930,10 @@ impl<S: Server> Api<S> {
             ::std::option::Option<::std::string::String>,
         >,
         /// The transfer to make.
-        body: crate::runtime::JsonBody<crate::models::CreateBookTransferRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateBookTransferRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::book_transfers::CreateBookTransferResponse,
         crate::runtime::Rejection,
@@ -1964,7 +2004,10 @@ impl<S: Server> Api<S> {
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
         /// Optionally, a smaller amount to clear.
-        body: crate::runtime::OptionalJsonBody<crate::models::ClearBookTransferRequest>,
+        body: crate::runtime::OptionalJsonBody<
+            crate::models::ClearBookTransferRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::book_transfers::ClearBookTransferResponse,
         crate::runtime::Rejection,
@@ -2116,7 +2159,10 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// The incoming ACH credit.
-        body: crate::runtime::JsonBody<crate::models::SimulateAchRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::SimulateAchRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::simulations::SimulateReceiveAchCreditResponse,
         crate::runtime::Rejection,
@@ -2149,7 +2195,10 @@ impl<S: Server> Api<S> {
         auth: BasicAuth,
         request: &::poem::Request,
         /// The incoming ACH debit.
-        body: crate::runtime::JsonBody<crate::models::SimulateAchRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::SimulateAchRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::simulations::SimulateReceiveAchDebitResponse,
         crate::runtime::Rejection,
@@ -2683,6 +2732,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

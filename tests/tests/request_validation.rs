@@ -25,10 +25,11 @@ async fn a_named_multipart_form_is_validated_field_by_field() {
         .content_type(&format!("multipart/form-data; boundary={boundary}"))
         .body(body);
     let (req, mut body) = req.split();
-    let err = MultipartBody::<UploadDocumentRequest>::from_request(&req, &mut body)
-        .await
-        .err()
-        .expect("refused");
+    let err =
+        MultipartBody::<UploadDocumentRequest, bank_api::Document>::from_request(&req, &mut body)
+            .await
+            .err()
+            .expect("refused");
     let fields = details(err);
     for f in ["description", "type", "unknown"] {
         assert!(
@@ -44,10 +45,11 @@ async fn a_json_body_names_every_offending_field_at_once() {
         .content_type("application/json")
         .body(r#"{"entity_id": 5, "description": "x", "currency_code": "usd", "balances": {}}"#);
     let (req, mut body) = req.split();
-    let err = JsonBody::<CreateBankAccountRequest>::from_request(&req, &mut body)
-        .await
-        .err()
-        .expect("refused");
+    let err =
+        JsonBody::<CreateBankAccountRequest, bank_api::Document>::from_request(&req, &mut body)
+            .await
+            .err()
+            .expect("refused");
     let fields = details(err);
     assert_eq!(
         fields,

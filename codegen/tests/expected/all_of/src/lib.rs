@@ -16,9 +16,8 @@ pub mod models;
 #[rustfmt::skip]
 pub mod dogs;
 #[rustfmt::skip]
-pub mod runtime;
-#[rustfmt::skip]
 pub mod server;
+pub use ::bank_codegen_runtime as runtime;
 pub use poem_openapi::payload::Binary;
 pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
 pub use server::{Server, app, document, routes};
@@ -31,7 +30,7 @@ pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some
     "A schema composed with allOf of a referenced base and an inline object adding properties.",
 );
 /// Header parameters some operation declares (checked to be text before routing).
-pub static DECLARED_HEADERS: &[&str] = &[];
+pub const DECLARED_HEADERS: &[&str] = &[];
 /// What the served document needs beyond what poem-openapi can represent.
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",
@@ -42,3 +41,9 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     binary_schemas: &[],
     param_patterns: &[],
 };
+/// This document, as the runtime's body extractors see it.
+pub struct Document;
+impl runtime::ApiDocument for Document {
+    const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
+    const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
+}

@@ -62,7 +62,7 @@ impl<S: Server> Api<S> {
     async fn create_dog(
         &self,
         /// The dog to create.
-        body: crate::runtime::JsonBody<crate::models::Dog>,
+        body: crate::runtime::JsonBody<crate::models::Dog, crate::Document>,
     ) -> ::std::result::Result<
         crate::dogs::CreateDogResponse,
         crate::runtime::Rejection,
@@ -151,6 +151,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

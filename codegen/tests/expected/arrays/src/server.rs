@@ -65,7 +65,10 @@ impl<S: Server> Api<S> {
     async fn create_collection(
         &self,
         /// The collection to create.
-        body: crate::runtime::JsonBody<crate::models::CreateCollectionRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateCollectionRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::collections::CreateCollectionResponse,
         crate::runtime::Rejection,
@@ -93,7 +96,7 @@ impl<S: Server> Api<S> {
     async fn replace_tags(
         &self,
         /// The complete list of tags.
-        body: crate::runtime::JsonBody<crate::models::TagList>,
+        body: crate::runtime::JsonBody<crate::models::TagList, crate::Document>,
     ) -> ::std::result::Result<
         crate::collections::ReplaceTagsResponse,
         crate::runtime::Rejection,
@@ -198,6 +201,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

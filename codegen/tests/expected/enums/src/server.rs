@@ -71,7 +71,7 @@ impl<S: Server> Api<S> {
     async fn create_task(
         &self,
         /// The task to create.
-        body: crate::runtime::JsonBody<crate::models::Task>,
+        body: crate::runtime::JsonBody<crate::models::Task, crate::Document>,
     ) -> ::std::result::Result<
         crate::tasks::CreateTaskResponse,
         crate::runtime::Rejection,
@@ -160,6 +160,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -168,6 +168,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

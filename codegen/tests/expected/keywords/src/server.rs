@@ -65,7 +65,7 @@ impl<S: Server> Api<S> {
     async fn create_type(
         &self,
         /// The type to create.
-        body: crate::runtime::JsonBody<crate::models::Type>,
+        body: crate::runtime::JsonBody<crate::models::Type, crate::Document>,
     ) -> ::std::result::Result<
         crate::records::CreateTypeResponse,
         crate::runtime::Rejection,
@@ -154,6 +154,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -62,7 +62,7 @@ impl<S: Server> Api<S> {
     async fn put_metadata(
         &self,
         /// The metadata map.
-        body: crate::runtime::JsonBody<crate::models::Metadata>,
+        body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document>,
     ) -> ::std::result::Result<
         crate::inventory::PutMetadataResponse,
         crate::runtime::Rejection,
@@ -156,6 +156,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

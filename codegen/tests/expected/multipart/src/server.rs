@@ -40,7 +40,10 @@ impl<S: Server> Api<S> {
     async fn upload_file(
         &self,
         /// The file and its metadata.
-        body: crate::runtime::MultipartBody<crate::models::UploadFileForm>,
+        body: crate::runtime::MultipartBody<
+            crate::models::UploadFileForm,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::files::UploadFileResponse,
         crate::runtime::Rejection,
@@ -123,6 +126,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -65,7 +65,7 @@ impl<S: Server> Api<S> {
     async fn create_order(
         &self,
         /// The order to create.
-        body: crate::runtime::JsonBody<crate::models::Order>,
+        body: crate::runtime::JsonBody<crate::models::Order, crate::Document>,
     ) -> ::std::result::Result<
         crate::orders::CreateOrderResponse,
         crate::runtime::Rejection,
@@ -154,6 +154,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

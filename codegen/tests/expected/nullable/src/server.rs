@@ -68,7 +68,7 @@ impl<S: Server> Api<S> {
         #[oai(name = "profile_id")]
         p_profile_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The new profile.
-        body: crate::runtime::JsonBody<crate::models::Profile>,
+        body: crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
     ) -> ::std::result::Result<
         crate::profiles::UpdateProfileResponse,
         crate::runtime::Rejection,
@@ -163,6 +163,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

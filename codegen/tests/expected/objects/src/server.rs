@@ -65,7 +65,10 @@ impl<S: Server> Api<S> {
     async fn create_account(
         &self,
         /// The account to create.
-        body: crate::runtime::JsonBody<crate::models::CreateAccountRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateAccountRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::accounts::CreateAccountResponse,
         crate::runtime::Rejection,
@@ -159,6 +162,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -45,7 +45,7 @@ impl<S: Server> Api<S> {
     async fn create_shape(
         &self,
         /// The shape to create.
-        body: crate::runtime::JsonBody<crate::models::Shape>,
+        body: crate::runtime::JsonBody<crate::models::Shape, crate::Document>,
     ) -> ::std::result::Result<
         crate::shapes::CreateShapeResponse,
         crate::runtime::Rejection,
@@ -69,7 +69,7 @@ impl<S: Server> Api<S> {
     async fn create_payment(
         &self,
         /// The payment to create.
-        body: crate::runtime::JsonBody<crate::models::Payment>,
+        body: crate::runtime::JsonBody<crate::models::Payment, crate::Document>,
     ) -> ::std::result::Result<
         crate::payments::CreatePaymentResponse,
         crate::runtime::Rejection,
@@ -163,6 +163,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -113,7 +113,7 @@ impl<S: Server> Api<S> {
         #[oai(name = "X-Trace")]
         p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
         /// The pet to create.
-        body: crate::runtime::JsonBody<crate::models::CreatePetRequest>,
+        body: crate::runtime::JsonBody<crate::models::CreatePetRequest, crate::Document>,
     ) -> ::std::result::Result<
         crate::pets::CreateOwnerPetResponse,
         crate::runtime::Rejection,
@@ -246,6 +246,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -65,7 +65,7 @@ impl<S: Server> Api<S> {
     async fn create_pets(
         &self,
         /// The pet to create.
-        body: crate::runtime::JsonBody<crate::models::Pet>,
+        body: crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
     ) -> ::std::result::Result<
         crate::pets::CreatePetsResponse,
         crate::runtime::Rejection,
@@ -185,6 +185,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

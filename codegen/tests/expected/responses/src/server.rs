@@ -40,7 +40,7 @@ impl<S: Server> Api<S> {
     async fn create_item(
         &self,
         /// The item to create.
-        body: crate::runtime::JsonBody<crate::models::Item>,
+        body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
     ) -> ::std::result::Result<
         crate::items::CreateItemResponse,
         crate::runtime::Rejection,
@@ -67,7 +67,7 @@ impl<S: Server> Api<S> {
         #[oai(name = "item_id")]
         p_item_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The new item.
-        body: crate::runtime::JsonBody<crate::models::Item>,
+        body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
     ) -> ::std::result::Result<
         crate::items::PutItemResponse,
         crate::runtime::Rejection,
@@ -188,6 +188,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

@@ -88,7 +88,10 @@ impl<S: Server> Api<S> {
     async fn create_widget(
         &self,
         /// The widget to create.
-        body: crate::runtime::JsonBody<crate::models::CreateWidgetRequest>,
+        body: crate::runtime::JsonBody<
+            crate::models::CreateWidgetRequest,
+            crate::Document,
+        >,
     ) -> ::std::result::Result<
         crate::widgets::CreateWidgetResponse,
         crate::runtime::Rejection,
@@ -184,6 +187,7 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
                 .into_endpoint()
                 .with(crate::runtime::AuthMiddleware {
                     hooks: server,
+                    declared_headers: crate::DECLARED_HEADERS,
                 }),
         )
 }

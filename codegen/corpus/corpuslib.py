@@ -1,0 +1,304 @@
+"""Helpers shared by `run` and `timings` (standard library only).
+
+- npm packages are fetched with `npm pack NAME@VERSION` into the cache and unpacked once;
+- the generator is built with cargo (or taken from `--codegen`);
+- generated crates are checked inside one throw-away cargo workspace with a shared target dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def log(msg: str) -> None:
+    """Progress goes to stderr; summaries go to stdout."""
+    print(msg, file=sys.stderr, flush=True)
+
+
+class SetupError(Exception):
+    """The measurement could not start (npm, cargo build, bad arguments): exit 2."""
+
+
+def default_cache() -> Path:
+    env = os.environ.get("BANKD_CORPUS_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "bankd-corpus"
+
+
+# --------------------------------------------------------------------------- npm packages
+
+
+def npm_package(cache: Path, name: str, version: str) -> Path:
+    """`npm pack NAME@VERSION` into CACHE, unpacked once; returns the unpacked `package/` dir.
+
+    The unpacked copy is reused when present (a `.complete` marker is written last, so an
+    interrupted unpack is redone).
+    """
+    slug = name.lstrip("@").replace("/", "-")
+    dest = cache / f"{slug}-{version}"
+    if (dest / ".complete").exists():
+        return dest / "package"
+    cache.mkdir(parents=True, exist_ok=True)
+    tarball = cache / f"{slug}-{version}.tgz"
+    if not tarball.exists():
+        log(f"fetch: npm pack {name}@{version}")
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
+            proc = subprocess.run(
+                ["npm", "pack", f"{name}@{version}", "--json", "--pack-destination", tmp],
+                capture_output=True,
+                text=True,
+            )
+            if proc.returncode != 0:
+                raise SetupError(f"npm pack {name}@{version} failed: {proc.stderr.strip()[-2000:]}")
+            files = list(Path(tmp).glob("*.tgz"))
+            if len(files) != 1:
+                raise SetupError(f"npm pack {name}@{version} left {len(files)} tarballs")
+            os.replace(files[0], tarball)
+    log(f"fetch: unpacking {tarball.name}")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    with tarfile.open(tarball) as tar:
+        tar.extractall(dest, filter="data")
+    (dest / ".complete").write_text(f"{name}@{version}\n")
+    return dest / "package"
+
+
+# --------------------------------------------------------------------------- the generator
+
+
+def build_codegen() -> Path:
+    """`cargo build --release -p bank-codegen` in the repo (honours CARGO_TARGET_DIR)."""
+    log("build: cargo build --release -p bank-codegen")
+    proc = subprocess.run(
+        ["cargo", "build", "--release", "-p", "bank-codegen", "--message-format", "json-render-diagnostics"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise SetupError("cargo build --release -p bank-codegen failed (see above); or pass --codegen PATH")
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "codegen":
+            if msg.get("executable"):
+                return Path(msg["executable"])
+    raise SetupError("cargo build did not report the codegen executable")
+
+
+def resolve_codegen(path: str | None) -> Path:
+    if path is None:
+        return build_codegen()
+    binary = Path(path).resolve()
+    if not os.access(binary, os.X_OK):
+        raise SetupError(f"--codegen {path}: not an executable file")
+    return binary
+
+
+def generate_args(binary: Path, runtime_path: str | None) -> list[str]:
+    """Extra `codegen generate` arguments: `--runtime-path ABS` only when asked for.
+
+    Refuses (SetupError) a runtime path that the binary does not know about, rather than letting
+    every document fail on an unknown flag.
+    """
+    if runtime_path is None:
+        return []
+    help_text = subprocess.run([str(binary), "generate", "--help"], capture_output=True, text=True).stdout
+    if "--runtime-path" not in help_text:
+        raise SetupError(f"--runtime-path given but `{binary} generate --help` does not mention it")
+    return ["--runtime-path", str(Path(runtime_path).resolve())]
+
+
+# --------------------------------------------------------------------------- cargo workspace
+
+# Tables that only mean something in a workspace root; a member that carries them makes cargo
+# refuse ([workspace]) or warn and ignore them (the rest).
+ROOT_ONLY_TABLES = ("workspace", "profile", "patch", "replace")
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def sanitize_manifest(path: Path) -> list[str]:
+    """Removes root-only tables (and `package.workspace`) from a member's Cargo.toml.
+
+    Returns what was removed (for the report). Line-based: a table runs to the next header.
+    """
+    removed: list[str] = []
+    out: list[str] = []
+    table = ""
+    skipping = False
+    for line in path.read_text().splitlines(keepends=True):
+        m = _HEADER.match(line)
+        if m:
+            table = m.group(1).strip()
+            top = table.split(".")[0].strip('"')
+            skipping = top in ROOT_ONLY_TABLES
+            if skipping:
+                removed.append(f"[{table}]")
+        elif table == "package" and re.match(r"^\s*workspace\s*=", line):
+            removed.append("package.workspace")
+            continue
+        if not skipping:
+            out.append(line)
+    if removed:
+        path.write_text("".join(out))
+    return removed
+
+
+def _toml_key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k)
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # JSON string escapes are valid TOML basic-string escapes
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise ValueError(f"cannot write {v!r} as TOML")
+
+
+DEPS_CRATE = "corpus-deps"
+
+
+def write_deps_crate(ws: Path, member_dirs: list[Path]) -> None:
+    """A member with the union of the members' `[dependencies]` and an empty lib.
+
+    Checking it first builds every dependency once, so that phase's time is measured on its own
+    and a dependency failure is not blamed on the first generated crate.
+    """
+    deps: dict[str, object] = {}
+    for d in member_dirs:
+        manifest = tomllib.loads((d / "Cargo.toml").read_text())
+        for name, spec in manifest.get("dependencies", {}).items():
+            if name in deps or (isinstance(spec, dict) and spec.get("workspace")):
+                continue
+            if isinstance(spec, dict) and "path" in spec:
+                spec = dict(spec, path=str((d / spec["path"]).resolve()))
+            deps[name] = spec
+    crate = ws / "deps"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "src" / "lib.rs").write_text("//! Builds the generated crates' dependencies once.\n")
+    lines = [
+        "[package]",
+        f'name = "{DEPS_CRATE}"',
+        'version = "0.0.0"',
+        'edition = "2024"',
+        "publish = false",
+        "",
+        "[dependencies]",
+    ]
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in deps.items()]
+    (crate / "Cargo.toml").write_text("\n".join(lines) + "\n")
+
+
+def write_workspace(ws: Path, members: list[str]) -> None:
+    """`ws/Cargo.toml` listing MEMBERS (paths relative to ws), plus the repo's toolchain pin and
+    lock file (so dependency versions, and so the shared target dir, stay the repo's)."""
+    body = '[workspace]\nresolver = "3"\nmembers = [\n' + "".join(f"    {json.dumps(m)},\n" for m in members) + "]\n"
+    (ws / "Cargo.toml").write_text(body)
+    for name in ("rust-toolchain.toml", "Cargo.lock"):
+        if (REPO / name).exists() and not (ws / name).exists():
+            shutil.copyfile(REPO / name, ws / name)
+
+
+def cargo_env(target_dir: Path) -> dict[str, str]:
+    return dict(os.environ, CARGO_TARGET_DIR=str(target_dir), CARGO_TERM_COLOR="never")
+
+
+def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[int | None, str, float]:
+    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds)."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(
+            ["cargo", *args],
+            cwd=ws,
+            env=cargo_env(target_dir),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+        )
+        return proc.returncode, proc.stderr, time.monotonic() - start
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return None, err, time.monotonic() - start
+
+
+def first_errors(stderr: str, n: int = 5) -> list[str]:
+    """The first N error lines of `cargo --message-format short` output."""
+    lines = []
+    for line in stderr.splitlines():
+        s = line.strip()
+        if not s or "could not compile" in s or s.startswith("error: aborting"):
+            continue
+        if re.search(r"(^|: )error(\[E\d+\])?:", s):
+            lines.append(s)
+        if len(lines) >= n:
+            break
+    if not lines:  # no recognisable error line: show the tail instead
+        lines = [s for s in stderr.strip().splitlines()[-n:]]
+    return lines
+
+
+def count_warnings(stderr: str) -> int:
+    return sum(1 for line in stderr.splitlines() if re.search(r"(^|: )warning:", line) and "generated" not in line)
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def fmt_s(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def pct(n: int, d: int) -> str:
+    return f"{100 * n / d:.1f}%" if d else "n/a"
+
+
+def describe(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    v = sorted(values)
+    return {
+        "n": len(v),
+        "median": statistics.median(v),
+        "mean": statistics.fmean(v),
+        "p95": v[min(len(v) - 1, int(0.95 * len(v)))],
+        "max": v[-1],
+        "total": sum(v),
+    }
+
+
+def md_table(header: list[str], rows: list[list[object]]) -> str:
+    def cell(x: object) -> str:
+        return str(x).replace("|", "\\|").replace("\n", " ")
+
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
+    return "\n".join(out)
