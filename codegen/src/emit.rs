@@ -60,7 +60,7 @@ pub fn emit(api: &Api, opts: &Options) -> BTreeMap<String, String> {
     );
     files.insert("src/lib.rs".into(), render(&header, e.lib()));
     files.insert("src/models.rs".into(), render(&header, e.models()));
-    for tag in &api.tags {
+    for tag in api.trait_tags() {
         files.insert(
             format!("src/{}.rs", tag_module(tag)),
             render(&header, e.tag(tag)),
@@ -81,7 +81,16 @@ fn render(header: &str, tokens: TokenStream) -> String {
 }
 
 pub fn tag_module(tag: &Tag) -> String {
-    names::snake(&tag.rust)
+    tag.module.clone()
+}
+
+/// How a tag's module and trait describe which operations they hold.
+fn tag_phrase(tag: &Tag) -> String {
+    if tag.served {
+        format!("Operations tagged `{}`", tag.name)
+    } else {
+        "Operations without a tag".to_string()
+    }
 }
 
 /// `#[serde(serialize_with = ...)]` for a field whose schema is a `date-time` string: the
@@ -378,13 +387,13 @@ impl<'a> Emitter<'a> {
     fn lib(&self) -> TokenStream {
         let api = self.api;
         let mods: Vec<TokenStream> = api
-            .tags
-            .iter()
+            .trait_tags()
             .map(|t| {
                 let m = ident(&tag_module(t));
                 let d = format!(
-                    " Operations tagged `{}`: the `{}Api` trait, its inputs and responses.",
-                    t.name, t.rust
+                    " {}: the `{}Api` trait, its inputs and responses.",
+                    tag_phrase(t),
+                    t.rust
                 );
                 quote!(#[doc = #d] #[rustfmt::skip] pub mod #m;)
             })
@@ -820,7 +829,7 @@ impl<'a> Emitter<'a> {
             .filter(|o| o.tag == tag.name)
             .collect();
         let trait_name = format_ident!("{}Api", tag.rust);
-        let module_doc = format!(" Operations tagged `{}`.", tag.name);
+        let module_doc = format!(" {}.", tag_phrase(tag));
         let tag_doc = doc(&tag.description);
         let methods: Vec<TokenStream> = ops.iter().map(|o| self.trait_method(o)).collect();
         let inputs: Vec<TokenStream> = ops.iter().map(|o| self.input_struct(o)).collect();
@@ -846,11 +855,15 @@ impl<'a> Emitter<'a> {
             text.push_str(s.trim());
             text.push_str("\n\n");
         }
+        let id = if o.explicit_id {
+            format!("operationId `{}`", o.id)
+        } else {
+            "no operationId; named from method and path".to_string()
+        };
         text.push_str(&format!(
-            "`{} {}` (operationId `{}`, `{}`)",
+            "`{} {}` ({id}, `{}`)",
             o.method.to_uppercase(),
             o.path,
-            o.id,
             o.pointer
         ));
         if let Some(d) = &o.description {
@@ -1090,8 +1103,7 @@ impl<'a> Emitter<'a> {
     fn server(&self) -> TokenStream {
         let api = self.api;
         let traits: Vec<TokenStream> = api
-            .tags
-            .iter()
+            .trait_tags()
             .map(|t| {
                 let m = ident(&tag_module(t));
                 let tr = format_ident!("{}Api", t.rust);
@@ -1101,6 +1113,7 @@ impl<'a> Emitter<'a> {
         let tag_variants: Vec<TokenStream> = api
             .tags
             .iter()
+            .filter(|t| t.served)
             .map(|t| {
                 let v = ident(&t.rust);
                 let n = &t.name;
@@ -1130,8 +1143,7 @@ impl<'a> Emitter<'a> {
             .map(|o| self.glue(o, &mut defaults))
             .collect();
         let document_only: Vec<TokenStream> = api
-            .tags
-            .iter()
+            .trait_tags()
             .map(|t| {
                 let m = ident(&tag_module(t));
                 let tr = format_ident!("{}Api", t.rust);
@@ -1290,8 +1302,26 @@ impl<'a> Emitter<'a> {
         let output = format_ident!("{}Response", o.type_stem);
         let path = poem_path(&o.path);
         let method = &o.method;
-        let op_id = &o.id;
-        let tag_expr = format!("ApiTags::{}", tag.rust);
+        let op_id = if o.explicit_id {
+            let id = &o.id;
+            quote!(, operation_id = #id)
+        } else {
+            quote!()
+        };
+        let tag_exprs: Vec<TokenStream> = o
+            .tags
+            .iter()
+            .map(|name| {
+                let t = self
+                    .api
+                    .tags
+                    .iter()
+                    .find(|t| t.served && &t.name == name)
+                    .expect("every served tag is known");
+                let e = format!("ApiTags::{}", t.rust);
+                quote!(, tag = #e)
+            })
+            .collect();
         let deprecated = if o.deprecated {
             quote!(, deprecated)
         } else {
@@ -1436,7 +1466,7 @@ impl<'a> Emitter<'a> {
         };
         quote! {
             #docs
-            #[oai(path = #path, method = #method, operation_id = #op_id, tag = #tag_expr #deprecated)]
+            #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated)]
             async fn #m(&self, #(#args),*) -> ::std::result::Result<crate::#module::#output, crate::runtime::Rejection> {
                 #(#prelude)*
                 let input = crate::#module::#input { #(#fields),* };

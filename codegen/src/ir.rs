@@ -11,6 +11,8 @@ pub struct Api {
     pub version: String,
     pub description: Option<String>,
     pub servers: Vec<String>,
+    /// Every tag an operation uses (document order, then first use), plus the unserved default
+    /// tag when some operation has none.
     pub tags: Vec<Tag>,
     pub security_schemes: Vec<SecurityScheme>,
     /// Scheme names required by default (top-level `security`).
@@ -20,12 +22,26 @@ pub struct Api {
     pub operations: Vec<Operation>,
 }
 
+impl Api {
+    /// The tags that hold a trait: those that are some operation's first tag (or the default).
+    pub fn trait_tags(&self) -> impl Iterator<Item = &Tag> {
+        self.tags
+            .iter()
+            .filter(|t| self.operations.iter().any(|o| o.tag == t.name))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tag {
     pub name: String,
-    /// Rust identifier stem (`Bank Accounts` → `BankAccounts`).
+    /// Rust identifier stem (`Bank Accounts` → `BankAccounts`), unique among tags.
     pub rust: String,
+    /// The module of its trait (snake case, unique, never `models`, `server` or `runtime`).
+    pub module: String,
     pub description: Option<String>,
+    /// False for the tag the generator supplies to operations without one (`DefaultApi`):
+    /// it has a trait but is not served.
+    pub served: bool,
 }
 
 /// An HTTP Basic security scheme (the only kind supported).
@@ -146,16 +162,20 @@ impl Constraints {
 /// One operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operation {
-    /// `operationId` as written.
+    /// `operationId` as written, or the name derived from method and path when there is none.
     pub id: String,
+    /// Whether the document writes the `operationId` (only then is it served).
+    pub explicit_id: bool,
     /// snake_case method name.
     pub rust: String,
     /// UpperCamelCase stem for the operation's types.
     pub type_stem: String,
     pub method: String,
     pub path: String,
-    /// `Tag::name` of its single tag.
+    /// `Tag::name` of the tag whose trait holds it: its first tag, or the unserved default tag.
     pub tag: String,
+    /// Its tags as written (served).
+    pub tags: Vec<String>,
     pub summary: Option<String>,
     pub description: Option<String>,
     pub deprecated: bool,

@@ -1,11 +1,20 @@
 //! Turning document names into Rust identifiers, the same way every time.
 
-/// Words of a name: split on non-alphanumerics and on lower→upper case changes.
+/// Words of a name: split on non-alphanumerics and on lower→upper case changes. A non-ASCII
+/// letter or digit is a word of its own, spelled `u` and its code point in hex (`é` → `u00e9`),
+/// so that names in any script stay distinct, stable and ASCII.
 fn words(s: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let chars: Vec<char> = s.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii() && c.is_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            words.push(format!("u{:04x}", c as u32));
+            continue;
+        }
         if !c.is_ascii_alphanumeric() {
             if !cur.is_empty() {
                 words.push(std::mem::take(&mut cur));
@@ -44,6 +53,17 @@ pub fn snake(s: &str) -> String {
         out.insert(0, '_');
     }
     out
+}
+
+/// A method name for an `operationId` (or `method path`): snake case, a keyword gets a
+/// trailing `_`.
+pub fn method_name(s: &str) -> String {
+    let name = snake(s);
+    if is_keyword(&name) {
+        format!("{name}_")
+    } else {
+        name
+    }
 }
 
 /// `bank accounts` / `bank_accounts` / `BANK_ACCOUNTS` → `BankAccounts`.
@@ -127,6 +147,16 @@ mod tests {
         assert_eq!(snake("showPetById"), "show_pet_by_id");
         assert_eq!(snake("HTTPServer"), "http_server");
         assert_eq!(snake("1st"), "_1st");
+    }
+
+    #[test]
+    fn non_ascii_letters_become_stable_ascii_words() {
+        assert_eq!(snake("café"), "caf_u00e9");
+        assert_eq!(camel("Ärger"), "U00c4Rger");
+        assert_eq!(camel("日本"), "U65e5U672c");
+        assert_ne!(camel("日本"), camel("中国"));
+        assert_eq!(method_name("get /pets/{petId}"), "get_pets_pet_id");
+        assert_eq!(method_name("type"), "type_");
     }
 
     #[test]

@@ -99,6 +99,63 @@ fn reject_unsupported_keywords(v: &serde_json::Value, pointer: &str) -> Result<(
     Ok(())
 }
 
+/// An operation found in `paths`, with the names [`Parser::plan_operations`] gave it.
+struct Planned<'a> {
+    path: &'a str,
+    method: &'a str,
+    op: &'a oa::Operation,
+    path_params: &'a [ReferenceOr<oa::Parameter>],
+    pointer: String,
+    id: String,
+    rust: String,
+}
+
+/// The tags of `operations`: those the document declares that some operation uses (document
+/// order), then undeclared ones in order of first use, then the unserved default tag (name
+/// `""`, trait `DefaultApi`) for operations without a tag. Rust names and modules are unique.
+fn tags_of(doc: &oa::OpenAPI, operations: &[Operation]) -> Vec<Tag> {
+    let used = |name: &str| operations.iter().any(|o| o.tags.iter().any(|t| t == name));
+    let mut out: Vec<(String, Option<String>, bool)> = doc
+        .tags
+        .iter()
+        .filter(|t| used(&t.name))
+        .map(|t| (t.name.clone(), t.description.clone(), true))
+        .collect();
+    for o in operations {
+        for t in &o.tags {
+            if !out.iter().any(|(n, _, _)| n == t) {
+                out.push((t.clone(), None, true));
+            }
+        }
+    }
+    if operations.iter().any(|o| o.tags.is_empty()) {
+        out.push((String::new(), None, false));
+    }
+    let mut rust_taken = BTreeSet::new();
+    let mut modules_taken: BTreeSet<String> = ["models", "server", "runtime", "lib"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    out.into_iter()
+        .map(|(name, description, served)| {
+            let stem = if served {
+                names::camel(&name)
+            } else {
+                "Default".to_string()
+            };
+            let rust = names::unique(stem, &mut rust_taken);
+            let module = names::unique(names::snake(&rust), &mut modules_taken);
+            Tag {
+                name,
+                rust,
+                module,
+                description,
+                served,
+            }
+        })
+        .collect()
+}
+
 struct Parser<'a> {
     doc: &'a oa::OpenAPI,
     types: Vec<TypeDef>,
@@ -158,89 +215,13 @@ impl<'a> Parser<'a> {
             None => Vec::new(),
         };
 
-        let mut tags: Vec<Tag> = doc
-            .tags
-            .iter()
-            .map(|t| Tag {
-                name: t.name.clone(),
-                rust: names::camel(&t.name),
-                description: t.description.clone(),
-            })
-            .collect();
-
         let mut operations = Vec::new();
-        let mut op_ids = BTreeSet::new();
-        let mut rust_ids = BTreeSet::new();
-        for (path, item) in &doc.paths.paths {
-            let pp = format!("#/paths/{}", escape(path));
-            let item = match item {
-                ReferenceOr::Item(i) => i,
-                ReferenceOr::Reference { .. } => {
-                    return err(&pp, "path item `$ref` is not supported");
-                }
-            };
-            let methods = [
-                ("get", &item.get),
-                ("put", &item.put),
-                ("post", &item.post),
-                ("delete", &item.delete),
-                ("options", &item.options),
-                ("head", &item.head),
-                ("patch", &item.patch),
-                ("trace", &item.trace),
-            ];
-            for (method, op) in methods {
-                let Some(op) = op else { continue };
-                let op_pointer = format!("{pp}/{method}");
-                let operation = self.operation(
-                    path,
-                    method,
-                    op,
-                    &item.parameters,
-                    &op_pointer,
-                    &global_security,
-                    &security_schemes,
-                )?;
-                if !op_ids.insert(operation.id.clone()) {
-                    return err(
-                        &op_pointer,
-                        format!("operationId `{}` is not unique", operation.id),
-                    );
-                }
-                if !rust_ids.insert(operation.rust.clone()) {
-                    return err(
-                        &op_pointer,
-                        format!(
-                            "operationId `{}` collides with another after conversion to `{}`",
-                            operation.id, operation.rust
-                        ),
-                    );
-                }
-                if !tags.iter().any(|t| t.name == operation.tag) {
-                    tags.push(Tag {
-                        name: operation.tag.clone(),
-                        rust: names::camel(&operation.tag),
-                        description: None,
-                    });
-                }
-                operations.push(operation);
-            }
+        let planned = self.plan_operations()?;
+        for planned in planned {
+            let operation = self.operation(planned, &global_security, &security_schemes)?;
+            operations.push(operation);
         }
-        let mut tag_rust = BTreeSet::new();
-        for t in &tags {
-            if !tag_rust.insert(t.rust.clone()) {
-                return err(
-                    "#/tags",
-                    format!(
-                        "tag `{}` collides with another tag after conversion to `{}`",
-                        t.name, t.rust
-                    ),
-                );
-            }
-        }
-        // Only tags that operations use produce traits.
-        tags.retain(|t| operations.iter().any(|o| o.tag == t.name));
-
+        let tags = tags_of(doc, &operations);
         Ok(Api {
             openapi: doc.openapi.clone(),
             title: doc.info.title.clone(),
@@ -739,37 +720,73 @@ impl<'a> Parser<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// Every operation in document order, named: written `operationId`s keep their names (a
+    /// duplicate is an error) and take their Rust names first; an operation without one is
+    /// named from its method and path (`get /pets/{petId}` → `get_pets_pet_id`). A Rust name
+    /// taken already gets the next free counter suffix (`2`, `3`, ...), in document order.
+    fn plan_operations(&self) -> Result<Vec<Planned<'a>>, Error> {
+        let mut planned = Vec::new();
+        for (path, item) in &self.doc.paths.paths {
+            let pp = format!("#/paths/{}", escape(path));
+            let item = match item {
+                ReferenceOr::Item(i) => i,
+                ReferenceOr::Reference { .. } => {
+                    return err(&pp, "path item `$ref` is not supported");
+                }
+            };
+            for (method, op) in item.iter() {
+                planned.push(Planned {
+                    path,
+                    method,
+                    op,
+                    path_params: &item.parameters,
+                    pointer: format!("{pp}/{method}"),
+                    id: String::new(),
+                    rust: String::new(),
+                });
+            }
+        }
+        let mut written = BTreeSet::new();
+        let mut taken = BTreeSet::new();
+        for p in planned.iter_mut() {
+            if let Some(id) = &p.op.operation_id {
+                if !written.insert(id.clone()) {
+                    return err(&p.pointer, format!("operationId `{id}` is not unique"));
+                }
+                p.id = id.clone();
+                p.rust = names::unique(names::method_name(id), &mut taken);
+            }
+        }
+        for p in planned.iter_mut() {
+            if p.op.operation_id.is_none() {
+                p.rust = names::unique(
+                    names::method_name(&format!("{} {}", p.method, p.path)),
+                    &mut taken,
+                );
+                p.id = p.rust.clone();
+            }
+        }
+        Ok(planned)
+    }
+
     fn operation(
         &mut self,
-        path: &str,
-        method: &str,
-        op: &oa::Operation,
-        path_params: &[ReferenceOr<oa::Parameter>],
-        pointer: &str,
+        planned: Planned<'a>,
         global_security: &[String],
         schemes: &[SecurityScheme],
     ) -> Result<Operation, Error> {
-        let Some(id) = op.operation_id.clone() else {
-            return err(pointer, "every operation needs an `operationId`");
-        };
-        let rust = {
-            let s = names::snake(&id);
-            if names::is_keyword(&s) {
-                format!("{s}_")
-            } else {
-                s
-            }
-        };
-        let type_stem = names::camel(&id);
-        let tag = match op.tags.as_slice() {
-            [one] => one.clone(),
-            _ => {
-                return err(
-                    &format!("{pointer}/tags"),
-                    "every operation needs exactly one tag (it selects the trait)",
-                );
-            }
-        };
+        let Planned {
+            path,
+            method,
+            op,
+            path_params,
+            pointer,
+            id,
+            rust,
+        } = planned;
+        let pointer = pointer.as_str();
+        let type_stem = names::camel(&rust);
+        let tag = op.tags.first().cloned().unwrap_or_default();
         let mut params: Vec<Param> = Vec::new();
         let mut taken = BTreeSet::from(["body".to_string(), "principal".to_string()]);
         let all: Vec<(usize, bool, &ReferenceOr<oa::Parameter>)> = path_params
@@ -872,12 +889,14 @@ impl<'a> Parser<'a> {
         };
 
         Ok(Operation {
+            explicit_id: op.operation_id.is_some(),
             id,
             rust,
             type_stem,
             method: method.to_string(),
             path: path.to_string(),
             tag,
+            tags: op.tags.clone(),
             summary: op.summary.clone(),
             description: op.description.clone(),
             deprecated: op.deprecated,

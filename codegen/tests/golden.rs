@@ -82,6 +82,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "security",
         "keywords",
         "petstore",
+        "names",
     ] {
         assert!(
             names.iter().any(|n| n == required),

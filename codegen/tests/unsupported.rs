@@ -109,3 +109,62 @@ fn the_ir_keeps_dotted_and_keyword_parameter_names() {
         "{params:?}"
     );
 }
+
+#[test]
+fn operations_without_an_id_or_a_tag_are_named_not_refused() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/names.yaml"
+    ))
+    .expect("fixture");
+    let api = bank_codegen::parse::parse(&text).expect("parses");
+    let ops: Vec<(&str, bool, &str, &str)> = api
+        .operations
+        .iter()
+        .map(|o| {
+            (
+                o.rust.as_str(),
+                o.explicit_id,
+                o.tag.as_str(),
+                o.type_stem.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            // no operationId, no tag: named from method and path, held by the default trait
+            ("get_pets_pet_id", false, "", "GetPetsPetId"),
+            // written ids take their names first
+            ("get_pets", true, "Models", "GetPets"),
+            ("post_pets", false, "Café", "PostPets"),
+            // `get /PETS` would be `get_pets` too: the next free suffix, in document order
+            ("get_pets2", false, "2fa", "GetPets2"),
+        ]
+    );
+    let tags: Vec<(&str, &str, &str, bool)> = api
+        .tags
+        .iter()
+        .map(|t| {
+            (
+                t.name.as_str(),
+                t.rust.as_str(),
+                t.module.as_str(),
+                t.served,
+            )
+        })
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            ("Models", "Models", "models2", true),
+            ("café", "CafU00e9", "caf_u00e9", true),
+            ("Café", "CafU00e92", "caf_u00e92", true),
+            ("2fa", "V2fa", "v2fa", true),
+            ("", "Default", "default", false),
+        ]
+    );
+    // `café` is only ever a second tag: served, but it holds no trait.
+    let traits: Vec<&str> = api.trait_tags().map(|t| t.rust.as_str()).collect();
+    assert_eq!(traits, ["Models", "CafU00e92", "V2fa", "Default"]);
+}

@@ -76,6 +76,7 @@ fixture_round_trip! {
     fixture_keywords => "keywords.yaml",
     fixture_maps => "maps.yaml",
     fixture_multipart => "multipart.yaml",
+    fixture_names => "names.yaml",
     fixture_nested_objects => "nested_objects.yaml",
     fixture_nullable => "nullable.yaml",
     fixture_objects => "objects.yaml",
