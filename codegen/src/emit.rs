@@ -84,6 +84,32 @@ pub fn tag_module(tag: &Tag) -> String {
     tag.module.clone()
 }
 
+/// A scheme as the runtime reads its credentials.
+fn scheme_def(s: &SecurityScheme) -> TokenStream {
+    let name = &s.name;
+    let kind = match &s.kind {
+        SchemeKind::Http { scheme } if scheme == "basic" => quote!(Basic),
+        SchemeKind::Http { scheme } if scheme == "bearer" => quote!(Bearer),
+        SchemeKind::OAuth2 | SchemeKind::OpenIdConnect => quote!(Bearer),
+        SchemeKind::Http { scheme } => quote!(Http(#scheme)),
+        SchemeKind::ApiKey { location, name } => match location {
+            ApiKeyIn::Header => quote!(ApiKeyHeader(#name)),
+            ApiKeyIn::Query => quote!(ApiKeyQuery(#name)),
+            ApiKeyIn::Cookie => quote!(ApiKeyCookie(#name)),
+        },
+    };
+    quote!(runtime::SecuritySchemeDef { name: #name, kind: runtime::SchemeKind::#kind })
+}
+
+/// The principal parameter of an operation's trait method (`name: Self::Principal,`), if any.
+fn principal_param(o: &Operation, name: TokenStream) -> TokenStream {
+    match o.auth_mode() {
+        AuthMode::None => quote!(),
+        AuthMode::Required => quote!(#name: Self::Principal,),
+        AuthMode::Optional => quote!(#name: ::std::option::Option<Self::Principal>,),
+    }
+}
+
 /// How a tag's module and trait describe which operations they hold.
 fn tag_phrase(tag: &Tag) -> String {
     if tag.served {
@@ -403,7 +429,31 @@ impl<'a> Emitter<'a> {
         let description = opt_str(&api.description);
         let openapi = &api.openapi;
         let servers = &api.servers;
-        let global = &api.global_security;
+        let scheme_json = api.security_schemes_json.as_deref().unwrap_or_default();
+        let global_json = api.global_security_json.as_deref().unwrap_or_default();
+        let op_security: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .filter_map(|o| {
+                let json = o.security_json.as_deref()?;
+                let (path, method) = (&o.path, &o.method);
+                Some(quote!((#path, #method, #json)))
+            })
+            .collect();
+        let schemes: Vec<TokenStream> = api.security_schemes.iter().map(scheme_def).collect();
+        let requirements: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .map(|o| {
+                let alternatives = o.security.iter().map(|alt| {
+                    let pairs = alt
+                        .iter()
+                        .map(|(name, scopes)| quote!((#name, &[#(#scopes),*])));
+                    quote!(&[#(#pairs),*])
+                });
+                quote!(&[#(#alternatives),*])
+            })
+            .collect();
         let closed: Vec<&str> = api
             .types
             .iter()
@@ -518,7 +568,9 @@ impl<'a> Emitter<'a> {
             pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
                 openapi: #openapi,
                 servers: &[#(#servers),*],
-                global_security: &[#(#global),*],
+                security_schemes: #scheme_json,
+                global_security: #global_json,
+                operation_security: &[#(#op_security),*],
                 closed_schemas: &[#(#closed),*],
                 links: &[#(#links),*],
                 binary_schemas: &[#(#binary),*],
@@ -531,6 +583,9 @@ impl<'a> Emitter<'a> {
             impl runtime::ApiDocument for Document {
                 const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
                 const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
+                const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[#(#schemes),*];
+                /// By operation, in document order.
+                const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[#(#requirements),*];
             }
         }
     }
@@ -878,11 +933,7 @@ impl<'a> Emitter<'a> {
         let input = format_ident!("{}Input", o.type_stem);
         let output = format_ident!("{}Response", o.type_stem);
         let docs = self.op_doc(o);
-        let principal = if o.security.is_empty() {
-            quote!()
-        } else {
-            quote!(principal: Self::Principal,)
-        };
+        let principal = principal_param(o, quote!(principal));
         quote! {
             #docs
             fn #m(&self, #principal input: #input) -> impl ::std::future::Future<Output = #output> + Send;
@@ -1121,21 +1172,6 @@ impl<'a> Emitter<'a> {
                 quote!(#d #[oai(rename = #n)] #v)
             })
             .collect();
-        let schemes: Vec<TokenStream> = api
-            .security_schemes
-            .iter()
-            .map(|s| {
-                let id = ident(&s.rust);
-                let n = &s.name;
-                let d = doc(&s.description);
-                quote! {
-                    #d
-                    #[derive(::poem_openapi::SecurityScheme)]
-                    #[oai(rename = #n, ty = "basic")]
-                    pub struct #id(pub ::poem_openapi::auth::Basic);
-                }
-            })
-            .collect();
         let mut defaults = Vec::new();
         let methods: Vec<TokenStream> = api
             .operations
@@ -1155,11 +1191,7 @@ impl<'a> Emitter<'a> {
                         let f = ident(&o.rust);
                         let input = format_ident!("{}Input", o.type_stem);
                         let output = format_ident!("{}Response", o.type_stem);
-                        let principal = if o.security.is_empty() {
-                            quote!()
-                        } else {
-                            quote!(_principal: Self::Principal,)
-                        };
+                        let principal = principal_param(o, quote!(_principal));
                         quote! {
                             fn #f(&self, #principal _input: crate::#m::#input) -> impl ::std::future::Future<Output = crate::#m::#output> + Send {
                                 async move { match *self {} }
@@ -1211,7 +1243,6 @@ impl<'a> Emitter<'a> {
             impl<T: #bound> Server for T {}
 
             #tags_enum
-            #(#schemes)*
 
             /// The API as a poem-openapi service over a [`Server`].
             ///
@@ -1340,21 +1371,23 @@ impl<'a> Emitter<'a> {
         let docs = doc_str(&doc_text);
 
         let mut args = Vec::new();
-        let mut prelude = Vec::new();
         let mut fields = Vec::new();
-        if let Some(scheme) = o.security.first() {
-            let s = self
-                .api
-                .security_schemes
+        // Authentication is the first extractor: a 401 comes before any 400.
+        let index = Literal::usize_unsuffixed(
+            self.api
+                .operations
                 .iter()
-                .find(|s| &s.name == scheme)
-                .expect("checked by the parser");
-            let st = ident(&s.rust);
-            args.push(quote!(auth: #st));
-            args.push(quote!(request: &::poem::Request));
-            prelude.push(quote!(let _ = auth;));
-            prelude
-                .push(quote!(let principal = crate::runtime::principal::<S::Principal>(request)?;));
+                .position(|x| std::ptr::eq(x, o))
+                .expect("the operation is the API's"),
+        );
+        match o.auth_mode() {
+            AuthMode::None => {}
+            AuthMode::Required => {
+                args.push(quote!(auth: crate::runtime::Auth<S, crate::Document, #index>));
+            }
+            AuthMode::Optional => {
+                args.push(quote!(auth: crate::runtime::OptionalAuth<S, crate::Document, #index>));
+            }
         }
         for p in &o.params {
             let local = format_ident!("p_{}", p.rust.trim_start_matches("r#"));
@@ -1459,16 +1492,16 @@ impl<'a> Emitter<'a> {
             }
             fields.push(quote!(body: body.0));
         }
-        let principal = if o.security.is_empty() {
+        let principal = if o.auth_mode() == AuthMode::None {
             quote!()
         } else {
-            quote!(principal,)
+            quote!(auth.0,)
         };
         quote! {
             #docs
             #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated)]
             async fn #m(&self, #(#args),*) -> ::std::result::Result<crate::#module::#output, crate::runtime::Rejection> {
-                #(#prelude)*
+
                 let input = crate::#module::#input { #(#fields),* };
                 ::std::result::Result::Ok(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await)
             }

@@ -15,8 +15,10 @@ pub struct Api {
     /// tag when some operation has none.
     pub tags: Vec<Tag>,
     pub security_schemes: Vec<SecurityScheme>,
-    /// Scheme names required by default (top-level `security`).
-    pub global_security: Vec<String>,
+    /// `components.securitySchemes` as JSON text, as written (served as written).
+    pub security_schemes_json: Option<String>,
+    /// Top-level `security` as JSON text, when written (served as written).
+    pub global_security_json: Option<String>,
     /// Named types: components first, then types hoisted from inline schemas.
     pub types: Vec<TypeDef>,
     pub operations: Vec<Operation>,
@@ -44,12 +46,46 @@ pub struct Tag {
     pub served: bool,
 }
 
-/// An HTTP Basic security scheme (the only kind supported).
+/// A security scheme of `components.securitySchemes`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SecurityScheme {
     pub name: String,
-    pub rust: String,
     pub description: Option<String>,
+    pub kind: SchemeKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SchemeKind {
+    /// `type: http`; `scheme` lowercased (`basic`, `bearer`, `digest`, ...).
+    Http { scheme: String },
+    /// `type: apiKey`: the key's parameter name and where it travels.
+    ApiKey { location: ApiKeyIn, name: String },
+    /// `type: oauth2`: a bearer token.
+    OAuth2,
+    /// `type: openIdConnect`: a bearer token.
+    OpenIdConnect,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiKeyIn {
+    Header,
+    Query,
+    Cookie,
+}
+
+/// One alternative of a security requirement: every (scheme, scopes) must be presented. An
+/// empty alternative (`{}`) admits anonymous callers.
+pub type Requirement = Vec<(String, Vec<String>)>;
+
+/// Whether an operation takes a principal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthMode {
+    /// No requirement (`security: []`, or none anywhere): no principal.
+    None,
+    /// Some alternative must be met: a principal.
+    Required,
+    /// `{}` is among the alternatives: maybe a principal.
+    Optional,
 }
 
 /// A named Rust type.
@@ -182,9 +218,23 @@ pub struct Operation {
     pub params: Vec<Param>,
     pub body: Option<Body>,
     pub responses: Vec<Response>,
-    /// Effective security scheme names (empty: anonymous).
-    pub security: Vec<String>,
+    /// Effective security requirement alternatives (its own, else the document's; empty: none).
+    pub security: Vec<Requirement>,
+    /// Its own `security` as JSON text, when written (served as written).
+    pub security_json: Option<String>,
     pub pointer: String,
+}
+
+impl Operation {
+    pub fn auth_mode(&self) -> AuthMode {
+        if self.security.is_empty() {
+            AuthMode::None
+        } else if self.security.iter().any(Vec::is_empty) {
+            AuthMode::Optional
+        } else {
+            AuthMode::Required
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,14 @@ pub struct Error {
     pub message: String,
 }
 
+/// A part of the document as JSON text (served as written).
+fn json_text(value: &impl serde::Serialize, pointer: &str) -> Result<String, Error> {
+    serde_json::to_string(value).map_err(|e| Error {
+        pointer: pointer.to_string(),
+        message: e.to_string(),
+    })
+}
+
 fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
     Err(Error {
         pointer: pointer.to_string(),
@@ -229,8 +237,18 @@ impl<'a> Parser<'a> {
             description: doc.info.description.clone(),
             servers: doc.servers.iter().map(|s| s.url.clone()).collect(),
             tags,
+            security_schemes_json: match self.components() {
+                Some(c) if !c.security_schemes.is_empty() => Some(json_text(
+                    &c.security_schemes,
+                    "#/components/securitySchemes",
+                )?),
+                _ => None,
+            },
             security_schemes,
-            global_security,
+            global_security_json: match &doc.security {
+                Some(s) => Some(json_text(s, "#/security")?),
+                None => None,
+            },
             types: self.types,
             operations,
         })
@@ -241,56 +259,74 @@ impl<'a> Parser<'a> {
         let Some(c) = self.components() else {
             return Ok(out);
         };
-        let mut taken = BTreeSet::new();
         for (name, s) in &c.security_schemes {
             let p = format!("#/components/securitySchemes/{}", escape(name));
-            match s {
-                ReferenceOr::Item(oa::SecurityScheme::HTTP {
+            let ReferenceOr::Item(s) = s else {
+                return err(&p, "a security scheme `$ref` is not supported");
+            };
+            let (kind, description) = match s {
+                oa::SecurityScheme::HTTP {
                     scheme,
                     description,
                     ..
-                }) if scheme.eq_ignore_ascii_case("basic") => {
-                    out.push(SecurityScheme {
+                } => (
+                    SchemeKind::Http {
+                        scheme: scheme.to_ascii_lowercase(),
+                    },
+                    description,
+                ),
+                oa::SecurityScheme::APIKey {
+                    location,
+                    name,
+                    description,
+                    ..
+                } => (
+                    SchemeKind::ApiKey {
+                        location: match location {
+                            oa::APIKeyLocation::Header => ApiKeyIn::Header,
+                            oa::APIKeyLocation::Query => ApiKeyIn::Query,
+                            oa::APIKeyLocation::Cookie => ApiKeyIn::Cookie,
+                        },
                         name: name.clone(),
-                        rust: names::unique(names::camel(name), &mut taken),
-                        description: description.clone(),
-                    });
+                    },
+                    description,
+                ),
+                oa::SecurityScheme::OAuth2 { description, .. } => (SchemeKind::OAuth2, description),
+                oa::SecurityScheme::OpenIDConnect { description, .. } => {
+                    (SchemeKind::OpenIdConnect, description)
                 }
-                _ => return err(&p, "only HTTP Basic security schemes are supported"),
-            }
+            };
+            out.push(SecurityScheme {
+                name: name.clone(),
+                description: description.clone(),
+                kind,
+            });
         }
         Ok(out)
     }
 
+    /// The alternatives of a `security` list; every scheme must be declared.
     fn security_requirement(
         &self,
         reqs: &[oa::SecurityRequirement],
         pointer: &str,
         schemes: &[SecurityScheme],
-    ) -> Result<Vec<String>, Error> {
-        match reqs {
-            [] => Ok(Vec::new()),
-            [one] if !one.is_empty() => {
-                let mut out = Vec::new();
-                for name in one.keys() {
-                    if !schemes.iter().any(|s| &s.name == name) {
-                        return err(pointer, format!("security scheme `{name}` is not declared"));
-                    }
-                    out.push(name.clone());
-                }
-                if out.len() > 1 {
+    ) -> Result<Vec<Requirement>, Error> {
+        let mut out = Vec::new();
+        for (i, alternative) in reqs.iter().enumerate() {
+            let mut req = Requirement::new();
+            for (name, scopes) in alternative {
+                if !schemes.iter().any(|s| &s.name == name) {
                     return err(
-                        pointer,
-                        "requiring several schemes at once is not supported",
+                        &format!("{pointer}/{i}"),
+                        format!("security scheme `{name}` is not declared"),
                     );
                 }
-                Ok(out)
+                req.push((name.clone(), scopes.clone()));
             }
-            _ => err(
-                pointer,
-                "alternative or optional security requirements are not supported",
-            ),
+            out.push(req);
         }
+        Ok(out)
     }
 
     fn schema_ref(&self, reference: &str, pointer: &str) -> Result<String, Error> {
@@ -772,7 +808,7 @@ impl<'a> Parser<'a> {
     fn operation(
         &mut self,
         planned: Planned<'a>,
-        global_security: &[String],
+        global_security: &[Requirement],
         schemes: &[SecurityScheme],
     ) -> Result<Operation, Error> {
         let Planned {
@@ -887,6 +923,10 @@ impl<'a> Parser<'a> {
             }
             None => global_security.to_vec(),
         };
+        let security_json = match &op.security {
+            Some(s) => Some(json_text(s, &format!("{pointer}/security"))?),
+            None => None,
+        };
 
         Ok(Operation {
             explicit_id: op.operation_id.is_some(),
@@ -904,6 +944,7 @@ impl<'a> Parser<'a> {
             body,
             responses,
             security,
+            security_json,
             pointer: pointer.to_string(),
         })
     }
@@ -1189,10 +1230,7 @@ impl<'a> Parser<'a> {
         let links = if resp.links.is_empty() {
             None
         } else {
-            Some(serde_json::to_string(&resp.links).map_err(|e| Error {
-                pointer: format!("{pointer}/links"),
-                message: e.to_string(),
-            })?)
+            Some(json_text(&resp.links, &format!("{pointer}/links"))?)
         };
         Ok(Response {
             status,

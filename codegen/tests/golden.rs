@@ -83,6 +83,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "keywords",
         "petstore",
         "names",
+        "security_schemes",
     ] {
         assert!(
             names.iter().any(|n| n == required),

@@ -62,7 +62,9 @@ pub const DECLARED_HEADERS: &[&str] = &["Idempotency-Key"];
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",
     servers: &["http://127.0.0.1:8080"],
-    global_security: &["BasicAuth"],
+    security_schemes: "{\"BasicAuth\":{\"type\":\"http\",\"scheme\":\"basic\",\"description\":\"HTTP Basic authentication with an API key. The API key is the password and the username is empty (`curl -u :KEY`); a key sent as the username with an empty password is accepted too. Keys are `test_` (sandbox) or `live_` followed by 32 base62 characters. Missing or wrong credentials are answered 401 `unauthorized` with `WWW-Authenticate: Basic realm=\\\"bankd\\\"`.\"}}",
+    global_security: "[{\"BasicAuth\":[]}]",
+    operation_security: &[("/documents/{document_id}/content", "get", "[]")],
     closed_schemas: &[
         "EmptyObject",
         "Address",
@@ -172,4 +174,58 @@ pub struct Document;
 impl runtime::ApiDocument for Document {
     const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
     const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
+    const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[
+        runtime::SecuritySchemeDef {
+            name: "BasicAuth",
+            kind: runtime::SchemeKind::Basic,
+        },
+    ];
+    /// By operation, in document order.
+    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+    ];
 }

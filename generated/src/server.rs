@@ -49,10 +49,6 @@ pub enum ApiTags {
     #[oai(rename = "Simulations")]
     Simulations,
 }
-/// HTTP Basic authentication with an API key. The API key is the password and the username is empty (`curl -u :KEY`); a key sent as the username with an empty password is accepted too. Keys are `test_` (sandbox) or `live_` followed by 32 base62 characters. Missing or wrong credentials are answered 401 `unauthorized` with `WWW-Authenticate: Basic realm="bankd"`.
-#[derive(::poem_openapi::SecurityScheme)]
-#[oai(rename = "BasicAuth", ty = "basic")]
-pub struct BasicAuth(pub ::poem_openapi::auth::Basic);
 /// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
@@ -78,20 +74,17 @@ impl<S: Server> Api<S> {
     )]
     async fn get_platform(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 0>,
     ) -> ::std::result::Result<
         crate::platform::GetPlatformResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::platform::GetPlatformInput {
         };
         ::std::result::Result::Ok(
             <S as crate::platform::PlatformApi>::get_platform(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -108,23 +101,20 @@ impl<S: Server> Api<S> {
     )]
     async fn update_platform(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 1>,
         /// The settings to change.
         body: crate::runtime::JsonBody<crate::models::PlatformUpdate, crate::Document>,
     ) -> ::std::result::Result<
         crate::platform::UpdatePlatformResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::platform::UpdatePlatformInput {
             body: body.0,
         };
         ::std::result::Result::Ok(
             <S as crate::platform::PlatformApi>::update_platform(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -141,8 +131,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_person_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 2>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
@@ -164,8 +153,6 @@ impl<S: Server> Api<S> {
         crate::entities::CreatePersonEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::CreatePersonEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
@@ -173,7 +160,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_person_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -190,8 +177,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_business_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 3>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
@@ -213,8 +199,6 @@ impl<S: Server> Api<S> {
         crate::entities::CreateBusinessEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::CreateBusinessEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
@@ -222,7 +206,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_business_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -239,8 +223,7 @@ impl<S: Server> Api<S> {
     )]
     async fn update_person_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 4>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -253,8 +236,6 @@ impl<S: Server> Api<S> {
         crate::entities::UpdatePersonEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::UpdatePersonEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
@@ -262,7 +243,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::update_person_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -279,8 +260,7 @@ impl<S: Server> Api<S> {
     )]
     async fn update_business_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 5>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -293,8 +273,6 @@ impl<S: Server> Api<S> {
         crate::entities::UpdateBusinessEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::UpdateBusinessEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
@@ -302,7 +280,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::update_business_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -319,8 +297,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_entities(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 6>,
         /// Only objects created strictly after this time.
         #[oai(name = "created.gt")]
         p_created_gt: ::poem_openapi::param::Query<
@@ -385,8 +362,6 @@ impl<S: Server> Api<S> {
         crate::entities::ListEntitiesResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::ListEntitiesInput {
             created_gt: p_created_gt.0,
             created_gte: p_created_gte.0,
@@ -404,7 +379,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::list_entities(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -421,8 +396,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 7>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -430,15 +404,13 @@ impl<S: Server> Api<S> {
         crate::entities::GetEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::GetEntityInput {
             entity_id: p_entity_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::get_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -455,8 +427,7 @@ impl<S: Server> Api<S> {
     )]
     async fn delete_entity(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 8>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -464,15 +435,13 @@ impl<S: Server> Api<S> {
         crate::entities::DeleteEntityResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::DeleteEntityInput {
             entity_id: p_entity_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::delete_entity(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -489,8 +458,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_associated_persons(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 9>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -515,8 +483,6 @@ impl<S: Server> Api<S> {
         crate::entities::ListAssociatedPersonsResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::ListAssociatedPersonsInput {
             entity_id: p_entity_id.0,
             starting_after: p_starting_after.0,
@@ -526,7 +492,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::list_associated_persons(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -543,8 +509,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_associated_person(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 10>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -557,8 +522,6 @@ impl<S: Server> Api<S> {
         crate::entities::CreateAssociatedPersonResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::CreateAssociatedPersonInput {
             entity_id: p_entity_id.0,
             body: body.0,
@@ -566,7 +529,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::create_associated_person(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -583,8 +546,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_additional_requirements(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 11>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -592,15 +554,13 @@ impl<S: Server> Api<S> {
         crate::entities::GetAdditionalRequirementsResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::GetAdditionalRequirementsInput {
             entity_id: p_entity_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::get_additional_requirements(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -617,8 +577,7 @@ impl<S: Server> Api<S> {
     )]
     async fn submit_additional_requirements(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 12>,
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -631,8 +590,6 @@ impl<S: Server> Api<S> {
         crate::entities::SubmitAdditionalRequirementsResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::entities::SubmitAdditionalRequirementsInput {
             entity_id: p_entity_id.0,
             body: body.0,
@@ -640,7 +597,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::entities::EntitiesApi>::submit_additional_requirements(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -657,8 +614,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_bank_accounts(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 13>,
         /// Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).
         #[oai(name = "balance.gt")]
         p_balance_gt: ::poem_openapi::param::Query<::std::option::Option<i64>>,
@@ -763,8 +719,6 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::ListBankAccountsResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::ListBankAccountsInput {
             balance_gt: p_balance_gt.0,
             balance_gte: p_balance_gte.0,
@@ -791,7 +745,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -808,8 +762,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_bank_account(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 14>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
@@ -831,8 +784,6 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::CreateBankAccountResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::CreateBankAccountInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
@@ -840,7 +791,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::create_bank_account(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -857,8 +808,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_bank_account(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 15>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -866,15 +816,13 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::GetBankAccountResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::GetBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::get_bank_account(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -891,8 +839,7 @@ impl<S: Server> Api<S> {
     )]
     async fn delete_bank_account(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 16>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -900,15 +847,13 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::DeleteBankAccountResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::DeleteBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -925,8 +870,7 @@ impl<S: Server> Api<S> {
     )]
     async fn update_bank_account(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 17>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -939,8 +883,6 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::UpdateBankAccountResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::UpdateBankAccountInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
@@ -948,7 +890,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::update_bank_account(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -965,8 +907,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_bank_account_history(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 18>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -984,8 +925,6 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::GetBankAccountHistoryResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::GetBankAccountHistoryInput {
             bank_account_id: p_bank_account_id.0,
             from_date: p_from_date.0.map(|d| d.0),
@@ -994,7 +933,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1011,8 +950,7 @@ impl<S: Server> Api<S> {
     )]
     async fn add_bank_account_owner(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 19>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1022,8 +960,6 @@ impl<S: Server> Api<S> {
         crate::bank_accounts::AddBankAccountOwnerResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::bank_accounts::AddBankAccountOwnerInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
@@ -1031,7 +967,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1048,8 +984,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_account_numbers(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 20>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1074,8 +1009,6 @@ impl<S: Server> Api<S> {
         crate::account_numbers::ListAccountNumbersResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::account_numbers::ListAccountNumbersInput {
             bank_account_id: p_bank_account_id.0,
             starting_after: p_starting_after.0,
@@ -1085,7 +1018,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1102,8 +1035,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_account_number(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 21>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1128,8 +1060,6 @@ impl<S: Server> Api<S> {
         crate::account_numbers::CreateAccountNumberResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::account_numbers::CreateAccountNumberInput {
             bank_account_id: p_bank_account_id.0,
             idempotency_key: p_idempotency_key.0,
@@ -1138,7 +1068,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::create_account_number(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1155,8 +1085,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_account_number(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 22>,
         /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
         #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1164,15 +1093,13 @@ impl<S: Server> Api<S> {
         crate::account_numbers::GetAccountNumberResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::account_numbers::GetAccountNumberInput {
             account_number_id: p_account_number_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::get_account_number(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1189,8 +1116,7 @@ impl<S: Server> Api<S> {
     )]
     async fn update_account_number(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 23>,
         /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
         #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1203,8 +1129,6 @@ impl<S: Server> Api<S> {
         crate::account_numbers::UpdateAccountNumberResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::account_numbers::UpdateAccountNumberInput {
             account_number_id: p_account_number_id.0,
             body: body.0,
@@ -1212,7 +1136,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::account_numbers::AccountNumbersApi>::update_account_number(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1229,8 +1153,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_ach_positive_pay_rule(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 24>,
         /// The rule to create.
         body: crate::runtime::JsonBody<
             crate::models::CreateAchPositivePayRuleRequest,
@@ -1240,15 +1163,13 @@ impl<S: Server> Api<S> {
         crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
             body: body.0,
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1265,8 +1186,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_ach_positive_pay_rule(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 25>,
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
         #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1274,15 +1194,13 @@ impl<S: Server> Api<S> {
         crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_positive_pay_rules::GetAchPositivePayRuleInput {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1299,8 +1217,7 @@ impl<S: Server> Api<S> {
     )]
     async fn delete_ach_positive_pay_rule(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 26>,
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
         #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1308,15 +1225,13 @@ impl<S: Server> Api<S> {
         crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1333,8 +1248,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_ach_positive_pay_rules(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 27>,
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1359,8 +1273,6 @@ impl<S: Server> Api<S> {
         crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_positive_pay_rules::ListAchPositivePayRulesInput {
             bank_account_id: p_bank_account_id.0,
             starting_after: p_starting_after.0,
@@ -1370,7 +1282,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1387,8 +1299,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_counterparties(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 28>,
         /// Only counterparties with exactly this account number.
         #[oai(name = "account_number", validator(max_length = 34usize))]
         p_account_number: ::poem_openapi::param::Query<
@@ -1466,8 +1377,6 @@ impl<S: Server> Api<S> {
         crate::counterparties::ListCounterpartiesResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::counterparties::ListCounterpartiesInput {
             account_number: p_account_number.0,
             routing_number: p_routing_number.0,
@@ -1487,7 +1396,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::list_counterparties(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1504,8 +1413,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_counterparty(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 29>,
         /// The counterparty to create.
         body: crate::runtime::JsonBody<
             crate::models::CreateCounterpartyRequest,
@@ -1515,15 +1423,13 @@ impl<S: Server> Api<S> {
         crate::counterparties::CreateCounterpartyResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::counterparties::CreateCounterpartyInput {
             body: body.0,
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::create_counterparty(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1540,8 +1446,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_counterparty(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 30>,
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
         #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1549,15 +1454,13 @@ impl<S: Server> Api<S> {
         crate::counterparties::GetCounterpartyResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::counterparties::GetCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::get_counterparty(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1574,8 +1477,7 @@ impl<S: Server> Api<S> {
     )]
     async fn delete_counterparty(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 31>,
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
         #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1583,15 +1485,13 @@ impl<S: Server> Api<S> {
         crate::counterparties::DeleteCounterpartyResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::counterparties::DeleteCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::counterparties::CounterpartiesApi>::delete_counterparty(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1608,8 +1508,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_documents(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 32>,
         /// Only objects created strictly after this time.
         #[oai(name = "created.gt")]
         p_created_gt: ::poem_openapi::param::Query<
@@ -1671,8 +1570,6 @@ impl<S: Server> Api<S> {
         crate::documents::ListDocumentsResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::documents::ListDocumentsInput {
             created_gt: p_created_gt.0,
             created_gte: p_created_gte.0,
@@ -1689,7 +1586,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::list_documents(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1706,8 +1603,7 @@ impl<S: Server> Api<S> {
     )]
     async fn upload_document(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 33>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
@@ -1729,8 +1625,6 @@ impl<S: Server> Api<S> {
         crate::documents::UploadDocumentResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::documents::UploadDocumentInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
@@ -1738,7 +1632,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::upload_document(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1755,8 +1649,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_document(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 34>,
         /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
         #[oai(name = "document_id")]
         p_document_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1764,15 +1657,13 @@ impl<S: Server> Api<S> {
         crate::documents::GetDocumentResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::documents::GetDocumentInput {
             document_id: p_document_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::documents::DocumentsApi>::get_document(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1829,8 +1720,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_book_transfers(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 36>,
         /// Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).
         #[oai(name = "bank_account_id", validator(max_length = 64usize))]
         p_bank_account_id: ::poem_openapi::param::Query<
@@ -1882,8 +1772,6 @@ impl<S: Server> Api<S> {
         crate::book_transfers::ListBookTransfersResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::book_transfers::ListBookTransfersInput {
             bank_account_id: p_bank_account_id.0,
             status: p_status.0,
@@ -1898,7 +1786,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::list_book_transfers(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1915,8 +1803,7 @@ impl<S: Server> Api<S> {
     )]
     async fn create_book_transfer(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 37>,
         /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
         #[oai(
             name = "Idempotency-Key",
@@ -1938,8 +1825,6 @@ impl<S: Server> Api<S> {
         crate::book_transfers::CreateBookTransferResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::book_transfers::CreateBookTransferInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
@@ -1947,7 +1832,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::create_book_transfer(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1964,8 +1849,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_book_transfer(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 38>,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -1973,15 +1857,13 @@ impl<S: Server> Api<S> {
         crate::book_transfers::GetBookTransferResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::book_transfers::GetBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::get_book_transfer(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -1998,8 +1880,7 @@ impl<S: Server> Api<S> {
     )]
     async fn clear_book_transfer(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 39>,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -2012,8 +1893,6 @@ impl<S: Server> Api<S> {
         crate::book_transfers::ClearBookTransferResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::book_transfers::ClearBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
             body: body.0,
@@ -2021,7 +1900,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -2038,8 +1917,7 @@ impl<S: Server> Api<S> {
     )]
     async fn cancel_book_transfer(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 40>,
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -2047,15 +1925,13 @@ impl<S: Server> Api<S> {
         crate::book_transfers::CancelBookTransferResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::book_transfers::CancelBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -2072,8 +1948,7 @@ impl<S: Server> Api<S> {
     )]
     async fn list_ach_transfers(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 41>,
         /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
         #[oai(name = "starting_after", validator(max_length = 64usize))]
         p_starting_after: ::poem_openapi::param::Query<
@@ -2095,8 +1970,6 @@ impl<S: Server> Api<S> {
         crate::ach_transfers::ListAchTransfersResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_transfers::ListAchTransfersInput {
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
@@ -2105,7 +1978,7 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -2122,8 +1995,7 @@ impl<S: Server> Api<S> {
     )]
     async fn get_ach_transfer(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 42>,
         /// Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.
         #[oai(name = "ach_transfer_id")]
         p_ach_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
@@ -2131,15 +2003,13 @@ impl<S: Server> Api<S> {
         crate::ach_transfers::GetAchTransferResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::ach_transfers::GetAchTransferInput {
             ach_transfer_id: p_ach_transfer_id.0,
         };
         ::std::result::Result::Ok(
             <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -2156,8 +2026,7 @@ impl<S: Server> Api<S> {
     )]
     async fn simulate_receive_ach_credit(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 43>,
         /// The incoming ACH credit.
         body: crate::runtime::JsonBody<
             crate::models::SimulateAchRequest,
@@ -2167,15 +2036,13 @@ impl<S: Server> Api<S> {
         crate::simulations::SimulateReceiveAchCreditResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::simulations::SimulateReceiveAchCreditInput {
             body: body.0,
         };
         ::std::result::Result::Ok(
             <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,
@@ -2192,8 +2059,7 @@ impl<S: Server> Api<S> {
     )]
     async fn simulate_receive_ach_debit(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 44>,
         /// The incoming ACH debit.
         body: crate::runtime::JsonBody<
             crate::models::SimulateAchRequest,
@@ -2203,15 +2069,13 @@ impl<S: Server> Api<S> {
         crate::simulations::SimulateReceiveAchDebitResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::simulations::SimulateReceiveAchDebitInput {
             body: body.0,
         };
         ::std::result::Result::Ok(
             <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit(
                     self.server()?,
-                    principal,
+                    auth.0,
                     input,
                 )
                 .await,

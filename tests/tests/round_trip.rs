@@ -85,5 +85,6 @@ fixture_round_trip! {
     fixture_petstore => "petstore.yaml",
     fixture_responses => "responses.yaml",
     fixture_security => "security.yaml",
+    fixture_security_schemes => "security_schemes.yaml",
     fixture_validation => "validation.yaml",
 }

@@ -27,7 +27,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use poem::http::{HeaderValue, StatusCode};
+use poem::http::StatusCode;
 use poem::{Endpoint, IntoResponse, Request, RequestBody, Response};
 use poem_openapi::payload::{ParsePayload, Payload};
 use poem_openapi::registry::{MetaResponses, MetaSchema, MetaSchemaRef, Registry};
@@ -214,28 +214,14 @@ impl From<Rejection> for poem::Error {
 // Hooks the server supplies once
 // ---------------------------------------------------------------------------------------------
 
-/// Credentials presented with a request, by security scheme.
-#[derive(Clone)]
-pub enum Credentials {
-    /// HTTP Basic: `username:password`.
-    Basic { username: String, password: String },
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print secrets, not even in debug output.
-        match self {
-            Credentials::Basic { .. } => f.write_str("Credentials::Basic(<redacted>)"),
-        }
-    }
-}
-
 /// What the server supplies once: how to authenticate, and how to render a refusal.
 pub trait Hooks: Send + Sync + 'static {
     /// The authenticated caller handed to every secured operation.
     type Principal: Clone + Send + Sync + 'static;
 
-    /// Checks credentials before any parameter is parsed: `Err` answers that error (a 401 from
+    /// Checks the credentials of the first requirement alternative the request completes, before
+    /// any parameter is parsed ([`Credentials::requirement`] says which; each scheme's credential
+    /// comes with the alternative's scopes). `Err` answers that error (a 401 from
     /// [`RequestError::unauthorized`], or a 5xx when the check itself failed).
     fn authenticate(
         &self,
@@ -258,13 +244,9 @@ pub trait ErrorVariants<B>: Sized {
     fn server_failure(body: B) -> Self;
 }
 
-/// The principal that [`AuthMiddleware`] stored in the request.
-#[derive(Clone)]
-pub struct Authenticated<P>(pub P);
-
-/// Authenticates every request that carries an `Authorization` header before routing, so that
-/// bad credentials are a 401 whatever else is wrong with the request. Operations that require a
-/// scheme also declare it (a missing header is a 401 from the scheme's extractor).
+/// Hands the server's [`Hooks`] to the request (for [`Auth`], which authenticates each secured
+/// operation before any of its parameters is parsed, so bad credentials are a 401 whatever else
+/// is wrong), and refuses a declared header that is not text.
 pub struct AuthMiddleware<H> {
     pub hooks: Arc<H>,
     /// Header parameters some operation declares ([`ApiDocument::DECLARED_HEADERS`]).
@@ -293,16 +275,7 @@ impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
     type Output = Response;
 
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
-        let header = req
-            .headers()
-            .get(poem::http::header::AUTHORIZATION)
-            .cloned();
-        if let Some(header) = header {
-            let credentials = parse_basic(&header)
-                .ok_or_else(|| poem::Error::from(RequestError::unauthorized()))?;
-            let principal = self.hooks.authenticate(credentials).await?;
-            req.extensions_mut().insert(Authenticated(principal));
-        }
+        req.extensions_mut().insert(self.hooks.clone());
         // A declared header that is present but not text would otherwise read as absent.
         for name in self.declared_headers {
             if req
@@ -318,58 +291,6 @@ impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
         }
         self.inner.call(req).await.map(IntoResponse::into_response)
     }
-}
-
-fn parse_basic(value: &HeaderValue) -> Option<Credentials> {
-    let value = value.to_str().ok()?;
-    let (scheme, rest) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return None;
-    }
-    let decoded = base64_decode(rest.trim())?;
-    let decoded = String::from_utf8(decoded).ok()?;
-    let (username, password) = decoded.split_once(':')?;
-    Some(Credentials::Basic {
-        username: username.to_string(),
-        password: password.to_string(),
-    })
-}
-
-fn base64_decode(input: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        })
-    }
-    let bytes = input.trim_end_matches('=').as_bytes();
-    if bytes.len() % 4 == 1 || input.len() > 16 * 1024 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
-    for chunk in bytes.chunks(4) {
-        let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            acc |= val(c)? << (18 - 6 * i);
-        }
-        let n = chunk.len() * 6 / 8;
-        for i in 0..n {
-            out.push((acc >> (16 - 8 * i)) as u8);
-        }
-    }
-    Some(out)
-}
-
-/// Fetches the principal stored by [`AuthMiddleware`] (glue for secured operations).
-pub fn principal<P: Clone + Send + Sync + 'static>(req: &Request) -> Result<P, Rejection> {
-    req.extensions()
-        .get::<Authenticated<P>>()
-        .map(|a| a.0.clone())
-        .ok_or_else(|| Rejection(RequestError::unauthorized()))
 }
 
 /// Turns every framework error into the API's error body through [`Hooks::render_error`].
@@ -832,6 +753,11 @@ impl<T: AsRef<str>> poem_openapi::validation::Validator<T> for ParamPattern {
 
 /// The small regex engine behind [`pattern_matches`].
 pub mod pattern;
+/// Security schemes, requirements and the credentials a request presents.
+pub mod security;
+pub use security::{
+    Auth, Credential, Credentials, OptionalAuth, SchemeCredential, SchemeKind, SecuritySchemeDef,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Types whose schema is generated: glue between serde and poem-openapi's `Type`
@@ -1225,6 +1151,12 @@ pub trait ApiDocument: Send + Sync + 'static {
     const PATCH: &'static DocumentPatch;
     /// Header parameters some operation declares (checked to be text before routing).
     const DECLARED_HEADERS: &'static [&'static str];
+    /// The document's security schemes.
+    const SECURITY_SCHEMES: &'static [SecuritySchemeDef];
+    /// Per secured operation (indexed as [`Auth`]'s `OP`): its requirements, alternatives in
+    /// document order, each a list of (scheme name, scopes) that must all be presented; an
+    /// empty alternative (`{}`) lets the operation run anonymously.
+    const OPERATION_SECURITY: &'static [&'static [security::Requirement]];
 
     /// Whether a component rejects unknown fields (`additionalProperties: false`).
     fn is_closed(name: &str) -> bool {
@@ -1492,8 +1424,13 @@ pub struct DocumentPatch {
     pub openapi: &'static str,
     /// Top-level `servers` (URLs) of the source.
     pub servers: &'static [&'static str],
-    /// Top-level `security` requirement names of the source (empty: none).
-    pub global_security: &'static [&'static str],
+    /// `components.securitySchemes` of the source as JSON (empty: none).
+    pub security_schemes: &'static str,
+    /// Top-level `security` of the source as JSON (empty: not written).
+    pub global_security: &'static str,
+    /// Operation-level `security` as written: (path, method, JSON). Operations not listed have
+    /// none written.
+    pub operation_security: &'static [(&'static str, &'static str, &'static str)],
     /// Components with `additionalProperties: false`.
     pub closed_schemas: &'static [&'static str],
     /// Response links: (path, method, status, JSON of the `links` object).
@@ -1529,26 +1466,29 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
                 .collect(),
         );
     }
-    if !patch.global_security.is_empty() {
-        let req: serde_json::Map<String, Value> = patch
-            .global_security
-            .iter()
-            .map(|n| (n.to_string(), Value::Array(vec![])))
-            .collect();
-        doc["security"] = Value::Array(vec![Value::Object(req)]);
-        // poem-openapi omits `security` on anonymous operations; under a global requirement
-        // that would make them secured, so say `security: []` explicitly.
-        if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
-            for item in paths.values_mut() {
-                for op in item
-                    .as_object_mut()
-                    .into_iter()
-                    .flat_map(|m| m.values_mut())
-                {
-                    if let Some(op) = op.as_object_mut() {
-                        op.entry("security").or_insert_with(|| Value::Array(vec![]));
-                    }
-                }
+    // Security is served as written: poem-openapi's model cannot say alternatives, optional
+    // (`{}`) requirements or scopes of every scheme kind, and [`Auth`] enforces it instead.
+    if let Ok(schemes) = serde_json::from_str::<Value>(patch.security_schemes) {
+        doc["components"]["securitySchemes"] = schemes;
+    }
+    if let Ok(security) = serde_json::from_str::<Value>(patch.global_security) {
+        doc["security"] = security;
+    }
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for (path, item) in paths.iter_mut() {
+            for (method, op) in item.as_object_mut().into_iter().flatten() {
+                let Some(op) = op.as_object_mut() else {
+                    continue;
+                };
+                let written = patch
+                    .operation_security
+                    .iter()
+                    .find(|(p, m, _)| p == path && m == method)
+                    .and_then(|(_, _, json)| serde_json::from_str::<Value>(json).ok());
+                match written {
+                    Some(security) => op.insert("security".into(), security),
+                    None => op.remove("security"),
+                };
             }
         }
     }

@@ -17,7 +17,7 @@ mod platform;
 mod positive_pay;
 mod simulations;
 
-use bank_api::runtime::{Credentials, Hooks, RequestError};
+use bank_api::runtime::{Credential, Credentials, Hooks, RequestError};
 use poem::{IntoResponse, Response};
 
 use crate::app::AppState;
@@ -157,8 +157,17 @@ impl Hooks for Bankd {
     type Principal = Principal;
 
     async fn authenticate(&self, credentials: Credentials) -> Result<Principal, RequestError> {
-        let Credentials::Basic { username, password } = credentials;
-        let Some(key) = auth::key_from_basic(&username, &password) else {
+        // The document's one scheme is HTTP Basic (`BasicAuth`).
+        let basic = credentials
+            .schemes
+            .iter()
+            .find_map(|s| match &s.credential {
+                Credential::Basic { username, password } => Some((username, password)),
+                _ => None,
+            });
+        let Some(key) =
+            basic.and_then(|(username, password)| auth::key_from_basic(username, password))
+        else {
             return Err(RequestError::unauthorized());
         };
         match auth::authenticate(&self.state.db, key).await {

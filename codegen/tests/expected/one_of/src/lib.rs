@@ -38,7 +38,9 @@ pub const DECLARED_HEADERS: &[&str] = &[];
 pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     openapi: "3.0.3",
     servers: &["https://api.example.com/v1"],
-    global_security: &[],
+    security_schemes: "",
+    global_security: "[]",
+    operation_security: &[],
     closed_schemas: &[],
     links: &[],
     binary_schemas: &[],
@@ -49,4 +51,10 @@ pub struct Document;
 impl runtime::ApiDocument for Document {
     const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
     const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
+    const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
+    /// By operation, in document order.
+    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
+        &[],
+    ];
 }

@@ -19,10 +19,6 @@ pub enum ApiTags {
     #[oai(rename = "health")]
     Health,
 }
-/// HTTP basic authentication; the username is the API key and the password is empty.
-#[derive(::poem_openapi::SecurityScheme)]
-#[oai(rename = "BasicAuth", ty = "basic")]
-pub struct BasicAuth(pub ::poem_openapi::auth::Basic);
 /// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
@@ -48,17 +44,14 @@ impl<S: Server> Api<S> {
     )]
     async fn get_me(
         &self,
-        auth: BasicAuth,
-        request: &::poem::Request,
+        auth: crate::runtime::Auth<S, crate::Document, 0>,
     ) -> ::std::result::Result<
         crate::account::GetMeResponse,
         crate::runtime::Rejection,
     > {
-        let _ = auth;
-        let principal = crate::runtime::principal::<S::Principal>(request)?;
         let input = crate::account::GetMeInput {};
         ::std::result::Result::Ok(
-            <S as crate::account::AccountApi>::get_me(self.server()?, principal, input)
+            <S as crate::account::AccountApi>::get_me(self.server()?, auth.0, input)
                 .await,
         )
     }

@@ -1,0 +1,183 @@
+//! Every OpenAPI 3.0 security scheme kind on the wire, through the generated crate of
+//! `codegen/tests/fixtures/security_schemes.yaml`: which requirement alternative matched, with
+//! which credentials and scopes, reaches `Hooks::authenticate`; missing or malformed credentials
+//! are a 401; `{}` admits anonymous callers and `[]` takes no credentials at all.
+
+use std::sync::Arc;
+
+use fixture_security_schemes::models::Seen;
+use fixture_security_schemes::runtime::{Credential, Credentials, Hooks, RequestError};
+use fixture_security_schemes::secured::*;
+use fixture_security_schemes::{Json, app};
+use poem::http::{Method, StatusCode};
+use poem::{Endpoint, Request};
+
+struct Server;
+
+/// `"<alternative>:<scheme>=<credential>[<scopes>],..."`; `wrong` credentials are refused.
+fn describe(credentials: &Credentials) -> Result<String, RequestError> {
+    let mut parts = Vec::new();
+    for s in &credentials.schemes {
+        let value = match &s.credential {
+            Credential::Basic { username, password } => format!("basic {username}:{password}"),
+            Credential::Bearer(token) => format!("bearer {token}"),
+            Credential::Http {
+                scheme,
+                credentials,
+            } => format!("{scheme} {credentials}"),
+            Credential::ApiKey(key) => format!("key {key}"),
+        };
+        if value.ends_with("wrong") {
+            return Err(RequestError::unauthorized());
+        }
+        parts.push(format!("{}={value}{:?}", s.scheme, s.scopes));
+    }
+    Ok(format!("{}:{}", credentials.requirement, parts.join(",")))
+}
+
+impl Hooks for Server {
+    type Principal = String;
+    async fn authenticate(&self, credentials: Credentials) -> Result<String, RequestError> {
+        describe(&credentials)
+    }
+    fn render_error(&self, error: RequestError, _request: &poem::Request) -> poem::Response {
+        poem::Response::builder()
+            .status(error.status)
+            .body(error.message)
+    }
+}
+
+fn seen(principal: String) -> Json<Seen> {
+    Json(Seen { principal })
+}
+
+impl SecuredApi for Server {
+    async fn inherited(&self, principal: String, _input: InheritedInput) -> InheritedResponse {
+        InheritedResponse::Ok(seen(principal))
+    }
+    async fn scoped(&self, principal: String, _input: ScopedInput) -> ScopedResponse {
+        ScopedResponse::Ok(seen(principal))
+    }
+    async fn optional(&self, principal: Option<String>, _input: OptionalInput) -> OptionalResponse {
+        OptionalResponse::Ok(seen(principal.unwrap_or_else(|| "anonymous".into())))
+    }
+    async fn open(&self, _input: OpenInput) -> OpenResponse {
+        OpenResponse::Ok(seen("open".into()))
+    }
+}
+
+/// The status and, on 200, the principal the handler saw.
+async fn call(method: Method, uri: &str, headers: &[(&str, &str)]) -> (StatusCode, String) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri.parse().expect("uri"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = app(Arc::new(Server)).call(req.finish()).await;
+    let resp = match resp {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    };
+    let status = resp.status();
+    let body = resp.into_body().into_string().await.expect("body");
+    if status == StatusCode::OK {
+        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        (
+            status,
+            v["principal"].as_str().unwrap_or_default().to_string(),
+        )
+    } else {
+        (status, String::new())
+    }
+}
+
+const BASIC_ALICE: &str = "Basic YWxpY2U6czNjcmV0"; // alice:s3cret
+
+#[tokio::test]
+async fn the_first_complete_alternative_is_authenticated_with_its_credentials() {
+    use Method as M;
+    let ok = |p: &str| (StatusCode::OK, p.to_string());
+    // Global requirement: bearer, or (header key AND query key).
+    assert_eq!(
+        call(M::GET, "/inherited", &[("Authorization", "Bearer t0k")]).await,
+        ok("0:BearerAuth=bearer t0k[]")
+    );
+    assert_eq!(
+        call(M::GET, "/inherited?api_key=q%20k", &[("X-Api-Key", "hk")]).await,
+        ok("1:ApiKeyHeader=key hk[],ApiKeyQuery=key q k[]")
+    );
+    // Half of an AND-set is not enough.
+    assert_eq!(
+        call(M::GET, "/inherited", &[("X-Api-Key", "hk")]).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        call(M::GET, "/inherited", &[]).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    // Credentials the server refuses are a 401.
+    assert_eq!(
+        call(M::GET, "/inherited", &[("Authorization", "Bearer wrong")])
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+    // A Basic header where Bearer is required is not a bearer token.
+    assert_eq!(
+        call(M::GET, "/inherited", &[("Authorization", BASIC_ALICE)])
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // OAuth2 with its scopes; OpenID Connect (the same bearer header matches the first).
+    assert_eq!(
+        call(M::POST, "/scoped", &[("Authorization", "bearer abc")]).await,
+        ok("0:OAuth2=bearer abc[\"pets:write\", \"pets:read\"]")
+    );
+    assert_eq!(
+        call(
+            M::POST,
+            "/scoped",
+            &[("Cookie", "theme=dark; session=c00kie")]
+        )
+        .await,
+        ok("2:ApiKeyCookie=key c00kie[]")
+    );
+    assert_eq!(
+        call(M::POST, "/scoped", &[("Cookie", "theme=dark")])
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // `{}`: anonymous is fine, credentials still count, and bad ones are still a 401.
+    assert_eq!(call(M::GET, "/optional", &[]).await, ok("anonymous"));
+    assert_eq!(
+        call(M::GET, "/optional", &[("Authorization", BASIC_ALICE)]).await,
+        ok("0:BasicAuth=basic alice:s3cret[]")
+    );
+    assert_eq!(
+        call(M::GET, "/optional", &[("Authorization", "Basic !!!")])
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        call(
+            M::GET,
+            "/optional",
+            &[("Authorization", "Digest username=\"a\"")]
+        )
+        .await,
+        ok("2:DigestAuth=digest username=\"a\"[]")
+    );
+
+    // `[]`: no credentials are read at all.
+    assert_eq!(call(M::GET, "/open", &[]).await, ok("open"));
+    assert_eq!(
+        call(M::GET, "/open", &[("Authorization", "Bearer wrong")]).await,
+        ok("open")
+    );
+}
