@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -225,23 +226,33 @@ def cargo_env(target_dir: Path) -> dict[str, str]:
 
 
 def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[int | None, str, float]:
-    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds)."""
+    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds).
+
+    cargo runs in its own process group, killed as a whole on timeout (or interrupt): killing
+    only cargo would leave its rustc running, eating CPU and memory under the next checks.
+    """
     start = time.monotonic()
+    proc = subprocess.Popen(
+        ["cargo", *args],
+        cwd=ws,
+        env=cargo_env(target_dir),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(
-            ["cargo", *args],
-            cwd=ws,
-            env=cargo_env(target_dir),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-        )
-        return proc.returncode, proc.stderr, time.monotonic() - start
-    except subprocess.TimeoutExpired as e:
-        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        _, err = proc.communicate(timeout=timeout)
+        return proc.returncode, err, time.monotonic() - start
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        _, err = proc.communicate()
         return None, err, time.monotonic() - start
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
 
 
 def first_errors(stderr: str, n: int = 5) -> list[str]:

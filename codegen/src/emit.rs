@@ -127,13 +127,18 @@ fn date_time_writer(schema: &Schema, required: bool) -> TokenStream {
         &schema.kind,
         Kind::String { format, .. } if format.as_deref() == Some("date-time")
     );
-    match (is_date_time, required && !schema.nullable) {
+    match (is_date_time, always_present(schema, required)) {
         (false, _) => quote!(),
         (true, true) => quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize")]),
         (true, false) => {
             quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize_option")])
         }
     }
+}
+
+/// Whether a property is in every request and every response (so its Rust type is not optional).
+fn always_present(schema: &Schema, required: bool) -> bool {
+    required && !schema.nullable && !schema.read_only && !schema.write_only
 }
 
 fn ident(s: &str) -> syn::Ident {
@@ -203,8 +208,16 @@ impl<'a> Emitter<'a> {
                 Some("binary") if multipart => quote!(crate::runtime::FilePart),
                 _ => quote!(::std::string::String),
             },
-            Kind::Integer { format } if format.as_deref() == Some("int32") => quote!(i32),
-            Kind::Integer { .. } => quote!(i64),
+            Kind::Integer { format } => match format.as_deref() {
+                Some("int8") => quote!(i8),
+                Some("int16") => quote!(i16),
+                Some("int32") => quote!(i32),
+                Some("uint8") => quote!(u8),
+                Some("uint16") => quote!(u16),
+                Some("uint32") => quote!(u32),
+                Some("uint64" | "uint") => quote!(u64),
+                _ => quote!(i64),
+            },
             Kind::Number { format } if format.as_deref() == Some("float") => quote!(f32),
             Kind::Number { .. } => quote!(f64),
             Kind::Boolean => quote!(bool),
@@ -223,13 +236,28 @@ impl<'a> Emitter<'a> {
                 [one] => self.rust_type(one, multipart),
                 _ => quote!(::serde_json::Value),
             },
-            Kind::OneOf { .. } | Kind::Any => quote!(::serde_json::Value),
+            Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::Any => quote!(::serde_json::Value),
         }
     }
 
-    fn field_type(&self, schema: &Schema, required: bool, multipart: bool) -> TokenStream {
-        let t = self.rust_type(schema, multipart);
-        if required && !schema.nullable {
+    /// A property's Rust type: optional unless required in both directions (a `readOnly`
+    /// property is absent from requests, a `writeOnly` one from responses) and not nullable;
+    /// boxed when it holds its container again (a recursive schema).
+    fn field_type(
+        &self,
+        schema: &Schema,
+        required: bool,
+        multipart: bool,
+        container: &str,
+    ) -> TokenStream {
+        let mut t = self.rust_type(schema, multipart);
+        if self
+            .direct_ref(schema)
+            .is_some_and(|n| self.contains(n, container, &mut Vec::new()))
+        {
+            t = quote!(::std::boxed::Box<#t>);
+        }
+        if always_present(schema, required) {
             t
         } else {
             quote!(::std::option::Option<#t>)
@@ -310,6 +338,11 @@ impl<'a> Emitter<'a> {
                 if !req.is_empty() {
                     sets.push(quote!(s.required = ::std::vec![#(#req),*];));
                 }
+                if !o.all_of.is_empty() {
+                    let m: Vec<TokenStream> =
+                        o.all_of.iter().map(|m| self.schema_ref_expr(m)).collect();
+                    sets.push(quote!(s.all_of = ::std::vec![#(#m),*];));
+                }
                 if let Additional::Schema(v) = &o.additional {
                     let e = self.schema_ref_expr(v);
                     sets.push(quote!(s.additional_properties = ::std::option::Option::Some(::std::boxed::Box::new(#e));));
@@ -345,8 +378,19 @@ impl<'a> Emitter<'a> {
                 }
                 ""
             }
+            Kind::AnyOf(members) => {
+                let m: Vec<TokenStream> = members.iter().map(|m| self.schema_ref_expr(m)).collect();
+                sets.push(quote!(s.any_of = ::std::vec![#(#m),*];));
+                ""
+            }
             Kind::Any => "",
         };
+        if schema.read_only {
+            sets.push(quote!(s.read_only = true;));
+        }
+        if schema.write_only {
+            sets.push(quote!(s.write_only = true;));
+        }
         if let Some(d) = &schema.description {
             let d = d.trim_end();
             sets.push(quote!(s.description = ::std::option::Option::Some(#d);));
@@ -395,6 +439,30 @@ impl<'a> Emitter<'a> {
         if let Some(v) = c.max_items {
             sets.push(quote!(s.max_items = ::std::option::Option::Some(#v);));
         }
+        if c.unique_items {
+            sets.push(quote!(s.unique_items = ::std::option::Option::Some(true);));
+        }
+        if let Some(v) = c.min_properties {
+            sets.push(quote!(s.min_properties = ::std::option::Option::Some(#v);));
+        }
+        if let Some(v) = c.max_properties {
+            sets.push(quote!(s.max_properties = ::std::option::Option::Some(#v);));
+        }
+        if let Some(v) = c.multiple_of {
+            let v = f64_lit(v);
+            sets.push(quote!(s.multiple_of = ::std::option::Option::Some(#v);));
+        }
+        if !c.enum_values.is_empty() {
+            let values: Vec<TokenStream> = c
+                .enum_values
+                .iter()
+                .map(|v| {
+                    let v = json_value(v);
+                    quote!(#v.unwrap_or_default())
+                })
+                .collect();
+            sets.push(quote!(s.enum_items = ::std::vec![#(#values),*];));
+        }
         if sets.is_empty() {
             quote!(crate::runtime::schema(#ty))
         } else {
@@ -429,6 +497,11 @@ impl<'a> Emitter<'a> {
         let description = opt_str(&api.description);
         let openapi = &api.openapi;
         let servers = &api.servers;
+        let additional_flags: Vec<TokenStream> = api
+            .additional_flags
+            .iter()
+            .map(|(pointer, flag)| quote!((#pointer, #flag)))
+            .collect();
         let scheme_json = api.security_schemes_json.as_deref().unwrap_or_default();
         let global_json = api.global_security_json.as_deref().unwrap_or_default();
         let op_security: Vec<TokenStream> = api
@@ -543,7 +616,7 @@ impl<'a> Emitter<'a> {
             // the crate root through `cfg_attr(rustfmt, ...)` (a plain inner tool attribute is
             // unstable) and each module file through the attribute on its declaration.
             #![cfg_attr(rustfmt, rustfmt::skip)]
-            #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+            #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code, deprecated)]
 
             #[rustfmt::skip]
             pub mod models;
@@ -572,6 +645,7 @@ impl<'a> Emitter<'a> {
                 global_security: #global_json,
                 operation_security: &[#(#op_security),*],
                 closed_schemas: &[#(#closed),*],
+                additional_flags: &[#(#additional_flags),*],
                 links: &[#(#links),*],
                 binary_schemas: &[#(#binary),*],
                 param_patterns: &[#(#param_patterns),*],
@@ -611,9 +685,21 @@ impl<'a> Emitter<'a> {
             Kind::String { enum_values, .. } if !enum_values.is_empty() => {
                 self.string_enum(&name, enum_values)
             }
+            Kind::Object(o) if !o.all_of.is_empty() => {
+                let (props, required) = self.object_parts(&t.schema);
+                self.object_struct(
+                    &name,
+                    &t.name,
+                    &props,
+                    &required,
+                    &o.additional,
+                    t.multipart,
+                )
+            }
             Kind::Object(o) if !o.properties.is_empty() || o.additional == Additional::Closed => {
                 self.object_struct(
                     &name,
+                    &t.name,
                     &o.properties,
                     &o.required,
                     &o.additional,
@@ -622,9 +708,11 @@ impl<'a> Emitter<'a> {
             }
             Kind::AllOf(members) if members.len() > 1 => {
                 let (props, required) = self.merged_properties(members);
-                self.object_struct(&name, &props, &required, &Additional::Open, false)
+                self.object_struct(&name, &t.name, &props, &required, &Additional::Open, false)
             }
-            Kind::OneOf { variants, .. } => self.one_of_enum(&name, variants),
+            Kind::OneOf { variants, .. } | Kind::AnyOf(variants) => {
+                self.one_of_enum(&name, &t.name, variants)
+            }
             _ => {
                 let inner = self.rust_type(&t.schema, false);
                 quote! {
@@ -717,9 +805,44 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// The type a schema holds by value (not behind a `Vec` or map): a reference, or `allOf` of one.
+    fn direct_ref<'s>(&self, schema: &'s Schema) -> Option<&'s str> {
+        match &schema.kind {
+            Kind::Ref(n) => Some(n),
+            Kind::AllOf(members) if members.len() == 1 => self.direct_ref(&members[0]),
+            _ => None,
+        }
+    }
+
+    /// Whether type `from` holds type `target` by value, directly or through other types.
+    fn contains(&self, from: &str, target: &str, seen: &mut Vec<String>) -> bool {
+        if from == target {
+            return true;
+        }
+        if seen.iter().any(|s| s == from) {
+            return false;
+        }
+        seen.push(from.to_string());
+        let schema = &self.typedef(from).schema;
+        let held: Vec<&Schema> = match &schema.kind {
+            Kind::Object(o) => o
+                .properties
+                .iter()
+                .map(|p| &p.schema)
+                .chain(&o.all_of)
+                .collect(),
+            Kind::AllOf(m) | Kind::AnyOf(m) | Kind::OneOf { variants: m, .. } => m.iter().collect(),
+            _ => vec![schema],
+        };
+        held.into_iter()
+            .filter_map(|s| self.direct_ref(s))
+            .any(|n| self.contains(n, target, seen))
+    }
+
     fn object_struct(
         &self,
         name: &syn::Ident,
+        container: &str,
         props: &[Property],
         required: &[String],
         additional: &Additional,
@@ -730,8 +853,13 @@ impl<'a> Emitter<'a> {
             .map(|p| {
                 let id = ident(&p.rust);
                 let is_required = required.contains(&p.name);
-                let ty = self.field_type(&p.schema, is_required, multipart);
+                let ty = self.field_type(&p.schema, is_required, multipart, container);
                 let docs = doc(&p.schema.description);
+                let deprecated = if p.schema.deprecated {
+                    quote!(#[deprecated])
+                } else {
+                    quote!()
+                };
                 let plain = p.rust.trim_start_matches("r#");
                 let rename = if plain != p.name {
                     let n = &p.name;
@@ -739,13 +867,13 @@ impl<'a> Emitter<'a> {
                 } else {
                     quote!()
                 };
-                let optional = if !is_required {
+                let optional = if !is_required || p.schema.read_only || p.schema.write_only {
                     quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")])
                 } else {
                     quote!()
                 };
                 let written = date_time_writer(&p.schema, is_required);
-                quote!(#docs #rename #optional #written pub #id: #ty)
+                quote!(#docs #deprecated #rename #optional #written pub #id: #ty)
             })
             .collect();
         if let Additional::Schema(v) = additional {
@@ -805,13 +933,24 @@ impl<'a> Emitter<'a> {
     fn object_parts(&self, s: &Schema) -> (Vec<Property>, Vec<String>) {
         match &s.kind {
             Kind::Ref(name) => self.object_parts(&self.typedef(name).schema),
-            Kind::Object(o) => (o.properties.clone(), o.required.clone()),
+            Kind::Object(o) if o.all_of.is_empty() => (o.properties.clone(), o.required.clone()),
+            Kind::Object(o) => {
+                let mut members = o.all_of.clone();
+                members.push(Schema {
+                    kind: Kind::Object(Object {
+                        all_of: Vec::new(),
+                        ..o.clone()
+                    }),
+                    ..Schema::default()
+                });
+                self.merged_properties(&members)
+            }
             Kind::AllOf(members) => self.merged_properties(members),
             _ => (Vec::new(), Vec::new()),
         }
     }
 
-    fn one_of_enum(&self, name: &syn::Ident, variants: &[Schema]) -> TokenStream {
+    fn one_of_enum(&self, name: &syn::Ident, container: &str, variants: &[Schema]) -> TokenStream {
         let mut taken = std::collections::BTreeSet::new();
         let decl: Vec<TokenStream> = variants
             .iter()
@@ -826,7 +965,13 @@ impl<'a> Emitter<'a> {
                     _ => "Value".into(),
                 };
                 let id = ident(&names::unique(stem, &mut taken));
-                let ty = self.rust_type(v, false);
+                let mut ty = self.rust_type(v, false);
+                if self
+                    .direct_ref(v)
+                    .is_some_and(|n| self.contains(n, container, &mut Vec::new()))
+                {
+                    ty = quote!(::std::boxed::Box<#ty>);
+                }
                 quote!(#id(#ty))
             })
             .collect();

@@ -19,6 +19,8 @@ pub struct Api {
     pub security_schemes_json: Option<String>,
     /// Top-level `security` as JSON text, when written (served as written).
     pub global_security_json: Option<String>,
+    /// Every `additionalProperties: true|false` written, by JSON pointer of its schema.
+    pub additional_flags: Vec<(String, bool)>,
     /// Named types: components first, then types hoisted from inline schemas.
     pub types: Vec<TypeDef>,
     pub operations: Vec<Operation>,
@@ -114,6 +116,10 @@ pub struct Schema {
     pub constraints: Constraints,
     /// `type: object` written beside `allOf` (served as written).
     pub object_type: bool,
+    /// `readOnly`: not required in requests.
+    pub read_only: bool,
+    /// `writeOnly`: not required in responses.
+    pub write_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -135,6 +141,8 @@ pub enum Kind {
     Object(Object),
     /// Members in order; a type built from it merges the members' properties.
     AllOf(Vec<Schema>),
+    /// At least one member matches (an untagged enum, tried in order).
+    AnyOf(Vec<Schema>),
     OneOf {
         variants: Vec<Schema>,
         discriminator: Option<Discriminator>,
@@ -149,6 +157,8 @@ pub struct Object {
     pub properties: Vec<Property>,
     pub required: Vec<String>,
     pub additional: Additional,
+    /// `allOf` written beside the properties: their properties are merged in first.
+    pub all_of: Vec<Schema>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -187,6 +197,12 @@ pub struct Constraints {
     pub exclusive_maximum: bool,
     pub min_items: Option<usize>,
     pub max_items: Option<usize>,
+    pub unique_items: bool,
+    pub min_properties: Option<usize>,
+    pub max_properties: Option<usize>,
+    pub multiple_of: Option<f64>,
+    /// `enum` of an integer, number or boolean schema (string enums are Rust enums instead).
+    pub enum_values: Vec<serde_json::Value>,
 }
 
 impl Constraints {

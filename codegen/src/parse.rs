@@ -23,6 +23,37 @@ pub struct Error {
     pub message: String,
 }
 
+/// A construct accepted with a weaker meaning than the document's: said on stderr, once per
+/// place, so the maintainer knows what is not enforced.
+fn warn(pointer: &str, message: impl std::fmt::Display) {
+    eprintln!("warning: {pointer}: {message}");
+}
+
+/// The values of an integer, number or boolean `enum` (`null` only with `nullable`).
+fn enum_values<T: serde::Serialize>(
+    values: &[Option<T>],
+    nullable: bool,
+    pointer: &str,
+) -> Result<Vec<serde_json::Value>, Error> {
+    let mut out = Vec::new();
+    for v in values {
+        match v {
+            Some(v) => out.push(serde_json::to_value(v).map_err(|e| Error {
+                pointer: format!("{pointer}/enum"),
+                message: e.to_string(),
+            })?),
+            None if nullable => {}
+            None => {
+                return err(
+                    &format!("{pointer}/enum"),
+                    "`null` in an enum requires `nullable: true`",
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A part of the document as JSON text (served as written).
 fn json_text(value: &impl serde::Serialize, pointer: &str) -> Result<String, Error> {
     serde_json::to_string(value).map_err(|e| Error {
@@ -83,11 +114,7 @@ fn reject_unsupported_keywords(v: &serde_json::Value, pointer: &str) -> Result<(
                     || pointer == "#/paths";
                 if !named_map {
                     match k.as_str() {
-                        "anyOf" | "not" => return err(&p, format!("`{k}` is not supported")),
                         "callbacks" => return err(&p, "callbacks are not supported"),
-                        "readOnly" | "writeOnly" if child == &serde_json::Value::Bool(true) => {
-                            return err(&p, format!("`{k}` is not supported"));
-                        }
                         "type" if child.is_array() => {
                             return err(&p, "`type` arrays are not OpenAPI 3.0");
                         }
@@ -166,6 +193,7 @@ fn tags_of(doc: &oa::OpenAPI, operations: &[Operation]) -> Vec<Tag> {
 
 struct Parser<'a> {
     doc: &'a oa::OpenAPI,
+    additional_flags: Vec<(String, bool)>,
     types: Vec<TypeDef>,
     type_names: BTreeSet<String>,
     rust_names: BTreeMap<String, String>,
@@ -176,6 +204,7 @@ impl<'a> Parser<'a> {
     fn new(doc: &'a oa::OpenAPI) -> Self {
         Self {
             doc,
+            additional_flags: Vec::new(),
             types: Vec::new(),
             type_names: BTreeSet::new(),
             rust_names: BTreeMap::new(),
@@ -250,6 +279,7 @@ impl<'a> Parser<'a> {
                 None => None,
             },
             types: self.types,
+            additional_flags: self.additional_flags,
             operations,
         })
     }
@@ -416,6 +446,8 @@ impl<'a> Parser<'a> {
             deprecated: data.deprecated,
             constraints: Constraints::default(),
             object_type: false,
+            read_only: data.read_only,
+            write_only: data.write_only,
         };
         let c = &mut out.constraints;
         let needs_name;
@@ -468,18 +500,8 @@ impl<'a> Parser<'a> {
                 };
             }
             oa::SchemaKind::Type(oa::Type::Integer(t)) => {
-                if !t.enumeration.is_empty() {
-                    return err(
-                        &format!("{pointer}/enum"),
-                        "integer enums are not supported",
-                    );
-                }
-                if t.multiple_of.is_some() {
-                    return err(
-                        &format!("{pointer}/multipleOf"),
-                        "`multipleOf` is not supported",
-                    );
-                }
+                c.enum_values = enum_values(&t.enumeration, data.nullable, pointer)?;
+                c.multiple_of = t.multiple_of.map(|v| v as f64);
                 c.minimum = t.minimum.map(|v| v as f64);
                 c.maximum = t.maximum.map(|v| v as f64);
                 c.exclusive_minimum = t.exclusive_minimum;
@@ -491,27 +513,16 @@ impl<'a> Parser<'a> {
                     oa::VariantOrUnknownOrEmpty::Item(oa::IntegerFormat::Int64) => {
                         Some("int64".to_string())
                     }
-                    oa::VariantOrUnknownOrEmpty::Unknown(f) => {
-                        return err(
-                            &format!("{pointer}/format"),
-                            format!("integer format `{f}` is not supported"),
-                        );
-                    }
+                    // int8, uint32, ... choose the Rust type; any other is documentation.
+                    oa::VariantOrUnknownOrEmpty::Unknown(f) => Some(f.clone()),
                     oa::VariantOrUnknownOrEmpty::Empty => None,
                 };
                 needs_name = false;
                 out.kind = Kind::Integer { format };
             }
             oa::SchemaKind::Type(oa::Type::Number(t)) => {
-                if !t.enumeration.is_empty() {
-                    return err(&format!("{pointer}/enum"), "number enums are not supported");
-                }
-                if t.multiple_of.is_some() {
-                    return err(
-                        &format!("{pointer}/multipleOf"),
-                        "`multipleOf` is not supported",
-                    );
-                }
+                c.enum_values = enum_values(&t.enumeration, data.nullable, pointer)?;
+                c.multiple_of = t.multiple_of;
                 c.minimum = t.minimum;
                 c.maximum = t.maximum;
                 c.exclusive_minimum = t.exclusive_minimum;
@@ -523,34 +534,19 @@ impl<'a> Parser<'a> {
                     oa::VariantOrUnknownOrEmpty::Item(oa::NumberFormat::Double) => {
                         Some("double".to_string())
                     }
-                    oa::VariantOrUnknownOrEmpty::Unknown(f) => {
-                        return err(
-                            &format!("{pointer}/format"),
-                            format!("number format `{f}` is not supported"),
-                        );
-                    }
+                    oa::VariantOrUnknownOrEmpty::Unknown(f) => Some(f.clone()),
                     oa::VariantOrUnknownOrEmpty::Empty => None,
                 };
                 needs_name = false;
                 out.kind = Kind::Number { format };
             }
             oa::SchemaKind::Type(oa::Type::Boolean(t)) => {
-                if !t.enumeration.is_empty() {
-                    return err(
-                        &format!("{pointer}/enum"),
-                        "boolean enums are not supported",
-                    );
-                }
+                c.enum_values = enum_values(&t.enumeration, data.nullable, pointer)?;
                 needs_name = false;
                 out.kind = Kind::Boolean;
             }
             oa::SchemaKind::Type(oa::Type::Array(t)) => {
-                if t.unique_items {
-                    return err(
-                        &format!("{pointer}/uniqueItems"),
-                        "`uniqueItems` is not supported",
-                    );
-                }
+                c.unique_items = t.unique_items;
                 c.min_items = t.min_items;
                 c.max_items = t.max_items;
                 let Some(items) = &t.items else {
@@ -562,9 +558,8 @@ impl<'a> Parser<'a> {
                 out.kind = Kind::Array(Box::new(item));
             }
             oa::SchemaKind::Type(oa::Type::Object(t)) => {
-                if t.min_properties.is_some() || t.max_properties.is_some() {
-                    return err(pointer, "`minProperties`/`maxProperties` are not supported");
-                }
+                c.min_properties = t.min_properties;
+                c.max_properties = t.max_properties;
                 let object = self.object(
                     &t.properties,
                     &t.required,
@@ -593,49 +588,22 @@ impl<'a> Parser<'a> {
                     discriminator,
                 };
             }
-            oa::SchemaKind::AnyOf { .. } => return err(pointer, "`anyOf` is not supported"),
-            oa::SchemaKind::Not { .. } => return err(pointer, "`not` is not supported"),
+            oa::SchemaKind::AnyOf { any_of } => {
+                let members = self.members(any_of, pointer, "anyOf", hint)?;
+                needs_name = true;
+                out.kind = Kind::AnyOf(members);
+            }
+            oa::SchemaKind::Not { .. } => {
+                warn(
+                    pointer,
+                    "`not` is accepted as any JSON value (not enforced)",
+                );
+                needs_name = false;
+                out.kind = Kind::Any;
+            }
             oa::SchemaKind::Any(a) => {
-                let is_plain_all_of = (a.typ.is_none() || a.typ.as_deref() == Some("object"))
-                    && a.properties.is_empty()
-                    && a.required.is_empty()
-                    && a.additional_properties.is_none()
-                    && a.items.is_none()
-                    && a.enumeration.is_empty()
-                    && a.one_of.is_empty()
-                    && a.any_of.is_empty()
-                    && a.not.is_none()
-                    && a.format.is_none()
-                    && a.pattern.is_none();
-                if *a == oa::AnySchema::default() {
-                    needs_name = false;
-                    out.kind = Kind::Any;
-                } else if is_plain_all_of && !a.all_of.is_empty() {
-                    out.object_type = a.typ.is_some();
-                    let members = self.members(&a.all_of, pointer, "allOf", hint)?;
-                    needs_name = !(members.len() == 1 && matches!(members[0].kind, Kind::Ref(_)));
-                    out.kind = Kind::AllOf(members);
-                } else if a.typ.as_deref() == Some("object")
-                    && a.all_of.is_empty()
-                    && a.one_of.is_empty()
-                    && a.any_of.is_empty()
-                {
-                    let object = self.object(
-                        &a.properties,
-                        &a.required,
-                        &a.additional_properties,
-                        pointer,
-                        hint,
-                    )?;
-                    needs_name =
-                        !object.properties.is_empty() || object.additional == Additional::Closed;
-                    out.kind = Kind::Object(object);
-                } else {
-                    return err(
-                        pointer,
-                        "this combination of keywords (a `type` or properties beside `allOf`/`oneOf`, or keywords that do not fit the type) is not supported",
-                    );
-                }
+                (out.kind, needs_name) = self.any_schema(a, &mut out.constraints, pointer, hint)?;
+                out.object_type = matches!(out.kind, Kind::AllOf(_)) && a.typ.is_some();
             }
         }
         if needs_name && !top {
@@ -643,6 +611,143 @@ impl<'a> Parser<'a> {
             return Ok(self.hoist(hint, out, pointer, multipart));
         }
         Ok(out)
+    }
+
+    /// A schema whose keywords do not fit one `type` of the typed model: `allOf` beside a `type`
+    /// or properties, properties without `type`, keywords of another type (ignored with a
+    /// warning), `oneOf`/`anyOf` beside other keywords (the siblings are not enforced).
+    fn any_schema(
+        &mut self,
+        a: &oa::AnySchema,
+        c: &mut Constraints,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<(Kind, bool), Error> {
+        if *a == oa::AnySchema::default() {
+            return Ok((Kind::Any, false));
+        }
+        let has_object_keywords =
+            !a.properties.is_empty() || !a.required.is_empty() || a.additional_properties.is_some();
+        let typ = a.typ.as_deref().or_else(|| {
+            if has_object_keywords || !a.all_of.is_empty() {
+                Some("object")
+            } else if a.items.is_some() {
+                Some("array")
+            } else {
+                None
+            }
+        });
+        if !a.one_of.is_empty() || !a.any_of.is_empty() {
+            if has_object_keywords || a.typ.is_some() || !a.all_of.is_empty() {
+                warn(pointer, "keywords beside `oneOf`/`anyOf` are not enforced");
+            }
+            let (members, keyword) = if a.one_of.is_empty() {
+                (&a.any_of, "anyOf")
+            } else {
+                (&a.one_of, "oneOf")
+            };
+            let members = self.members(members, pointer, keyword, hint)?;
+            return Ok((
+                if keyword == "anyOf" {
+                    Kind::AnyOf(members)
+                } else {
+                    Kind::OneOf {
+                        variants: members,
+                        discriminator: None,
+                    }
+                },
+                true,
+            ));
+        }
+        if a.not.is_some() {
+            warn(
+                pointer,
+                "`not` is accepted as any JSON value (not enforced)",
+            );
+        }
+        match typ {
+            Some("object") if !has_object_keywords && !a.all_of.is_empty() => {
+                let members = self.members(&a.all_of, pointer, "allOf", hint)?;
+                let named = !(members.len() == 1 && matches!(members[0].kind, Kind::Ref(_)));
+                Ok((Kind::AllOf(members), named))
+            }
+            Some("object") => {
+                let mut object = self.object(
+                    &a.properties,
+                    &a.required,
+                    &a.additional_properties,
+                    pointer,
+                    hint,
+                )?;
+                if !a.all_of.is_empty() {
+                    object.all_of = self.members(&a.all_of, pointer, "allOf", hint)?;
+                }
+                c.min_properties = a.min_properties;
+                c.max_properties = a.max_properties;
+                let named = !object.properties.is_empty()
+                    || !object.all_of.is_empty()
+                    || object.additional == Additional::Closed;
+                Ok((Kind::Object(object), named))
+            }
+            Some("array") => {
+                c.min_items = a.min_items;
+                c.max_items = a.max_items;
+                c.unique_items = a.unique_items.unwrap_or(false);
+                let item = match &a.items {
+                    Some(items) => self.convert_boxed(
+                        items,
+                        &format!("{pointer}/items"),
+                        &format!("{hint}Item"),
+                    )?,
+                    None => Schema::default(),
+                };
+                Ok((Kind::Array(Box::new(item)), false))
+            }
+            Some(t @ ("string" | "integer" | "number" | "boolean")) => {
+                warn(
+                    pointer,
+                    format!("keywords that do not apply to `{t}` are ignored"),
+                );
+                c.min_length = a.min_length;
+                c.max_length = a.max_length;
+                c.minimum = a.minimum;
+                c.maximum = a.maximum;
+                c.exclusive_minimum = a.exclusive_minimum.unwrap_or(false);
+                c.exclusive_maximum = a.exclusive_maximum.unwrap_or(false);
+                c.multiple_of = a.multiple_of;
+                if t != "string" {
+                    c.enum_values = a
+                        .enumeration
+                        .iter()
+                        .filter(|v| !v.is_null())
+                        .cloned()
+                        .collect();
+                }
+                Ok((
+                    match t {
+                        "string" => Kind::String {
+                            format: a.format.clone(),
+                            enum_values: Vec::new(),
+                        },
+                        "integer" => Kind::Integer {
+                            format: a.format.clone(),
+                        },
+                        "number" => Kind::Number {
+                            format: a.format.clone(),
+                        },
+                        _ => Kind::Boolean,
+                    },
+                    false,
+                ))
+            }
+            _ => {
+                warn(
+                    pointer,
+                    "a schema without a usable `type` is accepted as any JSON value",
+                );
+                Ok((Kind::Any, false))
+            }
+        }
     }
 
     fn object(
@@ -679,6 +784,9 @@ impl<'a> Parser<'a> {
                 );
             }
         }
+        if let Some(oa::AdditionalProperties::Any(flag)) = additional {
+            self.additional_flags.push((pointer.to_string(), *flag));
+        }
         let additional = match additional {
             None | Some(oa::AdditionalProperties::Any(true)) => Additional::Open,
             Some(oa::AdditionalProperties::Any(false)) => Additional::Closed,
@@ -696,6 +804,7 @@ impl<'a> Parser<'a> {
             properties: props,
             required: required.to_vec(),
             additional,
+            all_of: Vec::new(),
         })
     }
 
@@ -1001,7 +1110,7 @@ impl<'a> Parser<'a> {
             }
         };
         match &schema.kind {
-            Kind::Object(_) | Kind::OneOf { .. } | Kind::AllOf(_) | Kind::Any => {
+            Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
                 return err(&pointer, "object-valued parameters are not supported");
             }
             Kind::Array(_) => return err(&pointer, "array parameters are not supported"),

@@ -84,6 +84,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "petstore",
         "names",
         "security_schemes",
+        "schemas",
     ] {
         assert!(
             names.iter().any(|n| n == required),

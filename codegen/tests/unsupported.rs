@@ -19,12 +19,13 @@ fn error(text: &str) -> bank_codegen::Error {
 }
 
 #[test]
-fn any_of_is_refused_with_its_pointer() {
-    let e = error(&doc(
-        OP,
-        "    A:\n      anyOf:\n        - {type: string}\n        - {type: integer}\n",
-    ));
-    assert_eq!(e.pointer, "#/components/schemas/A/anyOf");
+fn a_security_scheme_reference_is_refused_with_its_pointer() {
+    let text = format!(
+        "{}  securitySchemes:\n    B: {{$ref: '#/components/securitySchemes/A'}}\n    A: {{type: http, scheme: basic}}\n",
+        doc(OP, "    S: {type: string}\n")
+    );
+    let e = error(&text);
+    assert_eq!(e.pointer, "#/components/securitySchemes/B");
 }
 
 #[test]

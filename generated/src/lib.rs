@@ -9,7 +9,14 @@
 //!   `/openapi.yaml` and `/docs`.
 //! - [`runtime`]: validation, authentication and error plumbing shared by all generated code.
 #![cfg_attr(rustfmt, rustfmt::skip)]
-#![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+#![allow(
+    clippy::all,
+    clippy::pedantic,
+    unused_imports,
+    non_camel_case_types,
+    dead_code,
+    deprecated
+)]
 #[rustfmt::skip]
 pub mod models;
 /// Operations tagged `Platform`: the `PlatformApi` trait, its inputs and responses.
@@ -86,6 +93,28 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         "CreateBookTransferRequest",
         "ClearBookTransferRequest",
         "SimulateAchRequest",
+    ],
+    additional_flags: &[
+        ("#/components/schemas/EmptyObject", false),
+        ("#/components/schemas/Address", false),
+        ("#/components/schemas/PlatformUpdate", false),
+        ("#/components/schemas/AdditionalRequirementField", false),
+        ("#/components/schemas/CreatePersonEntityRequest", false),
+        ("#/components/schemas/UpdatePersonEntityRequest", false),
+        ("#/components/schemas/CreateBusinessEntityRequest", false),
+        ("#/components/schemas/UpdateBusinessEntityRequest", false),
+        ("#/components/schemas/CreateAssociatedPersonRequest", false),
+        ("#/components/schemas/CreateBankAccountRequest", false),
+        ("#/components/schemas/UpdateBankAccountRequest", false),
+        ("#/components/schemas/AddOwnerRequest", false),
+        ("#/components/schemas/CreateAccountNumberRequest", false),
+        ("#/components/schemas/UpdateAccountNumberRequest", false),
+        ("#/components/schemas/CreateAchPositivePayRuleRequest", false),
+        ("#/components/schemas/CreateCounterpartyRequest", false),
+        ("#/components/schemas/UploadDocumentRequest", false),
+        ("#/components/schemas/CreateBookTransferRequest", false),
+        ("#/components/schemas/ClearBookTransferRequest", false),
+        ("#/components/schemas/SimulateAchRequest", false),
     ],
     links: &[
         (

@@ -306,7 +306,7 @@ fn schema(s: &Value) -> Value {
                             out.insert(k.clone(), serde_json::to_value(set).unwrap_or_default());
                         }
                     }
-                    "minimum" | "maximum" => {
+                    "minimum" | "maximum" | "multipleOf" => {
                         out.insert(k.clone(), serde_json::json!(v.as_f64()));
                     }
                     "nullable" | "deprecated" | "exclusiveMinimum" | "exclusiveMaximum"

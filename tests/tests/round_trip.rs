@@ -83,6 +83,7 @@ fixture_round_trip! {
     fixture_one_of => "one_of.yaml",
     fixture_parameters => "parameters.yaml",
     fixture_petstore => "petstore.yaml",
+    fixture_schemas => "schemas.yaml",
     fixture_responses => "responses.yaml",
     fixture_security => "security.yaml",
     fixture_security_schemes => "security_schemes.yaml",

@@ -492,7 +492,28 @@ fn validate_at(
         validate_at(registry, part, value, path, closed, errors, depth + 1);
     }
     if !schema.one_of.is_empty() {
-        validate_one_of(registry, schema, value, path, closed, errors, depth);
+        validate_one_of(
+            registry,
+            schema,
+            &schema.one_of,
+            value,
+            path,
+            closed,
+            errors,
+            depth,
+        );
+    }
+    if !schema.any_of.is_empty() {
+        validate_one_of(
+            registry,
+            schema,
+            &schema.any_of,
+            value,
+            path,
+            closed,
+            errors,
+            depth,
+        );
     }
     let type_ok = match schema.ty {
         "" => true,
@@ -536,6 +557,14 @@ fn validate_at(
                     push(errors, path, format!("must have at most {max} items"));
                 }
             }
+            if schema.unique_items == Some(true)
+                && items
+                    .iter()
+                    .enumerate()
+                    .any(|(i, a)| items[..i].contains(a))
+            {
+                push(errors, path, "must not contain duplicate items".into());
+            }
             if let Some(item_schema) = &schema.items {
                 for (i, item) in items.iter().enumerate() {
                     let p = format!("{}[{i}]", path);
@@ -544,8 +573,22 @@ fn validate_at(
             }
         }
         Value::Object(map) => {
+            if let Some(min) = schema.min_properties {
+                if map.len() < min {
+                    push(errors, path, format!("must have at least {min} properties"));
+                }
+            }
+            if let Some(max) = schema.max_properties {
+                if map.len() > max {
+                    push(errors, path, format!("must have at most {max} properties"));
+                }
+            }
             for required in &schema.required {
-                if !map.contains_key(*required) {
+                // A read-only property is the server's to set: never required of a request.
+                let read_only = schema.properties.iter().any(|(n, p)| {
+                    n == required && matches!(p, MetaSchemaRef::Inline(p) if p.read_only)
+                });
+                if !map.contains_key(*required) && !read_only {
                     push(errors, &field_path(path, required), "is required".into());
                 }
             }
@@ -576,9 +619,13 @@ fn declared_by_all_of(registry: &Registry, schema: &MetaSchema, key: &str) -> bo
     })
 }
 
+/// `oneOf` and `anyOf`: the discriminator's variant, else the first member that matches (the
+/// Rust type is an untagged enum that takes the first member that parses).
+#[allow(clippy::too_many_arguments)]
 fn validate_one_of(
     registry: &Registry,
     schema: &MetaSchema,
+    members: &[MetaSchemaRef],
     value: &Value,
     path: &str,
     closed: &dyn Fn(&str) -> bool,
@@ -604,7 +651,7 @@ fn validate_one_of(
         return;
     }
     let mut best: Option<BTreeMap<String, String>> = None;
-    for variant in &schema.one_of {
+    for variant in members {
         let mut e = BTreeMap::new();
         validate_at(registry, variant, value, path, closed, &mut e, depth + 1);
         if e.is_empty() {
@@ -615,7 +662,7 @@ fn validate_one_of(
         }
     }
     match best {
-        Some(b) if schema.one_of.len() == 1 => errors.extend(b),
+        Some(b) if members.len() == 1 => errors.extend(b),
         _ => push(errors, path, "matches none of the allowed shapes".into()),
     }
 }
@@ -669,8 +716,15 @@ fn check_number(
     errors: &mut BTreeMap<String, String>,
 ) {
     if schema.ty == "integer" {
+        let signed = |min: i64, max: i64| n.as_i64().is_some_and(|v| (min..=max).contains(&v));
         let fits = match schema.format {
-            Some("int32") => n.as_i64().is_some_and(|v| i32::try_from(v).is_ok()),
+            Some("int8") => signed(i8::MIN.into(), i8::MAX.into()),
+            Some("int16") => signed(i16::MIN.into(), i16::MAX.into()),
+            Some("int32") => signed(i32::MIN.into(), i32::MAX.into()),
+            Some("uint8") => signed(0, u8::MAX.into()),
+            Some("uint16") => signed(0, u16::MAX.into()),
+            Some("uint32") => signed(0, u32::MAX.into()),
+            Some("uint64" | "uint") => n.as_u64().is_some(),
             _ => n.as_i64().is_some(),
         };
         if !fits {
@@ -683,6 +737,12 @@ fn check_number(
         }
     }
     let Some(v) = n.as_f64() else { return };
+    if let Some(m) = schema.multiple_of.filter(|m| *m > 0.0) {
+        let q = v / m;
+        if (q - q.round()).abs() > 1e-9 * q.abs().max(1.0) {
+            push(errors, path, format!("must be a multiple of {m}"));
+        }
+    }
     if let Some(min) = schema.minimum {
         let exclusive = schema.exclusive_minimum.unwrap_or(false);
         if v < min || (exclusive && v == min) {
@@ -1431,8 +1491,11 @@ pub struct DocumentPatch {
     /// Operation-level `security` as written: (path, method, JSON). Operations not listed have
     /// none written.
     pub operation_security: &'static [(&'static str, &'static str, &'static str)],
-    /// Components with `additionalProperties: false`.
+    /// Components with `additionalProperties: false` (what the validator refuses).
     pub closed_schemas: &'static [&'static str],
+    /// Every `additionalProperties: true|false` of the source, by JSON pointer (poem-openapi's
+    /// model can only say a schema; the served document mirrors the source's layout).
+    pub additional_flags: &'static [(&'static str, bool)],
     /// Response links: (path, method, status, JSON of the `links` object).
     pub links: &'static [(&'static str, &'static str, &'static str, &'static str)],
     /// Binary response schemas (poem-openapi's `Binary` documents a fixed one): (path, method,
@@ -1492,16 +1555,11 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             }
         }
     }
-    if let Some(schemas) = doc
-        .pointer_mut("/components/schemas")
-        .and_then(Value::as_object_mut)
-    {
-        for name in patch.closed_schemas {
-            if let Some(Value::Object(s)) = schemas.get_mut(*name) {
-                if !s.contains_key("additionalProperties") {
-                    s.insert("additionalProperties".into(), Value::Bool(false));
-                }
-            }
+    for (pointer, flag) in patch.additional_flags {
+        if let Some(Value::Object(schema)) = doc.pointer_mut(pointer.trim_start_matches('#')) {
+            schema
+                .entry("additionalProperties")
+                .or_insert(Value::Bool(*flag));
         }
     }
     for (path, method, status, media, schema) in patch.binary_schemas {

@@ -9,7 +9,14 @@
 //!   `/openapi.yaml` and `/docs`.
 //! - [`runtime`]: validation, authentication and error plumbing shared by all generated code.
 #![cfg_attr(rustfmt, rustfmt::skip)]
-#![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+#![allow(
+    clippy::all,
+    clippy::pedantic,
+    unused_imports,
+    non_camel_case_types,
+    dead_code,
+    deprecated
+)]
 #[rustfmt::skip]
 pub mod models;
 /// Operations tagged `tasks`: the `TasksApi` trait, its inputs and responses.
@@ -39,6 +46,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[]",
     operation_security: &[],
     closed_schemas: &[],
+    additional_flags: &[],
     links: &[],
     binary_schemas: &[],
     param_patterns: &[],

@@ -9,7 +9,14 @@
 //!   `/openapi.yaml` and `/docs`.
 //! - [`runtime`]: validation, authentication and error plumbing shared by all generated code.
 #![cfg_attr(rustfmt, rustfmt::skip)]
-#![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code)]
+#![allow(
+    clippy::all,
+    clippy::pedantic,
+    unused_imports,
+    non_camel_case_types,
+    dead_code,
+    deprecated
+)]
 #[rustfmt::skip]
 pub mod models;
 /// Operations tagged `account`: the `AccountApi` trait, its inputs and responses.
@@ -42,6 +49,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/health", "get", "[]")],
     closed_schemas: &[],
+    additional_flags: &[],
     links: &[],
     binary_schemas: &[],
     param_patterns: &[],
