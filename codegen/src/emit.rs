@@ -19,6 +19,8 @@ use quote::{format_ident, quote};
 use crate::ir::*;
 use crate::names;
 
+mod callbacks;
+
 /// Dependency versions of every generated crate (explicit, so any output builds on its own).
 const CARGO_DEPENDENCIES: &str = r#"chrono = { version = "0.4", default-features = false, features = ["std", "serde"] }
 poem = { version = "3.1.12", features = ["multipart"] }
@@ -67,6 +69,9 @@ pub fn emit(api: &Api, opts: &Options) -> BTreeMap<String, String> {
         );
     }
     files.insert("src/server.rs".into(), render(&header, e.server()));
+    if e.all_callbacks().next().is_some() {
+        files.insert("src/callbacks.rs".into(), render(&header, e.callbacks()));
+    }
     files
 }
 
@@ -152,7 +157,7 @@ fn doc(text: &Option<String>) -> TokenStream {
     }
 }
 
-fn doc_str(t: &str) -> TokenStream {
+pub(crate) fn doc_str(t: &str) -> TokenStream {
     let lines: Vec<TokenStream> = t
         .trim_end()
         .lines()
@@ -180,7 +185,7 @@ fn f64_lit(v: f64) -> Literal {
     Literal::f64_suffixed(v)
 }
 
-struct Emitter<'a> {
+pub(crate) struct Emitter<'a> {
     api: &'a Api,
 }
 
@@ -502,6 +507,24 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|(pointer, flag)| quote!((#pointer, #flag)))
             .collect();
+        let callbacks_mod = if self.all_callbacks().next().is_some() {
+            quote! {
+                /// The `Callbacks` trait: the requests the server sends to its callers.
+                #[rustfmt::skip]
+                pub mod callbacks;
+            }
+        } else {
+            quote!()
+        };
+        let callbacks_json: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .filter_map(|o| {
+                let json = o.callbacks_json.as_deref()?;
+                let (path, method) = (&o.path, &o.method);
+                Some(quote!((#path, #method, #json)))
+            })
+            .collect();
         let scheme_json = api.security_schemes_json.as_deref().unwrap_or_default();
         let global_json = api.global_security_json.as_deref().unwrap_or_default();
         let op_security: Vec<TokenStream> = api
@@ -623,6 +646,7 @@ impl<'a> Emitter<'a> {
             #(#mods)*
             #[rustfmt::skip]
             pub mod server;
+            #callbacks_mod
             pub use ::bank_codegen_runtime as runtime;
 
             pub use poem_openapi::payload::Binary;
@@ -644,6 +668,7 @@ impl<'a> Emitter<'a> {
                 security_schemes: #scheme_json,
                 global_security: #global_json,
                 operation_security: &[#(#op_security),*],
+                callbacks: &[#(#callbacks_json),*],
                 closed_schemas: &[#(#closed),*],
                 additional_flags: &[#(#additional_flags),*],
                 links: &[#(#links),*],
@@ -1298,7 +1323,7 @@ impl<'a> Emitter<'a> {
 
     fn server(&self) -> TokenStream {
         let api = self.api;
-        let traits: Vec<TokenStream> = api
+        let mut traits: Vec<TokenStream> = api
             .trait_tags()
             .map(|t| {
                 let m = ident(&tag_module(t));
@@ -1306,6 +1331,10 @@ impl<'a> Emitter<'a> {
                 quote!(crate::#m::#tr)
             })
             .collect();
+        if self.all_callbacks().next().is_some() {
+            traits.push(quote!(crate::callbacks::Callbacks));
+        }
+        let document_only_callbacks = self.document_only_callbacks();
         let tag_variants: Vec<TokenStream> = api
             .tags
             .iter()
@@ -1424,6 +1453,7 @@ impl<'a> Emitter<'a> {
             }
 
             #(#document_only)*
+            #document_only_callbacks
 
             fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
                 let service = ::poem_openapi::OpenApiService::new(Api { server }, crate::TITLE, crate::VERSION);

@@ -238,6 +238,10 @@ pub struct Operation {
     pub security: Vec<Requirement>,
     /// Its own `security` as JSON text, when written (served as written).
     pub security_json: Option<String>,
+    /// Outgoing requests it declares (`callbacks`), in document order.
+    pub callbacks: Vec<Callback>,
+    /// Its `callbacks` as JSON text, when written (served as written).
+    pub callbacks_json: Option<String>,
     pub pointer: String,
 }
 
@@ -251,6 +255,25 @@ impl Operation {
             AuthMode::Required
         }
     }
+}
+
+/// One request of a callback: the server sends it to a URL the expression names.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Callback {
+    /// The callback's name (the key under `callbacks`).
+    pub name: String,
+    /// The runtime expression of the URL (`{$request.body#/url}`).
+    pub expression: String,
+    pub method: String,
+    /// snake_case name of the server's method that builds it (`<operation>_<callback>`).
+    pub rust: String,
+    pub summary: Option<String>,
+    pub description: Option<String>,
+    /// The body the server sends (JSON); `None` for a request without one.
+    pub body: Option<Body>,
+    /// The statuses the receiver may answer, with their descriptions.
+    pub responses: Vec<(Status, String)>,
+    pub pointer: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

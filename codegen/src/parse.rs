@@ -114,7 +114,6 @@ fn reject_unsupported_keywords(v: &serde_json::Value, pointer: &str) -> Result<(
                     || pointer == "#/paths";
                 if !named_map {
                     match k.as_str() {
-                        "callbacks" => return err(&p, "callbacks are not supported"),
                         "type" if child.is_array() => {
                             return err(&p, "`type` arrays are not OpenAPI 3.0");
                         }
@@ -1032,6 +1031,12 @@ impl<'a> Parser<'a> {
             }
             None => global_security.to_vec(),
         };
+        let callbacks = self.callbacks(op, pointer, &rust, &type_stem)?;
+        let callbacks_json = if op.callbacks.is_empty() {
+            None
+        } else {
+            Some(json_text(&op.callbacks, &format!("{pointer}/callbacks"))?)
+        };
         let security_json = match &op.security {
             Some(s) => Some(json_text(s, &format!("{pointer}/security"))?),
             None => None,
@@ -1054,6 +1059,8 @@ impl<'a> Parser<'a> {
             responses,
             security,
             security_json,
+            callbacks,
+            callbacks_json,
             pointer: pointer.to_string(),
         })
     }
@@ -1135,6 +1142,74 @@ impl<'a> Parser<'a> {
             deprecated: data.deprecated.unwrap_or(false),
             schema,
         })
+    }
+
+    /// The requests of an operation's `callbacks`. Each is named `<operation>_<callback>` (plus
+    /// `_<method>` when one callback URL has several); its body is a JSON request body.
+    fn callbacks(
+        &mut self,
+        op: &oa::Operation,
+        pointer: &str,
+        rust: &str,
+        stem: &str,
+    ) -> Result<Vec<Callback>, Error> {
+        let mut out = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (name, callback) in &op.callbacks {
+            let cp = format!("{pointer}/callbacks/{}", escape(name));
+            for (expression, item) in callback {
+                let ep = format!("{cp}/{}", escape(expression));
+                let methods: Vec<(&str, &oa::Operation)> = item.iter().collect();
+                for (method, cop) in &methods {
+                    let mp = format!("{ep}/{method}");
+                    let mut base = format!("{rust}_{}", names::snake(name));
+                    if methods.len() > 1 {
+                        base = format!("{base}_{method}");
+                    }
+                    let method_name = names::unique(base, &mut taken);
+                    let body = match &cop.request_body {
+                        None => None,
+                        Some(b) => {
+                            let hint =
+                                format!("{stem}{}", names::camel(&method_name[rust.len()..]));
+                            let body = self.request_body(b, &format!("{mp}/requestBody"), &hint)?;
+                            if body.media != Media::Json {
+                                return err(
+                                    &format!("{mp}/requestBody"),
+                                    "a callback body must be JSON",
+                                );
+                            }
+                            Some(body)
+                        }
+                    };
+                    let mut responses = Vec::new();
+                    for (code, r) in &cop.responses.responses {
+                        let description = match r {
+                            ReferenceOr::Item(r) => r.description.clone(),
+                            ReferenceOr::Reference { reference } => reference.clone(),
+                        };
+                        if let oa::StatusCode::Code(c) = code {
+                            responses.push((Status::Code(*c), description));
+                        }
+                    }
+                    if let Some(ReferenceOr::Item(r)) = &cop.responses.default {
+                        responses.push((Status::Default, r.description.clone()));
+                    }
+                    out.push(Callback {
+                        name: name.clone(),
+                        expression: expression.clone(),
+                        method: method.to_string(),
+                        rust: method_name,
+                        summary: cop.summary.clone(),
+                        description: cop.description.clone(),
+                        body,
+                        responses,
+                        pointer: mp,
+                    });
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn request_body(

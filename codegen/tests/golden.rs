@@ -85,6 +85,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "names",
         "security_schemes",
         "schemas",
+        "callbacks",
     ] {
         assert!(
             names.iter().any(|n| n == required),

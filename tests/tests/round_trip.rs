@@ -71,6 +71,7 @@ macro_rules! fixture_round_trip {
 fixture_round_trip! {
     fixture_all_of => "all_of.yaml",
     fixture_arrays => "arrays.yaml",
+    fixture_callbacks => "callbacks.yaml",
     fixture_enums => "enums.yaml",
     fixture_formats => "formats.yaml",
     fixture_keywords => "keywords.yaml",

@@ -1204,6 +1204,22 @@ impl<'a, T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::ApiExt
     }
 }
 
+/// A callback request to send, built by a generated crate's `callbacks::requests`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackRequest {
+    /// The `operationId` (or derived name) of the operation that declares the callback.
+    pub operation: &'static str,
+    /// The callback's name.
+    pub callback: &'static str,
+    /// The HTTP method, upper case.
+    pub method: &'static str,
+    /// The runtime expression of the URL (`{$request.body#/url}`), for the server to resolve.
+    pub url_expression: &'static str,
+    /// The body's media type, when there is a body.
+    pub content_type: Option<&'static str>,
+    pub body: Vec<u8>,
+}
+
 /// What the runtime needs to know of one document; each generated crate implements it on its
 /// `Document` type, which parameterises the body extractors.
 pub trait ApiDocument: Send + Sync + 'static {
@@ -1491,6 +1507,8 @@ pub struct DocumentPatch {
     /// Operation-level `security` as written: (path, method, JSON). Operations not listed have
     /// none written.
     pub operation_security: &'static [(&'static str, &'static str, &'static str)],
+    /// Operation `callbacks` as written: (path, method, JSON).
+    pub callbacks: &'static [(&'static str, &'static str, &'static str)],
     /// Components with `additionalProperties: false` (what the validator refuses).
     pub closed_schemas: &'static [&'static str],
     /// Every `additionalProperties: true|false` of the source, by JSON pointer (poem-openapi's
@@ -1553,6 +1571,19 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
                     None => op.remove("security"),
                 };
             }
+        }
+    }
+    for (path, method, json) in patch.callbacks {
+        let pointer = format!(
+            "/paths/{}/{}",
+            path.replace('~', "~0").replace('/', "~1"),
+            method
+        );
+        if let (Some(Value::Object(op)), Ok(callbacks)) = (
+            doc.pointer_mut(&pointer),
+            serde_json::from_str::<Value>(json),
+        ) {
+            op.insert("callbacks".into(), callbacks);
         }
     }
     for (pointer, flag) in patch.additional_flags {

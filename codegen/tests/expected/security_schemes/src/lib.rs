@@ -53,6 +53,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/optional", "get", "[{\"BasicAuth\":[]},{},{\"DigestAuth\":[]}]"),
         ("/open", "get", "[]"),
     ],
+    callbacks: &[],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],
