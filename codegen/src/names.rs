@@ -121,6 +121,21 @@ pub fn field_ident(s: &str) -> String {
     }
 }
 
+/// A field or parameter name: snake case, unique among `taken`, a keyword raw (`r#type`) or
+/// with a trailing `_` where it cannot be raw (`self_`).
+pub fn field_name(name: &str, taken: &mut std::collections::BTreeSet<String>) -> String {
+    let rust = unique(snake(name), taken);
+    if !needs_raw(&rust) {
+        return rust;
+    }
+    let plain = field_ident(&rust);
+    if plain.ends_with('_') {
+        plain
+    } else {
+        format!("r#{plain}")
+    }
+}
+
 /// Makes `name` unique among `taken` by appending a counter.
 pub fn unique(name: String, taken: &mut std::collections::BTreeSet<String>) -> String {
     if taken.insert(name.clone()) {

@@ -762,13 +762,7 @@ impl<'a> Parser<'a> {
         for (name, s) in properties {
             let p = format!("{pointer}/properties/{}", escape(name));
             let schema = self.convert_boxed(s, &p, &format!("{hint}{}", names::camel(name)))?;
-            let mut rust = names::unique(names::snake(name), &mut taken);
-            if names::needs_raw(&rust) {
-                rust = names::field_ident(&rust);
-                if !rust.ends_with('_') {
-                    rust = format!("r#{rust}");
-                }
-            }
+            let rust = names::field_name(name, &mut taken);
             props.push(Property {
                 name: name.clone(),
                 rust,
@@ -777,9 +771,10 @@ impl<'a> Parser<'a> {
         }
         for r in required {
             if !properties.contains_key(r) {
-                return err(
+                // JSON Schema: present, any value. Enforced by the validator; no Rust field.
+                warn(
                     &format!("{pointer}/required"),
-                    format!("required property `{r}` is not declared"),
+                    format!("required property `{r}` is not declared (any value accepted)"),
                 );
             }
         }
@@ -969,17 +964,40 @@ impl<'a> Parser<'a> {
                 .iter()
                 .any(|p| p.location == Location::Path && &p.name == name)
             {
-                return err(pointer, format!("path parameter `{name}` is not declared"));
+                warn(
+                    pointer,
+                    format!("path parameter `{name}` is not declared (taken as a string)"),
+                );
+                params.push(Param {
+                    name: name.clone(),
+                    rust: names::field_name(name, &mut taken),
+                    location: Location::Path,
+                    required: true,
+                    description: None,
+                    deprecated: false,
+                    schema: Schema {
+                        kind: Kind::String {
+                            format: None,
+                            enum_values: Vec::new(),
+                        },
+                        ..Schema::default()
+                    },
+                });
             }
         }
-        for p in &params {
-            if p.location == Location::Path && !template_order.contains(&p.name) {
-                return err(
+        params.retain(|p| {
+            let stray = p.location == Location::Path && !template_order.contains(&p.name);
+            if stray {
+                warn(
                     pointer,
-                    format!("path parameter `{}` is not in the path template", p.name),
+                    format!(
+                        "path parameter `{}` is not in the path template (ignored)",
+                        p.name
+                    ),
                 );
             }
-        }
+            !stray
+        });
         params.sort_by_key(|p| match p.location {
             Location::Path => template_order
                 .iter()
@@ -1126,13 +1144,7 @@ impl<'a> Parser<'a> {
         if location == Location::Path && !data.required {
             return err(&pointer, "path parameters must be required");
         }
-        let mut rust = names::unique(names::snake(&data.name), taken);
-        if names::needs_raw(&rust) {
-            rust = names::field_ident(&rust);
-            if !rust.ends_with('_') {
-                rust = format!("r#{rust}");
-            }
-        }
+        let rust = names::field_name(&data.name, taken);
         Ok(Param {
             name: data.name.clone(),
             rust,
