@@ -507,6 +507,27 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|(pointer, flag)| quote!((#pointer, #flag)))
             .collect();
+        let content_patches: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .flat_map(|o| {
+                let (path, method) = (&o.path, &o.method);
+                let body = o
+                    .body
+                    .as_ref()
+                    .and_then(|b| b.content_json.as_deref())
+                    .map(|json| quote!((#path, #method, "requestBody", #json)));
+                let responses = o.responses.iter().filter_map(move |r| {
+                    let json = r.content_json.as_deref()?;
+                    let status = match r.status {
+                        Status::Code(c) => c.to_string(),
+                        Status::Default => "default".to_string(),
+                    };
+                    Some(quote!((#path, #method, #status, #json)))
+                });
+                body.into_iter().chain(responses)
+            })
+            .collect();
         let callbacks_mod = if self.all_callbacks().next().is_some() {
             quote! {
                 /// The `Callbacks` trait: the requests the server sends to its callers.
@@ -669,6 +690,7 @@ impl<'a> Emitter<'a> {
                 global_security: #global_json,
                 operation_security: &[#(#op_security),*],
                 callbacks: &[#(#callbacks_json),*],
+                content: &[#(#content_patches),*],
                 closed_schemas: &[#(#closed),*],
                 additional_flags: &[#(#additional_flags),*],
                 links: &[#(#links),*],
@@ -1163,6 +1185,7 @@ impl<'a> Emitter<'a> {
     fn body_inner_type(&self, b: &Body) -> TokenStream {
         match b.media {
             Media::Binary => quote!(::std::vec::Vec<u8>),
+            Media::Text => quote!(::std::string::String),
             _ => self.rust_type(&b.schema, b.media == Media::Multipart),
         }
     }
@@ -1189,8 +1212,11 @@ impl<'a> Emitter<'a> {
                 }
                 if let Some((media, _, schema)) = &r.content {
                     fields.push(match media {
-                        Media::Binary => {
+                        Media::Binary | Media::Form | Media::Multipart => {
                             quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>)
+                        }
+                        Media::Text => {
+                            quote!(::poem_openapi::payload::PlainText<::std::string::String>)
                         }
                         _ => {
                             let t = self.rust_type(schema, false);
@@ -1652,15 +1678,17 @@ impl<'a> Emitter<'a> {
                     let t = self.rust_type(&b.schema, true);
                     quote!(crate::runtime::MultipartBody<#t, crate::Document>)
                 }
-                Media::Binary => quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
+                Media::Form => {
+                    let t = self.rust_type(&b.schema, false);
+                    quote!(crate::runtime::FormBody<#t, crate::Document>)
+                }
+                Media::Text => quote!(::poem_openapi::payload::PlainText<::std::string::String>),
+                Media::Binary => quote!(crate::runtime::RawBody),
             };
-            if b.required {
+            if b.required || b.media != Media::Json {
                 args.push(quote!(#docs body: #ty));
             } else {
                 let t = self.rust_type(&b.schema, false);
-                if b.media != Media::Json {
-                    panic!("optional non-JSON bodies are rejected by the parser");
-                }
                 args.push(
                     quote!(#docs body: crate::runtime::OptionalJsonBody<#t, crate::Document>),
                 );

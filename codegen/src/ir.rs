@@ -296,8 +296,14 @@ pub struct Param {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Media {
+    /// `application/json` and any `*/*+json`.
     Json,
     Multipart,
+    /// `application/x-www-form-urlencoded`.
+    Form,
+    /// `text/plain`.
+    Text,
+    /// Any other media type: the raw bytes.
     Binary,
 }
 
@@ -305,6 +311,9 @@ pub enum Media {
 pub struct Body {
     pub media: Media,
     pub content_type: String,
+    /// The `content` map as JSON text when it is not just `content_type` with its schema
+    /// (several media types): served as written.
+    pub content_json: Option<String>,
     pub description: Option<String>,
     pub required: bool,
     pub schema: Schema,
@@ -323,6 +332,8 @@ pub struct Response {
     pub variant: String,
     pub description: String,
     pub content: Option<(Media, String, Schema)>,
+    /// The `content` map as JSON text when it has several media types (served as written).
+    pub content_json: Option<String>,
     pub headers: Vec<ResponseHeader>,
     /// The `links` object as JSON text (applied to the served document).
     pub links: Option<String>,

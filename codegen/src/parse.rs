@@ -1249,15 +1249,15 @@ impl<'a> Parser<'a> {
                 }
             }
         };
-        if body.content.len() != 1 {
+        let Some((content_type, media)) = primary_media(&body.content) else {
             return err(
                 &format!("{pointer}/content"),
-                "a request body needs exactly one media type",
+                "a request body needs a media type",
             );
-        }
-        let (content_type, media) = body.content.first().expect("length checked above");
+        };
         let mp = format!("{pointer}/content/{}", escape(content_type));
-        let kind = media_kind(content_type, &mp)?;
+        let kind = media_kind(content_type);
+        let content_json = several_media(&body.content, &format!("{pointer}/content"))?;
         let Some(schema) = &media.schema else {
             return err(&mp, "a request body needs a schema");
         };
@@ -1297,34 +1297,24 @@ impl<'a> Parser<'a> {
                     ..Schema::default()
                 }
             }
-            (Media::Json, s) => {
-                self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?
-            }
-            (Media::Binary, s) => {
-                let s = self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?;
-                if !is_binary(&s) {
-                    return err(
-                        &format!("{mp}/schema"),
-                        "a binary body must be `type: string, format: binary`",
-                    );
-                }
-                s
-            }
+            (_, s) => self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?,
         };
-        if kind != Media::Binary
-            && matches!(schema.kind, Kind::String { ref format, .. } if format.as_deref() == Some("binary"))
-        {
-            return err(&mp, "a binary schema needs `application/octet-stream`");
-        }
+        // A binary string is bytes whatever the media type says.
+        let kind = if is_binary(&schema) {
+            Media::Binary
+        } else {
+            kind
+        };
         if !body.required && kind != Media::Json {
-            return err(
+            warn(
                 &pointer,
-                "optional request bodies are supported for application/json only",
+                "an optional body that is not JSON is taken as required",
             );
         }
         Ok(Body {
             media: kind,
             content_type: content_type.clone(),
+            content_json,
             description: body.description.clone(),
             required: body.required,
             schema,
@@ -1357,36 +1347,25 @@ impl<'a> Parser<'a> {
             }
         };
         let variant = names::unique(status_variant(status), variants);
-        let content = match resp.content.len() {
-            0 => None,
-            1 => {
-                let (ct, media) = resp.content.first().expect("length checked above");
+        let content_json = several_media(&resp.content, &format!("{pointer}/content"))?;
+        let content = match primary_media(&resp.content) {
+            None => None,
+            Some((ct, media)) => {
                 let mp = format!("{pointer}/content/{}", escape(ct));
-                let kind = media_kind(ct, &mp)?;
-                if kind == Media::Multipart {
-                    return err(&mp, "multipart responses are not supported");
-                }
                 let schema = match &media.schema {
                     Some(s) => self.convert_ref(
                         s,
                         &format!("{mp}/schema"),
                         &format!("{stem}{variant}Body"),
                     )?,
-                    None => return err(&mp, "a response media type needs a schema"),
+                    None => Schema::default(),
                 };
-                if kind == Media::Binary && !is_binary(&schema) {
-                    return err(
-                        &format!("{mp}/schema"),
-                        "a binary response must be `type: string, format: binary`",
-                    );
-                }
+                // Forms and multipart answers, and binary strings, are sent as raw bytes.
+                let kind = match media_kind(ct) {
+                    Media::Json | Media::Text if !is_binary(&schema) => media_kind(ct),
+                    _ => Media::Binary,
+                };
                 Some((kind, ct.clone(), schema))
-            }
-            _ => {
-                return err(
-                    &format!("{pointer}/content"),
-                    "several media types for one response are not supported",
-                );
             }
         };
         let mut headers = Vec::new();
@@ -1429,6 +1408,7 @@ impl<'a> Parser<'a> {
             Some(json_text(&resp.links, &format!("{pointer}/links"))?)
         };
         Ok(Response {
+            content_json,
             status,
             variant,
             description: resp.description.clone(),
@@ -1443,17 +1423,60 @@ fn is_binary(s: &Schema) -> bool {
     matches!(&s.kind, Kind::String { format, .. } if format.as_deref() == Some("binary"))
 }
 
-fn media_kind(content_type: &str, pointer: &str) -> Result<Media, Error> {
-    match content_type {
-        "application/json" => Ok(Media::Json),
-        "multipart/form-data" => Ok(Media::Multipart),
-        "application/octet-stream" => Ok(Media::Binary),
-        other => err(
-            pointer,
-            format!(
-                "media type `{other}` is not supported (application/json, multipart/form-data, application/octet-stream are)"
-            ),
-        ),
+/// How a media type is read and written.
+fn media_kind(content_type: &str) -> Media {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "application/json" => Media::Json,
+        e if e.ends_with("+json") => Media::Json,
+        "multipart/form-data" => Media::Multipart,
+        "application/x-www-form-urlencoded" => Media::Form,
+        "text/plain" => Media::Text,
+        _ => Media::Binary,
+    }
+}
+
+/// The media type a body or response is typed by when it lists several: JSON first, then
+/// multipart, form, text, and the first other one.
+fn primary_media(
+    content: &indexmap::IndexMap<String, oa::MediaType>,
+) -> Option<(&String, &oa::MediaType)> {
+    let rank = |ct: &str| match media_kind(ct) {
+        Media::Json => 0,
+        Media::Multipart => 1,
+        Media::Form => 2,
+        Media::Text => 3,
+        Media::Binary => 4,
+    };
+    content.iter().min_by_key(|(ct, _)| rank(ct))
+}
+
+/// The whole `content` map as JSON text when the generated code cannot say it itself: several
+/// media types (requests in the others are refused with 415, responses use the primary one),
+/// or one that is not its kind's usual name (`application/vnd.x+json`, `*/*`).
+fn several_media(
+    content: &indexmap::IndexMap<String, oa::MediaType>,
+    pointer: &str,
+) -> Result<Option<String>, Error> {
+    let usual = |ct: &str| {
+        matches!(
+            ct,
+            "application/json"
+                | "multipart/form-data"
+                | "application/x-www-form-urlencoded"
+                | "text/plain"
+                | "application/octet-stream"
+        )
+    };
+    if content.len() > 1 || content.keys().any(|ct| !usual(ct)) {
+        Ok(Some(json_text(content, pointer)?))
+    } else {
+        Ok(None)
     }
 }
 

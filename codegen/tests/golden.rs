@@ -86,6 +86,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "security_schemes",
         "schemas",
         "callbacks",
+        "media_types",
     ] {
         assert!(
             names.iter().any(|n| n == required),

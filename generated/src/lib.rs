@@ -73,6 +73,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/documents/{document_id}/content", "get", "[]")],
     callbacks: &[],
+    content: &[],
     closed_schemas: &[
         "EmptyObject",
         "Address",

@@ -76,6 +76,7 @@ fixture_round_trip! {
     fixture_formats => "formats.yaml",
     fixture_keywords => "keywords.yaml",
     fixture_maps => "maps.yaml",
+    fixture_media_types => "media_types.yaml",
     fixture_multipart => "multipart.yaml",
     fixture_names => "names.yaml",
     fixture_nested_objects => "nested_objects.yaml",

@@ -1088,7 +1088,12 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
     const CONTENT_TYPE: &'static str = "application/json";
 
     fn check_content_type(content_type: &str) -> bool {
+        // `application/json` and any structured-syntax `+json` type (`application/vnd.x+json`).
         media_type_is(content_type, "application/json")
+            || content_type
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().to_ascii_lowercase().ends_with("+json"))
     }
 
     fn schema_ref() -> MetaSchemaRef {
@@ -1279,6 +1284,148 @@ pub trait MultipartForm: SpecType + Sized {
     fn attach_files(&mut self, files: &mut BTreeMap<String, FilePart>);
 }
 
+/// A text field of a form as the JSON value its declared property type reads it as (a value
+/// that does not parse stays a string, so the validator names it).
+fn text_value(form: &MetaSchema, name: &str, raw: String) -> Value {
+    let ty = form
+        .properties
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| match s {
+            MetaSchemaRef::Inline(s) => s.ty,
+            MetaSchemaRef::Reference(_) => "string",
+        })
+        .unwrap_or("string");
+    match ty {
+        "integer" => raw
+            .parse::<i64>()
+            .map(Value::from)
+            .unwrap_or(Value::String(raw)),
+        "number" => raw
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .unwrap_or(Value::String(raw)),
+        "boolean" => match raw.as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::String(raw),
+        },
+        _ => Value::String(raw),
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body: each field read as its declared property type
+/// (a repeated field of an array property becomes the array), then validated like JSON.
+pub struct FormBody<T, D>(pub T, pub PhantomData<D>);
+
+impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::Payload
+    for FormBody<T, D>
+{
+    const CONTENT_TYPE: &'static str = "application/x-www-form-urlencoded";
+
+    fn check_content_type(content_type: &str) -> bool {
+        media_type_is(content_type, Self::CONTENT_TYPE)
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        T::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+}
+
+impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::ParsePayload
+    for FormBody<T, D>
+{
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
+        let bytes = body.take()?.into_bytes_limit(limits.json).await?;
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes).map_err(|e| {
+            poem::Error::from(RequestError::invalid_field(
+                "body",
+                format!("invalid form: {e}"),
+            ))
+        })?;
+        let registry = registry_of::<T>();
+        let form = match T::schema_ref() {
+            MetaSchemaRef::Inline(s) => *s,
+            MetaSchemaRef::Reference(n) => match registry.schemas.get(&n) {
+                Some(s) => s.clone(),
+                None => MetaSchema::ANY,
+            },
+        };
+        let mut object = serde_json::Map::new();
+        for (name, raw) in pairs {
+            let is_array = form.properties.iter().any(|(n, s)| {
+                *n == name && matches!(s, MetaSchemaRef::Inline(s) if s.ty == "array")
+            });
+            let value = text_value(&form, &name, raw);
+            match object.get_mut(&name) {
+                Some(Value::Array(items)) if is_array => items.push(value),
+                _ if is_array => {
+                    object.insert(name, Value::Array(vec![value]));
+                }
+                _ => {
+                    object.insert(name, value);
+                }
+            }
+        }
+        let value = Value::Object(object);
+        let mut errors = BTreeMap::new();
+        validate(
+            &registry,
+            &T::schema_ref(),
+            &value,
+            "",
+            &D::is_closed,
+            &mut errors,
+        );
+        if !errors.is_empty() {
+            let message = summarize(&errors);
+            return Err(RequestError::invalid(message, errors).into());
+        }
+        T::parse_from_json(Some(value))
+            .map(|v| FormBody(v, PhantomData))
+            .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
+    }
+}
+
+poem_openapi::impl_apirequest_for_payload!(FormBody<T, D>, T: Type + ParseFromJSON + 'static, D: ApiDocument);
+
+/// A body of any other media type, as its bytes (any `Content-Type` is accepted).
+pub struct RawBody(pub Vec<u8>);
+
+impl poem_openapi::payload::Payload for RawBody {
+    const CONTENT_TYPE: &'static str = "application/octet-stream";
+
+    fn check_content_type(_content_type: &str) -> bool {
+        true
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format("string", "binary")))
+    }
+}
+
+impl poem_openapi::payload::ParsePayload for RawBody {
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
+        Ok(RawBody(
+            body.take()?.into_bytes_limit(limits.file).await?.to_vec(),
+        ))
+    }
+}
+
+poem_openapi::impl_apirequest_for_payload!(RawBody,);
+
 /// A `multipart/form-data` body: text parts are validated like JSON fields, file parts are
 /// streamed with a size limit.
 pub struct MultipartBody<T, D>(pub T, pub PhantomData<D>);
@@ -1432,27 +1579,7 @@ impl<T: MultipartForm, D: ApiDocument> poem_openapi::payload::ParsePayload for M
                         "must be UTF-8 text",
                     ))
                 })?;
-                let prop_ty = schema
-                    .properties
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, s)| match s {
-                        MetaSchemaRef::Inline(s) => s.ty,
-                        MetaSchemaRef::Reference(_) => "string",
-                    })
-                    .unwrap_or("string");
-                let value = match prop_ty {
-                    "integer" => raw
-                        .parse::<i64>()
-                        .map(Value::from)
-                        .unwrap_or(Value::String(raw)),
-                    "boolean" => match raw.as_str() {
-                        "true" => Value::Bool(true),
-                        "false" => Value::Bool(false),
-                        _ => Value::String(raw),
-                    },
-                    _ => Value::String(raw),
-                };
+                let value = text_value(&schema, &name, raw);
                 text.insert(name, value);
             }
         }
@@ -1509,6 +1636,9 @@ pub struct DocumentPatch {
     pub operation_security: &'static [(&'static str, &'static str, &'static str)],
     /// Operation `callbacks` as written: (path, method, JSON).
     pub callbacks: &'static [(&'static str, &'static str, &'static str)],
+    /// `content` maps the generated code cannot say itself (several or unusual media types):
+    /// (path, method, `requestBody` or a status, JSON).
+    pub content: &'static [(&'static str, &'static str, &'static str, &'static str)],
     /// Components with `additionalProperties: false` (what the validator refuses).
     pub closed_schemas: &'static [&'static str],
     /// Every `additionalProperties: true|false` of the source, by JSON pointer (poem-openapi's
@@ -1571,6 +1701,24 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
                     None => op.remove("security"),
                 };
             }
+        }
+    }
+    for (path, method, place, json) in patch.content {
+        let op = format!(
+            "/paths/{}/{}",
+            path.replace('~', "~0").replace('/', "~1"),
+            method
+        );
+        let pointer = if *place == "requestBody" {
+            format!("{op}/requestBody")
+        } else {
+            format!("{op}/responses/{place}")
+        };
+        if let (Some(Value::Object(target)), Ok(content)) = (
+            doc.pointer_mut(&pointer),
+            serde_json::from_str::<Value>(json),
+        ) {
+            target.insert("content".into(), content);
         }
     }
     for (path, method, json) in patch.callbacks {

@@ -55,6 +55,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"onEvent\":{\"{$request.body#/url}\":{\"post\":{\"summary\":\"An event happened\",\"requestBody\":{\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Event\"}}},\"required\":true},\"responses\":{\"200\":{\"description\":\"Received.\"},\"410\":{\"description\":\"The receiver is gone; the subscription ends.\"}}}}},\"onPing\":{\"{$request.body#/url}/ping\":{\"post\":{\"summary\":\"A liveness check with an inline body\",\"requestBody\":{\"content\":{\"application/json\":{\"schema\":{\"description\":\"The ping.\",\"type\":\"object\",\"properties\":{\"sequence\":{\"description\":\"Increases by one per ping.\",\"type\":\"integer\",\"format\":\"int64\"}},\"required\":[\"sequence\"]}}},\"required\":true},\"responses\":{\"204\":{\"description\":\"Alive.\"}}},\"delete\":{\"summary\":\"The subscription ended (no body)\",\"responses\":{\"200\":{\"description\":\"Acknowledged.\"}}}}}}",
         ),
     ],
+    content: &[],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],

@@ -49,6 +49,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[]",
     operation_security: &[],
     callbacks: &[],
+    content: &[],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],

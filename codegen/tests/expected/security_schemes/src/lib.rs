@@ -54,6 +54,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/open", "get", "[]"),
     ],
     callbacks: &[],
+    content: &[],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],
