@@ -455,11 +455,11 @@ impl<'a> Parser<'a> {
                 c.min_length = t.min_length;
                 c.max_length = t.max_length;
                 if let Some(p) = &t.pattern {
-                    if pattern::Regex::parse(p).is_none() {
-                        return err(
+                    if let Err(e) = pattern::compile(p) {
+                        warn(
                             &format!("{pointer}/pattern"),
                             format!(
-                                "pattern `{p}` uses regex features outside the supported subset"
+                                "`{p}` is not an ECMA-262 regular expression ({e}); not enforced"
                             ),
                         );
                     }

@@ -763,30 +763,22 @@ fn check_number(
     }
 }
 
-/// Matches the regular-expression subset that API documents use for identifiers and codes:
-/// anchors, literals, escapes (`\d`, `\w`, `\s`, `\.`, `\x20`), classes with ranges and
-/// negation, groups with alternation, and the quantifiers `? * + {n} {n,} {n,m}`.
+/// Whether `s` matches the ECMA-262 `pattern` (see [`pattern`]); a pattern that does not
+/// compile checks nothing (the generator warned about it when it read the document).
 ///
-/// Without a regex engine in the dependency graph of every generated crate; the generator
-/// rejects patterns outside this subset when it reads the document, so a pattern is never
-/// silently ignored.
-///
-/// Each thread parses a pattern once and keeps it: a document has a bounded set of patterns,
+/// Each thread compiles a pattern once and keeps it: a document has a bounded set of patterns,
 /// and checking one runs on every request that carries the value.
 pub fn pattern_matches(pattern: &str, s: &str) -> bool {
     thread_local! {
-        static PARSED: std::cell::RefCell<HashMap<String, Option<pattern::Regex>>> =
+        static COMPILED: std::cell::RefCell<HashMap<String, Option<regress::Regex>>> =
             std::cell::RefCell::new(HashMap::new());
     }
-    PARSED.with(|parsed| {
-        let mut parsed = parsed.borrow_mut();
-        if let Some(re) = parsed.get(pattern) {
-            return re.as_ref().is_some_and(|re| re.is_match(s));
-        }
-        let re = pattern::Regex::parse(pattern);
-        let matched = re.as_ref().is_some_and(|re| re.is_match(s));
-        parsed.insert(pattern.to_owned(), re);
-        matched
+    COMPILED.with(|compiled| {
+        let mut compiled = compiled.borrow_mut();
+        let re = compiled
+            .entry(pattern.to_owned())
+            .or_insert_with(|| pattern::compile(pattern).ok());
+        re.as_ref().is_none_or(|re| pattern::is_match(re, s))
     })
 }
 
@@ -811,7 +803,7 @@ impl<T: AsRef<str>> poem_openapi::validation::Validator<T> for ParamPattern {
     }
 }
 
-/// The small regex engine behind [`pattern_matches`].
+/// ECMA-262 patterns through `regress`, shared with the generator.
 pub mod pattern;
 /// Security schemes, requirements and the credentials a request presents.
 pub mod security;
