@@ -106,6 +106,11 @@ fn scheme_def(s: &SecurityScheme) -> TokenStream {
     quote!(runtime::SecuritySchemeDef { name: #name, kind: runtime::SchemeKind::#kind })
 }
 
+/// A non-exploded array parameter (read by `runtime::Csv`).
+fn is_csv(p: &Param) -> bool {
+    matches!(p.schema.kind, Kind::Array(_)) && !p.explode
+}
+
 /// The principal parameter of an operation's trait method (`name: Self::Principal,`), if any.
 fn principal_param(o: &Operation, name: TokenStream) -> TokenStream {
     match o.auth_mode() {
@@ -295,7 +300,12 @@ impl<'a> Emitter<'a> {
     fn meta_schema(&self, schema: &Schema) -> TokenStream {
         let mut sets = Vec::new();
         let ty = match &schema.kind {
-            Kind::Ref(_) => unreachable!("references are rendered by schema_ref_expr"),
+            // A component that is only a `$ref` to another: served as `allOf` of that one.
+            Kind::Ref(_) => {
+                let r = self.schema_ref_expr(schema);
+                sets.push(quote!(s.all_of = ::std::vec![#r];));
+                ""
+            }
             Kind::String {
                 format,
                 enum_values,
@@ -528,6 +538,21 @@ impl<'a> Emitter<'a> {
                 body.into_iter().chain(responses)
             })
             .collect();
+        let unexploded: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .flat_map(|o| {
+                o.params.iter().filter(|p| is_csv(p)).map(move |p| {
+                    let (path, method, name) = (&o.path, &o.method, &p.name);
+                    let location = match p.location {
+                        Location::Path => "path",
+                        Location::Query => "query",
+                        Location::Header => "header",
+                    };
+                    quote!((#path, #method, #location, #name))
+                })
+            })
+            .collect();
         let callbacks_mod = if self.all_callbacks().next().is_some() {
             quote! {
                 /// The `Callbacks` trait: the requests the server sends to its callers.
@@ -689,6 +714,7 @@ impl<'a> Emitter<'a> {
                 security_schemes: #scheme_json,
                 global_security: #global_json,
                 operation_security: &[#(#op_security),*],
+                unexploded_params: &[#(#unexploded),*],
                 callbacks: &[#(#callbacks_json),*],
                 content: &[#(#content_patches),*],
                 closed_schemas: &[#(#closed),*],
@@ -1139,7 +1165,7 @@ impl<'a> Emitter<'a> {
             .iter()
             .map(|p| {
                 let id = ident(&p.rust);
-                let ty = self.param_type(p);
+                let ty = self.param_type(p, false);
                 let loc = match p.location {
                     Location::Path => "path",
                     Location::Query => "query",
@@ -1173,8 +1199,16 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn param_type(&self, p: &Param) -> TokenStream {
-        let t = self.rust_type(&p.schema, false);
+    /// A parameter's type in its input struct (`wire`: as extracted, where a non-exploded array
+    /// is a `runtime::Csv`).
+    fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
+        let t = match &p.schema.kind {
+            Kind::Array(item) if wire && is_csv(p) => {
+                let i = self.rust_type(item, false);
+                quote!(crate::runtime::Csv<#i>)
+            }
+            _ => self.rust_type(&p.schema, false),
+        };
         if p.required || p.schema.default.is_some() {
             t
         } else {
@@ -1601,7 +1635,7 @@ impl<'a> Emitter<'a> {
                     quote!(::std::option::Option<crate::runtime::Date>)
                 }
             } else {
-                self.param_type(p)
+                self.param_type(p, true)
             };
             let wrapper = match p.location {
                 Location::Path => quote!(::poem_openapi::param::Path),
@@ -1613,7 +1647,7 @@ impl<'a> Emitter<'a> {
             if p.deprecated {
                 attrs.push(quote!(deprecated));
             }
-            if !matches!(p.schema.kind, Kind::Ref(_)) {
+            if !matches!(p.schema.kind, Kind::Ref(_) | Kind::Array(_)) {
                 let c = &p.schema.constraints;
                 let mut v = Vec::new();
                 if let Some(x) = c.max_length {
@@ -1659,9 +1693,9 @@ impl<'a> Emitter<'a> {
             }
             let docs = doc(&p.description);
             args.push(quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>));
-            if is_date && p.required {
+            if (is_date || is_csv(p)) && (p.required || p.schema.default.is_some()) {
                 fields.push(quote!(#field: #local.0.0));
-            } else if is_date {
+            } else if is_date || is_csv(p) {
                 fields.push(quote!(#field: #local.0.map(|d| d.0)));
             } else {
                 fields.push(quote!(#field: #local.0));

@@ -285,6 +285,8 @@ pub enum Location {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
+    /// `explode` (default true for query parameters): an array is repeated keys, not commas.
+    pub explode: bool,
     pub name: String,
     pub rust: String,
     pub location: Location,

@@ -178,7 +178,7 @@ fn tags_of(doc: &oa::OpenAPI, operations: &[Operation]) -> Vec<Tag> {
                 "Default".to_string()
             };
             let rust = names::unique(stem, &mut rust_taken);
-            let module = names::unique(names::snake(&rust), &mut modules_taken);
+            let module = names::unique(names::method_name(&rust), &mut modules_taken);
             Tag {
                 name,
                 rust,
@@ -969,6 +969,7 @@ impl<'a> Parser<'a> {
                     format!("path parameter `{name}` is not declared (taken as a string)"),
                 );
                 params.push(Param {
+                    explode: false,
                     name: name.clone(),
                     rust: names::field_name(name, &mut taken),
                     location: Location::Path,
@@ -1138,7 +1139,15 @@ impl<'a> Parser<'a> {
             Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
                 return err(&pointer, "object-valued parameters are not supported");
             }
-            Kind::Array(_) => return err(&pointer, "array parameters are not supported"),
+            Kind::Array(_) if location == Location::Path => {
+                return err(&pointer, "array path parameters are not supported");
+            }
+            Kind::Array(item) if !is_scalar(item) => {
+                return err(
+                    &pointer,
+                    "arrays of arrays or objects as parameters are not supported",
+                );
+            }
             _ => {}
         }
         if location == Location::Path && !data.required {
@@ -1146,6 +1155,7 @@ impl<'a> Parser<'a> {
         }
         let rust = names::field_name(&data.name, taken);
         Ok(Param {
+            explode: data.explode.unwrap_or(location == Location::Query),
             name: data.name.clone(),
             rust,
             location,
@@ -1374,25 +1384,27 @@ impl<'a> Parser<'a> {
             let hp = format!("{pointer}/headers/{}", escape(name));
             let h = match h {
                 ReferenceOr::Item(h) => h,
-                ReferenceOr::Reference { .. } => return err(&hp, "header `$ref` is not supported"),
-            };
-            let oa::ParameterSchemaOrContent::Schema(s) = &h.format else {
-                return err(&hp, "headers with `content` are not supported");
-            };
-            let schema = match s {
-                ReferenceOr::Item(s) => s,
-                ReferenceOr::Reference { .. } => {
-                    return err(&hp, "header schema `$ref` is not supported");
+                ReferenceOr::Reference { reference } => {
+                    let found = reference
+                        .strip_prefix("#/components/headers/")
+                        .and_then(|n| self.components()?.headers.get(n));
+                    match found {
+                        Some(ReferenceOr::Item(h)) => h,
+                        _ => return err(&hp, format!("`$ref` to unknown header `{reference}`")),
+                    }
                 }
             };
             let is_string = matches!(
-                &schema.schema_kind,
-                oa::SchemaKind::Type(oa::Type::String(_))
+                &h.format,
+                oa::ParameterSchemaOrContent::Schema(ReferenceOr::Item(oa::Schema {
+                    schema_kind: oa::SchemaKind::Type(oa::Type::String(_)),
+                    ..
+                }))
             );
             if !is_string {
-                return err(
-                    &format!("{hp}/schema"),
-                    "only string response headers are supported",
+                warn(
+                    &hp,
+                    "a response header that is not a string schema is written as text",
                 );
             }
             headers.push(ResponseHeader {
@@ -1417,6 +1429,18 @@ impl<'a> Parser<'a> {
             links,
         })
     }
+}
+
+/// A string, number, integer or boolean (what a parameter array may hold).
+fn is_scalar(s: &Schema) -> bool {
+    matches!(
+        s.kind,
+        Kind::String { .. }
+            | Kind::Integer { .. }
+            | Kind::Number { .. }
+            | Kind::Boolean
+            | Kind::Ref(_)
+    )
 }
 
 fn is_binary(s: &Schema) -> bool {

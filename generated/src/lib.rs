@@ -72,6 +72,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     security_schemes: "{\"BasicAuth\":{\"type\":\"http\",\"scheme\":\"basic\",\"description\":\"HTTP Basic authentication with an API key. The API key is the password and the username is empty (`curl -u :KEY`); a key sent as the username with an empty password is accepted too. Keys are `test_` (sandbox) or `live_` followed by 32 base62 characters. Missing or wrong credentials are answered 401 `unauthorized` with `WWW-Authenticate: Basic realm=\\\"bankd\\\"`.\"}}",
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/documents/{document_id}/content", "get", "[]")],
+    unexploded_params: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[

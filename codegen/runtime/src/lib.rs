@@ -782,6 +782,55 @@ pub fn pattern_matches(pattern: &str, s: &str) -> bool {
     })
 }
 
+/// A non-exploded array parameter (`colors=red,blue`): one value, items separated by commas.
+///
+/// poem-openapi's own `explode = false` unwraps a missing value (a panic when the parameter is
+/// absent), so generated code parses these itself and [`DocumentPatch::unexploded_params`]
+/// puts `explode: false` back in the served document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Csv<T>(pub Vec<T>);
+
+impl<T: poem_openapi::types::ParseFromParameter + Send + Sync> Type for Csv<T> {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Vec<T>;
+    type RawElementValueType = T::RawValueType;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        <Vec<T> as Type>::name()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        <Vec<T> as Type>::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        <Vec<T> as Type>::register(registry);
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(&self.0)
+    }
+
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        self.0.raw_element_iter()
+    }
+}
+
+impl<T: poem_openapi::types::ParseFromParameter + Send + Sync>
+    poem_openapi::types::ParseFromParameter for Csv<T>
+{
+    fn parse_from_parameter(value: &str) -> poem_openapi::types::ParseResult<Self> {
+        value
+            .split(',')
+            .map(|item| T::parse_from_parameter(item.trim()))
+            .collect::<Result<Vec<T>, _>>()
+            .map(Csv)
+            .map_err(poem_openapi::types::ParseError::propagate)
+    }
+}
+
 /// The `pattern` of a path, query or header parameter, checked with [`pattern_matches`].
 ///
 /// poem-openapi's own `pattern` validator compiles its regular expression on every request
@@ -1626,6 +1675,8 @@ pub struct DocumentPatch {
     /// Operation-level `security` as written: (path, method, JSON). Operations not listed have
     /// none written.
     pub operation_security: &'static [(&'static str, &'static str, &'static str)],
+    /// Array parameters with `explode: false` (parsed by [`Csv`]): (path, method, `in`, name).
+    pub unexploded_params: &'static [(&'static str, &'static str, &'static str, &'static str)],
     /// Operation `callbacks` as written: (path, method, JSON).
     pub callbacks: &'static [(&'static str, &'static str, &'static str)],
     /// `content` maps the generated code cannot say itself (several or unusual media types):
@@ -1746,6 +1797,23 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             serde_json::from_str::<Value>(schema),
         ) {
             *slot = schema;
+        }
+    }
+    for (path, method, location, name) in patch.unexploded_params {
+        let pointer = format!(
+            "/paths/{}/{}/parameters",
+            path.replace('~', "~0").replace('/', "~1"),
+            method
+        );
+        for param in doc
+            .pointer_mut(&pointer)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if param["name"] == *name && param["in"] == *location {
+                param["explode"] = Value::Bool(false);
+            }
         }
     }
     for (path, method, location, name, pattern) in patch.param_patterns {

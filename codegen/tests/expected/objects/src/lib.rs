@@ -45,6 +45,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     security_schemes: "",
     global_security: "[]",
     operation_security: &[],
+    unexploded_params: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],

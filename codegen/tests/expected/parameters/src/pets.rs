@@ -57,6 +57,12 @@ pub struct ListOwnerPetsInput {
     /// `X-Trace` (header).
     /// Trace identifier that must accompany every request (required header).
     pub x_trace: ::std::string::String,
+    /// `ids` (query).
+    /// Repeated keys (`ids=a&ids=b`, form style exploded by default).
+    pub ids: ::std::option::Option<::std::vec::Vec<i64>>,
+    /// `colors` (query).
+    /// One comma-separated value (`colors=red,blue`).
+    pub colors: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 /// Input of `create_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]

@@ -66,6 +66,14 @@ impl<S: Server> Api<S> {
         /// Trace identifier that must accompany every request (required header).
         #[oai(name = "X-Trace")]
         p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
+        /// Repeated keys (`ids=a&ids=b`, form style exploded by default).
+        #[oai(name = "ids")]
+        p_ids: ::poem_openapi::param::Query<::std::option::Option<::std::vec::Vec<i64>>>,
+        /// One comma-separated value (`colors=red,blue`).
+        #[oai(name = "colors")]
+        p_colors: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+        >,
     ) -> ::std::result::Result<
         crate::pets::ListOwnerPetsResponse,
         crate::runtime::Rejection,
@@ -78,6 +86,8 @@ impl<S: Server> Api<S> {
             r#type: p_type.0,
             r#match: p_match.0,
             x_trace: p_x_trace.0,
+            ids: p_ids.0,
+            colors: p_colors.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::list_owner_pets(self.server()?, input).await,

@@ -48,6 +48,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     security_schemes: "{\"BasicAuth\":{\"type\":\"http\",\"scheme\":\"basic\",\"description\":\"HTTP basic authentication; the username is the API key and the password is empty.\"}}",
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/health", "get", "[]")],
+    unexploded_params: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],

@@ -53,6 +53,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/optional", "get", "[{\"BasicAuth\":[]},{},{\"DigestAuth\":[]}]"),
         ("/open", "get", "[]"),
     ],
+    unexploded_params: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],
