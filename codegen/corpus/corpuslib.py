@@ -222,7 +222,22 @@ def write_workspace(ws: Path, members: list[str]) -> None:
 
 
 def cargo_env(target_dir: Path) -> dict[str, str]:
-    return dict(os.environ, CARGO_TARGET_DIR=str(target_dir), CARGO_TERM_COLOR="never")
+    # No incremental data: every check is a one-off (the files are new each run), and it would
+    # be hundreds of MB per generated crate in the shared target dir.
+    return dict(os.environ, CARGO_TARGET_DIR=str(target_dir), CARGO_TERM_COLOR="never", CARGO_INCREMENTAL="0")
+
+
+def forget_member(target_dir: Path, package: str) -> None:
+    """Deletes a checked member's own artifacts from the shared target dir (the dependencies
+    stay): they are never reused, since a run writes every crate anew."""
+    stem = package.replace("-", "_")
+    debug = target_dir / "debug"
+    for pattern in (f"deps/lib{stem}-*", f"deps/{stem}-*", f".fingerprint/{package}-*", f"incremental/{stem}-*"):
+        for path in debug.glob(pattern):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
 
 def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[int | None, str, float]:

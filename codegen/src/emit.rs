@@ -240,7 +240,8 @@ impl<'a> Emitter<'a> {
                     let t = self.rust_type(v, multipart);
                     quote!(::std::collections::BTreeMap<::std::string::String, #t>)
                 }
-                _ => quote!(::serde_json::Map<::std::string::String, ::serde_json::Value>),
+                // A free-form object: poem-openapi knows `Value` (not `Map`) as a body type.
+                _ => quote!(::serde_json::Value),
             },
             Kind::AllOf(members) => match members.as_slice() {
                 [one] => self.rust_type(one, multipart),
@@ -529,10 +530,7 @@ impl<'a> Emitter<'a> {
                     .map(|json| quote!((#path, #method, "requestBody", #json)));
                 let responses = o.responses.iter().filter_map(move |r| {
                     let json = r.content_json.as_deref()?;
-                    let status = match r.status {
-                        Status::Code(c) => c.to_string(),
-                        Status::Default => "default".to_string(),
-                    };
+                    let status = r.status.key();
                     Some(quote!((#path, #method, #status, #json)))
                 });
                 body.into_iter().chain(responses)
@@ -610,10 +608,7 @@ impl<'a> Emitter<'a> {
                     r.links.as_ref().map(|l| {
                         let path = &op.path;
                         let method = &op.method;
-                        let status = match r.status {
-                            Status::Code(c) => c.to_string(),
-                            Status::Default => "default".to_string(),
-                        };
+                        let status = r.status.key();
                         quote!((#path, #method, #status, #l))
                     })
                 })
@@ -632,10 +627,7 @@ impl<'a> Emitter<'a> {
                         let json = json.to_string();
                         let path = &op.path;
                         let method = &op.method;
-                        let status = match r.status {
-                            Status::Code(c) => c.to_string(),
-                            Status::Default => "default".to_string(),
-                        };
+                        let status = r.status.key();
                         Some(quote!((#path, #method, #status, #ct, #json)))
                     }
                     _ => None,
@@ -1238,11 +1230,19 @@ impl<'a> Emitter<'a> {
                 });
                 let status = match r.status {
                     Status::Code(c) => quote!(#[oai(status = #c)]),
+                    Status::Range(_) => {
+                        let range = r.status.key();
+                        quote!(#[oai(status_range = #range)])
+                    }
                     Status::Default => quote!(),
                 };
                 let mut fields = Vec::new();
-                if r.status == Status::Default {
+                if matches!(r.status, Status::Default | Status::Range(_)) {
                     fields.push(quote!(::poem::http::StatusCode));
+                }
+                if r.status == Status::Default && r.content.is_none() {
+                    // poem-openapi needs a body beside the status of a `default` response.
+                    fields.push(quote!(crate::runtime::NoBody));
                 }
                 if let Some((media, _, schema)) = &r.content {
                     fields.push(match media {
@@ -1297,10 +1297,14 @@ impl<'a> Emitter<'a> {
             .responses
             .iter()
             .filter(|r| {
-                matches!(r.status, Status::Default)
+                matches!(r.status, Status::Default | Status::Range(4..))
                     || matches!(r.status, Status::Code(c) if c >= 400)
             })
             .collect();
+        if errors.iter().any(|r| matches!(r.status, Status::Range(_))) {
+            // A range's variant needs a status the error cannot choose: no generic mapping.
+            return quote!();
+        }
         let mut body: Option<String> = None;
         for r in &errors {
             let Some((Media::Json, _, schema)) = &r.content else {
@@ -1336,6 +1340,7 @@ impl<'a> Emitter<'a> {
                     arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(crate::runtime::Json(body) #(#nones)*))));
                     statuses.push(quote!(::std::option::Option::Some(#c)));
                 }
+                Status::Range(_) => {}
                 Status::Default => {
                     default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
                         .ok()
@@ -1359,7 +1364,9 @@ impl<'a> Emitter<'a> {
             Status::Default => {
                 quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, crate::runtime::Json(body) #(#fnones)*))
             }
-            Status::Code(_) => quote!(Self::#fv(crate::runtime::Json(body) #(#fnones)*)),
+            Status::Code(_) | Status::Range(_) => {
+                quote!(Self::#fv(crate::runtime::Json(body) #(#fnones)*))
+            }
         };
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {

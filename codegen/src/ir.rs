@@ -324,7 +324,20 @@ pub struct Body {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     Code(u16),
+    /// `1XX` .. `5XX`, by its first digit.
+    Range(u16),
     Default,
+}
+
+impl Status {
+    /// The key under `responses` (`200`, `4XX`, `default`).
+    pub fn key(self) -> String {
+        match self {
+            Status::Code(c) => c.to_string(),
+            Status::Range(d) => format!("{d}XX"),
+            Status::Default => "default".to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1016,22 +1016,11 @@ impl<'a> Parser<'a> {
         let mut variants = BTreeSet::new();
         for (code, r) in &op.responses.responses {
             let status = match code {
-                oa::StatusCode::Code(c) => *c,
-                oa::StatusCode::Range(_) => {
-                    return err(
-                        &format!("{pointer}/responses"),
-                        "status ranges (`4XX`) are not supported",
-                    );
-                }
+                oa::StatusCode::Code(c) => Status::Code(*c),
+                oa::StatusCode::Range(d) => Status::Range(*d),
             };
-            let rp = format!("{pointer}/responses/{status}");
-            responses.push(self.response(
-                r,
-                Status::Code(status),
-                &rp,
-                &type_stem,
-                &mut variants,
-            )?);
+            let rp = format!("{pointer}/responses/{}", status.key());
+            responses.push(self.response(r, status, &rp, &type_stem, &mut variants)?);
         }
         if let Some(r) = &op.responses.default {
             let rp = format!("{pointer}/responses/default");
@@ -1508,6 +1497,7 @@ fn several_media(
 pub fn status_variant(status: Status) -> String {
     match status {
         Status::Default => "Default".into(),
+        Status::Range(d) => format!("Status{d}xx"),
         Status::Code(c) => match c {
             200 => "Ok",
             201 => "Created",

@@ -1250,6 +1250,22 @@ impl<'a, T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::ApiExt
     }
 }
 
+/// The body of a `default` response that declares none (poem-openapi needs one beside the
+/// status): nothing is written.
+pub struct NoBody;
+
+impl IntoResponse for NoBody {
+    fn into_response(self) -> Response {
+        Response::default()
+    }
+}
+
+impl poem_openapi::ResponseContent for NoBody {
+    fn media_types() -> Vec<poem_openapi::registry::MetaMediaType> {
+        Vec::new()
+    }
+}
+
 /// A callback request to send, built by a generated crate's `callbacks::requests`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallbackRequest {

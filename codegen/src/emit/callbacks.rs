@@ -143,10 +143,7 @@ fn callback_doc(o: &Operation, c: &Callback) -> TokenStream {
     if !c.responses.is_empty() {
         text.push_str("\n\nThe receiver answers:");
         for (status, description) in &c.responses {
-            let s = match status {
-                Status::Code(c) => c.to_string(),
-                Status::Default => "default".to_string(),
-            };
+            let s = status.key();
             text.push_str(&format!("\n- {s}: {}", description.trim()));
         }
     }

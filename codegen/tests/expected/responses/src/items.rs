@@ -14,6 +14,15 @@ pub trait ItemsApi: crate::runtime::Hooks {
         &self,
         input: CreateItemInput,
     ) -> impl ::std::future::Future<Output = CreateItemResponse> + Send;
+    /// Status ranges and a default without a body
+    ///
+    /// `GET /ping` (operationId `ping`, `#/paths/~1ping/get`)
+    ///
+    /// A 2XX range with a body, a 5XX range without, and a bodiless default.
+    fn ping(
+        &self,
+        input: PingInput,
+    ) -> impl ::std::future::Future<Output = PingResponse> + Send;
     /// Create or replace an item
     ///
     /// `PUT /items/{item_id}` (operationId `put_item`, `#/paths/~1items~1{item_id}/put`)
@@ -39,6 +48,9 @@ pub struct CreateItemInput {
     /// The item to create.
     pub body: crate::models::Item,
 }
+/// Input of `ping`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PingInput {}
 /// Input of `put_item`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutItemInput {
@@ -88,6 +100,18 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
             _ => ::std::option::Option::None,
         }
     }
+}
+/// Every response `ping` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum PingResponse {
+    /// Any success, with the item.
+    #[oai(status_range = "2XX")]
+    Status2xx(::poem::http::StatusCode, crate::runtime::Json<crate::models::Item>),
+    /// Any server failure, no body.
+    #[oai(status_range = "5XX")]
+    Status5xx(::poem::http::StatusCode),
+    /// Anything else, no body.
+    Default(::poem::http::StatusCode, crate::runtime::NoBody),
 }
 /// Every response `put_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]

@@ -65,5 +65,6 @@ impl runtime::ApiDocument for Document {
         &[],
         &[],
         &[],
+        &[],
     ];
 }

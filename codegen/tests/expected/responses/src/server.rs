@@ -52,6 +52,18 @@ impl<S: Server> Api<S> {
             <S as crate::items::ItemsApi>::create_item(self.server()?, input).await,
         )
     }
+    /// Status ranges and a default without a body
+    ///
+    /// A 2XX range with a body, a 5XX range without, and a bodiless default.
+    #[oai(path = "/ping", method = "get", operation_id = "ping", tag = "ApiTags::Items")]
+    async fn ping(
+        &self,
+    ) -> ::std::result::Result<crate::items::PingResponse, crate::runtime::Rejection> {
+        let input = crate::items::PingInput {};
+        ::std::result::Result::Ok(
+            <S as crate::items::ItemsApi>::ping(self.server()?, input).await,
+        )
+    }
     /// Create or replace an item
     ///
     /// Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).
@@ -131,6 +143,12 @@ impl crate::items::ItemsApi for DocumentOnly {
         &self,
         _input: crate::items::CreateItemInput,
     ) -> impl ::std::future::Future<Output = crate::items::CreateItemResponse> + Send {
+        async move { match *self {} }
+    }
+    fn ping(
+        &self,
+        _input: crate::items::PingInput,
+    ) -> impl ::std::future::Future<Output = crate::items::PingResponse> + Send {
         async move { match *self {} }
     }
     fn put_item(

@@ -121,14 +121,10 @@ pub struct Thing {
     pub labels: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
     /// One to three free-form attributes.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub attributes: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+    pub attributes: ::std::option::Option<::serde_json::Value>,
     /// A free-form object.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub free: ::std::option::Option<
-        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-    >,
+    pub free: ::std::option::Option<::serde_json::Value>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub strict: ::std::option::Option<crate::models::ThingStrict>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
