@@ -43,12 +43,10 @@ fn enum_values<T: serde::Serialize>(
                 message: e.to_string(),
             })?),
             None if nullable => {}
-            None => {
-                return err(
-                    &format!("{pointer}/enum"),
-                    "`null` in an enum requires `nullable: true`",
-                );
-            }
+            None => warn(
+                &format!("{pointer}/enum"),
+                "`null` in an enum without `nullable: true` is ignored",
+            ),
         }
     }
     Ok(out)
@@ -484,12 +482,10 @@ impl<'a> Parser<'a> {
                     match v {
                         Some(v) => enum_values.push(v.clone()),
                         None if data.nullable => {}
-                        None => {
-                            return err(
-                                &format!("{pointer}/enum"),
-                                "`null` in an enum requires `nullable: true`",
-                            );
-                        }
+                        None => warn(
+                            &format!("{pointer}/enum"),
+                            "`null` in an enum without `nullable: true` is ignored",
+                        ),
                     }
                 }
                 needs_name = !enum_values.is_empty();
@@ -1124,10 +1120,32 @@ impl<'a> Parser<'a> {
                 return err(&pointer, "parameters with `content` are not supported");
             }
         };
-        match &schema.kind {
+        let raw_text = Schema {
+            kind: Kind::String {
+                format: None,
+                enum_values: Vec::new(),
+            },
+            description: schema.description.clone(),
+            ..Schema::default()
+        };
+        let schema = match &schema.kind {
             Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
-                return err(&pointer, "object-valued parameters are not supported");
+                warn(
+                    &pointer,
+                    "an object-valued parameter is taken as its raw text",
+                );
+                raw_text
             }
+            Kind::Array(item) if location != Location::Path && !is_scalar(item) => {
+                warn(
+                    &pointer,
+                    "an array of arrays or objects as a parameter is taken as its raw text",
+                );
+                raw_text
+            }
+            _ => schema,
+        };
+        match &schema.kind {
             Kind::Array(_) if location == Location::Path => {
                 return err(&pointer, "array path parameters are not supported");
             }
@@ -1257,18 +1275,30 @@ impl<'a> Parser<'a> {
         let mp = format!("{pointer}/content/{}", escape(content_type));
         let kind = media_kind(content_type);
         let content_json = several_media(&body.content, &format!("{pointer}/content"))?;
+        // No schema, or a multipart form that is not an object: any content, as its bytes.
+        let raw = || -> Result<Body, Error> {
+            Ok(Body {
+                media: Media::Binary,
+                content_type: content_type.clone(),
+                content_json: Some(json_text(&body.content, &format!("{pointer}/content"))?),
+                description: body.description.clone(),
+                required: body.required,
+                schema: Schema::default(),
+            })
+        };
         let Some(schema) = &media.schema else {
-            return err(&mp, "a request body needs a schema");
+            return raw();
         };
         let schema = match (kind, schema) {
             (Media::Multipart, ReferenceOr::Item(s)) => {
                 let converted =
                     self.convert(s, &format!("{mp}/schema"), &format!("{stem}Form"), true)?;
                 if !matches!(converted.kind, Kind::Object(_)) {
-                    return err(
-                        &format!("{mp}/schema"),
-                        "a multipart body must be an object",
+                    warn(
+                        &mp,
+                        "a multipart body that is not an object is taken as its bytes",
                     );
+                    return raw();
                 }
                 self.hoist(
                     &format!("{stem}Form"),
@@ -1285,10 +1315,11 @@ impl<'a> Parser<'a> {
                     .find(|t| t.name == name)
                     .expect("resolved above");
                 if !matches!(t.schema.kind, Kind::Object(_)) {
-                    return err(
-                        &format!("{mp}/schema"),
-                        "a multipart body must be an object",
+                    warn(
+                        &mp,
+                        "a multipart body that is not an object is taken as its bytes",
                     );
+                    return raw();
                 }
                 t.multipart = true;
                 Schema {
