@@ -20,6 +20,7 @@ use crate::ir::*;
 use crate::names;
 
 mod callbacks;
+pub mod stub;
 
 /// Dependency versions of every generated crate (explicit, so any output builds on its own).
 const CARGO_DEPENDENCIES: &str = r#"chrono = { version = "0.4", default-features = false, features = ["std", "serde"] }
@@ -190,12 +191,32 @@ fn f64_lit(v: f64) -> Literal {
     Literal::f64_suffixed(v)
 }
 
+/// What Rust item a named type becomes.
+pub(crate) enum Shape<'t> {
+    /// A string enum: a Rust enum, one variant per value.
+    Enum(&'t [String]),
+    /// A struct of the (merged) properties.
+    Struct {
+        props: Vec<Property>,
+        required: Vec<String>,
+        additional: Additional,
+    },
+    /// `oneOf` / `anyOf`: an untagged Rust enum.
+    OneOf(&'t [Schema]),
+    /// Anything else: a transparent newtype.
+    Newtype,
+}
+
 pub(crate) struct Emitter<'a> {
     api: &'a Api,
 }
 
 impl<'a> Emitter<'a> {
-    fn typedef(&self, name: &str) -> &'a TypeDef {
+    pub(crate) fn new(api: &'a Api) -> Self {
+        Emitter { api }
+    }
+
+    pub(crate) fn typedef(&self, name: &str) -> &'a TypeDef {
         self.api
             .types
             .iter()
@@ -209,7 +230,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// The Rust type of a value of `schema` (without the `Option` of optional fields).
-    fn rust_type(&self, schema: &Schema, multipart: bool) -> TokenStream {
+    pub(crate) fn rust_type(&self, schema: &Schema, multipart: bool) -> TokenStream {
         match &schema.kind {
             Kind::Ref(name) => self.type_path(name),
             Kind::String { format, .. } => match format.as_deref() {
@@ -254,7 +275,7 @@ impl<'a> Emitter<'a> {
     /// A property's Rust type: optional unless required in both directions (a `readOnly`
     /// property is absent from requests, a `writeOnly` one from responses) and not nullable;
     /// boxed when it holds its container again (a recursive schema).
-    fn field_type(
+    pub(crate) fn field_type(
         &self,
         schema: &Schema,
         required: bool,
@@ -746,39 +767,15 @@ impl<'a> Emitter<'a> {
         let name = ident(&t.rust);
         let docs = doc(&t.schema.description);
         let pointer_doc = format!(" Schema: `{}`.", t.pointer);
-        let body = match &t.schema.kind {
-            Kind::String { enum_values, .. } if !enum_values.is_empty() => {
-                self.string_enum(&name, enum_values)
-            }
-            Kind::Object(o) if !o.all_of.is_empty() => {
-                let (props, required) = self.object_parts(&t.schema);
-                self.object_struct(
-                    &name,
-                    &t.name,
-                    &props,
-                    &required,
-                    &o.additional,
-                    t.multipart,
-                )
-            }
-            Kind::Object(o) if !o.properties.is_empty() || o.additional == Additional::Closed => {
-                self.object_struct(
-                    &name,
-                    &t.name,
-                    &o.properties,
-                    &o.required,
-                    &o.additional,
-                    t.multipart,
-                )
-            }
-            Kind::AllOf(members) if members.len() > 1 => {
-                let (props, required) = self.merged_properties(members);
-                self.object_struct(&name, &t.name, &props, &required, &Additional::Open, false)
-            }
-            Kind::OneOf { variants, .. } | Kind::AnyOf(variants) => {
-                self.one_of_enum(&name, &t.name, variants)
-            }
-            _ => {
+        let body = match self.model_shape(t) {
+            Shape::Enum(values) => self.string_enum(&name, values),
+            Shape::Struct {
+                props,
+                required,
+                additional,
+            } => self.object_struct(&name, &t.name, &props, &required, &additional, t.multipart),
+            Shape::OneOf(variants) => self.one_of_enum(&name, &t.name, variants),
+            Shape::Newtype => {
                 let inner = self.rust_type(&t.schema, false);
                 quote! {
                     #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
@@ -820,12 +817,83 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn string_enum(&self, name: &syn::Ident, values: &[String]) -> TokenStream {
+    /// What Rust item a named type becomes.
+    pub(crate) fn model_shape<'t>(&self, t: &'t TypeDef) -> Shape<'t> {
+        match &t.schema.kind {
+            Kind::String { enum_values, .. } if !enum_values.is_empty() => Shape::Enum(enum_values),
+            Kind::Object(o) if !o.all_of.is_empty() => {
+                let (props, required) = self.object_parts(&t.schema);
+                Shape::Struct {
+                    props,
+                    required,
+                    additional: o.additional.clone(),
+                }
+            }
+            Kind::Object(o) if !o.properties.is_empty() || o.additional == Additional::Closed => {
+                Shape::Struct {
+                    props: o.properties.clone(),
+                    required: o.required.clone(),
+                    additional: o.additional.clone(),
+                }
+            }
+            Kind::AllOf(members) if members.len() > 1 => {
+                let (props, required) = self.merged_properties(members);
+                Shape::Struct {
+                    props,
+                    required,
+                    additional: Additional::Open,
+                }
+            }
+            Kind::OneOf { variants, .. } | Kind::AnyOf(variants) => Shape::OneOf(variants),
+            _ => Shape::Newtype,
+        }
+    }
+
+    /// The fields of a model struct: one per property, then the map of additional properties
+    /// when they have a schema.
+    pub(crate) fn struct_fields(
+        &self,
+        container: &str,
+        props: &[Property],
+        required: &[String],
+        additional: &Additional,
+        multipart: bool,
+    ) -> Vec<(syn::Ident, TokenStream)> {
+        let mut fields: Vec<(syn::Ident, TokenStream)> = props
+            .iter()
+            .map(|p| {
+                let is_required = required.contains(&p.name);
+                let ty = self.field_type(&p.schema, is_required, multipart, container);
+                (ident(&p.rust), ty)
+            })
+            .collect();
+        if let Additional::Schema(v) = additional {
+            let t = self.rust_type(v, multipart);
+            let taken = props.iter().any(|p| p.rust == "additional_properties");
+            let field = if taken {
+                format_ident!("additional_properties_")
+            } else {
+                format_ident!("additional_properties")
+            };
+            fields.push((
+                field,
+                quote!(::std::collections::BTreeMap<::std::string::String, #t>),
+            ));
+        }
+        fields
+    }
+
+    /// The variants of a string enum, in document order.
+    pub(crate) fn enum_variants(values: &[String]) -> Vec<syn::Ident> {
         let mut taken = std::collections::BTreeSet::new();
-        let variants: Vec<syn::Ident> = values
+        values
             .iter()
             .map(|v| ident(&names::unique(names::camel(v), &mut taken)))
-            .collect();
+            .collect()
+    }
+
+    fn string_enum(&self, name: &syn::Ident, values: &[String]) -> TokenStream {
+        let variants = Self::enum_variants(values);
         let decl: Vec<TokenStream> = variants
             .iter()
             .zip(values)
@@ -913,12 +981,19 @@ impl<'a> Emitter<'a> {
         additional: &Additional,
         multipart: bool,
     ) -> TokenStream {
-        let mut fields: Vec<TokenStream> = props
+        let typed = self.struct_fields(container, props, required, additional, multipart);
+        let fields: Vec<TokenStream> = typed
             .iter()
-            .map(|p| {
-                let id = ident(&p.rust);
+            .enumerate()
+            .map(|(i, (id, ty))| {
+                let Some(p) = props.get(i) else {
+                    return quote! {
+                        /// Properties beyond the declared ones (`additionalProperties`).
+                        #[serde(flatten)]
+                        pub #id: #ty
+                    };
+                };
                 let is_required = required.contains(&p.name);
-                let ty = self.field_type(&p.schema, is_required, multipart, container);
                 let docs = doc(&p.schema.description);
                 let deprecated = if p.schema.deprecated {
                     quote!(#[deprecated])
@@ -941,24 +1016,6 @@ impl<'a> Emitter<'a> {
                 quote!(#docs #deprecated #rename #optional #written pub #id: #ty)
             })
             .collect();
-        if let Additional::Schema(v) = additional {
-            let t = self.rust_type(v, multipart);
-            let field = if props.is_empty() {
-                format_ident!("additional_properties")
-            } else {
-                let taken: Vec<&str> = props.iter().map(|p| p.rust.as_str()).collect();
-                if taken.contains(&"additional_properties") {
-                    format_ident!("additional_properties_")
-                } else {
-                    format_ident!("additional_properties")
-                }
-            };
-            fields.push(quote! {
-                /// Properties beyond the declared ones (`additionalProperties`).
-                #[serde(flatten)]
-                pub #field: ::std::collections::BTreeMap<::std::string::String, #t>
-            });
-        }
         let deny = if *additional == Additional::Closed {
             quote!(#[serde(deny_unknown_fields)])
         } else {
@@ -995,7 +1052,7 @@ impl<'a> Emitter<'a> {
         (props, required)
     }
 
-    fn object_parts(&self, s: &Schema) -> (Vec<Property>, Vec<String>) {
+    pub(crate) fn object_parts(&self, s: &Schema) -> (Vec<Property>, Vec<String>) {
         match &s.kind {
             Kind::Ref(name) => self.object_parts(&self.typedef(name).schema),
             Kind::Object(o) if o.all_of.is_empty() => (o.properties.clone(), o.required.clone()),
@@ -1193,7 +1250,7 @@ impl<'a> Emitter<'a> {
 
     /// A parameter's type in its input struct (`wire`: as extracted, where a non-exploded array
     /// is a `runtime::Csv`).
-    fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
+    pub(crate) fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
         let t = match &p.schema.kind {
             Kind::Array(item) if wire && is_csv(p) => {
                 let i = self.rust_type(item, false);
@@ -1208,7 +1265,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn body_inner_type(&self, b: &Body) -> TokenStream {
+    pub(crate) fn body_inner_type(&self, b: &Body) -> TokenStream {
         match b.media {
             Media::Binary => quote!(::std::vec::Vec<u8>),
             Media::Text => quote!(::std::string::String),
@@ -1236,37 +1293,11 @@ impl<'a> Emitter<'a> {
                     }
                     Status::Default => quote!(),
                 };
-                let mut fields = Vec::new();
-                if matches!(r.status, Status::Default | Status::Range(_)) {
-                    fields.push(quote!(::poem::http::StatusCode));
-                }
-                if r.status == Status::Default && r.content.is_none() {
-                    // poem-openapi needs a body beside the status of a `default` response.
-                    fields.push(quote!(crate::runtime::NoBody));
-                }
-                if let Some((media, _, schema)) = &r.content {
-                    fields.push(match media {
-                        Media::Binary | Media::Form | Media::Multipart => {
-                            quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>)
-                        }
-                        Media::Text => {
-                            quote!(::poem_openapi::payload::PlainText<::std::string::String>)
-                        }
-                        _ => {
-                            let t = self.rust_type(schema, false);
-                            quote!(crate::runtime::Json<#t>)
-                        }
-                    });
-                }
-                for h in &r.headers {
-                    let n = &h.name;
-                    let hd = doc(&h.description);
-                    let ty = if h.required {
-                        quote!(::std::string::String)
-                    } else {
-                        quote!(::std::option::Option<::std::string::String>)
-                    };
-                    fields.push(quote!(#hd #[oai(header = #n)] #ty));
+                let mut fields = self.response_fields(r);
+                let first_header = fields.len() - r.headers.len();
+                for (f, h) in fields[first_header..].iter_mut().zip(&r.headers) {
+                    let (n, hd) = (&h.name, doc(&h.description));
+                    *f = quote!(#hd #[oai(header = #n)] #f);
                 }
                 if fields.is_empty() {
                     quote!(#docs #status #v)
@@ -1288,6 +1319,41 @@ impl<'a> Emitter<'a> {
             }
             #error_impl
         }
+    }
+
+    /// The field types of a response's variant, in order: the status (a range or `default`),
+    /// the body, then each header.
+    pub(crate) fn response_fields(&self, r: &Response) -> Vec<TokenStream> {
+        let mut fields = Vec::new();
+        if matches!(r.status, Status::Default | Status::Range(_)) {
+            fields.push(quote!(::poem::http::StatusCode));
+        }
+        if r.status == Status::Default && r.content.is_none() {
+            // poem-openapi needs a body beside the status of a `default` response.
+            fields.push(quote!(crate::runtime::NoBody));
+        }
+        if let Some((media, _, schema)) = &r.content {
+            fields.push(match media {
+                Media::Binary | Media::Form | Media::Multipart => {
+                    quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>)
+                }
+                Media::Text => {
+                    quote!(::poem_openapi::payload::PlainText<::std::string::String>)
+                }
+                _ => {
+                    let t = self.rust_type(schema, false);
+                    quote!(crate::runtime::Json<#t>)
+                }
+            });
+        }
+        for h in &r.headers {
+            fields.push(if h.required {
+                quote!(::std::string::String)
+            } else {
+                quote!(::std::option::Option<::std::string::String>)
+            });
+        }
+        fields
     }
 
     /// `ErrorVariants` for operations whose error responses (4xx, 5xx, `default`) all carry the

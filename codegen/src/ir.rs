@@ -33,6 +33,64 @@ impl Api {
             .iter()
             .filter(|t| self.operations.iter().any(|o| o.tag == t.name))
     }
+
+    /// The named types `roots` reach through references, in first-reached order.
+    pub fn types_reached<'s>(
+        &'s self,
+        roots: impl IntoIterator<Item = &'s Schema>,
+    ) -> Vec<&'s str> {
+        let mut found: Vec<&str> = Vec::new();
+        let mut stack: Vec<&Schema> = roots.into_iter().collect();
+        stack.reverse();
+        while let Some(s) = stack.pop() {
+            let mut children: Vec<&Schema> = match &s.kind {
+                Kind::Ref(name) => {
+                    if !found.contains(&name.as_str()) {
+                        found.push(name);
+                        if let Some(t) = self.types.iter().find(|t| &t.name == name) {
+                            stack.push(&t.schema);
+                        }
+                    }
+                    Vec::new()
+                }
+                Kind::Array(item) => vec![item],
+                Kind::Object(o) => {
+                    let mut c: Vec<&Schema> = o.all_of.iter().collect();
+                    c.extend(o.properties.iter().map(|p| &p.schema));
+                    if let Additional::Schema(v) = &o.additional {
+                        c.push(v);
+                    }
+                    c
+                }
+                Kind::AllOf(m) | Kind::AnyOf(m) | Kind::OneOf { variants: m, .. } => {
+                    m.iter().collect()
+                }
+                _ => Vec::new(),
+            };
+            children.reverse();
+            stack.extend(children);
+        }
+        found
+    }
+
+    /// The named types an operation's request (parameters and body) reaches.
+    pub fn request_types<'s>(&'s self, o: &'s Operation) -> Vec<&'s str> {
+        self.types_reached(
+            o.params
+                .iter()
+                .map(|p| &p.schema)
+                .chain(o.body.iter().map(|b| &b.schema)),
+        )
+    }
+
+    /// The named types an operation's responses reach.
+    pub fn response_types<'s>(&'s self, o: &'s Operation) -> Vec<&'s str> {
+        self.types_reached(
+            o.responses
+                .iter()
+                .filter_map(|r| r.content.as_ref().map(|c| &c.2)),
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -294,6 +352,8 @@ pub struct Param {
     pub description: Option<String>,
     pub deprecated: bool,
     pub schema: Schema,
+    /// Where it is written (the operation's pointer for an undeclared path parameter).
+    pub pointer: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,9 +5,11 @@
 //! - [`ir`]: plain data describing operations, types and security; what tests inspect.
 //! - [`emit`]: renders the IR with `quote`, formats with `prettyplease`; deterministic.
 //! - [`check`]: compares a directory with what the document produces, as a readable diff.
+//! - [`diff`]: what an edit of the document does to clients and to the server.
 //!
 //! Nothing here is specific to one API: the bankd document is one input among the fixtures.
 
+pub mod diff;
 pub mod emit;
 pub mod ir;
 pub mod names;

@@ -1,7 +1,9 @@
-//! `codegen generate|check [--spec PATH] [--out DIR] [--crate-name NAME]`.
+//! `codegen generate|check [--spec PATH] [--out DIR] [--crate-name NAME]` and
+//! `codegen diff --base OLD [--spec NEW] [--format text|markdown|json] [--fail-on LEVEL]`.
 //!
-//! Exit codes: 0 success; 1 `check` found differences; 2 the document cannot be generated (the
-//! message names the file and JSON pointer) or an I/O error.
+//! Exit codes: 0 success; 1 `check` found differences, or `diff` found a change at the
+//! `--fail-on` level (default: breaking); 2 a document cannot be read or generated (the message
+//! names the file and JSON pointer) or an I/O error.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,12 +38,97 @@ struct Target {
     runtime_path: Option<String>,
 }
 
+#[derive(clap::Args)]
+struct DiffArgs {
+    /// The document as clients know it (for example `spec/releases/1.4.yaml`).
+    #[arg(long)]
+    base: PathBuf,
+    /// The edited document.
+    #[arg(long, default_value = "spec/openapi.yaml")]
+    spec: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    format: bank_codegen::diff::Format,
+    /// The level from which a change makes the exit status 1.
+    #[arg(long, value_enum, default_value = "breaking")]
+    fail_on: FailOn,
+    /// Release gate: breaking changes do not fail when the major part of `info.version` moved.
+    #[arg(long)]
+    allow_major_bump: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FailOn {
+    Breaking,
+    Warning,
+    Never,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Write the crate to `--out`.
     Generate(Target),
     /// Exit 1 with a diff when `--out` is not what the document produces.
     Check(Target),
+    /// Report what the changes from `--base` to `--spec` do to clients and to the server.
+    Diff(DiffArgs),
+}
+
+fn read(path: &std::path::Path) -> Result<String, ExitCode> {
+    std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        ExitCode::from(2)
+    })
+}
+
+fn parse(path: &std::path::Path, text: &str) -> Result<bank_codegen::ir::Api, ExitCode> {
+    bank_codegen::parse::parse(text).map_err(|e| {
+        eprintln!(
+            "error: {}#{}: {}",
+            path.display(),
+            e.pointer.trim_start_matches('#'),
+            e.message
+        );
+        ExitCode::from(2)
+    })
+}
+
+fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or(version).trim()
+}
+
+fn diff(args: DiffArgs) -> Result<ExitCode, ExitCode> {
+    let (base_text, spec_text) = (read(&args.base)?, read(&args.spec)?);
+    // The two documents are independent: parse them on two threads.
+    let (old, new) = std::thread::scope(|s| {
+        let old = s.spawn(|| parse(&args.base, &base_text));
+        let new = parse(&args.spec, &spec_text);
+        (old.join().expect("the parser does not panic"), new)
+    });
+    let (old, new) = (old?, new?);
+    let report = bank_codegen::diff::Report::new(
+        &args.base.display().to_string(),
+        &args.spec.display().to_string(),
+        bank_codegen::diff::diff(&old, &new),
+    );
+    print!("{}", report.render(args.format));
+    use bank_codegen::diff::Level;
+    let failing = match args.fail_on {
+        FailOn::Breaking => report.has(Level::Breaking),
+        FailOn::Warning => report.has(Level::Warning),
+        FailOn::Never => false,
+    };
+    if failing && args.allow_major_bump && major(&old.version) != major(&new.version) {
+        eprintln!(
+            "note: info.version moved from {} to {}: a new major version may break clients",
+            old.version, new.version
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn main() -> ExitCode {
@@ -49,13 +136,11 @@ fn main() -> ExitCode {
     let (target, write) = match cli.command {
         Command::Generate(t) => (t, true),
         Command::Check(t) => (t, false),
+        Command::Diff(args) => return diff(args).unwrap_or_else(|code| code),
     };
-    let text = match std::fs::read_to_string(&target.spec) {
+    let text = match read(&target.spec) {
         Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", target.spec.display());
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let source = target.spec.display().to_string();
     let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {

@@ -1,5 +1,10 @@
 //! Turning document names into Rust identifiers, the same way every time.
 
+/// A name as one JSON pointer segment (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
 /// Words of a name: split on non-alphanumerics and on lower→upper case changes. A non-ASCII
 /// letter or digit is a word of its own, spelled `u` and its code point in hex (`é` → `u00e9`),
 /// so that names in any script stay distinct, stable and ASCII.

@@ -67,9 +67,7 @@ fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
     })
 }
 
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
+use crate::names::escape;
 
 /// Parses YAML or JSON text into the IR.
 pub fn parse(text: &str) -> Result<Api, Error> {
@@ -979,6 +977,7 @@ impl<'a> Parser<'a> {
                         },
                         ..Schema::default()
                     },
+                    pointer: pointer.to_string(),
                 });
             }
         }
@@ -1170,6 +1169,7 @@ impl<'a> Parser<'a> {
             description: data.description.clone(),
             deprecated: data.deprecated.unwrap_or(false),
             schema,
+            pointer,
         })
     }
 
