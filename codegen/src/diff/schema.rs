@@ -45,6 +45,28 @@ fn category(k: &Kind) -> &'static str {
     }
 }
 
+/// Whether null is allowed, also where a one-member `allOf` carries `nullable` for a `$ref`.
+fn nullable(s: &Schema) -> bool {
+    s.nullable
+        || match &s.kind {
+            Kind::AllOf(m) if m.len() == 1 => nullable(&m[0]),
+            _ => false,
+        }
+}
+
+/// Numeric formats by width; a wider one accepts every value of a narrower one.
+fn width(format: &str) -> Option<u8> {
+    Some(match format {
+        "int8" => 1,
+        "int16" => 2,
+        "int32" => 3,
+        "int64" => 4,
+        "float" => 5,
+        "double" => 6,
+        _ => return None,
+    })
+}
+
 /// `allOf` of one member is that member (a nullable or described `$ref`).
 fn unwrap(s: &Schema) -> &Schema {
     match &s.kind {
@@ -82,8 +104,8 @@ impl<'a> Differ<'a> {
     }
 
     pub(crate) fn schema(&mut self, cx: &mut OpCx, at: &At, o: &Schema, n: &Schema) {
+        self.nullable(cx, at, nullable(o), nullable(n));
         let (o, n) = (unwrap(o), unwrap(n));
-        self.nullable(cx, at, o, n);
         if let (Kind::Ref(on), Kind::Ref(nn)) = (&o.kind, &n.kind) {
             return self.refs(cx, at, on, nn);
         }
@@ -93,7 +115,7 @@ impl<'a> Differ<'a> {
             return self.retyped(cx, &at, o, n);
         }
         self.constraints(cx, &at, &o.constraints, &n.constraints);
-        if at.dir == Dir::Request && o.default != n.default && n.default.is_some() {
+        if at.dir == Dir::Request && o.default != n.default {
             let message = format!(
                 "the default {} became {}",
                 o.default
@@ -189,11 +211,11 @@ impl<'a> Differ<'a> {
         self.schema(cx, &inner, &ot.schema, &nt.schema);
     }
 
-    fn nullable(&mut self, cx: &OpCx, at: &At, o: &Schema, n: &Schema) {
-        if o.nullable == n.nullable {
+    fn nullable(&mut self, cx: &OpCx, at: &At, o: bool, n: bool) {
+        if o == n {
             return;
         }
-        let (rule, level, message) = match (n.nullable, at.dir) {
+        let (rule, level, message) = match (n, at.dir) {
             (true, Dir::Request) => ("became-nullable", Level::Info, "now accepts null"),
             (true, Dir::Response) => ("became-nullable", Level::Breaking, "can now be null"),
             (false, Dir::Request) => (
@@ -213,7 +235,9 @@ impl<'a> Differ<'a> {
         // Anything accepted (a request) or promised less (a response) is harmless.
         let level = match (at.dir, oc, nc) {
             (Dir::Request, _, "any value") | (Dir::Response, "any value", _) => Level::Info,
-            (Dir::Request, "integer", "number") => Level::Info,
+            (Dir::Request, "integer", "number") | (Dir::Response, "number", "integer") => {
+                Level::Info
+            }
             _ => Level::Breaking,
         };
         let message = format!("type {oc} became {nc}");
@@ -228,7 +252,12 @@ impl<'a> Differ<'a> {
         let (rule, level) = match (o, n) {
             (None, Some(_)) => ("format-set", at.dir.tighter()),
             (Some(_), None) => ("format-removed", at.dir.looser()),
-            _ => ("format-changed", Level::Breaking),
+            (Some(a), Some(b)) => match (width(a), width(b)) {
+                (Some(x), Some(y)) if y > x => ("format-widened", at.dir.looser()),
+                (Some(x), Some(y)) if y < x => ("format-narrowed", at.dir.tighter()),
+                _ => ("format-changed", Level::Breaking),
+            },
+            (None, None) => return,
         };
         let message = format!("format {} became {}", show(o), show(n));
         self.report(cx, at, rule, level, message, at.retyped());
@@ -662,13 +691,15 @@ impl<'a> Differ<'a> {
                 }
                 None => {
                     let what = name(nm).map_or(format!("member {j}"), |r| format!("member `{r}`"));
+                    let breaks =
+                        at.dir == Dir::Request && at.in_model() && at.field_types.is_none();
                     self.report(
                         cx,
                         at,
                         &format!("{rule}-member-added"),
                         at.dir.looser(),
                         format!("new {what}"),
-                        false,
+                        breaks,
                     );
                 }
             }
