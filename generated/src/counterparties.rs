@@ -129,6 +129,9 @@ pub enum ListCounterpartiesResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
@@ -148,6 +151,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -166,6 +170,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -201,6 +208,9 @@ pub enum CreateCounterpartyResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
@@ -220,6 +230,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -238,6 +249,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(

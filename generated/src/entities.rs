@@ -271,6 +271,9 @@ pub enum CreatePersonEntityResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
     #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
@@ -296,6 +299,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
         ::std::option::Option::Some(500u16),
@@ -316,6 +320,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             409u16 => {
                 ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
@@ -364,6 +371,9 @@ pub enum CreateBusinessEntityResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
     #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
@@ -390,6 +400,7 @@ for CreateBusinessEntityResponse {
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
         ::std::option::Option::Some(500u16),
@@ -410,6 +421,9 @@ for CreateBusinessEntityResponse {
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             409u16 => {
                 ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
@@ -612,6 +626,9 @@ pub enum ListEntitiesResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
@@ -631,6 +648,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -649,6 +667,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(

@@ -2028,10 +2028,7 @@ crate::runtime::spec_type!(AdditionalRequirements);
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct SubmitAdditionalRequirementsRequest(
-    pub ::std::collections::BTreeMap<
-        ::std::string::String,
-        crate::models::RequirementValue,
-    >,
+    pub ::std::collections::BTreeMap<::std::string::String, ::serde_json::Value>,
 );
 impl crate::runtime::SpecType for SubmitAdditionalRequirementsRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
@@ -2044,12 +2041,15 @@ impl crate::runtime::SpecType for SubmitAdditionalRequirementsRequest {
         {
             let mut s = crate::runtime::schema("object");
             s.additional_properties = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::RequirementValue as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::RequirementValue as ::poem_openapi::types::Type>::schema_ref()
-                }),
+                ::std::boxed::Box::new(
+                    crate::runtime::inline({
+                        let mut s = crate::runtime::schema("");
+                        s.description = ::std::option::Option::Some(
+                            "The value for the field of that name, of the JSON type its field's `type` calls for (as in `RequirementValue`). Any other JSON value, such as `12.5` for an `integer` field or `null`, is 400 `invalid_additional_requirements` naming the field in `details`, like every other invalid value.",
+                        );
+                        s
+                    }),
+                ),
             );
             s.description = ::std::option::Option::Some(
                 "Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).",

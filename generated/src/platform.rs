@@ -52,6 +52,9 @@ pub enum GetPlatformResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
@@ -71,6 +74,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -89,6 +93,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -124,6 +131,9 @@ pub enum UpdatePlatformResponse {
         #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
+    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
+    #[oai(status = 404u16)]
+    NotFound(crate::runtime::Json<crate::models::Error>),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
@@ -143,6 +153,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformRespo
     const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
+        ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -161,6 +172,9 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformRespo
                         ::std::option::Option::None,
                     ),
                 )
+            }
+            404u16 => {
+                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
             }
             500u16 => {
                 ::std::option::Option::Some(

@@ -719,19 +719,22 @@ fn view_of(row: &EntityRow, fields: &[AdditionalRequirementField]) -> Requiremen
     }
 }
 
-/// Why `value` does not fit `field`, if it does not.
+/// The typed value `value` gives `field`, or why it does not fit it (any JSON value may be
+/// submitted: a wrong JSON type is a message like any other invalid value).
 pub fn check_requirement(
     field: &AdditionalRequirementField,
-    value: &RequirementValue,
-) -> Result<(), String> {
+    value: &serde_json::Value,
+) -> Result<RequirementValue, String> {
     use RequirementFieldType as T;
+    use serde_json::Value as J;
     let text = match (field.r#type, value) {
-        (T::Boolean, RequirementValue::Boolean(_)) | (T::Integer, RequirementValue::Integer(_)) => {
-            return Ok(());
+        (T::Boolean, J::Bool(b)) => return Ok(RequirementValue::Boolean(*b)),
+        (T::Integer, J::Number(n)) if n.as_i64().is_some() => {
+            return Ok(RequirementValue::Integer(n.as_i64().unwrap_or_default()));
         }
         (T::Boolean, _) => return Err("must be a boolean".into()),
         (T::Integer, _) => return Err("must be an integer".into()),
-        (_, RequirementValue::String(s)) => s,
+        (_, J::String(s)) => s,
         (_, _) => return Err("must be a string".into()),
     };
     if let Some(max) = field.max_length
@@ -753,7 +756,7 @@ pub fn check_requirement(
             "must be one of {}",
             field.values.as_deref().unwrap_or_default().join(", ")
         )),
-        _ => Ok(()),
+        _ => Ok(RequirementValue::String(text.clone())),
     }
 }
 
@@ -764,12 +767,14 @@ fn is_e164(text: &str) -> bool {
     })
 }
 
-/// Validates every submitted value against the platform's list; one message per bad field.
+/// Validates every submitted value against the platform's list (one message per bad field) and
+/// returns them typed.
 pub fn validate_requirements(
     fields: &[AdditionalRequirementField],
-    submitted: &BTreeMap<String, RequirementValue>,
-) -> Result<(), EntityError> {
+    submitted: &BTreeMap<String, serde_json::Value>,
+) -> Result<BTreeMap<String, RequirementValue>, EntityError> {
     let mut errors = BTreeMap::new();
+    let mut valid = BTreeMap::new();
     for (name, value) in submitted {
         match fields.iter().find(|f| &f.name == name) {
             None => {
@@ -778,15 +783,18 @@ pub fn validate_requirements(
                     "is not an additional requirement of this platform".to_owned(),
                 );
             }
-            Some(field) => {
-                if let Err(message) = check_requirement(field, value) {
+            Some(field) => match check_requirement(field, value) {
+                Ok(v) => {
+                    valid.insert(name.clone(), v);
+                }
+                Err(message) => {
                     errors.insert(name.clone(), message);
                 }
-            }
+            },
         }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(valid)
     } else {
         Err(EntityError::InvalidAdditionalRequirements(errors))
     }
@@ -818,7 +826,7 @@ pub async fn submit_requirements(
     clock: &dyn Clock,
     platform_id: &PlatformId,
     id: &str,
-    submitted: &BTreeMap<String, RequirementValue>,
+    submitted: &BTreeMap<String, serde_json::Value>,
 ) -> Result<RequirementsView, EntityError> {
     let id = EntityId::parse(id);
     db.write(|tx| {
@@ -826,7 +834,7 @@ pub async fn submit_requirements(
         Box::pin(async move {
             // The values are judged first (a 400 for the request's shape precedes the 404).
             let fields = requirement_fields(tx, platform_id).await?;
-            validate_requirements(&fields, submitted)?;
+            let submitted = validate_requirements(&fields, submitted)?;
             let id = id.as_ref().ok_or(EntityError::NotFound)?;
             let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
                 .await?
@@ -886,13 +894,27 @@ mod tests {
     #[test]
     fn requirement_values_follow_their_field_type() {
         use RequirementFieldType as T;
-        use RequirementValue as V;
-        let s = |t: &str| V::String(t.to_owned());
-        assert!(check_requirement(&field("a", T::Boolean), &V::Boolean(true)).is_ok());
+        use serde_json::json;
+        let s = |t: &str| json!(t);
+        assert_eq!(
+            check_requirement(&field("a", T::Boolean), &json!(true)),
+            Ok(RequirementValue::Boolean(true))
+        );
         assert!(check_requirement(&field("a", T::Boolean), &s("true")).is_err());
-        assert!(check_requirement(&field("a", T::Integer), &V::Integer(3)).is_ok());
+        assert_eq!(
+            check_requirement(&field("a", T::Integer), &json!(3)),
+            Ok(RequirementValue::Integer(3))
+        );
         assert!(check_requirement(&field("a", T::Integer), &s("3")).is_err());
-        assert!(check_requirement(&field("a", T::String), &V::Integer(3)).is_err());
+        // Not an integer, whatever JSON calls it: the field's message, not a shape error.
+        for not_integer in [json!(12.5), json!(null), json!([1]), json!(1e300)] {
+            assert_eq!(
+                check_requirement(&field("a", T::Integer), &not_integer),
+                Err("must be an integer".to_string())
+            );
+        }
+        assert!(check_requirement(&field("a", T::String), &json!(3)).is_err());
+        assert!(check_requirement(&field("a", T::String), &json!({"x": 1})).is_err());
         assert!(check_requirement(&field("a", T::Date), &s("2024-02-29")).is_ok());
         assert!(check_requirement(&field("a", T::Date), &s("2023-02-29")).is_err());
         assert!(check_requirement(&field("a", T::Date), &s("2024-2-9")).is_err());

@@ -921,6 +921,20 @@ async fn additional_requirements_are_validated_and_merged(app: TestApp) {
         .await
         .expect_error(400, "invalid_additional_requirements");
     assert!(e["details"]["employees"].is_string(), "{e}");
+    // A value of no accepted JSON type at all (a fraction, null, an array, an object) is the
+    // field's error too, not a shape error of the request.
+    let e = app
+        .post(
+            &path,
+            key,
+            &json!({"employees": 12.5, "regulated": null, "tier": ["gold"], "nickname": {"a": 1}}),
+        )
+        .await
+        .expect_error(400, "invalid_additional_requirements");
+    assert_eq!(e["details"]["employees"], "must be an integer", "{e}");
+    assert_eq!(e["details"]["regulated"], "must be a boolean", "{e}");
+    assert_eq!(e["details"]["tier"], "must be a string", "{e}");
+    assert_eq!(e["details"]["nickname"], "must be a string", "{e}");
     assert_eq!(
         app.get(&path, key).await.expect(200)["submitted"],
         json!({})
@@ -965,10 +979,11 @@ async fn additional_requirements_are_validated_and_merged(app: TestApp) {
     )
     .await
     .expect_error(404, "entity_not_found");
-    // A value that is no requirement value at all is refused by the request schema.
+    // A fraction for an integer field is that field's error (API-DECISIONS), not the request's
+    // shape; a body that is not an object is the request's shape.
     app.post(&path, key, &json!({"employees": 1.5}))
         .await
-        .expect_error(400, "invalid_request");
+        .expect_error(400, "invalid_additional_requirements");
     app.post(&path, key, &json!([1]))
         .await
         .expect_error(400, "invalid_request");
