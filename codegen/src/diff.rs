@@ -603,11 +603,7 @@ impl<'a> Differ<'a> {
 }
 
 fn location(l: Location) -> &'static str {
-    match l {
-        Location::Path => "path",
-        Location::Query => "query",
-        Location::Header => "header",
-    }
+    l.wire()
 }
 
 /// Parameters match by location and name; path parameters by position (their names are not on

@@ -25,12 +25,22 @@ pub mod stub;
 /// Dependency versions of every generated crate (explicit, so any output builds on its own).
 const CARGO_DEPENDENCIES: &str = r#"chrono = { version = "0.4", default-features = false, features = ["std", "serde"] }
 poem = { version = "3.1.12", features = ["multipart"] }
-poem-openapi = { version = "5.1.16", features = ["swagger-ui", "chrono"] }
+poem-openapi = { version = "5.1.16", features = ["swagger-ui", "chrono"{COOKIE}] }
 serde = { version = "1", features = ["derive"] }
 serde_json = { version = "1", features = ["preserve_order"] }
 serde_yaml = "0.9"
 tokio = { version = "1", features = ["io-util"] }
 "#;
+
+/// The generated crate's dependencies: poem-openapi's `cookie` feature only where a parameter
+/// travels in a cookie.
+pub(crate) fn cargo_dependencies(api: &Api) -> String {
+    let cookie = api
+        .operations
+        .iter()
+        .any(|o| o.params.iter().any(|p| p.location == Location::Cookie));
+    CARGO_DEPENDENCIES.replace("{COOKIE}", if cookie { ", \"cookie\"" } else { "" })
+}
 
 pub struct Options<'a> {
     pub crate_name: &'a str,
@@ -58,7 +68,7 @@ pub fn emit(api: &Api, opts: &Options) -> BTreeMap<String, String> {
             api.title.replace('"', "'"),
             api.version.replace('"', "'"),
             opts.runtime_path,
-            CARGO_DEPENDENCIES
+            cargo_dependencies(api)
         ),
     );
     // Each file is built and rendered on its own (tokens are not `Send`, so a worker builds
@@ -619,11 +629,7 @@ impl<'a> Emitter<'a> {
             .flat_map(|o| {
                 o.params.iter().filter(|p| is_csv(p)).map(move |p| {
                     let (path, method, name) = (&o.path, &o.method, &p.name);
-                    let location = match p.location {
-                        Location::Path => "path",
-                        Location::Query => "query",
-                        Location::Header => "header",
-                    };
+                    let location = p.location.wire();
                     quote!((#path, #method, #location, #name))
                 })
             })
@@ -721,11 +727,7 @@ impl<'a> Emitter<'a> {
                         return None;
                     }
                     let (path, method, name) = (&op.path, &op.method, &p.name);
-                    let location = match p.location {
-                        Location::Path => "path",
-                        Location::Query => "query",
-                        Location::Header => "header",
-                    };
+                    let location = p.location.wire();
                     Some(quote!((#path, #method, #location, #name, #pattern)))
                 })
             })
@@ -1283,11 +1285,7 @@ impl<'a> Emitter<'a> {
             .map(|p| {
                 let id = ident(&p.rust);
                 let ty = self.param_type(p, false);
-                let loc = match p.location {
-                    Location::Path => "path",
-                    Location::Query => "query",
-                    Location::Header => "header",
-                };
+                let loc = p.location.wire();
                 let d = format!(" `{}` ({loc}).", p.name);
                 let docs = doc(&p.description);
                 quote!(#[doc = #d] #docs pub #id: #ty)
@@ -1782,6 +1780,7 @@ impl<'a> Emitter<'a> {
                 Location::Path => quote!(::poem_openapi::param::Path),
                 Location::Query => quote!(::poem_openapi::param::Query),
                 Location::Header => quote!(::poem_openapi::param::Header),
+                Location::Cookie => quote!(::poem_openapi::param::Cookie),
             };
             let name = &p.name;
             let mut attrs = vec![quote!(name = #name)];

@@ -339,6 +339,19 @@ pub enum Location {
     Path,
     Query,
     Header,
+    Cookie,
+}
+
+impl Location {
+    /// The value of `in` in the document.
+    pub fn wire(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Cookie => "cookie",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

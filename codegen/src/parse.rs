@@ -1113,9 +1113,7 @@ impl<'a> Parser<'a> {
                 (parameter_data, Location::Query)
             }
             oa::Parameter::Header { parameter_data, .. } => (parameter_data, Location::Header),
-            oa::Parameter::Cookie { .. } => {
-                return err(&pointer, "cookie parameters are not supported");
-            }
+            oa::Parameter::Cookie { parameter_data, .. } => (parameter_data, Location::Cookie),
         };
         let schema = match &data.format {
             oa::ParameterSchemaOrContent::Schema(s) => self.convert_ref(
@@ -1155,6 +1153,9 @@ impl<'a> Parser<'a> {
         match &schema.kind {
             Kind::Array(_) if location == Location::Path => {
                 return err(&pointer, "array path parameters are not supported");
+            }
+            Kind::Array(_) if location == Location::Cookie => {
+                return err(&pointer, "array cookie parameters are not supported");
             }
             Kind::Array(item) if !is_scalar(item) => {
                 return err(

@@ -300,7 +300,7 @@ fn the_handlers_the_report_says_break_are_those_the_compiler_names() {
     std::fs::create_dir_all(ws.join("stub/src")).unwrap();
     std::fs::write(
         ws.join("stub/Cargo.toml"),
-        bank_codegen::emit::stub::contact_manifest("stub", "bank-api", "../api"),
+        bank_codegen::emit::stub::contact_manifest(&api, "stub", "bank-api", "../api"),
     )
     .unwrap();
     std::fs::write(

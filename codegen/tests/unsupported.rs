@@ -60,12 +60,11 @@ fn duplicate_operation_ids_are_refused() {
 }
 
 #[test]
-fn cookie_parameters_are_refused_and_unknown_media_types_are_bytes() {
-    let cookie = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: cookie, schema: {type: string}}\n      responses:\n        '200': {description: ok}\n";
-    assert_eq!(
-        error(&doc(cookie, "    A: {type: string}\n")).pointer,
-        "#/paths/~1x/get/parameters/0"
-    );
+fn array_cookie_parameters_are_refused_and_unknown_media_types_are_bytes() {
+    let cookie = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: cookie, schema: {type: array, items: {type: string}}}\n      responses:\n        '200': {description: ok}\n";
+    let e = error(&doc(cookie, "    A: {type: string}\n"));
+    assert_eq!(e.pointer, "#/paths/~1x/get/parameters/0");
+    assert!(e.message.contains("array cookie"), "{}", e.message);
     let xml = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/xml:\n              schema: {type: string}\n";
     let api = bank_codegen::parse::parse(&doc(xml, "    A: {type: string}\n")).expect("parses");
     let (media, content_type, _) = api.operations[0].responses[0]

@@ -1,5 +1,6 @@
-//! Array query parameters through the generated crate of `codegen/tests/fixtures/parameters.yaml`:
-//! form style exploded (`ids=1&ids=2`) and not (`colors=red,blue`), items typed and checked.
+//! Parameters through the generated crate of `codegen/tests/fixtures/parameters.yaml`: array
+//! query parameters in form style exploded (`ids=1&ids=2`) and not (`colors=red,blue`), items
+//! typed and checked; a cookie parameter read and validated.
 
 use std::sync::Arc;
 
@@ -39,17 +40,31 @@ impl PetsApi for Server {
     async fn create_owner_pet(&self, _input: CreateOwnerPetInput) -> CreateOwnerPetResponse {
         unreachable!("not called")
     }
-    async fn get_owner_pet(&self, _input: GetOwnerPetInput) -> GetOwnerPetResponse {
-        unreachable!("not called")
+    /// Answers with a pet named after the `session_hint` cookie.
+    async fn get_owner_pet(&self, input: GetOwnerPetInput) -> GetOwnerPetResponse {
+        GetOwnerPetResponse::Ok(Json(Pet {
+            id: input.pet_id,
+            owner_id: input.owner_id,
+            name: format!("{:?}", input.session_hint),
+            r#type: None,
+            balance: None,
+        }))
     }
 }
 
 async fn list(query: &str) -> (StatusCode, String) {
-    let uri = format!("/owners/o1/pets?region=eu&{query}");
-    let req = Request::builder()
+    call(&format!("/owners/o1/pets?region=eu&{query}"), None).await
+}
+
+/// The status and, for a 200, the name of the first pet (or the body of an error).
+async fn call(uri: &str, cookie: Option<&str>) -> (StatusCode, String) {
+    let mut req = Request::builder()
         .uri(uri.parse().expect("uri"))
-        .header("X-Trace", "t")
-        .finish();
+        .header("X-Trace", "t");
+    if let Some(c) = cookie {
+        req = req.header("Cookie", c);
+    }
+    let req = req.finish();
     let resp = match app(Arc::new(Server)).call(req).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
@@ -60,10 +75,23 @@ async fn list(query: &str) -> (StatusCode, String) {
         return (status, body);
     }
     let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
-    (
-        status,
-        v[0]["name"].as_str().unwrap_or_default().to_string(),
-    )
+    let pet = if v.is_array() { &v[0] } else { &v };
+    (status, pet["name"].as_str().unwrap_or_default().to_string())
+}
+
+#[tokio::test]
+async fn a_cookie_parameter_is_read_and_validated() {
+    let pet = "/owners/o1/pets/7";
+    assert_eq!(
+        call(pet, Some("other=1; session_hint=abc")).await,
+        (StatusCode::OK, r#"Some("abc")"#.to_string())
+    );
+    assert_eq!(call(pet, None).await, (StatusCode::OK, "None".to_string()));
+    // Longer than its maxLength (8): refused like any other invalid parameter.
+    assert_eq!(
+        call(pet, Some("session_hint=123456789")).await.0,
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]

@@ -15,10 +15,10 @@ use crate::ir::*;
 
 /// The `Cargo.toml` of the stub crate `name`, depending on the generated crate `api_package` at
 /// `api_path` and on what the generated types name (chrono, poem, serde_json, ...).
-pub fn contact_manifest(name: &str, api_package: &str, api_path: &str) -> String {
+pub fn contact_manifest(api: &Api, name: &str, api_package: &str, api_path: &str) -> String {
     format!(
         "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\n{api_package} = {{ path = {api_path:?} }}\n{}",
-        super::CARGO_DEPENDENCIES
+        super::cargo_dependencies(api)
     )
 }
 

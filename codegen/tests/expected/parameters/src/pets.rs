@@ -91,6 +91,9 @@ pub struct GetOwnerPetInput {
     /// `X-Trace` (header).
     /// Trace identifier that must accompany every request (required header).
     pub x_trace: ::std::string::String,
+    /// `session_hint` (cookie).
+    /// An optional cookie (at most 8 characters).
+    pub session_hint: ::std::option::Option<::std::string::String>,
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]

@@ -158,6 +158,11 @@ impl<S: Server> Api<S> {
         /// Trace identifier that must accompany every request (required header).
         #[oai(name = "X-Trace")]
         p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
+        /// An optional cookie (at most 8 characters).
+        #[oai(name = "session_hint", validator(max_length = 8usize))]
+        p_session_hint: ::poem_openapi::param::Cookie<
+            ::std::option::Option<::std::string::String>,
+        >,
     ) -> ::std::result::Result<
         crate::pets::GetOwnerPetResponse,
         crate::runtime::Rejection,
@@ -166,6 +171,7 @@ impl<S: Server> Api<S> {
             owner_id: p_owner_id.0,
             pet_id: p_pet_id.0,
             x_trace: p_x_trace.0,
+            session_hint: p_session_hint.0,
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::get_owner_pet(self.server()?, input).await,
