@@ -630,7 +630,12 @@ impl<'a> Emitter<'a> {
                 o.params.iter().filter(|p| is_csv(p)).map(move |p| {
                     let (path, method, name) = (&o.path, &o.method, &p.name);
                     let location = p.location.wire();
-                    quote!((#path, #method, #location, #name))
+                    let style = match p.delimiter {
+                        ' ' => "spaceDelimited",
+                        '|' => "pipeDelimited",
+                        _ => "",
+                    };
+                    quote!((#path, #method, #location, #name, #style))
                 })
             })
             .collect();
@@ -1320,7 +1325,10 @@ impl<'a> Emitter<'a> {
         let t = match &p.schema.kind {
             Kind::Array(item) if wire && is_csv(p) => {
                 let i = self.rust_type(item, false);
-                quote!(crate::runtime::Csv<#i>)
+                match p.delimiter {
+                    ',' => quote!(crate::runtime::Csv<#i>),
+                    d => quote!(crate::runtime::Delimited<#i, #d>),
+                }
             }
             _ => self.rust_type(&p.schema, false),
         };

@@ -356,8 +356,12 @@ impl Location {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
-    /// `explode` (default true for query parameters): an array is repeated keys, not commas.
+    /// `explode` (default true for `form` query parameters): an array is repeated keys, not one
+    /// value with delimiters.
     pub explode: bool,
+    /// The items' delimiter of a non-exploded array: `,` (`form`, `simple`), ` `
+    /// (`spaceDelimited`) or `|` (`pipeDelimited`).
+    pub delimiter: char,
     pub name: String,
     pub rust: String,
     pub location: Location,

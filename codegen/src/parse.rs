@@ -972,6 +972,7 @@ impl<'a> Parser<'a> {
                 );
                 params.push(Param {
                     explode: false,
+                    delimiter: ',',
                     name: name.clone(),
                     rust: names::field_name(name, &mut taken),
                     location: Location::Path,
@@ -1100,6 +1101,7 @@ impl<'a> Parser<'a> {
                 }
             }
         };
+        let mut delimiter = ',';
         let (data, location) = match param {
             oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path),
             oa::Parameter::Query {
@@ -1107,9 +1109,14 @@ impl<'a> Parser<'a> {
                 style,
                 ..
             } => {
-                if !matches!(style, oa::QueryStyle::Form) {
-                    return err(&pointer, "only `form` style query parameters are supported");
-                }
+                delimiter = match style {
+                    oa::QueryStyle::Form => ',',
+                    oa::QueryStyle::SpaceDelimited => ' ',
+                    oa::QueryStyle::PipeDelimited => '|',
+                    oa::QueryStyle::DeepObject => {
+                        return err(&pointer, "`deepObject` query parameters are not supported");
+                    }
+                };
                 (parameter_data, Location::Query)
             }
             oa::Parameter::Header { parameter_data, .. } => (parameter_data, Location::Header),
@@ -1170,7 +1177,11 @@ impl<'a> Parser<'a> {
         }
         let rust = names::field_name(&data.name, taken);
         Ok(Param {
-            explode: data.explode.unwrap_or(location == Location::Query),
+            // Only `form` explodes by default (the other styles exist for one delimited value).
+            explode: data
+                .explode
+                .unwrap_or(location == Location::Query && delimiter == ','),
+            delimiter,
             name: data.name.clone(),
             rust,
             location,

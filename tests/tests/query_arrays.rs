@@ -1,6 +1,7 @@
 //! Parameters through the generated crate of `codegen/tests/fixtures/parameters.yaml`: array
 //! query parameters in form style exploded (`ids=1&ids=2`) and not (`colors=red,blue`), items
-//! typed and checked; a cookie parameter read and validated.
+//! typed and checked, and `spaceDelimited` / `pipeDelimited` ones; a cookie parameter read and
+//! validated.
 
 use std::sync::Arc;
 
@@ -28,7 +29,10 @@ impl Hooks for Server {
 /// Answers with one pet whose name says what the arrays held.
 impl PetsApi for Server {
     async fn list_owner_pets(&self, input: ListOwnerPetsInput) -> ListOwnerPetsResponse {
-        let name = format!("{:?} {:?}", input.ids, input.colors);
+        let name = format!(
+            "{:?} {:?} {:?} {:?}",
+            input.ids, input.colors, input.sizes, input.tags
+        );
         ListOwnerPetsResponse::Ok(Json(PetList(vec![Pet {
             id: 1,
             owner_id: input.owner_id,
@@ -97,13 +101,17 @@ async fn a_cookie_parameter_is_read_and_validated() {
 #[tokio::test]
 async fn exploded_and_comma_separated_arrays_are_parsed() {
     assert_eq!(
-        list("ids=1&ids=22&colors=red,blue").await,
+        list("ids=1&ids=22&colors=red,blue&sizes=3%204&tags=a|b%7Cc").await,
         (
             StatusCode::OK,
-            r#"Some([1, 22]) Some(["red", "blue"])"#.to_string()
+            r#"Some([1, 22]) Some(["red", "blue"]) Some([3, 4]) Some(["a", "b", "c"])"#.to_string()
         )
     );
-    assert_eq!(list("").await, (StatusCode::OK, "None None".to_string()));
-    // An item of the wrong type is a 400.
+    assert_eq!(
+        list("").await,
+        (StatusCode::OK, "None None None None".to_string())
+    );
+    // An item of the wrong type is a 400, whatever the delimiter.
     assert_eq!(list("ids=1&ids=x").await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(list("sizes=1%20x").await.0, StatusCode::BAD_REQUEST);
 }

@@ -782,15 +782,22 @@ pub fn pattern_matches(pattern: &str, s: &str) -> bool {
     })
 }
 
-/// A non-exploded array parameter (`colors=red,blue`): one value, items separated by commas.
+/// A non-exploded array parameter: one value, items separated by `SEP` (`colors=red,blue` in
+/// `form` style, `red blue` in `spaceDelimited`, `red|blue` in `pipeDelimited`).
 ///
 /// poem-openapi's own `explode = false` unwraps a missing value (a panic when the parameter is
-/// absent), so generated code parses these itself and [`DocumentPatch::unexploded_params`]
-/// puts `explode: false` back in the served document.
+/// absent) and knows commas only, so generated code parses these itself and
+/// [`DocumentPatch::unexploded_params`] puts `explode: false` (and the style) back in the served
+/// document.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Csv<T>(pub Vec<T>);
+pub struct Delimited<T, const SEP: char>(pub Vec<T>);
 
-impl<T: poem_openapi::types::ParseFromParameter + Send + Sync> Type for Csv<T> {
+/// A comma-separated array parameter (`form` and `simple` styles).
+pub type Csv<T> = Delimited<T, ','>;
+
+impl<T: poem_openapi::types::ParseFromParameter + Send + Sync, const SEP: char> Type
+    for Delimited<T, SEP>
+{
     const IS_REQUIRED: bool = true;
     type RawValueType = Vec<T>;
     type RawElementValueType = T::RawValueType;
@@ -818,15 +825,15 @@ impl<T: poem_openapi::types::ParseFromParameter + Send + Sync> Type for Csv<T> {
     }
 }
 
-impl<T: poem_openapi::types::ParseFromParameter + Send + Sync>
-    poem_openapi::types::ParseFromParameter for Csv<T>
+impl<T: poem_openapi::types::ParseFromParameter + Send + Sync, const SEP: char>
+    poem_openapi::types::ParseFromParameter for Delimited<T, SEP>
 {
     fn parse_from_parameter(value: &str) -> poem_openapi::types::ParseResult<Self> {
         value
-            .split(',')
+            .split(SEP)
             .map(|item| T::parse_from_parameter(item.trim()))
             .collect::<Result<Vec<T>, _>>()
-            .map(Csv)
+            .map(Delimited)
             .map_err(poem_openapi::types::ParseError::propagate)
     }
 }
@@ -1691,8 +1698,15 @@ pub struct DocumentPatch {
     /// Operation-level `security` as written: (path, method, JSON). Operations not listed have
     /// none written.
     pub operation_security: &'static [(&'static str, &'static str, &'static str)],
-    /// Array parameters with `explode: false` (parsed by [`Csv`]): (path, method, `in`, name).
-    pub unexploded_params: &'static [(&'static str, &'static str, &'static str, &'static str)],
+    /// Array parameters with `explode: false` (parsed by [`Delimited`]): (path, method, `in`,
+    /// name, `style` when it is not the location's default, else empty).
+    pub unexploded_params: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
     /// Operation `callbacks` as written: (path, method, JSON).
     pub callbacks: &'static [(&'static str, &'static str, &'static str)],
     /// `content` maps the generated code cannot say itself (several or unusual media types):
@@ -1815,7 +1829,7 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             *slot = schema;
         }
     }
-    for (path, method, location, name) in patch.unexploded_params {
+    for (path, method, location, name, style) in patch.unexploded_params {
         let pointer = format!(
             "/paths/{}/{}/parameters",
             path.replace('~', "~0").replace('/', "~1"),
@@ -1829,6 +1843,9 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
         {
             if param["name"] == *name && param["in"] == *location {
                 param["explode"] = Value::Bool(false);
+                if !style.is_empty() {
+                    param["style"] = Value::String(style.to_string());
+                }
             }
         }
     }

@@ -45,7 +45,11 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     security_schemes: "",
     global_security: "[]",
     operation_security: &[],
-    unexploded_params: &[("/owners/{owner_id}/pets", "get", "query", "colors")],
+    unexploded_params: &[
+        ("/owners/{owner_id}/pets", "get", "query", "colors", ""),
+        ("/owners/{owner_id}/pets", "get", "query", "sizes", "spaceDelimited"),
+        ("/owners/{owner_id}/pets", "get", "query", "tags", "pipeDelimited"),
+    ],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],

@@ -63,6 +63,12 @@ pub struct ListOwnerPetsInput {
     /// `colors` (query).
     /// One comma-separated value (`colors=red,blue`).
     pub colors: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// `sizes` (query).
+    /// One space-separated value (`sizes=1%202`; not exploded by default).
+    pub sizes: ::std::option::Option<::std::vec::Vec<i32>>,
+    /// `tags` (query).
+    /// One pipe-separated value (`tags=a|b`).
+    pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 /// Input of `create_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]

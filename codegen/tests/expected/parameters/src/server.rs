@@ -74,6 +74,16 @@ impl<S: Server> Api<S> {
         p_colors: ::poem_openapi::param::Query<
             ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
         >,
+        /// One space-separated value (`sizes=1%202`; not exploded by default).
+        #[oai(name = "sizes")]
+        p_sizes: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::runtime::Delimited<i32, ' '>>,
+        >,
+        /// One pipe-separated value (`tags=a|b`).
+        #[oai(name = "tags")]
+        p_tags: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::runtime::Delimited<::std::string::String, '|'>>,
+        >,
     ) -> ::std::result::Result<
         crate::pets::ListOwnerPetsResponse,
         crate::runtime::Rejection,
@@ -88,6 +98,8 @@ impl<S: Server> Api<S> {
             x_trace: p_x_trace.0,
             ids: p_ids.0,
             colors: p_colors.0.map(|d| d.0),
+            sizes: p_sizes.0.map(|d| d.0),
+            tags: p_tags.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::list_owner_pets(self.server()?, input).await,
