@@ -723,6 +723,31 @@ impl<'a> Differ<'a> {
             };
             self.push(Some(cx), f);
         }
+        let is_array = |p: &Param| matches!(p.schema.kind, crate::ir::Kind::Array(_));
+        if is_array(op) && is_array(np) && (op.explode, op.delimiter) != (np.explode, np.delimiter)
+        {
+            let style = |p: &Param| {
+                if p.explode {
+                    "repeated keys".to_string()
+                } else {
+                    format!("one value separated by `{}`", p.delimiter)
+                }
+            };
+            let f = Finding {
+                id: "request-parameter-style-changed".into(),
+                level: Level::Breaking,
+                pointer: &np.pointer,
+                message: format!(
+                    "array parameter `{}` was sent as {} and is now read as {}",
+                    np.name,
+                    style(op),
+                    style(np)
+                ),
+                breaks_build: false,
+                items: vec![cx.input.clone()],
+            };
+            self.push(Some(cx), f);
+        }
         if op.deprecated != np.deprecated && np.deprecated {
             let f = Finding {
                 id: "request-parameter-deprecated".into(),
