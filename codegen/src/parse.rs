@@ -69,6 +69,31 @@ fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
 
 use crate::names::escape;
 
+/// A URI fragment with its `%XX` escapes decoded (a JSON pointer in a `$ref` is a fragment).
+fn percent_decode(fragment: &str) -> String {
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|&b| hex(b)),
+            bytes.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Parses YAML or JSON text into the IR.
 pub fn parse(text: &str) -> Result<Api, Error> {
     // JSON is read by the JSON parser (several times faster on large documents); anything
@@ -203,6 +228,10 @@ struct Parser<'a> {
     type_names: BTreeSet<String>,
     rust_names: BTreeMap<String, String>,
     taken_rust: BTreeSet<String>,
+    /// Types made for schemas referenced by a JSON pointer outside `components/schemas`.
+    pointer_types: BTreeMap<String, String>,
+    /// The document as JSON, made the first time such a pointer is followed.
+    doc_json: Option<serde_json::Value>,
 }
 
 impl<'a> Parser<'a> {
@@ -214,6 +243,8 @@ impl<'a> Parser<'a> {
             type_names: BTreeSet::new(),
             rust_names: BTreeMap::new(),
             taken_rust: BTreeSet::new(),
+            pointer_types: BTreeMap::new(),
+            doc_json: None,
         }
     }
 
@@ -364,15 +395,65 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn schema_ref(&self, reference: &str, pointer: &str) -> Result<String, Error> {
-        match reference.strip_prefix("#/components/schemas/") {
-            Some(name) if self.type_names.contains(name) => Ok(name.to_string()),
-            Some(name) => err(pointer, format!("`$ref` to unknown schema `{name}`")),
-            None => err(
-                pointer,
-                format!("`$ref` `{reference}` does not point into #/components/schemas"),
-            ),
+    /// The type a schema `$ref` names: a component, or any schema of the document by JSON
+    /// pointer (`#/components/schemas/A/properties/b`, `#/paths/~1x/get/responses/200/...`),
+    /// which becomes a named type of its own the first time it is referenced (served inline).
+    fn schema_ref(&mut self, reference: &str, pointer: &str) -> Result<String, Error> {
+        if let Some(name) = reference.strip_prefix("#/components/schemas/")
+            && self.type_names.contains(name)
+            && !name.contains('/')
+        {
+            return Ok(name.to_string());
         }
+        let Some(target) = reference.strip_prefix('#').map(percent_decode) else {
+            return err(
+                pointer,
+                format!("`$ref` `{reference}` points outside the document"),
+            );
+        };
+        if let Some(name) = self.pointer_types.get(&target) {
+            return Ok(name.clone());
+        }
+        let json = self
+            .doc_json
+            .get_or_insert_with(|| serde_json::to_value(self.doc).unwrap_or_default());
+        let Some(value) = json.pointer(&target).cloned() else {
+            return err(pointer, format!("`$ref` `{reference}` does not resolve"));
+        };
+        let Ok(schema) = serde_json::from_value::<ReferenceOr<oa::Schema>>(value) else {
+            return err(pointer, format!("`$ref` `{reference}` is not a schema"));
+        };
+        // Named before it is converted, so a schema that refers to itself ends.
+        let hint: String = target
+            .rsplit('/')
+            .filter(|seg| !matches!(*seg, "schema" | "properties" | "items" | "content"))
+            .take(2)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .map(|seg| names::camel(&seg.replace("~1", "/").replace("~0", "~")))
+            .collect();
+        let name = names::unique(hint, &mut self.type_names);
+        let rust = names::unique(names::camel(&name), &mut self.taken_rust);
+        self.rust_names.insert(name.clone(), rust.clone());
+        self.pointer_types.insert(target.clone(), name.clone());
+        let at = format!("#{target}");
+        let converted = match &schema {
+            ReferenceOr::Item(s) => self.convert(s, &at, &rust, true)?,
+            ReferenceOr::Reference { reference } => Schema {
+                kind: Kind::Ref(self.schema_ref(reference, &at)?),
+                ..Schema::default()
+            },
+        };
+        self.types.push(TypeDef {
+            name: name.clone(),
+            rust,
+            inline: true,
+            multipart: false,
+            schema: converted,
+            pointer: at,
+        });
+        Ok(name)
     }
 
     /// Adds a named type for an inline schema and returns a reference to it.
@@ -828,7 +909,7 @@ impl<'a> Parser<'a> {
     }
 
     fn discriminator(
-        &self,
+        &mut self,
         d: &oa::Discriminator,
         variants: &[Schema],
         pointer: &str,

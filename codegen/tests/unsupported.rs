@@ -177,3 +177,56 @@ fn operations_without_an_id_or_a_tag_are_named_not_refused() {
     let traits: Vec<&str> = api.trait_tags().map(|t| t.rust.as_str()).collect();
     assert_eq!(traits, ["Models", "CafU00e92", "V2fa", "Default"]);
 }
+
+#[test]
+fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
+    use bank_codegen::ir::Kind;
+    // A property of a component, and a response schema inside `paths` (percent-encoded braces,
+    // as real documents write them), each become a type of their own, made once.
+    let paths = "  /x/{id}:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: id, in: path, required: true, schema: {type: string}}\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {type: object, properties: {n: {type: integer}}}\n  /y:\n    get:\n      operationId: get_y\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {$ref: '#/paths/~1x~1%7Bid%7D/get/responses/200/content/application~1json/schema'}\n";
+    let schemas = "    Disk:\n      type: object\n      properties:\n        fs: {type: string, enum: [ext4, xfs]}\n    Copy:\n      type: object\n      properties:\n        fs: {$ref: '#/components/schemas/Disk/properties/fs'}\n        again: {$ref: '#/components/schemas/Disk/properties/fs'}\n";
+    let api = bank_codegen::parse::parse(&doc(paths, schemas)).expect("parses");
+    let copy = api.types.iter().find(|t| t.name == "Copy").expect("Copy");
+    let Kind::Object(o) = &copy.schema.kind else {
+        panic!("an object")
+    };
+    let (Kind::Ref(a), Kind::Ref(b)) = (&o.properties[0].schema.kind, &o.properties[1].schema.kind)
+    else {
+        panic!("references: {o:?}")
+    };
+    assert_eq!(a, b, "one type per pointer");
+    let fs = api
+        .types
+        .iter()
+        .find(|t| &t.name == a)
+        .expect("the pointed type");
+    assert_eq!(fs.pointer, "#/components/schemas/Disk/properties/fs");
+    assert!(matches!(&fs.schema.kind, Kind::String { enum_values, .. } if enum_values.len() == 2));
+    let y = &api.operations[1].responses[0]
+        .content
+        .as_ref()
+        .expect("content")
+        .2;
+    let Kind::Ref(name) = &y.kind else {
+        panic!("a reference: {y:?}")
+    };
+    let t = api
+        .types
+        .iter()
+        .find(|t| &t.name == name)
+        .expect("the pointed type");
+    assert!(matches!(t.schema.kind, Kind::Object(_)), "{t:?}");
+    // Generated, the crate names them like any other type.
+    let opts = bank_codegen::Options {
+        crate_name: "t",
+        source: "t.yaml",
+        runtime_path: "runtime",
+    };
+    bank_codegen::generate(&doc(paths, schemas), &opts).expect("generates");
+
+    // A pointer that leads nowhere is refused where it is written.
+    let bad = "    A:\n      type: object\n      properties:\n        b: {$ref: '#/components/schemas/Nope/properties/x'}\n";
+    let e = error(&doc(OP, bad));
+    assert_eq!(e.pointer, "#/components/schemas/A/properties/b");
+    assert!(e.message.contains("does not resolve"), "{}", e.message);
+}

@@ -127,39 +127,57 @@ fn text(v: &Value) -> Value {
 }
 
 fn inline_component_refs(doc: &mut Value) {
+    let whole = doc.clone();
     let components = doc.get("components").cloned().unwrap_or(Value::Null);
-    fn walk(v: &mut Value, components: &Value, depth: usize) {
+    fn walk(v: &mut Value, components: &Value, whole: &Value, depth: usize) {
         if depth > 32 {
             return;
         }
         match v {
             Value::Object(m) => {
                 if let Some(Value::String(r)) = m.get("$ref") {
+                    // A schema named by a pointer elsewhere than a component is served inline.
+                    let component = r
+                        .strip_prefix("#/components/schemas/")
+                        .is_some_and(|n| !n.contains('/'));
+                    if !component
+                        && let Some(target) = r
+                            .strip_prefix('#')
+                            .and_then(|p| whole.pointer(&p.replace("%7B", "{").replace("%7D", "}")))
+                            .filter(|t| t.is_object())
+                    {
+                        *v = target.clone();
+                        walk(v, components, whole, depth + 1);
+                        return;
+                    }
                     for kind in ["parameters", "responses", "requestBodies", "headers"] {
                         let prefix = format!("#/components/{kind}/");
                         if let Some(name) = r.strip_prefix(&prefix)
                             && let Some(target) = components.get(kind).and_then(|c| c.get(name))
                         {
                             *v = target.clone();
-                            walk(v, components, depth + 1);
+                            walk(v, components, whole, depth + 1);
                             return;
                         }
                     }
                 }
                 for child in m.values_mut() {
-                    walk(child, components, depth + 1);
+                    walk(child, components, whole, depth + 1);
                 }
             }
             Value::Array(items) => {
                 for child in items {
-                    walk(child, components, depth + 1);
+                    walk(child, components, whole, depth + 1);
                 }
             }
             _ => {}
         }
     }
     if let Some(paths) = doc.get_mut("paths") {
-        walk(paths, &components, 0);
+        walk(paths, &components, &whole, 0);
+    }
+    if let Some(schemas) = doc.pointer_mut("/components/schemas") {
+        walk(schemas, &components, &whole, 0);
     }
 }
 

@@ -62,6 +62,33 @@ impl crate::runtime::SpecType for ThingStrict {
     }
 }
 crate::runtime::spec_type!(ThingStrict);
+/// Field messages.
+///
+/// Schema: `#/components/schemas/Error/properties/details`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(transparent)]
+pub struct ErrorDetails(
+    pub ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
+);
+impl crate::runtime::SpecType for ErrorDetails {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.additional_properties = ::std::option::Option::Some(
+                ::std::boxed::Box::new(
+                    crate::runtime::inline(crate::runtime::schema("string")),
+                ),
+            );
+            s.description = ::std::option::Option::Some("Field messages.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(ErrorDetails);
 /// A thing.
 ///
 /// Schema: `#/components/schemas/Thing`.
@@ -133,6 +160,8 @@ pub struct Thing {
     pub tree: ::std::option::Option<crate::models::Node>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<crate::models::Person>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub error_details: ::std::option::Option<crate::models::ErrorDetails>,
     /// A nullable reference.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub parent: ::std::option::Option<crate::models::Node>,
@@ -238,6 +267,9 @@ impl crate::runtime::SpecType for Thing {
                 ::poem_openapi::types::Type > ::schema_ref() }), ("owner", { < crate
                 ::models::Person as ::poem_openapi::types::Type > ::register(registry); <
                 crate ::models::Person as ::poem_openapi::types::Type > ::schema_ref()
+                }), ("error_details", { < crate ::models::ErrorDetails as
+                ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::ErrorDetails as ::poem_openapi::types::Type > ::schema_ref()
                 }), ("parent", crate ::runtime::inline({ let mut s = crate
                 ::runtime::schema(""); s.all_of = ::std::vec![{ < crate ::models::Node as
                 ::poem_openapi::types::Type > ::register(registry); < crate
