@@ -1785,6 +1785,7 @@ impl<'a> Emitter<'a> {
                 self.param_type(p, true)
             };
             let wrapper = match p.location {
+                _ if p.deep_object => quote!(crate::runtime::DeepObject),
                 Location::Path => quote!(::poem_openapi::param::Path),
                 Location::Query => quote!(::poem_openapi::param::Query),
                 Location::Header => quote!(::poem_openapi::param::Header),
@@ -1792,6 +1793,9 @@ impl<'a> Emitter<'a> {
             };
             let name = &p.name;
             let mut attrs = vec![quote!(name = #name)];
+            if p.deep_object {
+                attrs.push(quote!(style = "deep_object"));
+            }
             if p.deprecated {
                 attrs.push(quote!(deprecated));
             }

@@ -362,6 +362,8 @@ pub struct Param {
     /// The items' delimiter of a non-exploded array: `,` (`form`, `simple`), ` `
     /// (`spaceDelimited`) or `|` (`pipeDelimited`).
     pub delimiter: char,
+    /// `style: deepObject`: an object as bracketed keys (`filter[name]=x`).
+    pub deep_object: bool,
     pub name: String,
     pub rust: String,
     pub location: Location,

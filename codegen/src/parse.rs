@@ -1054,6 +1054,7 @@ impl<'a> Parser<'a> {
                 params.push(Param {
                     explode: false,
                     delimiter: ',',
+                    deep_object: false,
                     name: name.clone(),
                     rust: names::field_name(name, &mut taken),
                     location: Location::Path,
@@ -1183,6 +1184,7 @@ impl<'a> Parser<'a> {
             }
         };
         let mut delimiter = ',';
+        let mut deep_object = false;
         let (data, location) = match param {
             oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path),
             oa::Parameter::Query {
@@ -1195,7 +1197,8 @@ impl<'a> Parser<'a> {
                     oa::QueryStyle::SpaceDelimited => ' ',
                     oa::QueryStyle::PipeDelimited => '|',
                     oa::QueryStyle::DeepObject => {
-                        return err(&pointer, "`deepObject` query parameters are not supported");
+                        deep_object = true;
+                        ','
                     }
                 };
                 (parameter_data, Location::Query)
@@ -1222,6 +1225,7 @@ impl<'a> Parser<'a> {
             ..Schema::default()
         };
         let schema = match &schema.kind {
+            _ if deep_object => self.deep_object(schema, &pointer, stem, &data.name)?,
             Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
                 warn(
                     &pointer,
@@ -1263,6 +1267,7 @@ impl<'a> Parser<'a> {
                 .explode
                 .unwrap_or(location == Location::Query && delimiter == ','),
             delimiter,
+            deep_object,
             name: data.name.clone(),
             rust,
             location,
@@ -1271,6 +1276,37 @@ impl<'a> Parser<'a> {
             deprecated: data.deprecated.unwrap_or(false),
             schema,
             pointer,
+        })
+    }
+
+    /// The schema of a `deepObject` parameter: an object with properties (named, so it is a
+    /// Rust struct the runtime's `DeepObject` reads into).
+    fn deep_object(
+        &mut self,
+        schema: Schema,
+        pointer: &str,
+        stem: &str,
+        name: &str,
+    ) -> Result<Schema, Error> {
+        let target = match &schema.kind {
+            Kind::Ref(n) => self.types.iter().find(|t| &t.name == n).map(|t| &t.schema),
+            _ => Some(&schema),
+        };
+        match target.map(|s| &s.kind) {
+            Some(Kind::Object(o)) if !o.properties.is_empty() => {}
+            _ => {
+                return err(
+                    pointer,
+                    "a `deepObject` parameter needs an object schema with properties",
+                );
+            }
+        }
+        Ok(match schema.kind {
+            Kind::Ref(_) => schema,
+            _ => {
+                let hint = format!("{stem}{}", names::camel(name));
+                self.hoist(&hint, schema, &format!("{pointer}/schema"), false)
+            }
         })
     }
 

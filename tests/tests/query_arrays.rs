@@ -29,10 +29,16 @@ impl Hooks for Server {
 /// Answers with one pet whose name says what the arrays held.
 impl PetsApi for Server {
     async fn list_owner_pets(&self, input: ListOwnerPetsInput) -> ListOwnerPetsResponse {
-        let name = format!(
-            "{:?} {:?} {:?} {:?}",
-            input.ids, input.colors, input.sizes, input.tags
-        );
+        let name = match &input.filter {
+            Some(f) => format!(
+                "{:?} {:?} {:?} {:?}",
+                f.name, f.min_age, f.vaccinated, f.kinds
+            ),
+            None => format!(
+                "{:?} {:?} {:?} {:?}",
+                input.ids, input.colors, input.sizes, input.tags
+            ),
+        };
         ListOwnerPetsResponse::Ok(Json(PetList(vec![Pet {
             id: 1,
             owner_id: input.owner_id,
@@ -81,6 +87,27 @@ async fn call(uri: &str, cookie: Option<&str>) -> (StatusCode, String) {
     let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
     let pet = if v.is_array() { &v[0] } else { &v };
     (status, pet["name"].as_str().unwrap_or_default().to_string())
+}
+
+#[tokio::test]
+async fn a_deep_object_parameter_is_read_typed_by_its_schema() {
+    assert_eq!(
+        list("filter[name]=Rex&filter[min_age]=2&filter[vaccinated]=true&filter[kinds]=dog&filter[kinds]=cat&other[x]=1").await,
+        (
+            StatusCode::OK,
+            r#"Some("Rex") Some(2) Some(true) Some(["dog", "cat"])"#.to_string()
+        )
+    );
+    // Brackets percent-encoded, as browsers send them; a string that looks like a number stays
+    // a string.
+    assert_eq!(
+        list("filter%5Bname%5D=42").await,
+        (StatusCode::OK, r#"Some("42") None None None"#.to_string())
+    );
+    // A value that is not of its property's type is a 400 saying why.
+    let (status, body) = list("filter[min_age]=old").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("\"old\"") && body.contains("i32"), "{body}");
 }
 
 #[tokio::test]

@@ -838,6 +838,131 @@ impl<T: poem_openapi::types::ParseFromParameter + Send + Sync, const SEP: char>
     }
 }
 
+/// A `deepObject` query parameter: `filter[name]=Rex&filter[min_age]=3` is the object
+/// `{"name": "Rex", "min_age": 3}`.
+///
+/// poem-openapi's `Query` knows no `deepObject` (it serves the style but reads one value), so
+/// this extractor gathers the bracketed keys itself and types each value by the property's
+/// schema (integers, numbers and booleans from their text, a repeated key of an array property
+/// as its items); then the object is read like a JSON body. No key at all is an absent
+/// parameter.
+pub struct DeepObject<T>(pub T);
+
+impl<T> DeepObject<T> {
+    /// The property schemas of `T`'s object schema, by name.
+    fn properties() -> Vec<(&'static str, MetaSchema)>
+    where
+        T: Type,
+    {
+        let mut registry = Registry::new();
+        T::register(&mut registry);
+        let resolve = |r: &MetaSchemaRef| -> Option<MetaSchema> {
+            match r {
+                MetaSchemaRef::Inline(s) => Some((**s).clone()),
+                MetaSchemaRef::Reference(name) => registry.schemas.get(name).cloned(),
+            }
+        };
+        let Some(object) = resolve(&T::schema_ref()) else {
+            return Vec::new();
+        };
+        object
+            .properties
+            .iter()
+            .filter_map(|(name, r)| resolve(r).map(|s| (*name, s)))
+            .collect()
+    }
+
+    /// A value of the query string typed as the schema `ty` says (`integer`, `number`,
+    /// `boolean`); text otherwise, and where it does not parse (the body reader names it).
+    fn typed(ty: &str, text: String) -> Value {
+        let parsed = match ty {
+            "integer" => text.parse::<i64>().ok().map(Value::from),
+            "number" => text.parse::<f64>().ok().map(Value::from),
+            "boolean" => text.parse::<bool>().ok().map(Value::from),
+            _ => None,
+        };
+        parsed.unwrap_or(Value::String(text))
+    }
+}
+
+impl<'a, T> poem_openapi::ApiExtractor<'a> for DeepObject<T>
+where
+    T: Type + serde::de::DeserializeOwned + Send + Sync,
+{
+    const TYPES: &'static [poem_openapi::ApiExtractorType] =
+        &[poem_openapi::ApiExtractorType::Parameter];
+    const PARAM_IS_REQUIRED: bool = T::IS_REQUIRED;
+
+    type ParamType = T;
+    type ParamRawType = T::RawValueType;
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn param_in() -> Option<poem_openapi::registry::MetaParamIn> {
+        Some(poem_openapi::registry::MetaParamIn::Query)
+    }
+
+    fn param_schema_ref() -> Option<MetaSchemaRef> {
+        Some(T::schema_ref())
+    }
+
+    fn param_raw_type(&self) -> Option<&Self::ParamRawType> {
+        self.0.as_raw_value()
+    }
+
+    async fn from_request(
+        request: &'a Request,
+        _body: &mut RequestBody,
+        param_opts: poem_openapi::ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        let name = param_opts.name;
+        let fail = |reason: String| poem_openapi::error::ParseParamError { name, reason };
+        let query = request.uri().query().unwrap_or_default();
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(query).map_err(|e| fail(e.to_string()))?;
+        let prefix = format!("{name}[");
+        let properties = Self::properties();
+        let mut object = serde_json::Map::new();
+        for (key, text) in pairs {
+            let Some(field) = key.strip_prefix(&prefix).and_then(|k| k.strip_suffix(']')) else {
+                continue;
+            };
+            let schema = properties.iter().find(|(n, _)| *n == field).map(|(_, s)| s);
+            match schema {
+                Some(s) if s.ty == "array" => {
+                    let item_ty = s.items.as_deref().map_or("string", |i| match i {
+                        MetaSchemaRef::Inline(i) => i.ty,
+                        MetaSchemaRef::Reference(_) => "string",
+                    });
+                    let slot = object
+                        .entry(field.to_string())
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(items) = slot {
+                        items.push(Self::typed(item_ty, text));
+                    }
+                }
+                _ => {
+                    let ty = schema.map_or("string", |s| s.ty);
+                    object.insert(field.to_string(), Self::typed(ty, text));
+                }
+            }
+        }
+        let value = if object.is_empty() {
+            Value::Null
+        } else {
+            Value::Object(object)
+        };
+        if value.is_null() && T::IS_REQUIRED {
+            return Err(fail("missing".to_string()).into());
+        }
+        serde_json::from_value(value)
+            .map(DeepObject)
+            .map_err(|e| fail(e.to_string()).into())
+    }
+}
+
 /// The `pattern` of a path, query or header parameter, checked with [`pattern_matches`].
 ///
 /// poem-openapi's own `pattern` validator compiles its regular expression on every request

@@ -2,6 +2,55 @@
 // `cargo run -p bank-codegen -- generate`.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
+/// What a listed pet must match.
+///
+/// Schema: `#/components/schemas/PetFilter`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct PetFilter {
+    /// The exact name.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub name: ::std::option::Option<::std::string::String>,
+    /// The youngest age.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub min_age: ::std::option::Option<i32>,
+    /// Only vaccinated pets.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub vaccinated: ::std::option::Option<bool>,
+    /// Any of these kinds.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub kinds: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+}
+impl crate::runtime::SpecType for PetFilter {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "PetFilter",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("name", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("The exact name."); s })), ("min_age", crate
+                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
+                .format = ::std::option::Option::Some("int32"); s.description =
+                ::std::option::Option::Some("The youngest age."); s })), ("vaccinated",
+                crate ::runtime::inline({ let mut s = crate ::runtime::schema("boolean");
+                s.description = ::std::option::Option::Some("Only vaccinated pets."); s
+                })), ("kinds", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new(crate
+                ::runtime::inline(crate ::runtime::schema("string")))); s.description =
+                ::std::option::Option::Some("Any of these kinds."); s }))
+            ];
+            s.description = ::std::option::Option::Some("What a listed pet must match.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(PetFilter);
 /// A pet belonging to an owner.
 ///
 /// Schema: `#/components/schemas/Pet`.

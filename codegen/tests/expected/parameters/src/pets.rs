@@ -69,6 +69,9 @@ pub struct ListOwnerPetsInput {
     /// `tags` (query).
     /// One pipe-separated value (`tags=a|b`).
     pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// `filter` (query).
+    /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
+    pub filter: ::std::option::Option<crate::models::PetFilter>,
 }
 /// Input of `create_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]

@@ -84,6 +84,11 @@ impl<S: Server> Api<S> {
         p_tags: ::poem_openapi::param::Query<
             ::std::option::Option<crate::runtime::Delimited<::std::string::String, '|'>>,
         >,
+        /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
+        #[oai(name = "filter", style = "deep_object")]
+        p_filter: crate::runtime::DeepObject<
+            ::std::option::Option<crate::models::PetFilter>,
+        >,
     ) -> ::std::result::Result<
         crate::pets::ListOwnerPetsResponse,
         crate::runtime::Rejection,
@@ -100,6 +105,7 @@ impl<S: Server> Api<S> {
             colors: p_colors.0.map(|d| d.0),
             sizes: p_sizes.0.map(|d| d.0),
             tags: p_tags.0.map(|d| d.0),
+            filter: p_filter.0,
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::list_owner_pets(self.server()?, input).await,
