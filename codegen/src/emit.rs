@@ -174,7 +174,7 @@ fn scheme_def(s: &SecurityScheme) -> TokenStream {
 
 /// A non-exploded array parameter (read by `runtime::Csv`).
 fn is_csv(p: &Param) -> bool {
-    matches!(p.schema.kind, Kind::Array(_)) && !p.explode
+    matches!(p.schema.kind, Kind::Array(_)) && !p.explode && p.content_type.is_none()
 }
 
 /// The principal parameter of an operation's trait method (`name: Self::Principal,`), if any.
@@ -722,13 +722,25 @@ impl<'a> Emitter<'a> {
                 })
             })
             .collect();
+        let content_params: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .flat_map(|o| {
+                o.params.iter().filter_map(move |p| {
+                    let media = p.content_type.as_ref()?;
+                    let (path, method, name) = (&o.path, &o.method, &p.name);
+                    let location = p.location.wire();
+                    Some(quote!((#path, #method, #location, #name, #media)))
+                })
+            })
+            .collect();
         let param_patterns: Vec<TokenStream> = api
             .operations
             .iter()
             .flat_map(|op| {
                 op.params.iter().filter_map(move |p| {
                     let pattern = p.schema.constraints.pattern.as_ref()?;
-                    if matches!(p.schema.kind, Kind::Ref(_)) {
+                    if matches!(p.schema.kind, Kind::Ref(_)) || p.content_type.is_some() {
                         return None;
                     }
                     let (path, method, name) = (&op.path, &op.method, &p.name);
@@ -798,6 +810,7 @@ impl<'a> Emitter<'a> {
                 links: &[#(#links),*],
                 binary_schemas: &[#(#binary),*],
                 param_patterns: &[#(#param_patterns),*],
+                content_params: &[#(#content_params),*],
             };
 
             /// This document, as the runtime's body extractors see it.
@@ -1323,6 +1336,10 @@ impl<'a> Emitter<'a> {
     /// is a `runtime::Csv`).
     pub(crate) fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
         let t = match &p.schema.kind {
+            _ if wire && p.content_type.is_some() => {
+                let t = self.rust_type(&p.schema, false);
+                quote!(crate::runtime::JsonParam<#t>)
+            }
             Kind::Array(item) if wire && is_csv(p) => {
                 let i = self.rust_type(item, false);
                 match p.delimiter {
@@ -1799,7 +1816,7 @@ impl<'a> Emitter<'a> {
             if p.deprecated {
                 attrs.push(quote!(deprecated));
             }
-            if !matches!(p.schema.kind, Kind::Ref(_) | Kind::Array(_)) {
+            if !matches!(p.schema.kind, Kind::Ref(_) | Kind::Array(_)) && p.content_type.is_none() {
                 let c = &p.schema.constraints;
                 let mut v = Vec::new();
                 if let Some(x) = c.max_length {
@@ -1845,9 +1862,10 @@ impl<'a> Emitter<'a> {
             }
             let docs = doc(&p.description);
             args.push(quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>));
-            if (is_date || is_csv(p)) && (p.required || p.schema.default.is_some()) {
+            let wrapped = is_date || is_csv(p) || p.content_type.is_some();
+            if wrapped && (p.required || p.schema.default.is_some()) {
                 fields.push(quote!(#field: #local.0.0));
-            } else if is_date || is_csv(p) {
+            } else if wrapped {
                 fields.push(quote!(#field: #local.0.map(|d| d.0)));
             } else {
                 fields.push(quote!(#field: #local.0));

@@ -364,6 +364,8 @@ pub struct Param {
     pub delimiter: char,
     /// `style: deepObject`: an object as bracketed keys (`filter[name]=x`).
     pub deep_object: bool,
+    /// `content` instead of `schema`: the value is a document of this (JSON) media type.
+    pub content_type: Option<String>,
     pub name: String,
     pub rust: String,
     pub location: Location,

@@ -1055,6 +1055,7 @@ impl<'a> Parser<'a> {
                     explode: false,
                     delimiter: ',',
                     deep_object: false,
+                    content_type: None,
                     name: name.clone(),
                     rust: names::field_name(name, &mut taken),
                     location: Location::Path,
@@ -1185,6 +1186,7 @@ impl<'a> Parser<'a> {
         };
         let mut delimiter = ',';
         let mut deep_object = false;
+        let mut content_type = None;
         let (data, location) = match param {
             oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path),
             oa::Parameter::Query {
@@ -1212,8 +1214,26 @@ impl<'a> Parser<'a> {
                 &format!("{pointer}/schema"),
                 &format!("{stem}{}", names::camel(&data.name)),
             )?,
-            oa::ParameterSchemaOrContent::Content(_) => {
-                return err(&pointer, "parameters with `content` are not supported");
+            oa::ParameterSchemaOrContent::Content(content) => {
+                let Some((media, m)) = content.iter().next() else {
+                    return err(&pointer, "a parameter's `content` names no media type");
+                };
+                if media_kind(media) != Media::Json {
+                    return err(
+                        &pointer,
+                        format!("a parameter with `{media}` content is not supported (JSON is)"),
+                    );
+                }
+                content_type = Some(media.clone());
+                let schema_pointer = format!("{pointer}/content/{}/schema", escape(media));
+                match &m.schema {
+                    Some(s) => self.convert_ref(
+                        s,
+                        &schema_pointer,
+                        &format!("{stem}{}", names::camel(&data.name)),
+                    )?,
+                    None => Schema::default(),
+                }
             }
         };
         let raw_text = Schema {
@@ -1226,6 +1246,8 @@ impl<'a> Parser<'a> {
         };
         let schema = match &schema.kind {
             _ if deep_object => self.deep_object(schema, &pointer, stem, &data.name)?,
+            // A JSON document: any schema, read by `runtime::JsonParam`.
+            _ if content_type.is_some() => self.json_param(schema, &pointer, stem, &data.name),
             Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
                 warn(
                     &pointer,
@@ -1243,6 +1265,8 @@ impl<'a> Parser<'a> {
             _ => schema,
         };
         match &schema.kind {
+            // A JSON document may hold anything.
+            _ if content_type.is_some() => {}
             Kind::Array(_) if location == Location::Path => {
                 return err(&pointer, "array path parameters are not supported");
             }
@@ -1268,6 +1292,7 @@ impl<'a> Parser<'a> {
                 .unwrap_or(location == Location::Query && delimiter == ','),
             delimiter,
             deep_object,
+            content_type,
             name: data.name.clone(),
             rust,
             location,
@@ -1277,6 +1302,17 @@ impl<'a> Parser<'a> {
             schema,
             pointer,
         })
+    }
+
+    /// The schema of a JSON `content` parameter: an inline object gets a name (a Rust type).
+    fn json_param(&mut self, schema: Schema, pointer: &str, stem: &str, name: &str) -> Schema {
+        match schema.kind {
+            Kind::Object(ref o) if !o.properties.is_empty() => {
+                let hint = format!("{stem}{}", names::camel(name));
+                self.hoist(&hint, schema, pointer, false)
+            }
+            _ => schema,
+        }
     }
 
     /// The schema of a `deepObject` parameter: an object with properties (named, so it is a

@@ -29,12 +29,13 @@ impl Hooks for Server {
 /// Answers with one pet whose name says what the arrays held.
 impl PetsApi for Server {
     async fn list_owner_pets(&self, input: ListOwnerPetsInput) -> ListOwnerPetsResponse {
-        let name = match &input.filter {
-            Some(f) => format!(
+        let name = match (&input.filter, &input.r#where) {
+            (_, Some(w)) => format!("{:?} {:?}", w.color, w.max),
+            (Some(f), None) => format!(
                 "{:?} {:?} {:?} {:?}",
                 f.name, f.min_age, f.vaccinated, f.kinds
             ),
-            None => format!(
+            (None, None) => format!(
                 "{:?} {:?} {:?} {:?}",
                 input.ids, input.colors, input.sizes, input.tags
             ),
@@ -108,6 +109,20 @@ async fn a_deep_object_parameter_is_read_typed_by_its_schema() {
     let (status, body) = list("filter[min_age]=old").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("\"old\"") && body.contains("i32"), "{body}");
+}
+
+#[tokio::test]
+async fn a_json_content_parameter_is_read_as_a_document() {
+    assert_eq!(
+        list("where=%7B%22color%22%3A%22red%22%2C%22max%22%3A3%7D").await,
+        (StatusCode::OK, r#"Some("red") Some(3)"#.to_string())
+    );
+    // Not JSON, or JSON of the wrong shape: 400.
+    assert_eq!(list("where=red").await.0, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        list("where=%7B%22max%22%3A%22x%22%7D").await.0,
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]

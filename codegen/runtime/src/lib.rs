@@ -838,6 +838,49 @@ impl<T: poem_openapi::types::ParseFromParameter + Send + Sync, const SEP: char>
     }
 }
 
+/// A parameter written with `content` of a JSON media type: its value is a JSON document
+/// (`?filter={"name":"Rex"}`, percent-encoded), read with the type's serde rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonParam<T>(pub T);
+
+impl<T: Type + serde::de::DeserializeOwned> Type for JsonParam<T> {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = T::RawValueType;
+    type RawElementValueType = T::RawElementValueType;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        T::name()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        T::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        self.0.as_raw_value()
+    }
+
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        self.0.raw_element_iter()
+    }
+}
+
+impl<T: Type + serde::de::DeserializeOwned> poem_openapi::types::ParseFromParameter
+    for JsonParam<T>
+{
+    fn parse_from_parameter(value: &str) -> poem_openapi::types::ParseResult<Self> {
+        serde_json::from_str(value).map(JsonParam).map_err(|e| {
+            poem_openapi::types::ParseError::custom(format!("not the JSON expected: {e}"))
+        })
+    }
+}
+
 /// A `deepObject` query parameter: `filter[name]=Rex&filter[min_age]=3` is the object
 /// `{"name": "Rex", "min_age": 3}`.
 ///
@@ -1861,6 +1904,15 @@ pub struct DocumentPatch {
         &'static str,
         &'static str,
     )],
+    /// Parameters written with `content` (read by [`JsonParam`]): (path, method, `in`, name,
+    /// media type); poem-openapi serves a `schema`, which goes back under `content`.
+    pub content_params: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
 }
 
 /// Applies `patch` to the document poem-openapi produced.
@@ -1971,6 +2023,32 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
                 if !style.is_empty() {
                     param["style"] = Value::String(style.to_string());
                 }
+            }
+        }
+    }
+    for (path, method, location, name, media) in patch.content_params {
+        let pointer = format!(
+            "/paths/{}/{}/parameters",
+            path.replace('~', "~0").replace('/', "~1"),
+            method
+        );
+        let params = doc
+            .pointer_mut(&pointer)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten();
+        for param in params {
+            if param["name"] == *name
+                && param["in"] == *location
+                && let Some(map) = param.as_object_mut()
+                && let Some(schema) = map.remove("schema")
+            {
+                map.remove("explode");
+                map.remove("style");
+                map.insert(
+                    "content".into(),
+                    serde_json::json!({ *media: { "schema": schema } }),
+                );
             }
         }
     }

@@ -92,6 +92,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/image", "put", "200", "*/*", "{\"type\":\"string\",\"format\":\"binary\"}"),
     ],
     param_patterns: &[],
+    content_params: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

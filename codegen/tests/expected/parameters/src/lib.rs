@@ -59,6 +59,9 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     param_patterns: &[
         ("/owners/{owner_id}/pets", "post", "header", "Idempotency-Key", "^[ -~]+$"),
     ],
+    content_params: &[
+        ("/owners/{owner_id}/pets", "get", "query", "where", "application/json"),
+    ],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -208,3 +208,35 @@ impl crate::runtime::SpecType for Error {
     }
 }
 crate::runtime::spec_type!(Error);
+///
+/// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/12/content/application~1json/schema`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct ListOwnerPetsWhere {
+    /// A color.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub color: ::std::option::Option<::std::string::String>,
+    /// At most this many.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub max: ::std::option::Option<i32>,
+}
+impl crate::runtime::SpecType for ListOwnerPetsWhere {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("color", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("A color."); s })), ("max", crate
+                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
+                .format = ::std::option::Option::Some("int32"); s.description =
+                ::std::option::Option::Some("At most this many."); s }))
+            ];
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(ListOwnerPetsWhere);

@@ -72,6 +72,9 @@ pub struct ListOwnerPetsInput {
     /// `filter` (query).
     /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
     pub filter: ::std::option::Option<crate::models::PetFilter>,
+    /// `where` (query).
+    /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
+    pub r#where: ::std::option::Option<crate::models::ListOwnerPetsWhere>,
 }
 /// Input of `create_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]

@@ -89,6 +89,13 @@ impl<S: Server> Api<S> {
         p_filter: crate::runtime::DeepObject<
             ::std::option::Option<crate::models::PetFilter>,
         >,
+        /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
+        #[oai(name = "where")]
+        p_where: ::poem_openapi::param::Query<
+            ::std::option::Option<
+                crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
+            >,
+        >,
     ) -> ::std::result::Result<
         crate::pets::ListOwnerPetsResponse,
         crate::runtime::Rejection,
@@ -106,6 +113,7 @@ impl<S: Server> Api<S> {
             sizes: p_sizes.0.map(|d| d.0),
             tags: p_tags.0.map(|d| d.0),
             filter: p_filter.0,
+            r#where: p_where.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::list_owner_pets(self.server()?, input).await,

@@ -56,6 +56,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     links: &[],
     binary_schemas: &[],
     param_patterns: &[],
+    content_params: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;
