@@ -1915,6 +1915,25 @@ pub struct DocumentPatch {
     )],
 }
 
+/// The served parameter `name` in `location` of the operation `method` `path`, if any.
+fn served_param<'d>(
+    doc: &'d mut Value,
+    path: &str,
+    method: &str,
+    location: &str,
+    name: &str,
+) -> Option<&'d mut Value> {
+    let pointer = format!(
+        "/paths/{}/{}/parameters",
+        path.replace('~', "~0").replace('/', "~1"),
+        method
+    );
+    doc.pointer_mut(&pointer)?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|p| p["name"] == *name && p["in"] == *location)
+}
+
 /// Applies `patch` to the document poem-openapi produced.
 pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
     doc["openapi"] = Value::String(patch.openapi.to_string());
@@ -2007,68 +2026,31 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
         }
     }
     for (path, method, location, name, style) in patch.unexploded_params {
-        let pointer = format!(
-            "/paths/{}/{}/parameters",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
-        for param in doc
-            .pointer_mut(&pointer)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            if param["name"] == *name && param["in"] == *location {
-                param["explode"] = Value::Bool(false);
-                if !style.is_empty() {
-                    param["style"] = Value::String(style.to_string());
-                }
+        if let Some(param) = served_param(doc, path, method, location, name) {
+            param["explode"] = Value::Bool(false);
+            if !style.is_empty() {
+                param["style"] = Value::String(style.to_string());
             }
         }
     }
     for (path, method, location, name, media) in patch.content_params {
-        let pointer = format!(
-            "/paths/{}/{}/parameters",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
-        let params = doc
-            .pointer_mut(&pointer)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten();
-        for param in params {
-            if param["name"] == *name
-                && param["in"] == *location
-                && let Some(map) = param.as_object_mut()
-                && let Some(schema) = map.remove("schema")
-            {
-                map.remove("explode");
-                map.remove("style");
-                map.insert(
-                    "content".into(),
-                    serde_json::json!({ *media: { "schema": schema } }),
-                );
-            }
+        if let Some(map) =
+            served_param(doc, path, method, location, name).and_then(Value::as_object_mut)
+            && let Some(schema) = map.remove("schema")
+        {
+            map.remove("explode");
+            map.remove("style");
+            map.insert(
+                "content".into(),
+                serde_json::json!({ *media: { "schema": schema } }),
+            );
         }
     }
     for (path, method, location, name, pattern) in patch.param_patterns {
-        let pointer = format!(
-            "/paths/{}/{}/parameters",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
-        let params = doc
-            .pointer_mut(&pointer)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten();
-        for param in params {
-            if param["name"] == *name && param["in"] == *location {
-                if let Some(Value::Object(schema)) = param.get_mut("schema") {
-                    schema.insert("pattern".into(), Value::String(pattern.to_string()));
-                }
-            }
+        if let Some(Value::Object(schema)) =
+            served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema"))
+        {
+            schema.insert("pattern".into(), Value::String(pattern.to_string()));
         }
     }
     for (path, method, status, links) in patch.links {
