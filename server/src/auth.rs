@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
-use crate::domain::ids::PlatformId;
+use crate::model::ids::PlatformId;
 use crate::store::{Conflict, Db, Retryable, StoreError, api_keys, platforms};
 
 const KEY_BODY_LEN: usize = 32;

@@ -28,7 +28,7 @@ use chrono::{DateTime, Duration, Utc};
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
-use crate::domain::ids::PlatformId;
+use crate::model::ids::PlatformId;
 use crate::store::idempotency::{self as repo, Claim};
 use crate::store::{BoxFuture, Conflict, Db, Retryable, StoreError, Tx};
 

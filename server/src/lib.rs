@@ -8,8 +8,8 @@
 //! - [`clock`]: injected time ([`clock::SystemClock`], [`clock::FixedClock`] for tests).
 //! - [`auth`]: API keys (`test_`/`live_`), stored as SHA-256, the Basic credential rule, and
 //!   the authenticated [`auth::Principal`].
-//! - [`domain`]: HTTP-agnostic rules, each area with its own error enum: [`domain::ids`] (typed
-//!   time-ordered ids), [`domain::money`] (currencies, minor units), [`domain::bank_codes`] (ABA,
+//! - [`domain`]: HTTP-agnostic rules, each area with its own error enum: [`model::ids`] (typed
+//!   time-ordered ids), [`model::money`] (currencies, minor units), [`domain::bank_codes`] (ABA,
 //!   BIC), [`domain::platforms`] (platform creation with its root entity and accounts).
 //! - [`idempotency`]: reserve → effects → stored response, one transaction.
 //! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`); every layer records through
@@ -26,5 +26,5 @@ pub mod config;
 pub mod domain;
 pub mod idempotency;
 pub mod metrics;
-pub mod pagination;
+pub mod model;
 pub mod store;

@@ -13,10 +13,10 @@ use bankd::app::{self, AppState};
 use bankd::auth::{self, KeyMode};
 use bankd::clock::{Clock, SystemClock};
 use bankd::config::{self, Config, LogFormat};
-use bankd::domain::ids::PlatformId;
 use bankd::domain::platforms;
 use bankd::idempotency;
 use bankd::metrics::Metrics;
+use bankd::model::ids::PlatformId;
 use bankd::store::{Backend, Db, StoreError, ledger, platforms as store_platforms};
 use clap::{Parser, Subcommand, ValueEnum};
 

@@ -12,14 +12,16 @@ use std::time::Duration;
 
 use bankd::auth::{self, AuthError, KeyMode};
 use bankd::clock::{Clock, FixedClock, SystemClock};
-use bankd::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use bankd::domain::ledger::{DebitPolicy, Journal, LedgerAccount};
+use bankd::domain::ledger::{DebitPolicy, Journal};
 use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES};
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
-use bankd::pagination::{Page, PageRequest, PaginationError, SortOrder};
+use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use bankd::model::ledger::LedgerAccount;
+use bankd::model::page::{Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities::{self, EntityRecord};
+use bankd::store::keyset::ListError;
 use bankd::store::{
     self as store, Backend, Db, PostgresIsolation, RetryPolicy, Sql, StoreError, StoreOptions,
     bank_accounts, ledger,
@@ -974,7 +976,7 @@ async fn page(
     limit: i64,
     after: Option<&EntityId>,
     before: Option<&EntityId>,
-) -> Result<Page<EntityRecord>, PaginationError> {
+) -> Result<Page<EntityRecord>, ListError> {
     let request = PageRequest::parse(
         Some(limit),
         after.map(|id| id.as_str().to_owned()),
@@ -1068,34 +1070,37 @@ async fn pagination_rejects_cursors_outside_the_list(ctx: Ctx) {
     let foreign = &b.root_entity_id;
     for (after, before) in [(Some(foreign), None), (None, Some(foreign))] {
         let r = page(&ctx, pa, SortOrder::Desc, 10, after, before).await;
-        assert!(matches!(r, Err(PaginationError::InvalidCursor)), "{r:?}");
+        assert!(
+            matches!(r, Err(ListError::Page(PaginationError::InvalidCursor))),
+            "{r:?}"
+        );
     }
     // Unknown and malformed ids are not in the list either.
     let unknown = EntityId::generate(Utc::now());
     assert!(matches!(
         page(&ctx, pa, SortOrder::Asc, 10, Some(&unknown), None).await,
-        Err(PaginationError::InvalidCursor)
+        Err(ListError::Page(PaginationError::InvalidCursor))
     ));
     let request =
         PageRequest::parse(None, Some("not an id' OR 1=1 --".into()), None).expect("shape ok");
     let mut tx = ctx.db.begin_read().await.expect("read");
     assert!(matches!(
         entities::list(&mut tx, pa, SortOrder::Asc, &request).await,
-        Err(PaginationError::InvalidCursor)
+        Err(ListError::Page(PaginationError::InvalidCursor))
     ));
     tx.rollback().await.expect("rollback");
     // Limits and conflicting cursors fail before any query.
     assert!(matches!(
         page(&ctx, pa, SortOrder::Asc, 0, None, None).await,
-        Err(PaginationError::InvalidLimit)
+        Err(ListError::Page(PaginationError::InvalidLimit))
     ));
     assert!(matches!(
         page(&ctx, pa, SortOrder::Asc, 101, None, None).await,
-        Err(PaginationError::InvalidLimit)
+        Err(ListError::Page(PaginationError::InvalidLimit))
     ));
     assert!(matches!(
         page(&ctx, pa, SortOrder::Asc, 10, Some(&unknown), Some(&unknown)).await,
-        Err(PaginationError::ConflictingCursors)
+        Err(ListError::Page(PaginationError::ConflictingCursors))
     ));
 }
 
@@ -1448,7 +1453,7 @@ async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
 /// by walking the platform's whole list (bench/README.md has what that walk cost).
 #[tokio::test]
 async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
-    use bankd::domain::transfers::BookTransferStatus;
+    use bankd::model::transfers::BookTransferStatus;
     use bankd::store::transfers::{BookTransferFilter, book_transfers_keyset};
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
@@ -1492,7 +1497,7 @@ async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
 /// SQLite's plan of a list page (`after`: a cursor's sort value and id), one line per step.
 async fn sqlite_plan(
     db: &Db,
-    keyset: bankd::pagination::Keyset,
+    keyset: bankd::store::keyset::Keyset,
     after: Option<(store::Value, &str)>,
 ) -> String {
     let request = PageRequest::parse(Some(100), None, None).expect("page");
@@ -1510,7 +1515,7 @@ async fn sqlite_plan(
 /// both from its start and after a cursor (`cursor_id`, at the current time).
 async fn assert_newest_first_through(
     db: &Db,
-    keyset: bankd::pagination::Keyset,
+    keyset: bankd::store::keyset::Keyset,
     cursor_id: &str,
     index: &str,
     what: &dyn std::fmt::Debug,

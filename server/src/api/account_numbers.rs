@@ -10,7 +10,7 @@ use super::errors::fail;
 use super::idempotent::{self, body_bytes};
 use crate::auth::Principal;
 use crate::domain::bank_accounts::{self as accounts, AccountNumberUpdate, NewAccountNumber};
-use crate::pagination::PageRequest;
+use crate::model::page::PageRequest;
 use crate::store::bank_accounts::AccountNumberRecord;
 
 impl AccountNumbersApi for Bankd {

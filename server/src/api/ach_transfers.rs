@@ -8,8 +8,9 @@ use bank_api::models::{AchTransfer, AchTransferList, AchTransferStatus, AchTrans
 use super::Bankd;
 use super::errors::fail;
 use crate::auth::Principal;
-use crate::domain::transfers::{self, AchDirection, AchStatus};
-use crate::pagination::PageRequest;
+use crate::domain::transfers;
+use crate::model::page::PageRequest;
+use crate::model::transfers::{AchDirection, AchStatus};
 use crate::store::transfers::AchTransferRecord;
 
 impl AchTransfersApi for Bankd {

@@ -23,7 +23,7 @@ use crate::domain::bank_accounts::{
 };
 use crate::domain::history::{self, DaySummary, HistoryError};
 use crate::idempotency::IdempotencyKey;
-use crate::pagination::PageRequest;
+use crate::model::page::PageRequest;
 use crate::store::StoreError;
 use crate::store::bank_accounts::BankAccountRecord;
 

@@ -18,10 +18,9 @@ use super::Bankd;
 use super::errors::{ApiError, fail};
 use super::idempotent::{self, body_bytes};
 use crate::auth::Principal;
-use crate::domain::transfers::{
-    self, BookTransferFields, BookTransferStatus, NewBookTransfer, TransferError,
-};
-use crate::pagination::PageRequest;
+use crate::domain::transfers::{self, BookTransferFields, NewBookTransfer, TransferError};
+use crate::model::page::PageRequest;
+use crate::model::transfers::BookTransferStatus;
 use crate::store::transfers::{BookTransferFilter, BookTransferRecord};
 
 impl BookTransfersApi for Bankd {

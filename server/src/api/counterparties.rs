@@ -11,7 +11,7 @@ use super::errors::{ApiError, fail};
 use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::counterparties::{self, CounterpartyError, NewCounterparty, RoutingNumberType};
-use crate::pagination::{PageRequest, SortOrder};
+use crate::model::page::{PageRequest, SortOrder};
 use crate::store::counterparties::{CounterpartyRecord, ListFilter, Sort};
 
 impl CounterpartiesApi for Bankd {

@@ -11,7 +11,7 @@ use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::documents::{self, DocumentError, LinkSigner, NewDocument};
 use crate::idempotency::IdempotencyKey;
-use crate::pagination::PageRequest;
+use crate::model::page::PageRequest;
 use crate::store::StoreError;
 use crate::store::documents::{DocumentFilter, DocumentRecord};
 

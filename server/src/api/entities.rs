@@ -20,7 +20,7 @@ use crate::domain::entities::{
     self, BusinessChanges, EntityChanges, EntityError, EntityView, NewAssociation, PersonChanges,
     RequirementsView,
 };
-use crate::pagination::PageRequest;
+use crate::model::page::PageRequest;
 use crate::store::StoreError;
 use crate::store::entities::{AssociationRecord, EntityFilter, EntityRow};
 
@@ -32,7 +32,8 @@ impl EntitiesApi for Bankd {
     ) -> CreatePersonEntityResponse {
         let state = &self.state;
         let fingerprint = idempotent::body_bytes(&input.body);
-        let changes = match PersonChanges::parse_new(input.body, state.clock.now().date_naive()) {
+        let changes = match PersonChanges::parse(input.body.into(), state.clock.now().date_naive())
+        {
             Ok(c) => c,
             Err(e) => return fail(e.into()),
         };
@@ -68,7 +69,7 @@ impl EntitiesApi for Bankd {
     ) -> CreateBusinessEntityResponse {
         let state = &self.state;
         let fingerprint = idempotent::body_bytes(&input.body);
-        let changes = match BusinessChanges::parse_new(input.body) {
+        let changes = match BusinessChanges::parse(input.body.into()) {
             Ok(c) => c,
             Err(e) => return fail(e.into()),
         };
@@ -103,7 +104,8 @@ impl EntitiesApi for Bankd {
         input: UpdatePersonEntityInput,
     ) -> UpdatePersonEntityResponse {
         let state = &self.state;
-        let changes = match PersonChanges::parse(input.body, state.clock.now().date_naive()) {
+        let changes = match PersonChanges::parse(input.body.into(), state.clock.now().date_naive())
+        {
             Ok(c) => EntityChanges::Person(c),
             Err(e) => return fail(e.into()),
         };
@@ -127,7 +129,7 @@ impl EntitiesApi for Bankd {
         input: UpdateBusinessEntityInput,
     ) -> UpdateBusinessEntityResponse {
         let state = &self.state;
-        let changes = match BusinessChanges::parse(input.body) {
+        let changes = match BusinessChanges::parse(input.body.into()) {
             Ok(c) => EntityChanges::Business(c),
             Err(e) => return fail(e.into()),
         };
@@ -278,7 +280,7 @@ impl EntitiesApi for Bankd {
         let body = input.body;
         let new = match NewAssociation::parse(
             body.person_entity_id,
-            body.roles,
+            body.roles.into_iter().map(Into::into).collect(),
             body.title_in_business,
         ) {
             Ok(n) => n,
@@ -353,7 +355,7 @@ fn person_details(row: &EntityRow) -> PersonDetails {
         last_name: c.last_name.clone().unwrap_or_default(),
         date_of_birth: d.date_of_birth,
         email: d.email.clone(),
-        address: d.address.clone(),
+        address: d.address.clone().map(Into::into),
         ssn_last_4: d.ssn_last_4.clone(),
     }
 }
@@ -362,7 +364,7 @@ fn business_details(row: &EntityRow) -> BusinessDetails {
     let (c, d) = (&row.core, &row.details);
     BusinessDetails {
         business_name: c.business_name.clone().unwrap_or_default(),
-        address: d.address.clone(),
+        address: d.address.clone().map(Into::into),
         countries_of_operation: d.countries_of_operation.clone(),
         description: d.description.clone(),
         ein: d.ein.clone(),
@@ -467,7 +469,11 @@ fn association_wire(
 fn requirements_wire(view: RequirementsView) -> AdditionalRequirements {
     AdditionalRequirements {
         entity_id: view.entity_id.into_string(),
-        submitted: view.submitted,
+        submitted: view
+            .submitted
+            .into_iter()
+            .map(|(k, v)| (k, v.into()))
+            .collect(),
         missing: view.missing,
         updated_at: view.updated_at,
     }

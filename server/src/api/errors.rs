@@ -18,7 +18,7 @@ use bank_api::runtime::{ErrorVariants, RequestError, RequestErrorKind};
 use poem::http::StatusCode;
 
 use crate::idempotency::IdempotencyError;
-use crate::pagination::PaginationError;
+use crate::model::page::PaginationError;
 use crate::store::{Retryable, StoreError};
 
 /// The code of a request whose transaction kept conflicting with others.
@@ -224,7 +224,6 @@ impl From<PaginationError> for ApiError {
                 "invalid_pagination_cursor",
                 "the cursor is not an object of this list",
             ),
-            P::Store(e) => e.into(),
         }
     }
 }

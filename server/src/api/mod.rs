@@ -8,6 +8,7 @@ mod account_numbers;
 mod ach_transfers;
 mod bank_accounts;
 mod book_transfers;
+mod convert;
 mod counterparties;
 mod documents;
 mod entities;

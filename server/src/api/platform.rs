@@ -29,7 +29,10 @@ impl PlatformApi for Bankd {
     ) -> UpdatePlatformResponse {
         let update = SettingsUpdate {
             reporting_time_zone: input.body.reporting_time_zone,
-            additional_requirements: input.body.additional_requirements,
+            additional_requirements: input
+                .body
+                .additional_requirements
+                .map(|fields| fields.into_iter().map(Into::into).collect()),
         };
         let state = &self.state;
         match platforms::update_settings(

@@ -9,7 +9,7 @@ use super::errors::{ApiError, fail};
 use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::positive_pay::{self, NewRule, PositivePayError};
-use crate::pagination::PageRequest;
+use crate::model::page::PageRequest;
 use crate::store::positive_pay::RuleRecord;
 
 impl AchPositivePayRulesApi for Bankd {

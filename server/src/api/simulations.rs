@@ -9,7 +9,8 @@ use super::ach_transfers::wire;
 use super::errors::{ApiError, fail};
 use super::idempotent;
 use crate::auth::Principal;
-use crate::domain::transfers::{self, AchDirection, AchFields, IncomingAch};
+use crate::domain::transfers::{self, AchFields, IncomingAch};
+use crate::model::transfers::AchDirection;
 
 impl SimulationsApi for Bankd {
     async fn simulate_receive_ach_credit(

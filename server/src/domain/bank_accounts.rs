@@ -12,10 +12,11 @@
 use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
-use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::domain::money::{self, CURRENCIES, Comparison, Currency};
 use crate::domain::platforms::{self, BankSettings, PlatformError};
-use crate::pagination::{Page, PageRequest, PaginationError, SortOrder};
+use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::model::ledger::{CHECKING, RESERVE_ACCOUNT_TYPE};
+use crate::model::money::{self, CURRENCIES, Comparison, Currency};
+use crate::model::page::{Page, PageRequest, PaginationError, SortOrder};
 use crate::store::bank_accounts::{
     self as repo, AccountChanges, AccountFilter, AccountNumberRecord, AccountSort, BalanceArm,
     BalanceCondition, BankAccountRecord,
@@ -29,11 +30,6 @@ pub const DESCRIPTION_LEN: std::ops::RangeInclusive<usize> = 3..=255;
 pub const DISPLAY_NAME_LEN: std::ops::RangeInclusive<usize> = 1..=255;
 /// Longest account number description, in characters.
 pub const MAX_ACCOUNT_NUMBER_DESCRIPTION: usize = 255;
-
-/// The only type made through the API; root types are made with the platform.
-pub const CHECKING: &str = "CHECKING";
-/// The root type that may back overdrafts.
-pub const OVERDRAFT_RESERVE: &str = "OVERDRAFT_RESERVE";
 
 /// Failures of bank account and account number operations. HTTP-agnostic.
 #[derive(Debug, thiserror::Error)]
@@ -76,17 +72,7 @@ impl Retryable for BankAccountError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             BankAccountError::Store(e) => e.conflict(),
-            BankAccountError::Pagination(e) => e.conflict(),
             _ => None,
-        }
-    }
-}
-
-impl From<PaginationError> for BankAccountError {
-    fn from(e: PaginationError) -> Self {
-        match e {
-            PaginationError::Store(e) => BankAccountError::Store(e),
-            other => BankAccountError::Pagination(other),
         }
     }
 }
@@ -226,7 +212,7 @@ async fn resolve_reserve(
 }
 
 fn ensure_verified(entity: &EntityRecord) -> Result<()> {
-    if entity.verification_status == super::entities::VERIFIED {
+    if entity.verification_status == crate::model::entities::VERIFIED {
         Ok(())
     } else {
         Err(BankAccountError::EntityNotVerified)
@@ -234,7 +220,7 @@ fn ensure_verified(entity: &EntityRecord) -> Result<()> {
 }
 
 fn ensure_overdraft_reserve(account: &BankAccountRecord) -> Result<()> {
-    if account.account_type == OVERDRAFT_RESERVE {
+    if account.account_type == RESERVE_ACCOUNT_TYPE {
         Ok(())
     } else {
         Err(BankAccountError::InvalidOverdraftReserve)

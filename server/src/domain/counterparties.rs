@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
-use crate::domain::ids::{CounterpartyId, PlatformId};
-use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::model::ids::{CounterpartyId, PlatformId};
+use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::counterparties::{self as store, CounterpartyRecord, ListFilter};
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
@@ -37,7 +37,7 @@ pub enum CounterpartyError {
     #[error("counterparty not found")]
     NotFound,
     #[error(transparent)]
-    Pagination(#[from] PaginationError),
+    Pagination(PaginationError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -46,7 +46,6 @@ impl Retryable for CounterpartyError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             CounterpartyError::Store(e) => e.conflict(),
-            CounterpartyError::Pagination(e) => e.conflict(),
             _ => None,
         }
     }

@@ -19,8 +19,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
-use crate::domain::ids::{DocumentId, EntityId, PlatformId};
-use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::model::ids::{DocumentId, EntityId, PlatformId};
+use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents::{self as repo, DocumentFilter, DocumentRecord};
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx, entities};
 
@@ -59,20 +59,10 @@ pub enum DocumentError {
     Store(#[from] StoreError),
 }
 
-impl From<PaginationError> for DocumentError {
-    fn from(e: PaginationError) -> Self {
-        match e {
-            PaginationError::Store(e) => DocumentError::Store(e),
-            other => DocumentError::Pagination(other),
-        }
-    }
-}
-
 impl Retryable for DocumentError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             DocumentError::Store(e) => e.conflict(),
-            DocumentError::Pagination(e) => e.conflict(),
             _ => None,
         }
     }

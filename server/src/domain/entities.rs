@@ -14,17 +14,16 @@
 
 use std::collections::BTreeMap;
 
-use bank_api::models::{
-    AdditionalRequirementField, Address, AssociatedPersonRole, CreateBusinessEntityRequest,
-    CreatePersonEntityRequest, RequirementFieldType, RequirementValue, UpdateBusinessEntityRequest,
-    UpdatePersonEntityRequest,
-};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::clock::Clock;
 use crate::domain::documents::{self, LinkSigner};
-use crate::domain::ids::{EntityId, PlatformId};
-use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::model::entities::{
+    Address, AssociatedPersonRole, BusinessFields, PersonFields, RequirementField,
+    RequirementFieldType, RequirementValue, VERIFIED,
+};
+use crate::model::ids::{EntityId, PlatformId};
+use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents::{self as documents_repo, DocumentRecord};
 use crate::store::entities::{
     self as repo, AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, Lock,
@@ -59,20 +58,10 @@ pub enum EntityError {
     Store(#[from] StoreError),
 }
 
-impl From<PaginationError> for EntityError {
-    fn from(e: PaginationError) -> Self {
-        match e {
-            PaginationError::Store(e) => EntityError::Store(e),
-            other => EntityError::Pagination(other),
-        }
-    }
-}
-
 impl Retryable for EntityError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             EntityError::Store(e) => e.conflict(),
-            EntityError::Pagination(e) => e.conflict(),
             _ => None,
         }
     }
@@ -166,10 +155,7 @@ pub struct PersonChanges {
 
 impl PersonChanges {
     /// Validates the fields of a person request; `today` bounds the date of birth.
-    pub fn parse(
-        req: UpdatePersonEntityRequest,
-        today: NaiveDate,
-    ) -> Result<PersonChanges, EntityError> {
+    pub fn parse(req: PersonFields, today: NaiveDate) -> Result<PersonChanges, EntityError> {
         let mut errors = FieldErrors::default();
         let first_name = name_field(&mut errors, "first_name", req.first_name);
         let last_name = name_field(&mut errors, "last_name", req.last_name);
@@ -201,23 +187,6 @@ impl PersonChanges {
         };
         errors.finish(changes)
     }
-
-    /// Validates a creation request (the schema already requires both names).
-    pub fn parse_new(
-        req: CreatePersonEntityRequest,
-        today: NaiveDate,
-    ) -> Result<PersonChanges, EntityError> {
-        let update = UpdatePersonEntityRequest {
-            first_name: Some(req.first_name),
-            middle_name: req.middle_name,
-            last_name: Some(req.last_name),
-            date_of_birth: req.date_of_birth,
-            email: req.email,
-            ssn: req.ssn,
-            address: req.address,
-        };
-        PersonChanges::parse(update, today)
-    }
 }
 
 /// Validated changes to a BUSINESS.
@@ -236,7 +205,7 @@ pub struct BusinessChanges {
 }
 
 impl BusinessChanges {
-    pub fn parse(req: UpdateBusinessEntityRequest) -> Result<BusinessChanges, EntityError> {
+    pub fn parse(req: BusinessFields) -> Result<BusinessChanges, EntityError> {
         let mut errors = FieldErrors::default();
         let business_name = name_field(&mut errors, "business_name", req.business_name);
         let website = req.website.map(|w| w.trim().to_owned());
@@ -261,27 +230,7 @@ impl BusinessChanges {
         };
         errors.finish(changes)
     }
-
-    /// Validates a creation request (the schema already requires `business_name`).
-    pub fn parse_new(req: CreateBusinessEntityRequest) -> Result<BusinessChanges, EntityError> {
-        BusinessChanges::parse(UpdateBusinessEntityRequest {
-            business_name: Some(req.business_name),
-            address: req.address,
-            countries_of_operation: req.countries_of_operation,
-            description: req.description,
-            ein: req.ein,
-            industry: req.industry,
-            legal_type: req.legal_type,
-            state_of_incorporation: req.state_of_incorporation,
-            website: req.website,
-            year_of_incorporation: req.year_of_incorporation,
-        })
-    }
 }
-
-/// The verification status of nearly every entity: the one the entity lists index through their
-/// list order, the others having an index of their own (`store::entities::list_keyset`).
-pub const VERIFIED: &str = "VERIFIED";
 
 /// The sandbox verification outcome for a person's last name or a business name.
 pub fn sandbox_verification(name: &str) -> (&'static str, Vec<String>) {
@@ -696,7 +645,7 @@ pub struct RequirementsView {
 async fn requirement_fields(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
-) -> Result<Vec<AdditionalRequirementField>, StoreError> {
+) -> Result<Vec<RequirementField>, StoreError> {
     let platform = platforms::get(tx, platform_id)
         .await?
         .ok_or_else(|| StoreError::Corrupt("the caller's platform does not exist".into()))?;
@@ -704,7 +653,7 @@ async fn requirement_fields(
         .map_err(|e| StoreError::Corrupt(format!("platforms.additional_requirements: {e}")))
 }
 
-fn view_of(row: &EntityRow, fields: &[AdditionalRequirementField]) -> RequirementsView {
+fn view_of(row: &EntityRow, fields: &[RequirementField]) -> RequirementsView {
     let submitted = row.details.additional_requirements.clone();
     let missing = fields
         .iter()
@@ -722,12 +671,12 @@ fn view_of(row: &EntityRow, fields: &[AdditionalRequirementField]) -> Requiremen
 /// The typed value `value` gives `field`, or why it does not fit it (any JSON value may be
 /// submitted: a wrong JSON type is a message like any other invalid value).
 pub fn check_requirement(
-    field: &AdditionalRequirementField,
+    field: &RequirementField,
     value: &serde_json::Value,
 ) -> Result<RequirementValue, String> {
     use RequirementFieldType as T;
     use serde_json::Value as J;
-    let text = match (field.r#type, value) {
+    let text = match (field.field_type, value) {
         (T::Boolean, J::Bool(b)) => return Ok(RequirementValue::Boolean(*b)),
         (T::Integer, J::Number(n)) if n.as_i64().is_some() => {
             return Ok(RequirementValue::Integer(n.as_i64().unwrap_or_default()));
@@ -742,7 +691,7 @@ pub fn check_requirement(
     {
         return Err(format!("must be at most {max} characters long"));
     }
-    match field.r#type {
+    match field.field_type {
         T::Email if !is_plain_email(text) => {
             Err("must be a plain email address (name@example.com)".into())
         }
@@ -770,7 +719,7 @@ fn is_e164(text: &str) -> bool {
 /// Validates every submitted value against the platform's list (one message per bad field) and
 /// returns them typed.
 pub fn validate_requirements(
-    fields: &[AdditionalRequirementField],
+    fields: &[RequirementField],
     submitted: &BTreeMap<String, serde_json::Value>,
 ) -> Result<BTreeMap<String, RequirementValue>, EntityError> {
     let mut errors = BTreeMap::new();
@@ -858,10 +807,10 @@ pub async fn submit_requirements(
 mod tests {
     use super::*;
 
-    fn field(name: &str, t: RequirementFieldType) -> AdditionalRequirementField {
-        AdditionalRequirementField {
+    fn field(name: &str, t: RequirementFieldType) -> RequirementField {
+        RequirementField {
             name: name.into(),
-            r#type: t,
+            field_type: t,
             required: false,
             values: None,
             max_length: None,
@@ -944,16 +893,13 @@ mod tests {
     #[test]
     fn only_the_last_four_ssn_digits_are_kept() {
         let today = NaiveDate::from_ymd_opt(2025, 1, 1).unwrap_or_default();
-        let req = CreatePersonEntityRequest {
-            first_name: " Ada ".into(),
-            middle_name: None,
-            last_name: "Lovelace".into(),
-            date_of_birth: None,
-            email: None,
+        let req = PersonFields {
+            first_name: Some(" Ada ".into()),
+            last_name: Some("Lovelace".into()),
             ssn: Some("123456789".into()),
-            address: None,
+            ..PersonFields::default()
         };
-        let changes = PersonChanges::parse_new(req, today).map_err(|e| e.to_string());
+        let changes = PersonChanges::parse(req, today).map_err(|e| e.to_string());
         assert_eq!(
             changes.as_ref().map(|c| c.ssn_last_4.as_deref()),
             Ok(Some("6789"))

@@ -23,7 +23,8 @@ use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
 
 use crate::clock::Clock;
-use crate::domain::ids::{BankAccountId, PlatformId};
+use crate::model::ids::{BankAccountId, PlatformId};
+use crate::model::ledger::{BalanceKind, Balances};
 use crate::store::bank_accounts::{self as repo, BankAccountRecord, PostingRecord};
 use crate::store::platforms;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
@@ -56,41 +57,22 @@ impl Retryable for HistoryError {
     }
 }
 
-/// The four balances of an account, in minor units.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Balances {
-    pub available: i64,
-    pub pending: i64,
-    pub holding: i64,
-    pub locked: i64,
+/// The balances stored on `account`.
+fn balances_of(account: &BankAccountRecord) -> Balances {
+    Balances {
+        available: account.available_amount,
+        pending: account.pending_amount,
+        holding: account.holding_amount,
+        locked: account.locked_amount,
+    }
 }
 
-impl Balances {
-    /// The balances stored on `account`.
-    fn of(account: &BankAccountRecord) -> Balances {
-        Balances {
-            available: account.available_amount,
-            pending: account.pending_amount,
-            holding: account.holding_amount,
-            locked: account.locked_amount,
-        }
-    }
-
-    /// Adds `amount` (signed) to the balance named `kind`, one of the ledger's four.
-    fn add(&mut self, kind: &str, amount: i64) {
-        if let Some(slot) = self.slot(kind) {
-            *slot = slot.saturating_add(amount);
-        }
-    }
-
-    fn slot(&mut self, kind: &str) -> Option<&mut i64> {
-        match kind {
-            "available" => Some(&mut self.available),
-            "pending" => Some(&mut self.pending),
-            "holding" => Some(&mut self.holding),
-            "locked" => Some(&mut self.locked),
-            _ => None,
-        }
+/// Adds `amount` (signed) to the balance named `kind`, one of the ledger's four (a posting row's
+/// spelling); another name changes nothing.
+fn add(balances: &mut Balances, kind: &str, amount: i64) {
+    if let Some(kind) = BalanceKind::parse(kind) {
+        let slot = balances.get_mut(kind);
+        *slot = slot.saturating_add(amount);
     }
 }
 
@@ -313,14 +295,18 @@ async fn opening_balances(
     let (mut balances, at, sign) = if older <= newer {
         (Balances::default(), repo::PostingsAt::Before(start), 1)
     } else {
-        let mut stored = Balances::of(account);
+        let mut stored = balances_of(account);
         for posting in window {
-            stored.add(&posting.balance, posting.amount.saturating_neg());
+            add(
+                &mut stored,
+                &posting.balance,
+                posting.amount.saturating_neg(),
+            );
         }
         (stored, repo::PostingsAt::From(end), -1)
     };
     for (kind, total) in repo::posting_totals(tx, &account.platform_id, &account.id, at).await? {
-        balances.add(&kind, total.saturating_mul(sign));
+        add(&mut balances, &kind, total.saturating_mul(sign));
     }
     Ok(balances)
 }

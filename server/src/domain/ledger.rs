@@ -43,104 +43,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::domain::ids::BankAccountId;
-
-/// The type of the account that stands for the outside world.
-pub const SETTLEMENT_ACCOUNT_TYPE: &str = "NETWORK_SETTLEMENT_ACCOUNT";
-/// The type of the account that covers overdrafts.
-pub const RESERVE_ACCOUNT_TYPE: &str = "OVERDRAFT_RESERVE";
-/// The only status that takes money movements.
-pub const OPEN: &str = "open";
-
-/// One of the four balances of a bank account.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum BalanceKind {
-    Available,
-    Pending,
-    Holding,
-    Locked,
-}
-
-impl BalanceKind {
-    pub const ALL: [BalanceKind; 4] = [
-        BalanceKind::Available,
-        BalanceKind::Pending,
-        BalanceKind::Holding,
-        BalanceKind::Locked,
-    ];
-
-    /// The spelling of `ledger_postings.balance`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BalanceKind::Available => "available",
-            BalanceKind::Pending => "pending",
-            BalanceKind::Holding => "holding",
-            BalanceKind::Locked => "locked",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<BalanceKind> {
-        BalanceKind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-}
-
-/// The four balances, in minor units of the account's currency.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Balances {
-    pub available: i64,
-    pub pending: i64,
-    pub holding: i64,
-    pub locked: i64,
-}
-
-impl Balances {
-    pub fn get(&self, kind: BalanceKind) -> i64 {
-        match kind {
-            BalanceKind::Available => self.available,
-            BalanceKind::Pending => self.pending,
-            BalanceKind::Holding => self.holding,
-            BalanceKind::Locked => self.locked,
-        }
-    }
-
-    fn get_mut(&mut self, kind: BalanceKind) -> &mut i64 {
-        match kind {
-            BalanceKind::Available => &mut self.available,
-            BalanceKind::Pending => &mut self.pending,
-            BalanceKind::Holding => &mut self.holding,
-            BalanceKind::Locked => &mut self.locked,
-        }
-    }
-}
-
-/// What the ledger needs to know of a (locked) bank account.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LedgerAccount {
-    pub id: BankAccountId,
-    /// `CHECKING`, `OVERDRAFT_RESERVE`, `PROGRAM_RESERVE` or `NETWORK_SETTLEMENT_ACCOUNT`.
-    pub account_type: String,
-    /// `open`, `closed` or `frozen`.
-    pub status: String,
-    pub currency_code: String,
-    pub balances: Balances,
-    pub is_overdraftable: bool,
-    pub overdraft_reserve_account_id: Option<BankAccountId>,
-}
-
-impl LedgerAccount {
-    pub fn is_open(&self) -> bool {
-        self.status == OPEN
-    }
-
-    pub fn is_settlement(&self) -> bool {
-        self.account_type == SETTLEMENT_ACCOUNT_TYPE
-    }
-
-    /// May `available` be negative at rest (the table's CHECK says the same)?
-    fn may_be_negative(&self) -> bool {
-        self.is_overdraftable || self.is_settlement()
-    }
-}
+use crate::model::ids::BankAccountId;
+use crate::model::ledger::{BalanceKind, Entry, LedgerAccount, Posting};
 
 /// How far a debit of `available` may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,37 +71,6 @@ pub enum LedgerError {
     /// A ledger invariant does not hold (a bug or a corrupted row).
     #[error("ledger invariant broken: {0}")]
     Inconsistent(String),
-}
-
-/// One signed change of one balance of one account.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Posting {
-    pub bank_account_id: BankAccountId,
-    pub balance: BalanceKind,
-    pub amount: i64,
-}
-
-/// A finished, balanced journal entry: what the store writes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    /// Non-zero nets, ordered by account id then balance.
-    pub postings: Vec<Posting>,
-    /// The accounts after the movement (only those that changed).
-    pub accounts: Vec<LedgerAccount>,
-}
-
-impl Entry {
-    /// The net change of each changed account, as the store applies it.
-    pub fn deltas(&self) -> BTreeMap<&BankAccountId, Balances> {
-        let mut out: BTreeMap<&BankAccountId, Balances> = BTreeMap::new();
-        for p in &self.postings {
-            // Nets of one (account, balance) pair are already summed; no overflow possible.
-            *out.entry(&p.bank_account_id)
-                .or_default()
-                .get_mut(p.balance) = p.amount;
-        }
-        out
-    }
 }
 
 /// A movement being built over locked accounts.
@@ -434,6 +307,7 @@ fn shortfall(available: i64) -> Result<i64, LedgerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ledger::{Balances, OPEN, SETTLEMENT_ACCOUNT_TYPE};
     use chrono::Utc;
 
     fn account(kind: &str, available: i64) -> LedgerAccount {

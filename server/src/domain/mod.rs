@@ -8,9 +8,31 @@ pub mod counterparties;
 pub mod documents;
 pub mod entities;
 pub mod history;
-pub mod ids;
 pub mod ledger;
-pub mod money;
 pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;
+
+/// `From<ListError>` for the domain errors that answer lists: a refused page request becomes
+/// their `Pagination` variant, a store failure their `Store` variant.
+macro_rules! from_list_error {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<crate::store::keyset::ListError> for $error {
+            fn from(e: crate::store::keyset::ListError) -> Self {
+                match e {
+                    crate::store::keyset::ListError::Page(e) => Self::Pagination(e),
+                    crate::store::keyset::ListError::Store(e) => Self::Store(e),
+                }
+            }
+        }
+    )*};
+}
+
+from_list_error!(
+    bank_accounts::BankAccountError,
+    counterparties::CounterpartyError,
+    documents::DocumentError,
+    entities::EntityError,
+    positive_pay::PositivePayError,
+    transfers::TransferError,
+);

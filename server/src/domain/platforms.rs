@@ -6,8 +6,9 @@ use rand::Rng;
 
 use crate::auth::{ApiKey, KeyMode, insert_new_key};
 use crate::clock::Clock;
-use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::domain::money::Currency;
+use crate::model::entities::{RequirementField, RequirementFieldType};
+use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::model::money::Currency;
 use crate::store::bank_accounts::{self, AccountNumberRecord, BankAccountRecord};
 use crate::store::entities::{self, EntityRecord};
 use crate::store::platforms::{self, PlatformRecord};
@@ -148,7 +149,7 @@ async fn create_in(
         name: name.to_owned(),
         is_root: true,
         requires_screening: false,
-        verification_status: super::entities::VERIFIED.to_owned(),
+        verification_status: crate::model::entities::VERIFIED.to_owned(),
         first_name: None,
         last_name: None,
         business_name: Some(name.to_owned()),
@@ -278,7 +279,7 @@ mod tests {
 #[derive(Debug, Clone, Default)]
 pub struct SettingsUpdate {
     pub reporting_time_zone: Option<String>,
-    pub additional_requirements: Option<Vec<bank_api::models::AdditionalRequirementField>>,
+    pub additional_requirements: Option<Vec<RequirementField>>,
 }
 
 /// Validates and applies `update` to the platform's settings.
@@ -288,7 +289,6 @@ pub async fn update_settings(
     platform_id: &PlatformId,
     update: SettingsUpdate,
 ) -> Result<PlatformRecord, PlatformError> {
-    use bank_api::models::RequirementFieldType;
     if let Some(tz) = &update.reporting_time_zone
         && tz.parse::<chrono_tz::Tz>().is_err()
     {
@@ -308,7 +308,7 @@ pub async fn update_settings(
                         format!("field name `{}` appears twice", f.name),
                     ));
                 }
-                let is_enum = f.r#type == RequirementFieldType::Enum;
+                let is_enum = f.field_type == RequirementFieldType::Enum;
                 match (&f.values, is_enum) {
                     (None, true) => {
                         return Err(PlatformError::InvalidSetting(

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
-use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::model::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
+use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::positive_pay::{self as store, RuleRecord};
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx, bank_accounts};
 
@@ -31,7 +31,7 @@ pub enum PositivePayError {
     #[error("the bank account already has a rule for this ACH company id")]
     Duplicate,
     #[error(transparent)]
-    Pagination(#[from] PaginationError),
+    Pagination(PaginationError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -40,7 +40,6 @@ impl Retryable for PositivePayError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             PositivePayError::Store(e) => e.conflict(),
-            PositivePayError::Pagination(e) => e.conflict(),
             _ => None,
         }
     }

@@ -19,13 +19,15 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::ids::{
+use crate::domain::ledger::{DebitPolicy, Journal, LedgerError};
+use crate::domain::positive_pay;
+use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
-use crate::domain::ledger::{DebitPolicy, Journal, LedgerAccount, LedgerError};
-use crate::domain::money::Currency;
-use crate::domain::positive_pay;
-use crate::pagination::{Page, PageRequest, PaginationError};
+use crate::model::ledger::LedgerAccount;
+use crate::model::money::Currency;
+use crate::model::page::{Page, PageRequest, PaginationError};
+use crate::model::transfers::{AchDirection, AchStatus, BookTransferStatus};
 use crate::store::ledger::{self as ledger_store, Source};
 use crate::store::transfers::{
     self as repo, AchTransferRecord, BookTransferFilter, BookTransferRecord,
@@ -88,17 +90,7 @@ impl Retryable for TransferError {
     fn conflict(&self) -> Option<Conflict> {
         match self {
             TransferError::Store(e) => e.conflict(),
-            TransferError::Pagination(e) => e.conflict(),
             _ => None,
-        }
-    }
-}
-
-impl From<PaginationError> for TransferError {
-    fn from(e: PaginationError) -> Self {
-        match e {
-            PaginationError::Store(e) => TransferError::Store(e),
-            other => TransferError::Pagination(other),
         }
     }
 }
@@ -116,81 +108,6 @@ impl From<LedgerError> for TransferError {
 }
 
 type Result<T, E = TransferError> = std::result::Result<T, E>;
-
-/// Status of a book transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BookTransferStatus {
-    Hold,
-    Completed,
-    Canceled,
-    /// Part of the contract's enum; this server refuses a failing transfer with an error instead
-    /// of recording it, so no transfer is ever stored in this status.
-    Rejected,
-}
-
-impl BookTransferStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BookTransferStatus::Hold => "HOLD",
-            BookTransferStatus::Completed => "COMPLETED",
-            BookTransferStatus::Canceled => "CANCELED",
-            BookTransferStatus::Rejected => "REJECTED",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<BookTransferStatus> {
-        [Self::Hold, Self::Completed, Self::Canceled, Self::Rejected]
-            .into_iter()
-            .find(|s| s.as_str() == text)
-    }
-}
-
-/// Direction of an incoming ACH transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AchDirection {
-    /// Money arrives.
-    Credit,
-    /// Money is taken.
-    Debit,
-}
-
-impl AchDirection {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AchDirection::Credit => "CREDIT",
-            AchDirection::Debit => "DEBIT",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AchDirection> {
-        [Self::Credit, Self::Debit]
-            .into_iter()
-            .find(|d| d.as_str() == text)
-    }
-}
-
-/// Status of an ACH transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AchStatus {
-    Completed,
-    /// Moved no money; see the record's return code.
-    Returned,
-}
-
-impl AchStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AchStatus::Completed => "COMPLETED",
-            AchStatus::Returned => "RETURNED",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AchStatus> {
-        [Self::Completed, Self::Returned]
-            .into_iter()
-            .find(|s| s.as_str() == text)
-    }
-}
 
 /// How a request names a party: by bank account or by one of its account numbers. The ids are
 /// kept as received; a malformed one is simply not found.

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Sql, StoreError, Tx};
-use crate::domain::ids::PlatformId;
+use crate::model::ids::PlatformId;
 
 /// A stored key, without the secret (which is never stored).
 #[derive(Debug, Clone, PartialEq)]

@@ -6,11 +6,11 @@ use std::sync::OnceLock;
 use chrono::{DateTime, Utc};
 
 use super::{Backend, Row, Sql, StoreError, Tx, dialect};
-use crate::domain::bank_accounts::CHECKING;
-use crate::domain::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::domain::ledger::OPEN;
-use crate::domain::money::{Comparison, Currency};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
+use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::model::ledger::{CHECKING, OPEN};
+use crate::model::money::{Comparison, Currency};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
 
 /// A stored bank account. Balances are minor units of `currency_code`.
 #[derive(Debug, Clone, PartialEq)]
@@ -507,7 +507,7 @@ pub async fn list(
     sort: AccountSort,
     order: SortOrder,
     request: &PageRequest,
-) -> Result<Page<BankAccountRecord>, PaginationError> {
+) -> Result<Page<BankAccountRecord>, ListError> {
     let owned = match &filter.entity_id {
         Some(entity_id) if owns_few(tx, platform_id, entity_id).await? => Owned::Few(tx.backend()),
         _ => Owned::Many,
@@ -851,7 +851,7 @@ pub async fn list_account_numbers(
     bank_account_id: &BankAccountId,
     order: SortOrder,
     request: &PageRequest,
-) -> Result<Page<AccountNumberRecord>, PaginationError> {
+) -> Result<Page<AccountNumberRecord>, ListError> {
     Keyset::new(ACNO_COLUMNS, "account_numbers", SortKey::CREATED_AT, order)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
         .filter(Sql::new("bank_account_id = ?").bind(bank_account_id.as_str()))

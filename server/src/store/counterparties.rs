@@ -4,8 +4,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::domain::ids::{CounterpartyId, PlatformId};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
+use crate::model::ids::{CounterpartyId, PlatformId};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
 
 /// A stored counterparty. Enumerations are in their wire spelling; `address` is JSON.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +169,7 @@ pub async fn page(
     platform_id: &PlatformId,
     filter: &ListFilter,
     request: &PageRequest,
-) -> Result<Page<CounterpartyRecord>, PaginationError> {
+) -> Result<Page<CounterpartyRecord>, ListError> {
     list_keyset(platform_id, filter)
         .fetch(tx, request, from_row)
         .await

@@ -6,8 +6,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::domain::ids::{DocumentId, EntityId, PlatformId};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortOrder};
+use crate::model::ids::{DocumentId, EntityId, PlatformId};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::store::keyset::{Keyset, ListError, SortKey};
 
 /// A stored document's metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,7 +158,7 @@ pub async fn list(
     platform_id: &PlatformId,
     filter: &DocumentFilter,
     request: &PageRequest,
-) -> Result<Page<DocumentRecord>, PaginationError> {
+) -> Result<Page<DocumentRecord>, ListError> {
     list_keyset(platform_id, filter)
         .fetch(tx, request, from_row)
         .await

@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use bank_api::models::{Address, RequirementValue};
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::domain::entities::VERIFIED;
-use crate::domain::ids::{EntityId, PlatformId};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortKind, SortOrder};
+use crate::model::entities::{Address, RequirementValue, VERIFIED};
+use crate::model::ids::{EntityId, PlatformId};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
 
 /// A stored entity's core fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,7 +109,7 @@ pub async fn list(
     platform_id: &PlatformId,
     order: SortOrder,
     request: &PageRequest,
-) -> Result<Page<EntityRecord>, PaginationError> {
+) -> Result<Page<EntityRecord>, ListError> {
     Keyset::new(COLUMNS, "entities", SortKey::CREATED_AT, order)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
         .filter(Sql::new("deleted_at IS NULL"))
@@ -347,7 +347,7 @@ pub async fn list_full(
     platform_id: &PlatformId,
     filter: &EntityFilter,
     request: &PageRequest,
-) -> Result<Page<EntityRow>, PaginationError> {
+) -> Result<Page<EntityRow>, ListError> {
     list_keyset(platform_id, filter)
         .fetch(tx, request, full_from_row)
         .await
@@ -547,7 +547,7 @@ pub async fn list_associations(
     platform_id: &PlatformId,
     business: &EntityId,
     request: &PageRequest,
-) -> Result<Page<(AssociationRecord, EntityRow)>, PaginationError> {
+) -> Result<Page<(AssociationRecord, EntityRow)>, ListError> {
     let person_columns: Vec<String> = full_columns()
         .split(',')
         .map(|c| format!("e.{}", c.trim()))

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Sql, StoreError, Tx, dialect};
-use crate::domain::ids::PlatformId;
+use crate::model::ids::PlatformId;
 
 /// A stored idempotency record.
 #[derive(Debug, Clone, PartialEq)]

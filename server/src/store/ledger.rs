@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::domain::ids::{BankAccountId, PlatformId};
-use crate::domain::ledger::{
+use crate::model::ids::{BankAccountId, PlatformId};
+use crate::model::ledger::{
     BalanceKind, Balances, Entry, LedgerAccount, RESERVE_ACCOUNT_TYPE, SETTLEMENT_ACCOUNT_TYPE,
 };
 

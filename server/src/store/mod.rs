@@ -37,6 +37,7 @@ pub mod dialect;
 pub mod documents;
 pub mod entities;
 pub mod idempotency;
+pub mod keyset;
 pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx};
-use crate::domain::ids::PlatformId;
+use crate::model::ids::PlatformId;
 
 /// A stored platform.
 #[derive(Debug, Clone, PartialEq)]

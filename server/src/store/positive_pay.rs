@@ -3,8 +3,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx};
-use crate::domain::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortOrder};
+use crate::model::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::store::keyset::{Keyset, ListError, SortKey};
 
 /// A stored positive pay rule: ACH debits to `bank_account_id` from `ach_company_id` are allowed
 /// when `amount_condition` holds for the debit amount.
@@ -125,7 +126,7 @@ pub async fn page(
     platform_id: &PlatformId,
     bank_account_id: &BankAccountId,
     request: &PageRequest,
-) -> Result<Page<RuleRecord>, PaginationError> {
+) -> Result<Page<RuleRecord>, ListError> {
     Keyset::new(
         COLUMNS,
         "ach_positive_pay_rules",

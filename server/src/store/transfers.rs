@@ -3,11 +3,12 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::domain::ids::{
+use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
-use crate::domain::transfers::{AchDirection, AchStatus, BookTransferStatus};
-use crate::pagination::{Keyset, Page, PageRequest, PaginationError, SortKey, SortOrder};
+use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::model::transfers::{AchDirection, AchStatus, BookTransferStatus};
+use crate::store::keyset::{Keyset, ListError, SortKey};
 
 /// The bank account an account number belongs to, unless the number is absent or another
 /// platform's.
@@ -202,7 +203,7 @@ pub async fn list_book_transfers(
     platform_id: &PlatformId,
     filter: &BookTransferFilter,
     page: &PageRequest,
-) -> Result<Page<BookTransferRecord>, PaginationError> {
+) -> Result<Page<BookTransferRecord>, ListError> {
     book_transfers_keyset(platform_id, filter)
         .fetch(tx, page, book_from_row)
         .await
@@ -339,7 +340,7 @@ pub async fn list_ach_transfers(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     page: &PageRequest,
-) -> Result<Page<AchTransferRecord>, PaginationError> {
+) -> Result<Page<AchTransferRecord>, ListError> {
     Keyset::new(
         ACH_COLUMNS,
         "ach_transfers",

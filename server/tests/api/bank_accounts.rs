@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use bankd::domain::history::{day_start, local_date};
-use bankd::domain::ids::EntityId;
+use bankd::model::ids::EntityId;
 use bankd::store::{Sql, StoreError};
 use chrono::{DateTime, Days, TimeDelta, Utc};
 use reqwest::Method;

@@ -1,7 +1,7 @@
 //! Entities: persons and businesses, verification, lists, deletion, associated persons and
 //! additional requirements.
 
-use bankd::domain::ids::BankAccountId;
+use bankd::model::ids::BankAccountId;
 use bankd::store::Sql;
 use bankd::store::bank_accounts::{self, BankAccountRecord};
 use serde_json::{Value, json};
@@ -601,7 +601,7 @@ async fn listing_entities_pages_in_both_directions(app: TestApp) {
 /// API is not what this test is about).
 async fn open_account(app: &TestApp, platform: &str, owners: &[&str]) -> String {
     let now = app.state.clock.now();
-    let platform_id = bankd::domain::ids::PlatformId::from_trusted(platform.to_owned());
+    let platform_id = bankd::model::ids::PlatformId::from_trusted(platform.to_owned());
     let account = BankAccountRecord {
         id: BankAccountId::generate(now),
         platform_id: platform_id.clone(),
@@ -620,9 +620,9 @@ async fn open_account(app: &TestApp, platform: &str, owners: &[&str]) -> String 
         created_at: now,
         updated_at: now,
     };
-    let owners: Vec<bankd::domain::ids::EntityId> = owners
+    let owners: Vec<bankd::model::ids::EntityId> = owners
         .iter()
-        .map(|o| bankd::domain::ids::EntityId::from_trusted((*o).to_owned()))
+        .map(|o| bankd::model::ids::EntityId::from_trusted((*o).to_owned()))
         .collect();
     app.state
         .db

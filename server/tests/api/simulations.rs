@@ -1,7 +1,7 @@
 //! Simulated incoming ACH credits and debits, and the ACH transfers they record.
 
 use bankd::auth::{self, KeyMode};
-use bankd::domain::ids::PlatformId;
+use bankd::model::ids::PlatformId;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, api_tests};

@@ -4,7 +4,7 @@
 //! overlong or unknown id, A's ids are invalid cursors in B's lists, and B's lists never show
 //! A's objects.
 
-use bankd::domain::ids;
+use bankd::model::ids;
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Book transfers: create (holds, overdraft, idempotency), get, list, clear, cancel; and the
 //! money helpers the simulation and conservation tests share.
 
-use bankd::domain::ids::PlatformId;
+use bankd::model::ids::PlatformId;
 use bankd::store::ledger;
 use serde_json::{Value, json};
 

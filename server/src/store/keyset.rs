@@ -7,7 +7,7 @@
 //! - Opaque encoded cursors carrying the sort value: one query per page, but the public API's
 //!   cursors are object ids (`starting_after=bacc_...`), so they must stay plain ids.
 //! - Chosen: the cursor is an id; one query looks up that object's sort value *through the same
-//!   filters* (tenancy included) and fails with [`PaginationError::InvalidCursor`] when the object
+//!   filters* (tenancy included) and fails with `PaginationError::InvalidCursor` when the object
 //!   is not in the list (unknown, deleted, another platform's, filtered out); the page query then
 //!   continues strictly after (or before) `(sort value, id)` with a row-value comparison. Both
 //!   queries run in one read transaction, so they see one snapshot.
@@ -22,112 +22,23 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{Backend, Row, Sql, StoreError, Tx, Value, dialect};
+use crate::model::page::{Cursor, Page, PageRequest, PaginationError, SortOrder};
+use crate::store::{Backend, Conflict, Retryable, Row, Sql, StoreError, Tx, Value, dialect};
 
-/// Default page size.
-pub const DEFAULT_LIMIT: i64 = 10;
-/// Largest page size.
-pub const MAX_LIMIT: i64 = 100;
-
-/// Why a list request cannot be served. HTTP-agnostic; the API layer maps these.
+/// Why a list query failed: a cursor that is not in the list, or the store.
 #[derive(Debug, thiserror::Error)]
-pub enum PaginationError {
-    #[error("limit must be between 1 and {MAX_LIMIT}")]
-    InvalidLimit,
-    #[error("starting_after and ending_before cannot be used together")]
-    ConflictingCursors,
-    #[error("the pagination cursor is not an object of this list")]
-    InvalidCursor,
+pub enum ListError {
+    #[error(transparent)]
+    Page(#[from] PaginationError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
-impl crate::store::Retryable for PaginationError {
-    fn conflict(&self) -> Option<crate::store::Conflict> {
+impl Retryable for ListError {
+    fn conflict(&self) -> Option<Conflict> {
         match self {
-            PaginationError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
-
-/// Where a page starts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cursor {
-    /// `starting_after`: the objects after this id, in list order.
-    After(String),
-    /// `ending_before`: the objects just before this id, still returned in list order.
-    Before(String),
-}
-
-/// A validated page request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageRequest {
-    limit: i64,
-    cursor: Option<Cursor>,
-}
-
-impl PageRequest {
-    /// Validates the three paging parameters. Both cursors set is an error whatever their values
-    /// and whatever the limit (it is checked first).
-    pub fn parse(
-        limit: Option<i64>,
-        starting_after: Option<String>,
-        ending_before: Option<String>,
-    ) -> Result<PageRequest, PaginationError> {
-        let cursor = match (starting_after, ending_before) {
-            (Some(_), Some(_)) => return Err(PaginationError::ConflictingCursors),
-            (Some(after), None) => Some(Cursor::After(after)),
-            (None, Some(before)) => Some(Cursor::Before(before)),
-            (None, None) => None,
-        };
-        let limit = limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(PaginationError::InvalidLimit);
-        }
-        Ok(PageRequest { limit, cursor })
-    }
-
-    /// The first page with the default limit.
-    pub fn first() -> PageRequest {
-        PageRequest {
-            limit: DEFAULT_LIMIT,
-            cursor: None,
-        }
-    }
-
-    pub fn limit(&self) -> i64 {
-        self.limit
-    }
-
-    pub fn cursor(&self) -> Option<&Cursor> {
-        self.cursor.as_ref()
-    }
-
-    fn backward(&self) -> bool {
-        matches!(self.cursor, Some(Cursor::Before(_)))
-    }
-}
-
-/// List order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortOrder {
-    Asc,
-    Desc,
-}
-
-impl SortOrder {
-    fn keyword(self) -> &'static str {
-        match self {
-            SortOrder::Asc => "ASC",
-            SortOrder::Desc => "DESC",
-        }
-    }
-
-    fn reversed(self) -> SortOrder {
-        match self {
-            SortOrder::Asc => SortOrder::Desc,
-            SortOrder::Desc => SortOrder::Asc,
+            ListError::Store(e) => e.conflict(),
+            ListError::Page(_) => None,
         }
     }
 }
@@ -157,14 +68,6 @@ impl SortKey {
         kind: SortKind::Time,
         id_column: "id",
     };
-}
-
-/// A page of results, in list order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    /// Whether more objects exist beyond this page in the direction of travel.
-    pub has_more: bool,
 }
 
 /// One list query: columns, source, filters, order.
@@ -367,7 +270,7 @@ impl Keyset {
         tx: &mut Tx<'_>,
         request: &PageRequest,
         map: impl Fn(&Row) -> Result<T, StoreError>,
-    ) -> Result<Page<T>, PaginationError> {
+    ) -> Result<Page<T>, ListError> {
         let cursor_id = match request.cursor() {
             Some(Cursor::After(id) | Cursor::Before(id)) => Some(id.as_str()),
             None => None,
@@ -404,13 +307,13 @@ fn push_order_limit(sql: &mut Sql, sort: &str, id: &str, request: &PageRequest, 
         " ORDER BY {sort} {kw}, {id} {kw} LIMIT ",
         kw = order.keyword()
     ));
-    sql.push_bind(request.limit + 1);
+    sql.push_bind(request.limit() + 1);
 }
 
 /// Cuts the probe row and restores list order.
 fn finish<T>(request: &PageRequest, items: &mut Vec<T>) -> Page<T> {
     // `limit` is validated to 1..=100, so the conversion cannot fail.
-    let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
+    let limit = usize::try_from(request.limit()).unwrap_or(usize::MAX);
     let has_more = items.len() > limit;
     items.truncate(limit);
     if request.backward() {

@@ -1,0 +1,114 @@
+//! Entity records the rules and the store share: the verification status most entities have,
+//! a postal address, and an additional requirement's value.
+//!
+//! `Address` and `RequirementValue` serialize exactly as the wire types of the same names (the
+//! store keeps them as JSON text), so a stored value reads back whichever side wrote it.
+
+use serde::{Deserialize, Serialize};
+
+/// The verification status of nearly every entity: the one the entity lists index through their
+/// list order, the others having an index of their own (`store::entities::list_keyset`).
+pub const VERIFIED: &str = "VERIFIED";
+
+/// A postal address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Address {
+    pub line_1: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_2: Option<String>,
+    pub city: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    pub postal_code: String,
+    pub country_code: String,
+}
+
+/// The value of one additional requirement field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequirementValue {
+    String(String),
+    Boolean(bool),
+    Integer(i64),
+}
+
+/// A person's fields as a request gives them (creation: both names present; update: any
+/// subset). Not yet validated; `ssn` is the full number, reduced to its last four digits by the
+/// rules and never stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PersonFields {
+    pub first_name: Option<String>,
+    pub middle_name: Option<String>,
+    pub last_name: Option<String>,
+    pub date_of_birth: Option<chrono::NaiveDate>,
+    pub email: Option<String>,
+    pub ssn: Option<String>,
+    pub address: Option<Address>,
+}
+
+/// A business's fields as a request gives them (creation: `business_name` present).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BusinessFields {
+    pub business_name: Option<String>,
+    pub address: Option<Address>,
+    pub countries_of_operation: Option<Vec<String>>,
+    pub description: Option<String>,
+    pub ein: Option<String>,
+    pub industry: Option<String>,
+    pub legal_type: Option<String>,
+    pub state_of_incorporation: Option<String>,
+    pub website: Option<String>,
+    pub year_of_incorporation: Option<String>,
+}
+
+/// The type of an additional requirement field (stored spelled as on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RequirementFieldType {
+    String,
+    Boolean,
+    Integer,
+    Email,
+    Phone,
+    Date,
+    Enum,
+}
+
+/// One field of a platform's additional requirements list, stored as JSON with the platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequirementField {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub field_type: RequirementFieldType,
+    pub required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<i32>,
+}
+
+/// The role of a person associated with a business.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AssociatedPersonRole {
+    ControlPerson,
+    BeneficialOwner,
+}
+
+impl AssociatedPersonRole {
+    pub const ALL: [AssociatedPersonRole; 2] = [
+        AssociatedPersonRole::ControlPerson,
+        AssociatedPersonRole::BeneficialOwner,
+    ];
+
+    /// The stored (and wire) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssociatedPersonRole::ControlPerson => "control_person",
+            AssociatedPersonRole::BeneficialOwner => "beneficial_owner",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<AssociatedPersonRole> {
+        Self::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+}
