@@ -25,6 +25,8 @@ use crate::store::{self, Db};
 /// What every handler needs; cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
+    /// The rules over `db` and `clock`, what migrated handlers call.
+    pub services: crate::domain::Services,
     pub db: Db,
     pub config: Arc<Config>,
     pub clock: Arc<dyn Clock>,

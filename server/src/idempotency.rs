@@ -25,6 +25,8 @@
 //! after [`KEY_TTL`]: an older record counts as absent and [`purge_expired`] deletes them.
 
 use chrono::{DateTime, Duration, Utc};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
 use crate::clock::Clock;
@@ -310,6 +312,101 @@ pub async fn purge_expired_in_chunks(
         }
         tokio::time::sleep(held * 3).await;
     }
+}
+
+// ------------------------------------------------------------------------------- the writer
+
+/// How a write identifies itself: the `Idempotency-Key` the caller sent, if any, and what makes
+/// two requests the same (method, path template with the ids filled in, body as received).
+#[derive(Debug, Clone, Copy)]
+pub struct WriteRequest<'a> {
+    pub key: Option<&'a str>,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub body: &'a [u8],
+}
+
+/// The result of [`write`]: the committed value, and whether it replays an earlier request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written<T> {
+    pub value: T,
+    pub replayed: bool,
+}
+
+/// Why a write failed: its rules (`E`, which also carries store failures), or the key.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError<E> {
+    #[error(transparent)]
+    Rule(E),
+    #[error(transparent)]
+    Idempotency(#[from] IdempotencyError),
+}
+
+impl<E: From<StoreError>> From<StoreError> for WriteError<E> {
+    fn from(e: StoreError) -> Self {
+        WriteError::Rule(E::from(e))
+    }
+}
+
+impl<E: Retryable> Retryable for WriteError<E> {
+    fn conflict(&self) -> Option<Conflict> {
+        match self {
+            WriteError::Rule(e) => e.conflict(),
+            WriteError::Idempotency(e) => e.conflict(),
+        }
+    }
+}
+
+/// Runs `effects` in one write transaction (retried while the failure is retryable); with a
+/// key, at most once per (platform, key) through [`execute`], and a replay answers the value
+/// the first run committed, read back from its stored snapshot (`T`'s JSON), so the caller maps
+/// a replay exactly as it mapped the first answer.
+pub async fn write<'s, T, E, F>(
+    db: &Db,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    request: WriteRequest<'_>,
+    mut effects: F,
+) -> Result<Written<T>, WriteError<E>>
+where
+    T: Serialize + DeserializeOwned + Send + 's,
+    E: From<StoreError> + Retryable + Send + 's,
+    F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>> + Send,
+{
+    let Some(key) = request.key else {
+        let value = db
+            .write(|tx| {
+                let run = effects(tx);
+                Box::pin(async move { run.await.map_err(WriteError::Rule) })
+            })
+            .await?;
+        return Ok(Written {
+            value,
+            replayed: false,
+        });
+    };
+    let key = IdempotencyKey::parse(key)?;
+    let fingerprint = RequestFingerprint::new(request.method, request.path, request.body);
+    let outcome = execute(db, clock, platform_id, &key, &fingerprint, |tx| {
+        let run = effects(tx);
+        Box::pin(async move {
+            let value = run.await.map_err(WriteError::Rule)?;
+            let body = serde_json::to_vec(&value)
+                .map_err(|e| StoreError::Corrupt(format!("idempotent result snapshot: {e}")))?;
+            Ok::<_, WriteError<E>>((value, StoredResponse { status: 200, body }))
+        })
+    })
+    .await?;
+    let (value, replayed) = match outcome {
+        Outcome::Fresh { value, .. } => (value, false),
+        Outcome::Replayed(stored) => {
+            let value = serde_json::from_slice(&stored.body).map_err(|e| {
+                StoreError::Corrupt(format!("stored idempotent result is unreadable: {e}"))
+            })?;
+            (value, true)
+        }
+    };
+    Ok(Written { value, replayed })
 }
 
 #[cfg(test)]

@@ -304,6 +304,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         None
     };
     let state = AppState {
+        services: bankd::domain::Services::new(db.clone(), clock.clone()),
         db,
         config: Arc::new(config),
         clock,

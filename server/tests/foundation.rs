@@ -1453,8 +1453,9 @@ async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
 /// by walking the platform's whole list (bench/README.md has what that walk cost).
 #[tokio::test]
 async fn sqlite_lists_rare_transfers_from_their_own_indexes() {
+    use bankd::model::transfers::BookTransferFilter;
     use bankd::model::transfers::BookTransferStatus;
-    use bankd::store::transfers::{BookTransferFilter, book_transfers_keyset};
+    use bankd::store::transfers::book_transfers_keyset;
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());

@@ -8,10 +8,9 @@ use bank_api::models::{AchTransfer, AchTransferList, AchTransferStatus, AchTrans
 use super::Bankd;
 use super::errors::fail;
 use crate::auth::Principal;
-use crate::domain::transfers;
 use crate::model::page::PageRequest;
+use crate::model::transfers::AchTransferRecord;
 use crate::model::transfers::{AchDirection, AchStatus};
-use crate::store::transfers::AchTransferRecord;
 
 impl AchTransfersApi for Bankd {
     async fn list_ach_transfers(
@@ -19,15 +18,10 @@ impl AchTransfersApi for Bankd {
         principal: Principal,
         input: ListAchTransfersInput,
     ) -> ListAchTransfersResponse {
-        let page = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
-        match transfers::list_ach_transfers(&self.state.db, &principal.platform_id, &page).await {
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+        let transfers = self.transfers();
+        let listed = async { transfers.list_ach(&principal.platform_id, &page?).await };
+        match listed.await {
             Ok(page) => ListAchTransfersResponse::Ok(Json(AchTransferList {
                 transfers: page.items.into_iter().map(wire).collect(),
                 has_more: page.has_more,
@@ -41,12 +35,10 @@ impl AchTransfersApi for Bankd {
         principal: Principal,
         input: GetAchTransferInput,
     ) -> GetAchTransferResponse {
-        match transfers::get_ach_transfer(
-            &self.state.db,
-            &principal.platform_id,
-            &input.ach_transfer_id,
-        )
-        .await
+        let transfers = self.transfers();
+        match transfers
+            .get_ach(&principal.platform_id, &input.ach_transfer_id)
+            .await
         {
             Ok(t) => GetAchTransferResponse::Ok(Json(wire(t))),
             Err(e) => fail(e.into()),

@@ -1,27 +1,27 @@
 //! `Book Transfers`: create (with `Idempotency-Key`), get, list, clear and cancel; and the one
 //! mapping of [`TransferError`] to the wire, shared with the ACH and simulation handlers.
 //!
-//! Creation follows the contract's precedence: the request's shape (body, `Idempotency-Key`)
-//! → 404 for the accounts it names → 409/422 for the key → business rules (inside the write
-//! transaction). The 404 check runs inside the write transaction anyway, so it is repeated
-//! outside only when the key answer is a conflict: the common path pays nothing for it.
+//! Each handler parses its input, calls one method of the transfers service (which owns the
+//! transaction and the idempotency, and keeps the contract's error precedence) and maps the
+//! committed record to the wire.
 
 use std::collections::BTreeMap;
 
 use bank_api::Json;
 use bank_api::book_transfers::*;
 use bank_api::models::{
-    BookTransfer, BookTransferList, BookTransferStatus as WireStatus, ErrorType,
+    BookTransfer, BookTransferList, BookTransferStatus as WireStatus, CreateBookTransferRequest,
+    ErrorType,
 };
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, body_bytes};
+use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
-use crate::domain::transfers::{self, BookTransferFields, NewBookTransfer, TransferError};
+use crate::domain::transfers::{BookTransferFields, NewBookTransfer, TransferError, Transfers};
 use crate::model::page::PageRequest;
 use crate::model::transfers::BookTransferStatus;
-use crate::store::transfers::{BookTransferFilter, BookTransferRecord};
+use crate::model::transfers::{BookTransferFilter, BookTransferRecord};
 
 impl BookTransfersApi for Bankd {
     async fn list_book_transfers(
@@ -29,14 +29,7 @@ impl BookTransfersApi for Bankd {
         principal: Principal,
         input: ListBookTransfersInput,
     ) -> ListBookTransfersResponse {
-        let page = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
         let filter = BookTransferFilter {
             bank_account_id: input.bank_account_id,
             status: input.status.map(status_from_wire),
@@ -45,9 +38,13 @@ impl BookTransfersApi for Bankd {
             created_lt: input.created_lt,
             created_lte: input.created_lte,
         };
-        match transfers::list_book_transfers(&self.state.db, &principal.platform_id, &filter, &page)
-            .await
-        {
+        let transfers = self.transfers();
+        let listed = async {
+            transfers
+                .list_book(&principal.platform_id, &filter, &page?)
+                .await
+        };
+        match listed.await {
             Ok(page) => ListBookTransfersResponse::Ok(Json(BookTransferList {
                 transfers: page.items.into_iter().map(wire).collect(),
                 has_more: page.has_more,
@@ -62,51 +59,20 @@ impl BookTransfersApi for Bankd {
         input: CreateBookTransferInput,
     ) -> CreateBookTransferResponse {
         let body = body_bytes(&input.body);
-        let b = input.body;
-        let parsed = NewBookTransfer::parse(BookTransferFields {
-            amount: b.amount,
-            currency_code: b.currency_code,
-            sender_bank_account_id: b.sender_bank_account_id,
-            sender_account_number_id: b.sender_account_number_id,
-            receiver_bank_account_id: b.receiver_bank_account_id,
-            receiver_account_number_id: b.receiver_account_number_id,
-            description: b.description,
-            allow_overdraft: b.allow_overdraft,
-            hold: b.hold,
-        });
-        let request = match parsed {
+        let request = match NewBookTransfer::parse(fields(input.body)) {
             Ok(request) => request,
             Err(e) => return fail(e.into()),
         };
-        let (state, platform_id, key) = (
-            &self.state,
-            &principal.platform_id,
-            input.idempotency_key.as_deref(),
-        );
-        let request_ref = &request;
-        let fingerprint = ("POST", "/transfers/book", body.as_slice());
-        let written = idempotent::write(state, &principal, key, fingerprint, |tx| {
-            Box::pin(async move {
-                let now = state.clock.now();
-                let created =
-                    transfers::create_book_transfer(tx, platform_id, now, request_ref, key).await?;
-                Ok(wire(created))
-            })
-        })
-        .await;
-        match written {
+        let write = write_request(input.idempotency_key.as_deref(), "/transfers/book", &body);
+        let transfers = self.transfers();
+        match transfers
+            .create_book(&principal.platform_id, &request, write)
+            .await
+        {
             Ok(w) => {
-                let replayed = w.replayed_header();
-                CreateBookTransferResponse::Ok(Json(w.value), replayed)
+                CreateBookTransferResponse::Ok(Json(wire(w.value)), replayed_header(w.replayed))
             }
-            Err(e) if e.status == 409 || e.status == 422 => {
-                match transfers::check_book_transfer_parties(&state.db, platform_id, &request).await
-                {
-                    Err(not_found) => fail(not_found.into()),
-                    Ok(()) => fail(e),
-                }
-            }
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -115,12 +81,10 @@ impl BookTransfersApi for Bankd {
         principal: Principal,
         input: GetBookTransferInput,
     ) -> GetBookTransferResponse {
-        match transfers::get_book_transfer(
-            &self.state.db,
-            &principal.platform_id,
-            &input.book_transfer_id,
-        )
-        .await
+        let transfers = self.transfers();
+        match transfers
+            .get_book(&principal.platform_id, &input.book_transfer_id)
+            .await
         {
             Ok(t) => GetBookTransferResponse::Ok(Json(wire(t))),
             Err(e) => fail(e.into()),
@@ -132,24 +96,14 @@ impl BookTransfersApi for Bankd {
         principal: Principal,
         input: ClearBookTransferInput,
     ) -> ClearBookTransferResponse {
-        let (state, platform_id) = (&self.state, &principal.platform_id);
-        let (id, amount) = (
-            input.book_transfer_id.as_str(),
-            input.body.and_then(|b| b.amount),
-        );
-        let fingerprint = ("POST", "/transfers/book/{book_transfer_id}/clear", &[][..]);
-        let written = idempotent::write(state, &principal, None, fingerprint, |tx| {
-            Box::pin(async move {
-                let now = state.clock.now();
-                Ok(wire(
-                    transfers::clear_book_transfer(tx, platform_id, now, id, amount).await?,
-                ))
-            })
-        })
-        .await;
-        match written {
-            Ok(w) => ClearBookTransferResponse::Ok(Json(w.value)),
-            Err(e) => fail(e),
+        let amount = input.body.and_then(|b| b.amount);
+        let transfers = self.transfers();
+        match transfers
+            .clear_book(&principal.platform_id, &input.book_transfer_id, amount)
+            .await
+        {
+            Ok(t) => ClearBookTransferResponse::Ok(Json(wire(t))),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -158,25 +112,35 @@ impl BookTransfersApi for Bankd {
         principal: Principal,
         input: CancelBookTransferInput,
     ) -> CancelBookTransferResponse {
-        let (state, platform_id, id) = (
-            &self.state,
-            &principal.platform_id,
-            input.book_transfer_id.as_str(),
-        );
-        let fingerprint = ("POST", "/transfers/book/{book_transfer_id}/cancel", &[][..]);
-        let written = idempotent::write(state, &principal, None, fingerprint, |tx| {
-            Box::pin(async move {
-                let now = state.clock.now();
-                Ok(wire(
-                    transfers::cancel_book_transfer(tx, platform_id, now, id).await?,
-                ))
-            })
-        })
-        .await;
-        match written {
-            Ok(w) => CancelBookTransferResponse::Ok(Json(w.value)),
-            Err(e) => fail(e),
+        let transfers = self.transfers();
+        match transfers
+            .cancel_book(&principal.platform_id, &input.book_transfer_id)
+            .await
+        {
+            Ok(t) => CancelBookTransferResponse::Ok(Json(wire(t))),
+            Err(e) => fail(e.into()),
         }
+    }
+}
+
+impl Bankd {
+    pub(super) fn transfers(&self) -> Transfers<'_> {
+        self.state.services.transfers()
+    }
+}
+
+/// The request's fields for the rules.
+fn fields(b: CreateBookTransferRequest) -> BookTransferFields {
+    BookTransferFields {
+        amount: b.amount,
+        currency_code: b.currency_code,
+        sender_bank_account_id: b.sender_bank_account_id,
+        sender_account_number_id: b.sender_account_number_id,
+        receiver_bank_account_id: b.receiver_bank_account_id,
+        receiver_account_number_id: b.receiver_account_number_id,
+        description: b.description,
+        allow_overdraft: b.allow_overdraft,
+        hold: b.hold,
     }
 }
 

@@ -18,6 +18,7 @@ use bank_api::runtime::{ErrorVariants, RequestError, RequestErrorKind};
 use poem::http::StatusCode;
 
 use crate::idempotency::IdempotencyError;
+use crate::idempotency::WriteError;
 use crate::model::page::PaginationError;
 use crate::store::{Retryable, StoreError};
 
@@ -249,6 +250,15 @@ impl From<IdempotencyError> for ApiError {
                 "this Idempotency-Key was used with a different request",
             ),
             IdempotencyError::Store(e) => e.into(),
+        }
+    }
+}
+
+impl<E: Into<ApiError>> From<WriteError<E>> for ApiError {
+    fn from(e: WriteError<E>) -> Self {
+        match e {
+            WriteError::Rule(e) => e.into(),
+            WriteError::Idempotency(e) => e.into(),
         }
     }
 }

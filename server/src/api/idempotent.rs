@@ -14,6 +14,7 @@ use crate::app::AppState;
 use crate::auth::Principal;
 use crate::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
+    WriteRequest,
 };
 use crate::store::{BoxFuture, Conflict, Retryable, StoreError, Tx};
 
@@ -174,6 +175,21 @@ where
 /// answers with (`bank_api::runtime::Json`).
 fn wire_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, TxError> {
     bank_api::runtime::json_bytes(value).map_err(|e| TxError::Api(ApiError::internal(&e)))
+}
+
+/// The `Idempotency-Key` and fingerprint of a `POST` to `path` with `body`, for a service.
+pub fn write_request<'a>(key: Option<&'a str>, path: &'a str, body: &'a [u8]) -> WriteRequest<'a> {
+    WriteRequest {
+        key,
+        method: "POST",
+        path,
+        body,
+    }
+}
+
+/// The `Idempotent-Replayed` header value of a service's answer.
+pub fn replayed_header(replayed: bool) -> Option<String> {
+    replayed.then(|| "true".to_owned())
 }
 
 /// The fingerprint body of a typed request: its canonical JSON.

@@ -7,9 +7,8 @@ use bank_api::simulations::*;
 use super::Bankd;
 use super::ach_transfers::wire;
 use super::errors::{ApiError, fail};
-use super::idempotent;
 use crate::auth::Principal;
-use crate::domain::transfers::{self, AchFields, IncomingAch};
+use crate::domain::transfers::{AchFields, IncomingAch};
 use crate::model::transfers::AchDirection;
 
 impl SimulationsApi for Bankd {
@@ -69,20 +68,10 @@ impl Bankd {
                 description: body.description,
             },
         )?;
-        let (state, platform_id, ach) = (&self.state, &principal.platform_id, &ach);
-        let path = match direction {
-            AchDirection::Credit => "/simulate/receive-ach-credit",
-            AchDirection::Debit => "/simulate/receive-ach-debit",
-        };
-        let written = idempotent::write(state, principal, None, ("POST", path, &[][..]), |tx| {
-            Box::pin(async move {
-                let now = state.clock.now();
-                Ok(wire(
-                    transfers::receive_ach(tx, platform_id, now, ach).await?,
-                ))
-            })
-        })
-        .await?;
-        Ok(written.value)
+        let received = self
+            .transfers()
+            .receive_ach(&principal.platform_id, &ach)
+            .await?;
+        Ok(wire(received))
     }
 }

@@ -13,7 +13,29 @@ pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;
 
-/// `From<ListError>` for the domain errors that answer lists: a refused page request becomes
+/// The rules as services over one database and clock: what the API layer calls. Each service
+/// owns its transactions (and idempotency), so a handler parses, calls one method and maps the
+/// committed result.
+#[derive(Clone)]
+pub struct Services {
+    db: crate::store::Db,
+    clock: std::sync::Arc<dyn crate::clock::Clock>,
+}
+
+impl Services {
+    pub fn new(db: crate::store::Db, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Services {
+        Services { db, clock }
+    }
+
+    pub fn transfers(&self) -> transfers::Transfers<'_> {
+        transfers::Transfers {
+            db: &self.db,
+            clock: self.clock.as_ref(),
+        }
+    }
+}
+
+/// `From<ListError>` and `From<PaginationError>` for the domain errors that answer lists: a refused page request becomes
 /// their `Pagination` variant, a store failure their `Store` variant.
 macro_rules! from_list_error {
     ($($error:ty),* $(,)?) => {$(
@@ -23,6 +45,12 @@ macro_rules! from_list_error {
                     crate::store::keyset::ListError::Page(e) => Self::Pagination(e),
                     crate::store::keyset::ListError::Store(e) => Self::Store(e),
                 }
+            }
+        }
+
+        impl From<crate::model::page::PaginationError> for $error {
+            fn from(e: crate::model::page::PaginationError) -> Self {
+                Self::Pagination(e)
             }
         }
     )*};

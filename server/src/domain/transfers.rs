@@ -19,19 +19,22 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::clock::Clock;
 use crate::domain::ledger::{DebitPolicy, Journal, LedgerError};
 use crate::domain::positive_pay;
+use crate::idempotency::{self, IdempotencyError, WriteError, WriteRequest, Written};
 use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
 use crate::model::ledger::LedgerAccount;
 use crate::model::money::Currency;
 use crate::model::page::{Page, PageRequest, PaginationError};
-use crate::model::transfers::{AchDirection, AchStatus, BookTransferStatus};
-use crate::store::ledger::{self as ledger_store, Source};
-use crate::store::transfers::{
-    self as repo, AchTransferRecord, BookTransferFilter, BookTransferRecord,
+use crate::model::transfers::{
+    AchDirection, AchStatus, AchTransferRecord, BookTransferFilter, BookTransferRecord,
+    BookTransferStatus,
 };
+use crate::store::ledger::{self as ledger_store, Source};
+use crate::store::transfers as repo;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Longest description of a book or ACH transfer, in characters.
@@ -391,7 +394,7 @@ fn require_currency(account: &LedgerAccount, currency: Currency) -> Result<()> {
 
 /// Creates a book transfer in `tx`: completes it, or with `hold` moves the amount to the
 /// sender's holding. Refusals write nothing (the caller's transaction rolls back).
-pub async fn create_book_transfer(
+async fn create_book_transfer(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     now: DateTime<Utc>,
@@ -471,7 +474,7 @@ fn book_source<'a>(record: &'a BookTransferRecord, event: &'a str) -> Source<'a>
 
 /// The not-found answer for the parties of `request`, if any, read outside any write: lets the
 /// API answer 404 ahead of an `Idempotency-Key` conflict, as the contract's precedence says.
-pub async fn check_book_transfer_parties(
+async fn check_book_transfer_parties(
     db: &Db,
     platform_id: &PlatformId,
     request: &NewBookTransfer,
@@ -508,7 +511,7 @@ async fn held_transfer(
 
 /// Clears a transfer on hold: `amount` (default: all of it) goes to the receiver, the rest back
 /// to the sender's available; the transfer's amount becomes the cleared amount.
-pub async fn clear_book_transfer(
+async fn clear_book_transfer(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     now: DateTime<Utc>,
@@ -559,7 +562,7 @@ pub async fn clear_book_transfer(
 
 /// Cancels a transfer on hold: the held amount returns to the sender's available. Allowed
 /// whatever the accounts' status, since no money leaves or enters an account.
-pub async fn cancel_book_transfer(
+async fn cancel_book_transfer(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     now: DateTime<Utc>,
@@ -587,37 +590,12 @@ pub async fn cancel_book_transfer(
     Ok(transfer)
 }
 
-pub async fn get_book_transfer(
-    db: &Db,
-    platform_id: &PlatformId,
-    raw_id: &str,
-) -> Result<BookTransferRecord> {
-    let id = BookTransferId::parse(raw_id).ok_or(TransferError::BookTransferNotFound)?;
-    let id = &id;
-    db.read_single(|tx| Box::pin(async move { repo::get_book_transfer(tx, platform_id, id).await }))
-        .await?
-        .ok_or(TransferError::BookTransferNotFound)
-}
-
-/// A page of book transfers, newest first.
-pub async fn list_book_transfers(
-    db: &Db,
-    platform_id: &PlatformId,
-    filter: &BookTransferFilter,
-    page: &PageRequest,
-) -> Result<Page<BookTransferRecord>> {
-    db.read(|tx| {
-        Box::pin(async move { Ok(repo::list_book_transfers(tx, platform_id, filter, page).await?) })
-    })
-    .await
-}
-
 // ----------------------------------------------------------------------------- ACH transfers
 
 /// Records an incoming ACH transfer to an account number and moves its money through the
 /// platform's settlement account. A debit that positive pay refuses (`R29`) or the account
 /// cannot cover (`R01`) is recorded `RETURNED` and moves nothing.
-pub async fn receive_ach(
+async fn receive_ach(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     now: DateTime<Utc>,
@@ -706,28 +684,147 @@ pub async fn receive_ach(
     Ok(record)
 }
 
-pub async fn get_ach_transfer(
-    db: &Db,
-    platform_id: &PlatformId,
-    raw_id: &str,
-) -> Result<AchTransferRecord> {
-    let id = AchTransferId::parse(raw_id).ok_or(TransferError::AchTransferNotFound)?;
-    let id = &id;
-    db.read_single(|tx| Box::pin(async move { repo::get_ach_transfer(tx, platform_id, id).await }))
-        .await?
-        .ok_or(TransferError::AchTransferNotFound)
+// ---------------------------------------------------------------------------------- service
+
+/// Transfers as a service: each operation is one transaction (a write retried while its failure
+/// is retryable, with its idempotency when the request has a key) that commits before the
+/// caller sees the result.
+pub struct Transfers<'a> {
+    pub(super) db: &'a Db,
+    pub(super) clock: &'a dyn Clock,
 }
 
-/// A page of ACH transfers, newest first.
-pub async fn list_ach_transfers(
-    db: &Db,
-    platform_id: &PlatformId,
-    page: &PageRequest,
-) -> Result<Page<AchTransferRecord>> {
-    db.read(|tx| {
-        Box::pin(async move { Ok(repo::list_ach_transfers(tx, platform_id, page).await?) })
-    })
-    .await
+impl Transfers<'_> {
+    /// Creates a book transfer. Precedence as the contract gives it: the request's shape was
+    /// checked by [`NewBookTransfer::parse`]; then 404 for the accounts it names, then 409/422
+    /// for the key, then the business rules. The 404 check runs inside the write anyway, so it
+    /// is repeated outside only when the key answer is a conflict: the common path pays nothing.
+    pub async fn create_book(
+        &self,
+        platform_id: &PlatformId,
+        request: &NewBookTransfer,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<BookTransferRecord>, WriteError<TransferError>> {
+        let clock = self.clock;
+        let written = idempotency::write(self.db, clock, platform_id, write, |tx| {
+            let now = clock.now();
+            Box::pin(create_book_transfer(
+                tx,
+                platform_id,
+                now,
+                request,
+                write.key,
+            ))
+        })
+        .await;
+        match written {
+            Err(WriteError::Idempotency(
+                e @ (IdempotencyError::InUse | IdempotencyError::Reused),
+            )) => {
+                check_book_transfer_parties(self.db, platform_id, request)
+                    .await
+                    .map_err(WriteError::Rule)?;
+                Err(WriteError::Idempotency(e))
+            }
+            other => other,
+        }
+    }
+
+    /// Clears a transfer on hold (all of it, or `amount`).
+    pub async fn clear_book(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        amount: Option<i64>,
+    ) -> Result<BookTransferRecord> {
+        let clock = self.clock;
+        self.db
+            .write(|tx| {
+                Box::pin(clear_book_transfer(
+                    tx,
+                    platform_id,
+                    clock.now(),
+                    id,
+                    amount,
+                ))
+            })
+            .await
+    }
+
+    /// Cancels a transfer on hold.
+    pub async fn cancel_book(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<BookTransferRecord> {
+        let clock = self.clock;
+        self.db
+            .write(|tx| Box::pin(cancel_book_transfer(tx, platform_id, clock.now(), id)))
+            .await
+    }
+
+    pub async fn get_book(&self, platform_id: &PlatformId, id: &str) -> Result<BookTransferRecord> {
+        let id = BookTransferId::parse(id).ok_or(TransferError::BookTransferNotFound)?;
+        let id = &id;
+        self.db
+            .read_single(|tx| {
+                Box::pin(async move { repo::get_book_transfer(tx, platform_id, id).await })
+            })
+            .await?
+            .ok_or(TransferError::BookTransferNotFound)
+    }
+
+    /// A page of book transfers, newest first.
+    pub async fn list_book(
+        &self,
+        platform_id: &PlatformId,
+        filter: &BookTransferFilter,
+        page: &PageRequest,
+    ) -> Result<Page<BookTransferRecord>> {
+        self.db
+            .read(|tx| {
+                Box::pin(async move {
+                    Ok(repo::list_book_transfers(tx, platform_id, filter, page).await?)
+                })
+            })
+            .await
+    }
+
+    /// Records an incoming ACH transfer (the sandbox's simulations).
+    pub async fn receive_ach(
+        &self,
+        platform_id: &PlatformId,
+        ach: &IncomingAch,
+    ) -> Result<AchTransferRecord> {
+        let clock = self.clock;
+        self.db
+            .write(|tx| Box::pin(receive_ach(tx, platform_id, clock.now(), ach)))
+            .await
+    }
+
+    pub async fn get_ach(&self, platform_id: &PlatformId, id: &str) -> Result<AchTransferRecord> {
+        let id = AchTransferId::parse(id).ok_or(TransferError::AchTransferNotFound)?;
+        let id = &id;
+        self.db
+            .read_single(|tx| {
+                Box::pin(async move { repo::get_ach_transfer(tx, platform_id, id).await })
+            })
+            .await?
+            .ok_or(TransferError::AchTransferNotFound)
+    }
+
+    /// A page of ACH transfers, newest first.
+    pub async fn list_ach(
+        &self,
+        platform_id: &PlatformId,
+        page: &PageRequest,
+    ) -> Result<Page<AchTransferRecord>> {
+        self.db
+            .read(|tx| {
+                Box::pin(async move { Ok(repo::list_ach_transfers(tx, platform_id, page).await?) })
+            })
+            .await
+    }
 }
 
 #[cfg(test)]

@@ -98,7 +98,11 @@ pub fn timestamp_millis(prefix: &str, text: &str) -> Option<u64> {
 macro_rules! id_types {
     ($($(#[$doc:meta])* $name:ident => $prefix:literal;)*) => {$(
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        ///
+        /// Serializes as its text; deserializing trusts the text like [`Self::from_trusted`]
+        /// (only our own stored snapshots are read back).
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+        #[serde(transparent)]
         pub struct $name(String);
 
         impl $name {

@@ -1,7 +1,14 @@
-//! Transfer kinds and statuses, as stored and as the rules use them.
+//! Transfers as the rules and the store share them: kinds, statuses, the stored records (which
+//! serialize, for idempotent replays) and the list filter.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::model::ids::{AccountNumberId, AchTransferId, BankAccountId, BookTransferId};
 
 /// Status of a book transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum BookTransferStatus {
     Hold,
     Completed,
@@ -29,7 +36,8 @@ impl BookTransferStatus {
 }
 
 /// Direction of an incoming ACH transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum AchDirection {
     /// Money arrives.
     Credit,
@@ -53,7 +61,8 @@ impl AchDirection {
 }
 
 /// Status of an ACH transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
 pub enum AchStatus {
     Completed,
     /// Moved no money; see the record's return code.
@@ -73,4 +82,55 @@ impl AchStatus {
             .into_iter()
             .find(|s| s.as_str() == text)
     }
+}
+
+/// A stored book transfer. `amount` is minor units of `currency_code`; after a partial clear,
+/// the cleared amount.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BookTransferRecord {
+    pub id: BookTransferId,
+    pub amount: i64,
+    pub currency_code: String,
+    pub sender_bank_account_id: BankAccountId,
+    pub sender_account_number_id: Option<AccountNumberId>,
+    pub receiver_bank_account_id: BankAccountId,
+    pub receiver_account_number_id: Option<AccountNumberId>,
+    pub description: Option<String>,
+    pub allow_overdraft: bool,
+    pub status: BookTransferStatus,
+    pub idempotency_key: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Filters of `GET /transfers/book`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BookTransferFilter {
+    /// Sender or receiver (exact id; an unknown one matches nothing).
+    pub bank_account_id: Option<String>,
+    pub status: Option<BookTransferStatus>,
+    pub created_gt: Option<DateTime<Utc>>,
+    pub created_gte: Option<DateTime<Utc>>,
+    pub created_lt: Option<DateTime<Utc>>,
+    pub created_lte: Option<DateTime<Utc>>,
+}
+
+/// A stored ACH transfer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AchTransferRecord {
+    pub id: AchTransferId,
+    pub direction: AchDirection,
+    pub is_incoming: bool,
+    pub status: AchStatus,
+    /// NACHA return code, exactly when `RETURNED`.
+    pub return_code: Option<String>,
+    pub bank_account_id: BankAccountId,
+    pub account_number_id: AccountNumberId,
+    pub amount: i64,
+    pub currency_code: String,
+    pub company_id: String,
+    pub company_name: String,
+    pub description: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
 }

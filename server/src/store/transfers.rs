@@ -1,13 +1,14 @@
 //! Book transfer and ACH transfer rows.
 
-use chrono::{DateTime, Utc};
-
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
 use crate::model::page::{Page, PageRequest, SortOrder};
-use crate::model::transfers::{AchDirection, AchStatus, BookTransferStatus};
+use crate::model::transfers::{
+    AchDirection, AchStatus, AchTransferRecord, BookTransferFilter, BookTransferRecord,
+    BookTransferStatus,
+};
 use crate::store::keyset::{Keyset, ListError, SortKey};
 
 /// The bank account an account number belongs to, unless the number is absent or another
@@ -40,25 +41,6 @@ pub async fn bank_account_exists(
 }
 
 // ---------------------------------------------------------------------------- book transfers
-
-/// A stored book transfer. `amount` is minor units of `currency_code`; after a partial clear,
-/// the cleared amount.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BookTransferRecord {
-    pub id: BookTransferId,
-    pub amount: i64,
-    pub currency_code: String,
-    pub sender_bank_account_id: BankAccountId,
-    pub sender_account_number_id: Option<AccountNumberId>,
-    pub receiver_bank_account_id: BankAccountId,
-    pub receiver_account_number_id: Option<AccountNumberId>,
-    pub description: Option<String>,
-    pub allow_overdraft: bool,
-    pub status: BookTransferStatus,
-    pub idempotency_key: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const BOOK_COLUMNS: &str = "id, amount, currency_code, sender_bank_account_id, \
     sender_account_number_id, receiver_bank_account_id, receiver_account_number_id, description, \
@@ -171,18 +153,6 @@ pub async fn get_book_transfer_for_update(
         .transpose()
 }
 
-/// Filters of `GET /transfers/book`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BookTransferFilter {
-    /// Sender or receiver (exact id; an unknown one matches nothing).
-    pub bank_account_id: Option<String>,
-    pub status: Option<BookTransferStatus>,
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
-}
-
 /// The list's condition on the status: a literal (the status is one of four known words), and
 /// for the rare statuses also the condition of `book_transfers_not_completed`, so that SQLite,
 /// which picks a partial index before any value is bound, can read that index instead of
@@ -242,26 +212,6 @@ pub fn book_transfers_keyset(platform_id: &PlatformId, filter: &BookTransferFilt
 }
 
 // ----------------------------------------------------------------------------- ACH transfers
-
-/// A stored ACH transfer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AchTransferRecord {
-    pub id: AchTransferId,
-    pub direction: AchDirection,
-    pub is_incoming: bool,
-    pub status: AchStatus,
-    /// NACHA return code, exactly when `RETURNED`.
-    pub return_code: Option<String>,
-    pub bank_account_id: BankAccountId,
-    pub account_number_id: AccountNumberId,
-    pub amount: i64,
-    pub currency_code: String,
-    pub company_id: String,
-    pub company_name: String,
-    pub description: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const ACH_COLUMNS: &str = "id, type, is_incoming, status, return_code, bank_account_id, \
     account_number_id, amount, currency_code, company_id, company_name, description, created_at, \
