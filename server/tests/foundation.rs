@@ -1798,7 +1798,8 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
 /// description index and testing each row could read every row at random).
 #[tokio::test]
 async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
-    use bankd::store::counterparties::{ListFilter, Sort, list_keyset};
+    use bankd::model::counterparties::{ListFilter, Sort};
+    use bankd::store::counterparties::list_keyset;
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());

@@ -62,7 +62,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("api::account_numbers", "store::bank_accounts"),
     ("api::bank_accounts", "store"),
     ("api::bank_accounts", "store::bank_accounts"),
-    ("api::counterparties", "store::counterparties"),
     ("api::documents", "store"),
     ("api::documents", "store::documents"),
     ("api::entities", "store"),
@@ -72,7 +71,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("api::idempotent", "app"),
     ("api::idempotent", "store"),
     ("api::platform", "store::platforms"),
-    ("api::positive_pay", "store::positive_pay"),
 ];
 
 /// A use of another module: (from module, to module, file, line).

@@ -8,11 +8,10 @@ use bank_api::models::{
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::counterparties::{self, CounterpartyError, NewCounterparty, RoutingNumberType};
-use crate::model::page::{PageRequest, SortOrder};
-use crate::store::counterparties::{CounterpartyRecord, ListFilter, Sort};
+use crate::model::counterparties::{CounterpartyRecord, ListFilter, Sort};
+use crate::model::page::{PageRequest, PaginationError, SortOrder};
 
 impl CounterpartiesApi for Bankd {
     async fn list_counterparties(
@@ -20,46 +19,20 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: ListCounterpartiesInput,
     ) -> ListCounterpartiesResponse {
-        let request = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(r) => r,
-            Err(e) => return fail(e.into()),
+        let (page, filter) = list_query(input);
+        let counterparties = self.state.services.counterparties();
+        let listed = async {
+            counterparties
+                .list(&principal.platform_id, &filter, &page?)
+                .await
         };
-        let filter = ListFilter {
-            account_number: input.account_number,
-            routing_number: input.routing_number,
-            created_gt: input.created_gt,
-            created_gte: input.created_gte,
-            created_lt: input.created_lt,
-            created_lte: input.created_lte,
-            description: input.description,
-            query: input.query,
-            deduplicate: input.deduplicate,
-            sort: match input.sort {
-                Some(CounterpartySort::Description) => Sort::Description,
-                Some(CounterpartySort::CreatedAt) | None => Sort::CreatedAt,
-            },
-            order: input.sort_order.map(|o| match o {
-                models::SortOrder::Asc => SortOrder::Asc,
-                models::SortOrder::Desc => SortOrder::Desc,
-            }),
+        let wired = match listed.await {
+            Ok(page) => page.try_map(wire),
+            Err(e) => Err(e.into()),
         };
-        let db = &self.state.db;
-        let page = match counterparties::list(db, &principal.platform_id, &filter, &request).await {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
-        match page
-            .items
-            .into_iter()
-            .map(wire)
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(items) => ListCounterpartiesResponse::Ok(Json(CounterpartyList {
-                counterparties: items,
+        match wired {
+            Ok(page) => ListCounterpartiesResponse::Ok(Json(CounterpartyList {
+                counterparties: page.items,
                 has_more: page.has_more,
             })),
             Err(e) => fail(e),
@@ -71,47 +44,17 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: CreateCounterpartyInput,
     ) -> CreateCounterpartyResponse {
-        let b = input.body;
-        let address = match b.address.as_ref().map(serde_json::to_string).transpose() {
-            Ok(a) => a,
-            Err(e) => return fail(ApiError::internal(&e)),
-        };
-        let new = counterparties::validate(NewCounterparty {
-            routing_number: b.routing_number,
-            routing_number_type: match b.routing_number_type {
-                Some(models::RoutingNumberType::Bic) => RoutingNumberType::Bic,
-                Some(models::RoutingNumberType::Aba) | None => RoutingNumberType::Aba,
-            },
-            account_number: b.account_number,
-            account_type: b.account_type.map(|t| t.as_str()),
-            name: b.name,
-            description: b.description,
-            email: b.email,
-            phone: b.phone,
-            address,
-            legal_id: b.legal_id,
-            legal_type: b.legal_type.map(|t| t.as_str()),
-            local_bank_code: b.local_bank_code,
-            local_account_number: b.local_account_number,
-        });
-        let new = match new {
+        let new = match new_counterparty(input.body).and_then(|n| Ok(counterparties::validate(n)?))
+        {
             Ok(new) => new,
-            Err(e) => return fail(e.into()),
+            Err(e) => return fail(e),
         };
-        let state = &self.state;
-        let now = state.clock.now();
-        let (new, platform_id) = (&new, &principal.platform_id);
-        // No Idempotency-Key on this operation: still one retried write transaction.
-        let written = idempotent::write(state, &principal, None, ("", "", &[]), |tx| {
-            Box::pin(async move {
-                let record = counterparties::create(tx, now, platform_id, new).await?;
-                Ok(wire(record)?)
-            })
-        })
-        .await;
-        match written {
-            Ok(w) => CreateCounterpartyResponse::Ok(Json(w.value)),
-            Err(e) => fail(e),
+        let counterparties = self.state.services.counterparties();
+        match counterparties.create(&principal.platform_id, &new).await {
+            Ok(record) => {
+                wire(record).map_or_else(fail, |c| CreateCounterpartyResponse::Ok(Json(c)))
+            }
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -120,12 +63,12 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: GetCounterpartyInput,
     ) -> GetCounterpartyResponse {
-        let db = &self.state.db;
-        match counterparties::get(db, &principal.platform_id, &input.counterparty_id).await {
-            Ok(record) => match wire(record) {
-                Ok(c) => GetCounterpartyResponse::Ok(Json(c)),
-                Err(e) => fail(e),
-            },
+        let counterparties = self.state.services.counterparties();
+        match counterparties
+            .get(&principal.platform_id, &input.counterparty_id)
+            .await
+        {
+            Ok(record) => wire(record).map_or_else(fail, |c| GetCounterpartyResponse::Ok(Json(c))),
             Err(e) => fail(e.into()),
         }
     }
@@ -135,20 +78,70 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: DeleteCounterpartyInput,
     ) -> DeleteCounterpartyResponse {
-        let state = &self.state;
-        let now = state.clock.now();
-        match counterparties::delete(
-            &state.db,
-            now,
-            &principal.platform_id,
-            &input.counterparty_id,
-        )
-        .await
+        let counterparties = self.state.services.counterparties();
+        match counterparties
+            .delete(&principal.platform_id, &input.counterparty_id)
+            .await
         {
             Ok(()) => DeleteCounterpartyResponse::Ok(Json(EmptyObject {})),
             Err(e) => fail(e.into()),
         }
     }
+}
+
+/// The list query's page, filters and order for the rules.
+fn list_query(
+    input: ListCounterpartiesInput,
+) -> (Result<PageRequest, PaginationError>, ListFilter) {
+    let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+    let filter = ListFilter {
+        account_number: input.account_number,
+        routing_number: input.routing_number,
+        created_gt: input.created_gt,
+        created_gte: input.created_gte,
+        created_lt: input.created_lt,
+        created_lte: input.created_lte,
+        description: input.description,
+        query: input.query,
+        deduplicate: input.deduplicate,
+        sort: match input.sort {
+            Some(CounterpartySort::Description) => Sort::Description,
+            Some(CounterpartySort::CreatedAt) | None => Sort::CreatedAt,
+        },
+        order: input.sort_order.map(|o| match o {
+            models::SortOrder::Asc => SortOrder::Asc,
+            models::SortOrder::Desc => SortOrder::Desc,
+        }),
+    };
+    (page, filter)
+}
+
+/// The request's fields for the rules (the address kept as its JSON text).
+fn new_counterparty(b: models::CreateCounterpartyRequest) -> Result<NewCounterparty, ApiError> {
+    let address = b
+        .address
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|e| ApiError::internal(&e))?;
+    Ok(NewCounterparty {
+        routing_number: b.routing_number,
+        routing_number_type: match b.routing_number_type {
+            Some(models::RoutingNumberType::Bic) => RoutingNumberType::Bic,
+            Some(models::RoutingNumberType::Aba) | None => RoutingNumberType::Aba,
+        },
+        account_number: b.account_number,
+        account_type: b.account_type.map(|t| t.as_str()),
+        name: b.name,
+        description: b.description,
+        email: b.email,
+        phone: b.phone,
+        address,
+        legal_id: b.legal_id,
+        legal_type: b.legal_type.map(|t| t.as_str()),
+        local_bank_code: b.local_bank_code,
+        local_account_number: b.local_account_number,
+    })
 }
 
 /// The wire shape of a stored counterparty; a stored value the spec cannot express is

@@ -6,11 +6,10 @@ use bank_api::models::{AchPositivePayRule, AchPositivePayRuleList, AmountConditi
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent;
 use crate::auth::Principal;
 use crate::domain::positive_pay::{self, NewRule, PositivePayError};
 use crate::model::page::PageRequest;
-use crate::store::positive_pay::RuleRecord;
+use crate::model::positive_pay::{AmountCondition as Condition, RuleRecord};
 
 impl AchPositivePayRulesApi for Bankd {
     async fn create_ach_positive_pay_rule(
@@ -29,20 +28,10 @@ impl AchPositivePayRulesApi for Bankd {
             Ok(rule) => rule,
             Err(e) => return fail(e.into()),
         };
-        let state = &self.state;
-        let now = state.clock.now();
-        let (rule, platform_id) = (&rule, &principal.platform_id);
-        // No Idempotency-Key on this operation: still one retried write transaction.
-        let written = idempotent::write(state, &principal, None, ("", "", &[]), |tx| {
-            Box::pin(async move {
-                let record = positive_pay::create(tx, now, platform_id, rule).await?;
-                Ok(wire(record)?)
-            })
-        })
-        .await;
-        match written {
-            Ok(w) => CreateAchPositivePayRuleResponse::Ok(Json(w.value)),
-            Err(e) => fail(e),
+        let rules = self.state.services.positive_pay();
+        match rules.create(&principal.platform_id, &rule).await {
+            Ok(record) => CreateAchPositivePayRuleResponse::Ok(Json(wire(record))),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -51,12 +40,12 @@ impl AchPositivePayRulesApi for Bankd {
         principal: Principal,
         input: GetAchPositivePayRuleInput,
     ) -> GetAchPositivePayRuleResponse {
-        let db = &self.state.db;
-        match positive_pay::get(db, &principal.platform_id, &input.ach_positive_pay_rule_id).await {
-            Ok(record) => match wire(record) {
-                Ok(rule) => GetAchPositivePayRuleResponse::Ok(Json(rule)),
-                Err(e) => fail(e),
-            },
+        let rules = self.state.services.positive_pay();
+        match rules
+            .get(&principal.platform_id, &input.ach_positive_pay_rule_id)
+            .await
+        {
+            Ok(record) => GetAchPositivePayRuleResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
         }
     }
@@ -66,8 +55,9 @@ impl AchPositivePayRulesApi for Bankd {
         principal: Principal,
         input: DeleteAchPositivePayRuleInput,
     ) -> DeleteAchPositivePayRuleResponse {
-        let db = &self.state.db;
-        match positive_pay::delete(db, &principal.platform_id, &input.ach_positive_pay_rule_id)
+        let rules = self.state.services.positive_pay();
+        match rules
+            .delete(&principal.platform_id, &input.ach_positive_pay_rule_id)
             .await
         {
             Ok(()) => DeleteAchPositivePayRuleResponse::Ok,
@@ -80,60 +70,43 @@ impl AchPositivePayRulesApi for Bankd {
         principal: Principal,
         input: ListAchPositivePayRulesInput,
     ) -> ListAchPositivePayRulesResponse {
-        let request = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(r) => r,
-            Err(e) => return fail(e.into()),
-        };
-        let db = &self.state.db;
-        let page =
-            match positive_pay::list(db, &principal.platform_id, &input.bank_account_id, &request)
-                .await
-            {
-                Ok(page) => page,
-                Err(e) => return fail(e.into()),
-            };
-        match page
-            .items
-            .into_iter()
-            .map(wire)
-            .collect::<Result<Vec<_>, _>>()
-        {
-            Ok(rules) => ListAchPositivePayRulesResponse::Ok(Json(AchPositivePayRuleList {
-                ach_positive_pay_rules: rules,
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+        let rules = self.state.services.positive_pay();
+        let account = &input.bank_account_id;
+        let listed = async { rules.list(&principal.platform_id, account, &page?).await };
+        match listed.await {
+            Ok(page) => ListAchPositivePayRulesResponse::Ok(Json(AchPositivePayRuleList {
+                ach_positive_pay_rules: page.items.into_iter().map(wire).collect(),
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 }
 
-fn condition(c: AmountCondition) -> positive_pay::AmountCondition {
+fn condition(c: AmountCondition) -> Condition {
     match c {
-        AmountCondition::Equal => positive_pay::AmountCondition::Equal,
-        AmountCondition::LessThanOrEqualTo => positive_pay::AmountCondition::LessThanOrEqualTo,
-        AmountCondition::AnyAmount => positive_pay::AmountCondition::AnyAmount,
+        AmountCondition::Equal => Condition::Equal,
+        AmountCondition::LessThanOrEqualTo => Condition::LessThanOrEqualTo,
+        AmountCondition::AnyAmount => Condition::AnyAmount,
     }
 }
 
-/// The wire shape of a stored rule; a stored condition the spec does not know is corruption.
-fn wire(r: RuleRecord) -> Result<AchPositivePayRule, ApiError> {
-    let amount_condition = r
-        .amount_condition
-        .parse()
-        .map_err(|e| ApiError::internal(&format!("stored rule {}: {e}", r.id.as_str())))?;
-    Ok(AchPositivePayRule {
-        id: r.id.as_str().to_owned(),
-        bank_account_id: r.bank_account_id.as_str().to_owned(),
+/// The wire shape of a stored rule.
+fn wire(r: RuleRecord) -> AchPositivePayRule {
+    AchPositivePayRule {
+        id: r.id.into_string(),
+        bank_account_id: r.bank_account_id.into_string(),
         ach_company_id: r.ach_company_id,
-        amount_condition,
+        amount_condition: match r.amount_condition {
+            Condition::Equal => AmountCondition::Equal,
+            Condition::LessThanOrEqualTo => AmountCondition::LessThanOrEqualTo,
+            Condition::AnyAmount => AmountCondition::AnyAmount,
+        },
         amount: r.amount,
         description: r.description,
         created_at: r.created_at,
-    })
+    }
 }
 
 impl From<PositivePayError> for ApiError {

@@ -14,10 +14,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
+use crate::model::counterparties::{CounterpartyRecord, ListFilter};
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
-use crate::store::counterparties::{self as store, CounterpartyRecord, ListFilter};
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::counterparties as store;
+use crate::store::{Conflict, Retryable, StoreError, Tx};
 
 /// Longest ABA account number, in digits.
 pub const MAX_ABA_ACCOUNT_DIGITS: usize = 17;
@@ -243,8 +244,79 @@ fn is_e164(text: &str) -> bool {
     })
 }
 
+super::service! {
+    /// Counterparties: create, read, delete and list, each in its own transaction.
+    Counterparties
+}
+
+impl Counterparties<'_> {
+    /// Creates the counterparty in its own write transaction.
+    pub async fn create(
+        &self,
+        platform_id: &PlatformId,
+        new: &ValidCounterparty,
+    ) -> Result<CounterpartyRecord, CounterpartyError> {
+        let now = self.clock.now();
+        self.db
+            .write(|tx| Box::pin(create_in(tx, now, platform_id, new)))
+            .await
+    }
+
+    /// The platform's live counterparty `id` (a malformed id is simply not found).
+    pub async fn get(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<CounterpartyRecord, CounterpartyError> {
+        let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
+        self.db
+            .read_single(|tx| {
+                let id = &id;
+                Box::pin(async move { store::get(tx, platform_id, id).await })
+            })
+            .await?
+            .ok_or(CounterpartyError::NotFound)
+    }
+
+    /// Deletes the platform's counterparty `id`; later reads and lists do not see it.
+    pub async fn delete(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<(), CounterpartyError> {
+        let now = self.clock.now();
+        let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
+        let deleted = self
+            .db
+            .write(|tx| {
+                let id = &id;
+                Box::pin(async move { store::mark_deleted(tx, platform_id, id, now).await })
+            })
+            .await?;
+        if deleted {
+            Ok(())
+        } else {
+            Err(CounterpartyError::NotFound)
+        }
+    }
+
+    /// One page of the platform's counterparties matching `filter`.
+    pub async fn list(
+        &self,
+        platform_id: &PlatformId,
+        filter: &ListFilter,
+        request: &PageRequest,
+    ) -> Result<Page<CounterpartyRecord>, CounterpartyError> {
+        self.db
+            .read(|tx| {
+                Box::pin(async move { Ok(store::page(tx, platform_id, filter, request).await?) })
+            })
+            .await
+    }
+}
+
 /// Creates the counterparty inside the caller's write transaction.
-pub async fn create(
+async fn create_in(
     tx: &mut Tx<'_>,
     now: DateTime<Utc>,
     platform_id: &PlatformId,
@@ -271,53 +343,6 @@ pub async fn create(
     };
     store::insert(tx, platform_id, &record).await?;
     Ok(record)
-}
-
-/// The platform's live counterparty `id` (a malformed id is simply not found).
-pub async fn get(
-    db: &Db,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<CounterpartyRecord, CounterpartyError> {
-    let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
-    db.read_single(|tx| {
-        let id = &id;
-        Box::pin(async move { store::get(tx, platform_id, id).await })
-    })
-    .await?
-    .ok_or(CounterpartyError::NotFound)
-}
-
-/// Deletes the platform's counterparty `id`; later reads and lists do not see it.
-pub async fn delete(
-    db: &Db,
-    now: DateTime<Utc>,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<(), CounterpartyError> {
-    let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
-    let deleted = db
-        .write(|tx| {
-            let id = &id;
-            Box::pin(async move { store::mark_deleted(tx, platform_id, id, now).await })
-        })
-        .await?;
-    if deleted {
-        Ok(())
-    } else {
-        Err(CounterpartyError::NotFound)
-    }
-}
-
-/// One page of the platform's counterparties matching `filter`.
-pub async fn list(
-    db: &Db,
-    platform_id: &PlatformId,
-    filter: &ListFilter,
-    request: &PageRequest,
-) -> Result<Page<CounterpartyRecord>, CounterpartyError> {
-    db.read(|tx| Box::pin(async move { Ok(store::page(tx, platform_id, filter, request).await?) }))
-        .await
 }
 
 #[cfg(test)]

@@ -26,13 +26,47 @@ impl Services {
     pub fn new(db: crate::store::Db, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Services {
         Services { db, clock }
     }
+}
 
-    pub fn transfers(&self) -> transfers::Transfers<'_> {
-        transfers::Transfers {
-            db: &self.db,
-            clock: self.clock.as_ref(),
+/// A service type per area (`pub struct $name<'a>` over the database and clock) and its
+/// accessor on [`Services`].
+macro_rules! services {
+    ($($accessor:ident => $module:ident::$name:ident;)*) => {$(
+        impl Services {
+            pub fn $accessor(&self) -> $module::$name<'_> {
+                $module::$name {
+                    db: &self.db,
+                    clock: self.clock.as_ref(),
+                }
+            }
         }
-    }
+
+        impl $module::$name<'_> {
+            /// The clock, for rules that read the time outside a transaction.
+            #[allow(dead_code)]
+            fn now(&self) -> chrono::DateTime<chrono::Utc> {
+                self.clock.now()
+            }
+        }
+    )*};
+}
+
+/// Declares an area's service type; [`services!`] gives it its accessor.
+macro_rules! service {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub struct $name<'a> {
+            pub(super) db: &'a crate::store::Db,
+            pub(super) clock: &'a dyn crate::clock::Clock,
+        }
+    };
+}
+pub(crate) use service;
+
+services! {
+    counterparties => counterparties::Counterparties;
+    positive_pay => positive_pay::PositivePay;
+    transfers => transfers::Transfers;
 }
 
 /// `From<ListError>` and `From<PaginationError>` for the domain errors that answer lists: a refused page request becomes

@@ -10,8 +10,9 @@ use chrono::{DateTime, Utc};
 
 use crate::model::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
-use crate::store::positive_pay::{self as store, RuleRecord};
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx, bank_accounts};
+use crate::model::positive_pay::{AmountCondition, RuleRecord};
+use crate::store::positive_pay as store;
+use crate::store::{Conflict, Retryable, StoreError, Tx, bank_accounts};
 
 /// Longest rule description, in characters.
 pub const MAX_DESCRIPTION_LEN: usize = 255;
@@ -41,25 +42,6 @@ impl Retryable for PositivePayError {
         match self {
             PositivePayError::Store(e) => e.conflict(),
             _ => None,
-        }
-    }
-}
-
-/// How a rule compares the debit amount with its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AmountCondition {
-    Equal,
-    LessThanOrEqualTo,
-    AnyAmount,
-}
-
-impl AmountCondition {
-    /// The stored (and wire) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AmountCondition::Equal => "equal",
-            AmountCondition::LessThanOrEqualTo => "less_than_or_equal_to",
-            AmountCondition::AnyAmount => "any_amount",
         }
     }
 }
@@ -123,9 +105,88 @@ pub fn validate(rule: NewRule) -> Result<ValidRule, PositivePayError> {
     }
 }
 
+super::service! {
+    /// ACH positive pay rules: create, read, delete and list, each in its own transaction.
+    PositivePay
+}
+
+impl PositivePay<'_> {
+    /// Creates the rule in its own write transaction: the bank account must be the
+    /// platform's, and it may have only one rule per ACH company.
+    pub async fn create(
+        &self,
+        platform_id: &PlatformId,
+        rule: &ValidRule,
+    ) -> Result<RuleRecord, PositivePayError> {
+        let now = self.clock.now();
+        self.db
+            .write(|tx| Box::pin(create_in(tx, now, platform_id, rule)))
+            .await
+    }
+
+    /// The platform's rule `id` (a malformed id is simply not found).
+    pub async fn get(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<RuleRecord, PositivePayError> {
+        let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
+        self.db
+            .read_single(|tx| {
+                let id = &id;
+                Box::pin(async move { store::get(tx, platform_id, id).await })
+            })
+            .await?
+            .ok_or(PositivePayError::NotFound)
+    }
+
+    /// Deletes the platform's rule `id`; later reads of it are not found.
+    pub async fn delete(&self, platform_id: &PlatformId, id: &str) -> Result<(), PositivePayError> {
+        let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
+        let deleted = self
+            .db
+            .write(|tx| {
+                let id = &id;
+                Box::pin(async move { store::delete(tx, platform_id, id).await })
+            })
+            .await?;
+        if deleted {
+            Ok(())
+        } else {
+            Err(PositivePayError::NotFound)
+        }
+    }
+
+    /// One page of the rules of the platform's bank account, newest first.
+    pub async fn list(
+        &self,
+        platform_id: &PlatformId,
+        bank_account_id: &str,
+        request: &PageRequest,
+    ) -> Result<Page<RuleRecord>, PositivePayError> {
+        let account_id =
+            BankAccountId::parse(bank_account_id).ok_or(PositivePayError::BankAccountNotFound)?;
+        self.db
+            .read(|tx| {
+                let account_id = &account_id;
+                Box::pin(async move {
+                    // The account is checked first: an unknown account is 404 even with a bad cursor.
+                    if bank_accounts::get(tx, platform_id, account_id)
+                        .await?
+                        .is_none()
+                    {
+                        return Err(PositivePayError::BankAccountNotFound);
+                    }
+                    Ok(store::page(tx, platform_id, account_id, request).await?)
+                })
+            })
+            .await
+    }
+}
+
 /// Creates the rule inside the caller's write transaction: the bank account must be the
 /// platform's, and it may have only one rule per ACH company.
-pub async fn create(
+async fn create_in(
     tx: &mut Tx<'_>,
     now: DateTime<Utc>,
     platform_id: &PlatformId,
@@ -146,7 +207,7 @@ pub async fn create(
         id: AchPositivePayRuleId::generate(now),
         bank_account_id: account_id,
         ach_company_id: rule.ach_company_id.clone(),
-        amount_condition: rule.amount_condition.as_str().to_owned(),
+        amount_condition: rule.amount_condition,
         amount: rule.amount,
         description: rule.description.clone(),
         created_at: now,
@@ -159,62 +220,6 @@ pub async fn create(
     }
 }
 
-/// The platform's rule `id` (a malformed id is simply not found).
-pub async fn get(
-    db: &Db,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<RuleRecord, PositivePayError> {
-    let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
-    db.read_single(|tx| {
-        let id = &id;
-        Box::pin(async move { store::get(tx, platform_id, id).await })
-    })
-    .await?
-    .ok_or(PositivePayError::NotFound)
-}
-
-/// Deletes the platform's rule `id`; later reads of it are not found.
-pub async fn delete(db: &Db, platform_id: &PlatformId, id: &str) -> Result<(), PositivePayError> {
-    let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
-    let deleted = db
-        .write(|tx| {
-            let id = &id;
-            Box::pin(async move { store::delete(tx, platform_id, id).await })
-        })
-        .await?;
-    if deleted {
-        Ok(())
-    } else {
-        Err(PositivePayError::NotFound)
-    }
-}
-
-/// One page of the rules of the platform's bank account, newest first.
-pub async fn list(
-    db: &Db,
-    platform_id: &PlatformId,
-    bank_account_id: &str,
-    request: &PageRequest,
-) -> Result<Page<RuleRecord>, PositivePayError> {
-    let account_id =
-        BankAccountId::parse(bank_account_id).ok_or(PositivePayError::BankAccountNotFound)?;
-    db.read(|tx| {
-        let account_id = &account_id;
-        Box::pin(async move {
-            // The account is checked first: an unknown account is 404 even with a bad cursor.
-            if bank_accounts::get(tx, platform_id, account_id)
-                .await?
-                .is_none()
-            {
-                return Err(PositivePayError::BankAccountNotFound);
-            }
-            Ok(store::page(tx, platform_id, account_id, request).await?)
-        })
-    })
-    .await
-}
-
 /// Whether an incoming ACH debit from `company_id` for `amount` minor units may post: an account
 /// without rules accepts every debit; once it has rules, only a debit matching one of them does.
 pub fn debit_allowed(rules: &[RuleRecord], company_id: &str, amount: i64) -> bool {
@@ -225,10 +230,10 @@ pub fn debit_allowed(rules: &[RuleRecord], company_id: &str, amount: i64) -> boo
 }
 
 fn condition_holds(rule: &RuleRecord, amount: i64) -> bool {
-    match (rule.amount_condition.as_str(), rule.amount) {
-        ("any_amount", _) => true,
-        ("equal", Some(limit)) => amount == limit,
-        ("less_than_or_equal_to", Some(limit)) => amount <= limit,
+    match (rule.amount_condition, rule.amount) {
+        (AmountCondition::AnyAmount, _) => true,
+        (AmountCondition::Equal, Some(limit)) => amount == limit,
+        (AmountCondition::LessThanOrEqualTo, Some(limit)) => amount <= limit,
         // The table's CHECK constraints rule these out; refusing is the safe answer.
         _ => false,
     }
@@ -239,12 +244,13 @@ mod tests {
     use super::*;
 
     fn rule(company: &str, condition: &str, amount: Option<i64>) -> RuleRecord {
+        let condition = AmountCondition::parse(condition).expect("a known condition");
         let now = Utc::now();
         RuleRecord {
             id: AchPositivePayRuleId::generate(now),
             bank_account_id: BankAccountId::generate(now),
             ach_company_id: company.to_owned(),
-            amount_condition: condition.to_owned(),
+            amount_condition: condition,
             amount,
             description: "rule".to_owned(),
             created_at: now,

@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::clock::Clock;
 use crate::domain::ledger::{DebitPolicy, Journal, LedgerError};
 use crate::domain::positive_pay;
 use crate::idempotency::{self, IdempotencyError, WriteError, WriteRequest, Written};
@@ -686,12 +685,11 @@ async fn receive_ach(
 
 // ---------------------------------------------------------------------------------- service
 
-/// Transfers as a service: each operation is one transaction (a write retried while its failure
-/// is retryable, with its idempotency when the request has a key) that commits before the
-/// caller sees the result.
-pub struct Transfers<'a> {
-    pub(super) db: &'a Db,
-    pub(super) clock: &'a dyn Clock,
+super::service! {
+    /// Transfers as a service: each operation is one transaction (a write retried while its
+    /// failure is retryable, with its idempotency when the request has a key) that commits
+    /// before the caller sees the result.
+    Transfers
 }
 
 impl Transfers<'_> {

@@ -2,9 +2,11 @@
 //! statuses. It depends on nothing else in the crate; `store`, `domain` and `api` depend on it
 //! (`tests/layers.rs` keeps it so).
 
+pub mod counterparties;
 pub mod entities;
 pub mod ids;
 pub mod ledger;
 pub mod money;
 pub mod page;
+pub mod positive_pay;
 pub mod transfers;

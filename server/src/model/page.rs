@@ -105,3 +105,13 @@ pub struct Page<T> {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+
+impl<T> Page<T> {
+    /// The same page with each item mapped, or the first failure.
+    pub fn try_map<U, E>(self, f: impl FnMut(T) -> Result<U, E>) -> Result<Page<U>, E> {
+        Ok(Page {
+            items: self.items.into_iter().map(f).collect::<Result<_, _>>()?,
+            has_more: self.has_more,
+        })
+    }
+}

@@ -4,33 +4,10 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
+use crate::model::counterparties::{CounterpartyRecord, ListFilter, Sort};
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
-
-/// A stored counterparty. Enumerations are in their wire spelling; `address` is JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CounterpartyRecord {
-    pub id: CounterpartyId,
-    pub routing_number: String,
-    /// `aba` or `bic`.
-    pub routing_number_type: String,
-    pub account_number: String,
-    /// `checking` or `savings`.
-    pub account_type: Option<String>,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub address: Option<String>,
-    pub legal_id: Option<String>,
-    /// `business`, `non_profit`, `individual` or `sole_proprietor`.
-    pub legal_type: Option<String>,
-    pub local_bank_code: Option<String>,
-    pub local_account_number: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const COLUMNS: &str = "id, routing_number, routing_number_type, account_number, account_type, \
     name, description, email, phone, address, legal_id, legal_type, local_bank_code, \
@@ -122,36 +99,6 @@ pub async fn mark_deleted(
     .bind(platform_id.as_str())
     .bind(id.as_str());
     Ok(tx.execute(sql).await? > 0)
-}
-
-/// Sort key of the list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Sort {
-    #[default]
-    CreatedAt,
-    Description,
-}
-
-/// The filters of the list; `None` and `false` filter nothing.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ListFilter {
-    /// Exact account number.
-    pub account_number: Option<String>,
-    /// Exact routing number.
-    pub routing_number: Option<String>,
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
-    /// Case-insensitive substring of the description.
-    pub description: Option<String>,
-    /// Case-insensitive substring of the name or description, or an exact id, account number or
-    /// routing number.
-    pub query: Option<String>,
-    /// Keep only the newest live counterparty of each (routing number, account number) pair.
-    pub deduplicate: bool,
-    pub sort: Sort,
-    pub order: Option<SortOrder>,
 }
 
 /// `description` sorts with absent descriptions as empty text: keyset comparisons need a

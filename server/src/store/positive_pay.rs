@@ -1,26 +1,10 @@
 //! ACH positive pay rule rows.
 
-use chrono::{DateTime, Utc};
-
 use super::{Row, Sql, StoreError, Tx};
 use crate::model::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::model::positive_pay::{AmountCondition, RuleRecord};
 use crate::store::keyset::{Keyset, ListError, SortKey};
-
-/// A stored positive pay rule: ACH debits to `bank_account_id` from `ach_company_id` are allowed
-/// when `amount_condition` holds for the debit amount.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RuleRecord {
-    pub id: AchPositivePayRuleId,
-    pub bank_account_id: BankAccountId,
-    pub ach_company_id: String,
-    /// `equal`, `less_than_or_equal_to` or `any_amount`.
-    pub amount_condition: String,
-    /// Minor units; `None` exactly when the condition is `any_amount`.
-    pub amount: Option<i64>,
-    pub description: String,
-    pub created_at: DateTime<Utc>,
-}
 
 const COLUMNS: &str =
     "id, bank_account_id, ach_company_id, amount_condition, amount, description, created_at";
@@ -30,7 +14,12 @@ fn from_row(row: &Row) -> Result<RuleRecord, StoreError> {
         id: AchPositivePayRuleId::from_trusted(row.get("id")?),
         bank_account_id: BankAccountId::from_trusted(row.get("bank_account_id")?),
         ach_company_id: row.get("ach_company_id")?,
-        amount_condition: row.get("amount_condition")?,
+        amount_condition: {
+            let text: String = row.get("amount_condition")?;
+            AmountCondition::parse(&text).ok_or_else(|| {
+                StoreError::Corrupt(format!("ach_positive_pay_rules.amount_condition: {text}"))
+            })?
+        },
         amount: row.get("amount")?,
         description: row.get("description")?,
         created_at: row.get("created_at")?,
@@ -65,7 +54,7 @@ pub async fn insert(
     .bind(rule.id.as_str())
     .bind(rule.bank_account_id.as_str())
     .bind(&rule.ach_company_id)
-    .bind(&rule.amount_condition)
+    .bind(rule.amount_condition.as_str())
     .bind(rule.amount)
     .bind(&rule.description)
     .bind(rule.created_at);
