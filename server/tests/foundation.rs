@@ -1877,7 +1877,8 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
 /// the platform's documents, a table page each (bench/README.md).
 #[tokio::test]
 async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
-    use bankd::store::documents::{DocumentFilter, list_keyset};
+    use bankd::model::documents::DocumentFilter;
+    use bankd::store::documents::list_keyset;
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());

@@ -2,18 +2,17 @@
 
 use bank_api::Json;
 use bank_api::documents::*;
-use bank_api::models::{Document, DocumentList, DocumentType, ErrorType};
+use bank_api::models::{Document, DocumentList, DocumentType, ErrorType, UploadDocumentRequest};
 use poem_openapi::payload::Binary;
 
 use super::Bankd;
 use super::errors::{ApiError, DOCS_BASE, fail};
-use super::idempotent;
+use super::idempotent::{self, replayed_header, write_request};
 use crate::auth::Principal;
-use crate::domain::documents::{self, DocumentError, LinkSigner, NewDocument};
-use crate::idempotency::IdempotencyKey;
+use crate::domain::documents::{self, DocumentError, NewDocument};
+use crate::model::documents::{DocumentFilter, SignedDocument};
 use crate::model::page::PageRequest;
 use crate::store::StoreError;
-use crate::store::documents::{DocumentFilter, DocumentRecord};
 
 impl DocumentsApi for Bankd {
     async fn list_documents(
@@ -21,14 +20,7 @@ impl DocumentsApi for Bankd {
         principal: Principal,
         input: ListDocumentsInput,
     ) -> ListDocumentsResponse {
-        let request = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(r) => r,
-            Err(e) => return fail(e.into()),
-        };
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
         let filter = DocumentFilter {
             created_gt: input.created_gt,
             created_gte: input.created_gte,
@@ -39,27 +31,22 @@ impl DocumentsApi for Bankd {
             tag: input.tag,
             document_type: input.r#type.map(|t| t.as_str().to_owned()),
         };
-        let state = &self.state;
-        let listed = documents::list(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &filter,
-            &request,
-        )
-        .await;
-        let (page, signer) = match listed {
-            Ok(listed) => listed,
-            Err(e) => return fail(e.into()),
+        let documents = self.state.services.documents();
+        let listed = async {
+            documents
+                .list(&principal.platform_id, &filter, &page?)
+                .await
         };
-        let wired: Result<Vec<Document>, StoreError> =
-            page.items.into_iter().map(|d| wire(d, &signer)).collect();
-        match wired {
-            Ok(documents) => ListDocumentsResponse::Ok(Json(DocumentList {
-                documents,
+        match listed
+            .await
+            .map_err(ApiError::from)
+            .and_then(|p| Ok(p.try_map(wire)?))
+        {
+            Ok(page) => ListDocumentsResponse::Ok(Json(DocumentList {
+                documents: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e.into()),
+            Err(e) => fail(e),
         }
     }
 
@@ -68,53 +55,22 @@ impl DocumentsApi for Bankd {
         principal: Principal,
         input: UploadDocumentInput,
     ) -> UploadDocumentResponse {
-        let state = &self.state;
-        let body = input.body;
-        let file = body.file;
-        let upload = match NewDocument::parse(
-            body.r#type.as_str(),
-            body.description,
-            body.tag,
-            body.entity_id,
-            file.file_name,
-            file.content_type,
-            file.bytes,
-        ) {
+        let upload = match new_document(input.body) {
             Ok(u) => u,
             Err(e) => return fail(e.into()),
         };
-        // The header is part of the request's shape: judge it before the 404 below.
-        if let Some(Err(e)) = input.idempotency_key.as_deref().map(IdempotencyKey::parse) {
-            return fail(e.into());
-        }
-        let platform_id = &principal.platform_id;
-        if let Err(e) =
-            documents::check_entity(&state.db, platform_id, upload.entity_id.as_deref()).await
-        {
-            return fail(e.into());
-        }
         let fingerprint = fingerprint(&upload);
-        let clock = state.clock.as_ref();
-        let written = idempotent::write(
-            state,
-            &principal,
-            input.idempotency_key.as_deref(),
-            ("POST", "/documents", &fingerprint),
-            |tx| {
-                let upload = &upload;
-                Box::pin(async move {
-                    let (record, signer) =
-                        documents::upload_in(tx, clock, platform_id, upload).await?;
-                    Ok(wire(record, &signer)?)
-                })
-            },
-        )
-        .await;
-        match written {
-            Ok(w) => {
-                let replayed = w.replayed_header();
-                UploadDocumentResponse::Ok(Json(w.value), replayed)
-            }
+        let key = input.idempotency_key.as_deref();
+        let write = write_request(key, "/documents", &fingerprint);
+        let documents = self.state.services.documents();
+        let uploaded = documents
+            .upload(&principal.platform_id, &upload, write)
+            .await;
+        match uploaded
+            .map_err(ApiError::from)
+            .and_then(|w| Ok((wire(w.value)?, w.replayed)))
+        {
+            Ok((d, replayed)) => UploadDocumentResponse::Ok(Json(d), replayed_header(replayed)),
             Err(e) => fail(e),
         }
     }
@@ -124,18 +80,11 @@ impl DocumentsApi for Bankd {
         principal: Principal,
         input: GetDocumentInput,
     ) -> GetDocumentResponse {
-        let state = &self.state;
-        let found = documents::get(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.document_id,
-        )
-        .await;
-        match found
-            .map_err(ApiError::from)
-            .and_then(|(d, signer)| Ok(wire(d, &signer)?))
-        {
+        let documents = self.state.services.documents();
+        let found = documents
+            .get(&principal.platform_id, &input.document_id)
+            .await;
+        match found.map_err(ApiError::from).and_then(|d| Ok(wire(d)?)) {
             Ok(d) => GetDocumentResponse::Ok(Json(d)),
             Err(e) => fail(e),
         }
@@ -145,16 +94,9 @@ impl DocumentsApi for Bankd {
         &self,
         input: GetDocumentContentInput,
     ) -> GetDocumentContentResponse {
-        let state = &self.state;
-        let found = documents::content(
-            &state.db,
-            state.clock.as_ref(),
-            &input.document_id,
-            input.expires,
-            &input.signature,
-        )
-        .await;
-        match found {
+        let documents = self.state.services.documents();
+        let (id, expires) = (&input.document_id, input.expires);
+        match documents.content(id, expires, &input.signature).await {
             Ok((record, bytes)) => GetDocumentContentResponse::Ok(
                 Binary(bytes),
                 Some(documents::content_disposition(&record.file_name)),
@@ -162,6 +104,20 @@ impl DocumentsApi for Bankd {
             Err(e) => fail(e.into()),
         }
     }
+}
+
+/// The upload's parts, checked.
+fn new_document(body: UploadDocumentRequest) -> Result<NewDocument, DocumentError> {
+    let file = body.file;
+    NewDocument::parse(
+        body.r#type.as_str(),
+        body.description,
+        body.tag,
+        body.entity_id,
+        file.file_name,
+        file.content_type,
+        file.bytes,
+    )
 }
 
 /// What identifies an upload for `Idempotency-Key`: its text fields, the file part's name and
@@ -186,14 +142,16 @@ fn base_url() -> &'static str {
         .unwrap_or("http://127.0.0.1:8080")
 }
 
-/// The wire shape of a stored document, with a signed link.
-pub(super) fn wire(d: DocumentRecord, signer: &LinkSigner) -> Result<Document, StoreError> {
+/// The wire shape of a stored document, with its signed link.
+pub(super) fn wire(d: SignedDocument) -> Result<Document, StoreError> {
+    let url = d.url(base_url());
+    let d = d.record;
     let r#type: DocumentType = d
         .document_type
         .parse()
         .map_err(|e: String| StoreError::Corrupt(format!("documents.type: {e}")))?;
     Ok(Document {
-        url: signer.url(base_url(), &d.id),
+        url,
         id: d.id.into_string(),
         r#type,
         tag: d.tag,

@@ -15,11 +15,11 @@ use super::documents::wire as document_wire;
 use super::errors::{ApiError, fail};
 use super::idempotent;
 use crate::auth::Principal;
-use crate::domain::documents::LinkSigner;
 use crate::domain::entities::{
     self, BusinessChanges, EntityChanges, EntityError, EntityView, NewAssociation, PersonChanges,
     RequirementsView,
 };
+use crate::model::documents::SignedDocument;
 use crate::model::page::PageRequest;
 use crate::store::StoreError;
 use crate::store::entities::{AssociationRecord, EntityFilter, EntityRow};
@@ -180,21 +180,15 @@ impl EntitiesApi for Bankd {
             &request,
         )
         .await;
-        let (page, signer) = match listed {
-            Ok(listed) => listed,
-            Err(e) => return fail(e.into()),
-        };
-        let items: Result<Vec<EntityListItem>, StoreError> = page
-            .items
-            .into_iter()
-            .map(|view| list_item_wire(view, &signer))
-            .collect();
-        match items {
-            Ok(entities) => ListEntitiesResponse::Ok(Json(EntityList {
-                entities,
+        match listed
+            .map_err(ApiError::from)
+            .and_then(|p| Ok(p.try_map(list_item_wire)?))
+        {
+            Ok(page) => ListEntitiesResponse::Ok(Json(EntityList {
+                entities: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e.into()),
+            Err(e) => fail(e),
         }
     }
 
@@ -426,22 +420,18 @@ fn entity_wire(
 }
 
 fn documents_wire(
-    view_documents: Vec<crate::store::documents::DocumentRecord>,
-    signer: &LinkSigner,
+    documents: Vec<SignedDocument>,
 ) -> Result<Vec<bank_api::models::Document>, StoreError> {
-    view_documents
-        .into_iter()
-        .map(|d| document_wire(d, signer))
-        .collect()
+    documents.into_iter().map(document_wire).collect()
 }
 
-fn view_wire((view, signer): (EntityView, LinkSigner)) -> Result<Entity, ApiError> {
-    let documents = documents_wire(view.documents, &signer)?;
+fn view_wire(view: EntityView) -> Result<Entity, ApiError> {
+    let documents = documents_wire(view.documents)?;
     Ok(entity_wire(view.entity, documents)?)
 }
 
-fn list_item_wire(view: EntityView, signer: &LinkSigner) -> Result<EntityListItem, StoreError> {
-    let documents = documents_wire(view.documents, signer)?;
+fn list_item_wire(view: EntityView) -> Result<EntityListItem, StoreError> {
+    let documents = documents_wire(view.documents)?;
     list_item(&view.entity, documents)
 }
 

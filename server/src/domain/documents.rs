@@ -19,9 +19,11 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
+use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written};
+use crate::model::documents::{DocumentFilter, DocumentRecord, SignedDocument};
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
-use crate::store::documents::{self as repo, DocumentFilter, DocumentRecord};
+use crate::store::documents as repo;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx, entities};
 
 /// How long a download link stays valid.
@@ -126,14 +128,14 @@ impl LinkSigner {
         LinkSigner { key, expires }
     }
 
-    /// The absolute download link of `document_id` under `base` (`http://host:port`).
-    pub fn url(&self, base: &str, document_id: &DocumentId) -> String {
-        let id = document_id.as_str();
-        format!(
-            "{base}/documents/{id}/content?expires={}&signature={}",
-            self.expires,
-            self.key.sign(id, self.expires)
-        )
+    /// `record` with its signed link.
+    pub fn sign(&self, record: DocumentRecord) -> SignedDocument {
+        let signature = self.key.sign(record.id.as_str(), self.expires);
+        SignedDocument {
+            record,
+            expires: self.expires,
+            signature,
+        }
     }
 }
 
@@ -286,7 +288,7 @@ fn is_media_type(text: &str) -> bool {
 
 /// The part of [`upload_in`] that answers 404 before idempotency is considered: the entity the
 /// upload names must be a live entity of the platform.
-pub async fn check_entity(
+async fn check_entity(
     db: &Db,
     platform_id: &PlatformId,
     entity_id: Option<&str>,
@@ -305,12 +307,12 @@ pub async fn check_entity(
 }
 
 /// Stores an upload inside `tx` (the caller's idempotent write transaction).
-pub async fn upload_in(
+async fn upload_in(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     platform_id: &PlatformId,
     upload: &NewDocument,
-) -> Result<(DocumentRecord, LinkSigner), DocumentError> {
+) -> Result<SignedDocument, DocumentError> {
     // Checked again inside the transaction: the entity may have been deleted since
     // `check_entity`.
     let entity_id = match &upload.entity_id {
@@ -345,72 +347,104 @@ pub async fn upload_in(
     };
     repo::insert(tx, &record, &upload.content).await?;
     let key = signing_key_in(tx, clock).await?;
-    Ok((record, LinkSigner::new(key, now)))
+    Ok(LinkSigner::new(key, now).sign(record))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Reads
 // ---------------------------------------------------------------------------------------------
 
-/// One document of the platform, with a signer for its link.
-pub async fn get(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<(DocumentRecord, LinkSigner), DocumentError> {
-    let id = DocumentId::parse(id).ok_or(DocumentError::NotFound)?;
-    let key = signing_key(db, clock).await?;
-    let record = db
-        .read_single(|tx| {
-            let id = &id;
-            Box::pin(async move { repo::get(tx, platform_id, id).await })
+super::service! {
+    /// Documents: upload (with its idempotency), read, list and the signed download, each in
+    /// its own transaction.
+    Documents
+}
+
+impl Documents<'_> {
+    /// Stores an upload. Precedence as the contract gives it: the `Idempotency-Key`'s shape, then
+    /// 404 for the entity the upload names, then the key's 409/422, then the rules.
+    pub async fn upload(
+        &self,
+        platform_id: &PlatformId,
+        upload: &NewDocument,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<SignedDocument>, WriteError<DocumentError>> {
+        if let Some(key) = write.key {
+            IdempotencyKey::parse(key)?;
+        }
+        check_entity(self.db, platform_id, upload.entity_id.as_deref())
+            .await
+            .map_err(WriteError::Rule)?;
+        let clock = self.clock;
+        idempotency::write(self.db, clock, platform_id, write, |tx| {
+            Box::pin(upload_in(tx, clock, platform_id, upload))
         })
-        .await?
-        .ok_or(DocumentError::NotFound)?;
-    Ok((record, LinkSigner::new(key, clock.now())))
-}
-
-/// One page of the platform's documents, with a signer for their links.
-pub async fn list(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    filter: &DocumentFilter,
-    request: &PageRequest,
-) -> Result<(Page<DocumentRecord>, LinkSigner), DocumentError> {
-    let key = signing_key(db, clock).await?;
-    let page = db
-        .read(|tx| Box::pin(async move { repo::list(tx, platform_id, filter, request).await }))
-        .await?;
-    Ok((page, LinkSigner::new(key, clock.now())))
-}
-
-/// The content of a document for a signed link: checks the signature and expiry first.
-pub async fn content(
-    db: &Db,
-    clock: &dyn Clock,
-    document_id: &str,
-    expires: i64,
-    signature: &str,
-) -> Result<(DocumentRecord, Vec<u8>), DocumentError> {
-    // Only read the secret: without one no link was ever signed, and an unauthenticated caller
-    // must not be able to make the server write.
-    let secret = db
-        .read_single(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
-        .await?;
-    let valid =
-        secret.is_some_and(|s| SigningKey(s).verify(document_id, expires, signature, clock.now()));
-    if !valid {
-        return Err(DocumentError::InvalidSignature);
+        .await
     }
-    let id = DocumentId::parse(document_id).ok_or(DocumentError::NotFound)?;
-    db.read_single(|tx| {
-        let id = &id;
-        Box::pin(async move { repo::get_content(tx, id).await })
-    })
-    .await?
-    .ok_or(DocumentError::NotFound)
+
+    /// One document of the platform, with its link signed now.
+    pub async fn get(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<SignedDocument, DocumentError> {
+        let id = DocumentId::parse(id).ok_or(DocumentError::NotFound)?;
+        let key = signing_key(self.db, self.clock).await?;
+        let record = self
+            .db
+            .read_single(|tx| {
+                let id = &id;
+                Box::pin(async move { repo::get(tx, platform_id, id).await })
+            })
+            .await?
+            .ok_or(DocumentError::NotFound)?;
+        Ok(LinkSigner::new(key, self.clock.now()).sign(record))
+    }
+
+    /// One page of the platform's documents, their links signed now.
+    pub async fn list(
+        &self,
+        platform_id: &PlatformId,
+        filter: &DocumentFilter,
+        request: &PageRequest,
+    ) -> Result<Page<SignedDocument>, DocumentError> {
+        let key = signing_key(self.db, self.clock).await?;
+        let page = self
+            .db
+            .read(|tx| Box::pin(async move { repo::list(tx, platform_id, filter, request).await }))
+            .await?;
+        let signer = LinkSigner::new(key, self.clock.now());
+        Ok(page.map(|record| signer.sign(record)))
+    }
+
+    /// The content of a document for a signed link: checks the signature and expiry first.
+    pub async fn content(
+        &self,
+        document_id: &str,
+        expires: i64,
+        signature: &str,
+    ) -> Result<(DocumentRecord, Vec<u8>), DocumentError> {
+        // Only read the secret: without one no link was ever signed, and an unauthenticated
+        // caller must not be able to make the server write.
+        let secret = self
+            .db
+            .read_single(|tx| Box::pin(async move { repo::signing_secret(tx).await }))
+            .await?;
+        let now = self.clock.now();
+        let valid =
+            secret.is_some_and(|s| SigningKey(s).verify(document_id, expires, signature, now));
+        if !valid {
+            return Err(DocumentError::InvalidSignature);
+        }
+        let id = DocumentId::parse(document_id).ok_or(DocumentError::NotFound)?;
+        self.db
+            .read_single(|tx| {
+                let id = &id;
+                Box::pin(async move { repo::get_content(tx, id).await })
+            })
+            .await?
+            .ok_or(DocumentError::NotFound)
+    }
 }
 
 /// `attachment; filename="..."` for a stored file name: an ASCII fallback with quotes,

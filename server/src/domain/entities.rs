@@ -18,13 +18,14 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::clock::Clock;
 use crate::domain::documents::{self, LinkSigner};
+use crate::model::documents::{DocumentRecord, SignedDocument};
 use crate::model::entities::{
     Address, AssociatedPersonRole, BusinessFields, PersonFields, RequirementField,
     RequirementFieldType, RequirementValue, VERIFIED,
 };
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
-use crate::store::documents::{self as documents_repo, DocumentRecord};
+use crate::store::documents as documents_repo;
 use crate::store::entities::{
     self as repo, AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, Lock,
 };
@@ -364,7 +365,17 @@ pub async fn create_business_in(
 #[derive(Debug, Clone)]
 pub struct EntityView {
     pub entity: EntityRow,
-    pub documents: Vec<DocumentRecord>,
+    pub documents: Vec<SignedDocument>,
+}
+
+impl LinkSigner {
+    /// `entity` with `documents`, their links signed.
+    fn view(&self, entity: EntityRow, documents: Vec<DocumentRecord>) -> EntityView {
+        EntityView {
+            entity,
+            documents: documents.into_iter().map(|d| self.sign(d)).collect(),
+        }
+    }
 }
 
 /// The changes of a PATCH, by entity type.
@@ -381,7 +392,7 @@ pub async fn update(
     platform_id: &PlatformId,
     id: &str,
     changes: &EntityChanges,
-) -> Result<(EntityView, LinkSigner), EntityError> {
+) -> Result<EntityView, EntityError> {
     let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
     db.write(|tx| {
         let id = &id;
@@ -409,13 +420,7 @@ pub async fn update(
             }
             let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
             let key = documents::signing_key_in(tx, clock).await?;
-            Ok((
-                EntityView {
-                    entity: row,
-                    documents,
-                },
-                LinkSigner::new(key, clock.now()),
-            ))
+            Ok(LinkSigner::new(key, clock.now()).view(row, documents))
         })
     })
     .await
@@ -427,7 +432,7 @@ pub async fn get(
     clock: &dyn Clock,
     platform_id: &PlatformId,
     id: &str,
-) -> Result<(EntityView, LinkSigner), EntityError> {
+) -> Result<EntityView, EntityError> {
     let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
     let key = documents::signing_key(db, clock).await?;
     let view = db
@@ -438,11 +443,11 @@ pub async fn get(
                     .await?
                     .ok_or(EntityError::NotFound)?;
                 let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
-                Ok::<_, EntityError>(EntityView { entity, documents })
+                Ok::<_, EntityError>((entity, documents))
             })
         })
         .await?;
-    Ok((view, LinkSigner::new(key, clock.now())))
+    Ok(LinkSigner::new(key, clock.now()).view(view.0, view.1))
 }
 
 /// One page of the platform's live entities, each with its documents.
@@ -452,7 +457,7 @@ pub async fn list(
     platform_id: &PlatformId,
     filter: &EntityFilter,
     request: &PageRequest,
-) -> Result<(Page<EntityView>, LinkSigner), EntityError> {
+) -> Result<Page<EntityView>, EntityError> {
     let key = documents::signing_key(db, clock).await?;
     let page = db
         .read(|tx| {
@@ -470,10 +475,7 @@ pub async fn list(
                             .into_iter()
                             .partition(|d| d.entity_id.as_ref() == Some(&entity.core.id));
                         documents = rest;
-                        EntityView {
-                            entity: entity.clone(),
-                            documents: mine,
-                        }
+                        (entity.clone(), mine)
                     })
                     .collect();
                 Ok::<_, EntityError>(Page {
@@ -483,7 +485,8 @@ pub async fn list(
             })
         })
         .await?;
-    Ok((page, LinkSigner::new(key, clock.now())))
+    let signer = LinkSigner::new(key, clock.now());
+    Ok(page.map(|(entity, documents)| signer.view(entity, documents)))
 }
 
 /// Deletes a live entity that owns no bank account that is still open or frozen.

@@ -65,6 +65,7 @@ pub(crate) use service;
 
 services! {
     counterparties => counterparties::Counterparties;
+    documents => documents::Documents;
     positive_pay => positive_pay::PositivePay;
     transfers => transfers::Transfers;
 }

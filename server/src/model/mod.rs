@@ -3,6 +3,7 @@
 //! (`tests/layers.rs` keeps it so).
 
 pub mod counterparties;
+pub mod documents;
 pub mod entities;
 pub mod ids;
 pub mod ledger;

@@ -107,6 +107,14 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// The same page with each item mapped.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            items: self.items.into_iter().map(f).collect(),
+            has_more: self.has_more,
+        }
+    }
+
     /// The same page with each item mapped, or the first failure.
     pub fn try_map<U, E>(self, f: impl FnMut(T) -> Result<U, E>) -> Result<Page<U>, E> {
         Ok(Page {

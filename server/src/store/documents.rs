@@ -6,28 +6,10 @@
 use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
+use crate::model::documents::{DocumentFilter, DocumentRecord};
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey};
-
-/// A stored document's metadata.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DocumentRecord {
-    pub id: DocumentId,
-    pub platform_id: PlatformId,
-    pub entity_id: Option<EntityId>,
-    /// The wire value of the document type (`identity_license`, ...).
-    pub document_type: String,
-    pub tag: Option<String>,
-    pub description: Option<String>,
-    pub file_name: String,
-    pub content_type: String,
-    pub size: i64,
-    /// SHA-256 of the content, lower-case hex.
-    pub checksum: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const COLUMNS: &str = "id, platform_id, entity_id, type, tag, description, file_name, \
     content_type, size, checksum, created_at, updated_at";
@@ -133,23 +115,6 @@ pub async fn list_for_entities(
     }
     sql.push(") ORDER BY created_at DESC, id DESC");
     tx.fetch_all(sql).await?.iter().map(from_row).collect()
-}
-
-/// Filters of `GET /documents`; `None` does not filter.
-#[derive(Debug, Clone, Default)]
-pub struct DocumentFilter {
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
-    /// Case-insensitive substring of the description.
-    pub description: Option<String>,
-    /// Exact file name.
-    pub file_name: Option<String>,
-    /// Exact tag.
-    pub tag: Option<String>,
-    /// Exact type (wire value).
-    pub document_type: Option<String>,
 }
 
 /// One page of the platform's documents, newest first.
