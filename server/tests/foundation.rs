@@ -17,10 +17,11 @@ use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUN
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
+use bankd::model::entities::EntityRecord;
 use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use bankd::model::ledger::LedgerAccount;
 use bankd::model::page::{Page, PageRequest, PaginationError, SortOrder};
-use bankd::store::entities::{self, EntityRecord};
+use bankd::store::entities;
 use bankd::store::keyset::ListError;
 use bankd::store::{
     self as store, Backend, Db, PostgresIsolation, RetryPolicy, Sql, StoreError, StoreOptions,
@@ -1935,7 +1936,8 @@ async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
 /// a cursor; the common values (`is_root=false`, `VERIFIED`) stay on the list index.
 #[tokio::test]
 async fn sqlite_finds_rare_entities_through_their_own_indexes() {
-    use entities::{EntityFilter, list_keyset};
+    use bankd::model::entities::EntityFilter;
+    use entities::list_keyset;
 
     let (ctx, _guard) = sqlite_db(&test_options()).await;
     let platform = PlatformId::from_trusted("plat_x".to_owned());

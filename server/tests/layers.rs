@@ -64,7 +64,6 @@ const KNOWN: &[(&str, &str)] = &[
     ("api::bank_accounts", "store::bank_accounts"),
     ("api::documents", "store"),
     ("api::entities", "store"),
-    ("api::entities", "store::entities"),
     ("api::errors", "store"),
     ("api::idempotent", "app"),
     ("api::idempotent", "store"),

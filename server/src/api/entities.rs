@@ -13,16 +13,17 @@ use bank_api::models::{
 use super::Bankd;
 use super::documents::wire as document_wire;
 use super::errors::{ApiError, fail};
-use super::idempotent;
+use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::entities::{
-    self, BusinessChanges, EntityChanges, EntityError, EntityView, NewAssociation, PersonChanges,
-    RequirementsView,
+    BusinessChanges, Entities, EntityChanges, EntityError, EntityView, NewAssociation,
+    PersonChanges, RequirementsView,
 };
+use crate::idempotency::Written;
 use crate::model::documents::SignedDocument;
-use crate::model::page::PageRequest;
+use crate::model::entities::{AssociationRecord, EntityFilter, EntityRow};
+use crate::model::page::{PageRequest, PaginationError};
 use crate::store::StoreError;
-use crate::store::entities::{AssociationRecord, EntityFilter, EntityRow};
 
 impl EntitiesApi for Bankd {
     async fn create_person_entity(
@@ -30,34 +31,16 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: CreatePersonEntityInput,
     ) -> CreatePersonEntityResponse {
-        let state = &self.state;
-        let fingerprint = idempotent::body_bytes(&input.body);
-        let changes = match PersonChanges::parse(input.body.into(), state.clock.now().date_naive())
-        {
+        let body = body_bytes(&input.body);
+        let changes = match PersonChanges::parse(input.body.into(), self.today()) {
             Ok(c) => c,
             Err(e) => return fail(e.into()),
         };
-        let (clock, platform_id) = (state.clock.as_ref(), &principal.platform_id);
-        let key = input.idempotency_key.as_deref();
-        let written = idempotent::write(
-            state,
-            &principal,
-            key,
-            ("POST", "/entities/person", &fingerprint),
-            |tx| {
-                let changes = &changes;
-                Box::pin(async move {
-                    let row = entities::create_person_in(tx, clock, platform_id, changes).await?;
-                    Ok(entity_wire(row, Vec::new())?)
-                })
-            },
-        )
-        .await;
-        match written {
-            Ok(w) => {
-                let replayed = w.replayed_header();
-                CreatePersonEntityResponse::Ok(Json(w.value), replayed)
-            }
+        let write = write_request(input.idempotency_key.as_deref(), "/entities/person", &body);
+        let entities = self.entities();
+        let created = entities.create_person(&principal.platform_id, &changes, write);
+        match created.await.map_err(ApiError::from).and_then(created_wire) {
+            Ok((entity, replayed)) => CreatePersonEntityResponse::Ok(Json(entity), replayed),
             Err(e) => fail(e),
         }
     }
@@ -67,33 +50,20 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: CreateBusinessEntityInput,
     ) -> CreateBusinessEntityResponse {
-        let state = &self.state;
-        let fingerprint = idempotent::body_bytes(&input.body);
+        let body = body_bytes(&input.body);
         let changes = match BusinessChanges::parse(input.body.into()) {
             Ok(c) => c,
             Err(e) => return fail(e.into()),
         };
-        let (clock, platform_id) = (state.clock.as_ref(), &principal.platform_id);
-        let key = input.idempotency_key.as_deref();
-        let written = idempotent::write(
-            state,
-            &principal,
-            key,
-            ("POST", "/entities/business", &fingerprint),
-            |tx| {
-                let changes = &changes;
-                Box::pin(async move {
-                    let row = entities::create_business_in(tx, clock, platform_id, changes).await?;
-                    Ok(entity_wire(row, Vec::new())?)
-                })
-            },
-        )
-        .await;
-        match written {
-            Ok(w) => {
-                let replayed = w.replayed_header();
-                CreateBusinessEntityResponse::Ok(Json(w.value), replayed)
-            }
+        let write = write_request(
+            input.idempotency_key.as_deref(),
+            "/entities/business",
+            &body,
+        );
+        let entities = self.entities();
+        let created = entities.create_business(&principal.platform_id, &changes, write);
+        match created.await.map_err(ApiError::from).and_then(created_wire) {
+            Ok((entity, replayed)) => CreateBusinessEntityResponse::Ok(Json(entity), replayed),
             Err(e) => fail(e),
         }
     }
@@ -103,20 +73,14 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdatePersonEntityInput,
     ) -> UpdatePersonEntityResponse {
-        let state = &self.state;
-        let changes = match PersonChanges::parse(input.body.into(), state.clock.now().date_naive())
-        {
+        let changes = match PersonChanges::parse(input.body.into(), self.today()) {
             Ok(c) => EntityChanges::Person(c),
             Err(e) => return fail(e.into()),
         };
-        let updated = entities::update(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-            &changes,
-        )
-        .await;
+        let entities = self.entities();
+        let updated = entities
+            .update(&principal.platform_id, &input.entity_id, &changes)
+            .await;
         match updated.map_err(ApiError::from).and_then(view_wire) {
             Ok(e) => UpdatePersonEntityResponse::Ok(Json(e)),
             Err(e) => fail(e),
@@ -128,19 +92,14 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdateBusinessEntityInput,
     ) -> UpdateBusinessEntityResponse {
-        let state = &self.state;
         let changes = match BusinessChanges::parse(input.body.into()) {
             Ok(c) => EntityChanges::Business(c),
             Err(e) => return fail(e.into()),
         };
-        let updated = entities::update(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-            &changes,
-        )
-        .await;
+        let entities = self.entities();
+        let updated = entities
+            .update(&principal.platform_id, &input.entity_id, &changes)
+            .await;
         match updated.map_err(ApiError::from).and_then(view_wire) {
             Ok(e) => UpdateBusinessEntityResponse::Ok(Json(e)),
             Err(e) => fail(e),
@@ -152,38 +111,11 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: ListEntitiesInput,
     ) -> ListEntitiesResponse {
-        let request = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(r) => r,
-            Err(e) => return fail(e.into()),
-        };
-        let filter = EntityFilter {
-            created_gt: input.created_gt,
-            created_gte: input.created_gte,
-            created_lt: input.created_lt,
-            created_lte: input.created_lte,
-            is_root: input.is_root,
-            name: input.name,
-            query: input.query,
-            entity_type: input.r#type.map(|t| t.as_str().to_owned()),
-            verification_status: input.verification_status.map(|s| s.as_str().to_owned()),
-        };
-        let state = &self.state;
-        let listed = entities::list(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &filter,
-            &request,
-        )
-        .await;
-        match listed
-            .map_err(ApiError::from)
-            .and_then(|p| Ok(p.try_map(list_item_wire)?))
-        {
+        let (page, filter) = list_query(input);
+        let entities = self.entities();
+        let listed = async { entities.list(&principal.platform_id, &filter, &page?).await };
+        let wired = listed.await.map_err(ApiError::from);
+        match wired.and_then(|p| Ok(p.try_map(list_item_wire)?)) {
             Ok(page) => ListEntitiesResponse::Ok(Json(EntityList {
                 entities: page.items,
                 has_more: page.has_more,
@@ -193,14 +125,10 @@ impl EntitiesApi for Bankd {
     }
 
     async fn get_entity(&self, principal: Principal, input: GetEntityInput) -> GetEntityResponse {
-        let state = &self.state;
-        let found = entities::get(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-        )
-        .await;
+        let found = self
+            .entities()
+            .get(&principal.platform_id, &input.entity_id)
+            .await;
         match found.map_err(ApiError::from).and_then(view_wire) {
             Ok(e) => GetEntityResponse::Ok(Json(e)),
             Err(e) => fail(e),
@@ -212,14 +140,10 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: DeleteEntityInput,
     ) -> DeleteEntityResponse {
-        let state = &self.state;
-        match entities::delete(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-        )
-        .await
+        match self
+            .entities()
+            .delete(&principal.platform_id, &input.entity_id)
+            .await
         {
             Ok(()) => DeleteEntityResponse::Ok(Json(EmptyObject {})),
             Err(e) => fail(e.into()),
@@ -231,38 +155,20 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: ListAssociatedPersonsInput,
     ) -> ListAssociatedPersonsResponse {
-        let request = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(r) => r,
-            Err(e) => return fail(e.into()),
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+        let (entities, business) = (self.entities(), &input.entity_id);
+        let listed = async {
+            entities
+                .list_associations(&principal.platform_id, business, &page?)
+                .await
         };
-        let listed = entities::list_associations(
-            &self.state.db,
-            &principal.platform_id,
-            &input.entity_id,
-            &request,
-        )
-        .await;
-        let page = match listed {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
-        let items: Result<Vec<AssociatedPerson>, StoreError> = page
-            .items
-            .into_iter()
-            .map(|(link, person)| association_wire(link, &person))
-            .collect();
-        match items {
-            Ok(associated_persons) => {
-                ListAssociatedPersonsResponse::Ok(Json(AssociatedPersonList {
-                    associated_persons,
-                    has_more: page.has_more,
-                }))
-            }
-            Err(e) => fail(e.into()),
+        let wired = listed.await.map_err(ApiError::from);
+        match wired.and_then(|p| Ok(p.try_map(|(link, person)| association_wire(link, &person))?)) {
+            Ok(page) => ListAssociatedPersonsResponse::Ok(Json(AssociatedPersonList {
+                associated_persons: page.items,
+                has_more: page.has_more,
+            })),
+            Err(e) => fail(e),
         }
     }
 
@@ -271,28 +177,16 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: CreateAssociatedPersonInput,
     ) -> CreateAssociatedPersonResponse {
-        let body = input.body;
-        let new = match NewAssociation::parse(
-            body.person_entity_id,
-            body.roles.into_iter().map(Into::into).collect(),
-            body.title_in_business,
-        ) {
+        let b = input.body;
+        let roles = b.roles.into_iter().map(Into::into).collect();
+        let new = match NewAssociation::parse(b.person_entity_id, roles, b.title_in_business) {
             Ok(n) => n,
             Err(e) => return fail(e.into()),
         };
-        let state = &self.state;
-        let created = entities::create_association(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-            &new,
-        )
-        .await;
-        match created
-            .map_err(ApiError::from)
-            .and_then(|(link, person)| Ok(association_wire(link, &person)?))
-        {
+        let entities = self.entities();
+        let created = entities.create_association(&principal.platform_id, &input.entity_id, &new);
+        let wired = created.await.map_err(ApiError::from);
+        match wired.and_then(|(link, person)| Ok(association_wire(link, &person)?)) {
             Ok(a) => CreateAssociatedPersonResponse::Ok(Json(a)),
             Err(e) => fail(e),
         }
@@ -303,7 +197,9 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: GetAdditionalRequirementsInput,
     ) -> GetAdditionalRequirementsResponse {
-        match entities::get_requirements(&self.state.db, &principal.platform_id, &input.entity_id)
+        let entities = self.entities();
+        match entities
+            .get_requirements(&principal.platform_id, &input.entity_id)
             .await
         {
             Ok(view) => GetAdditionalRequirementsResponse::Ok(Json(requirements_wire(view))),
@@ -316,21 +212,50 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: SubmitAdditionalRequirementsInput,
     ) -> SubmitAdditionalRequirementsResponse {
-        let state = &self.state;
-        let submitted = input.body.0;
-        let result = entities::submit_requirements(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.entity_id,
-            &submitted,
-        )
-        .await;
-        match result {
+        let (entities, submitted) = (self.entities(), &input.body.0);
+        let result =
+            entities.submit_requirements(&principal.platform_id, &input.entity_id, submitted);
+        match result.await {
             Ok(view) => SubmitAdditionalRequirementsResponse::Ok(Json(requirements_wire(view))),
             Err(e) => fail(e.into()),
         }
     }
+}
+
+impl Bankd {
+    fn entities(&self) -> Entities<'_> {
+        self.state.services.entities()
+    }
+
+    /// Today's date (UTC), which bounds a date of birth.
+    fn today(&self) -> chrono::NaiveDate {
+        self.state.clock.now().date_naive()
+    }
+}
+
+/// The list query's page and filters.
+fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>, EntityFilter) {
+    let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+    let filter = EntityFilter {
+        created_gt: input.created_gt,
+        created_gte: input.created_gte,
+        created_lt: input.created_lt,
+        created_lte: input.created_lte,
+        is_root: input.is_root,
+        name: input.name,
+        query: input.query,
+        entity_type: input.r#type.map(|t| t.as_str().to_owned()),
+        verification_status: input.verification_status.map(|s| s.as_str().to_owned()),
+    };
+    (page, filter)
+}
+
+/// A created entity (no documents yet) and its `Idempotent-Replayed` header.
+fn created_wire(w: Written<EntityRow>) -> Result<(Entity, Option<String>), ApiError> {
+    Ok((
+        entity_wire(w.value, Vec::new())?,
+        replayed_header(w.replayed),
+    ))
 }
 
 // ---------------------------------------------------------------------------------------------

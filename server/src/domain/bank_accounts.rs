@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::domain::platforms::{self, BankSettings, PlatformError};
+use crate::model::entities::EntityRecord;
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::ledger::{CHECKING, RESERVE_ACCOUNT_TYPE};
 use crate::model::money::{self, CURRENCIES, Comparison, Currency};
@@ -21,7 +22,7 @@ use crate::store::bank_accounts::{
     self as repo, AccountChanges, AccountFilter, AccountNumberRecord, AccountSort, BalanceArm,
     BalanceCondition, BankAccountRecord,
 };
-use crate::store::entities::{self, EntityRecord};
+use crate::store::entities;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Description length of a bank account, in characters.

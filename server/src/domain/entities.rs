@@ -18,18 +18,20 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::clock::Clock;
 use crate::domain::documents::{self, LinkSigner};
+use crate::idempotency::{self, WriteError, WriteRequest, Written};
 use crate::model::documents::{DocumentRecord, SignedDocument};
 use crate::model::entities::{
     Address, AssociatedPersonRole, BusinessFields, PersonFields, RequirementField,
     RequirementFieldType, RequirementValue, VERIFIED,
 };
+use crate::model::entities::{
+    AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow,
+};
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as documents_repo;
-use crate::store::entities::{
-    self as repo, AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, Lock,
-};
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx, platforms};
+use crate::store::entities::{self as repo, Lock};
+use crate::store::{Conflict, Retryable, StoreError, Tx, platforms};
 
 pub const PERSON: &str = "PERSON";
 pub const BUSINESS: &str = "BUSINESS";
@@ -336,7 +338,7 @@ fn new_row(platform_id: &PlatformId, entity_type: &str, now: DateTime<Utc>) -> E
 }
 
 /// Creates a PERSON inside `tx` (the caller's idempotent write transaction).
-pub async fn create_person_in(
+async fn create_person_in(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     platform_id: &PlatformId,
@@ -349,7 +351,7 @@ pub async fn create_person_in(
 }
 
 /// Creates a BUSINESS inside `tx` (the caller's idempotent write transaction).
-pub async fn create_business_in(
+async fn create_business_in(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     platform_id: &PlatformId,
@@ -385,139 +387,302 @@ pub enum EntityChanges {
     Business(BusinessChanges),
 }
 
-/// Applies a PATCH to a live entity of the platform (404 otherwise; 400 for the wrong type).
-pub async fn update(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    changes: &EntityChanges,
-) -> Result<EntityView, EntityError> {
-    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
-    db.write(|tx| {
-        let id = &id;
-        Box::pin(async move {
-            let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            match changes {
-                EntityChanges::Person(c) if row.core.entity_type == PERSON => {
-                    apply_person(&mut row, c)
-                }
-                EntityChanges::Business(c) if row.core.entity_type == BUSINESS => {
-                    apply_business(&mut row, c)
-                }
-                EntityChanges::Person(_) => {
-                    return Err(EntityError::TypeMismatch("the entity is not a PERSON"));
-                }
-                EntityChanges::Business(_) => {
-                    return Err(EntityError::TypeMismatch("the entity is not a BUSINESS"));
-                }
-            }
-            row.core.updated_at = clock.now();
-            if !repo::update_full(tx, &row).await? {
-                return Err(EntityError::NotFound);
-            }
-            let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
-            let key = documents::signing_key_in(tx, clock).await?;
-            Ok(LinkSigner::new(key, clock.now()).view(row, documents))
-        })
-    })
-    .await
+super::service! {
+    /// Entities, their associated persons and additional requirements, each operation in its
+    /// own transaction.
+    Entities
 }
 
-/// One live entity of the platform with its documents.
-pub async fn get(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<EntityView, EntityError> {
-    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
-    let key = documents::signing_key(db, clock).await?;
-    let view = db
-        .read(|tx| {
+impl Entities<'_> {
+    /// Creates a PERSON, at most once per `Idempotency-Key`.
+    pub async fn create_person(
+        &self,
+        platform_id: &PlatformId,
+        changes: &PersonChanges,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<EntityRow>, WriteError<EntityError>> {
+        let clock = self.clock;
+        idempotency::write(self.db, clock, platform_id, write, |tx| {
+            Box::pin(create_person_in(tx, clock, platform_id, changes))
+        })
+        .await
+    }
+
+    /// Creates a BUSINESS, at most once per `Idempotency-Key`.
+    pub async fn create_business(
+        &self,
+        platform_id: &PlatformId,
+        changes: &BusinessChanges,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<EntityRow>, WriteError<EntityError>> {
+        let clock = self.clock;
+        idempotency::write(self.db, clock, platform_id, write, |tx| {
+            Box::pin(create_business_in(tx, clock, platform_id, changes))
+        })
+        .await
+    }
+
+    /// Applies a PATCH to a live entity of the platform (404 otherwise; 400 for the wrong type).
+    pub async fn update(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        changes: &EntityChanges,
+    ) -> Result<EntityView, EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+        db.write(|tx| {
             let id = &id;
             Box::pin(async move {
-                let entity = repo::get_full(tx, platform_id, id, Lock::None)
+                let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
                     .await?
                     .ok_or(EntityError::NotFound)?;
+                match changes {
+                    EntityChanges::Person(c) if row.core.entity_type == PERSON => {
+                        apply_person(&mut row, c)
+                    }
+                    EntityChanges::Business(c) if row.core.entity_type == BUSINESS => {
+                        apply_business(&mut row, c)
+                    }
+                    EntityChanges::Person(_) => {
+                        return Err(EntityError::TypeMismatch("the entity is not a PERSON"));
+                    }
+                    EntityChanges::Business(_) => {
+                        return Err(EntityError::TypeMismatch("the entity is not a BUSINESS"));
+                    }
+                }
+                row.core.updated_at = clock.now();
+                if !repo::update_full(tx, &row).await? {
+                    return Err(EntityError::NotFound);
+                }
                 let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
-                Ok::<_, EntityError>((entity, documents))
+                let key = documents::signing_key_in(tx, clock).await?;
+                Ok(LinkSigner::new(key, clock.now()).view(row, documents))
             })
         })
-        .await?;
-    Ok(LinkSigner::new(key, clock.now()).view(view.0, view.1))
-}
+        .await
+    }
 
-/// One page of the platform's live entities, each with its documents.
-pub async fn list(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    filter: &EntityFilter,
-    request: &PageRequest,
-) -> Result<Page<EntityView>, EntityError> {
-    let key = documents::signing_key(db, clock).await?;
-    let page = db
-        .read(|tx| {
-            Box::pin(async move {
-                let page = repo::list_full(tx, platform_id, filter, request).await?;
-                let ids: Vec<&EntityId> = page.items.iter().map(|e| &e.core.id).collect();
-                let mut documents =
-                    documents_repo::list_for_entities(tx, platform_id, &ids).await?;
-                let items = page
-                    .items
-                    .iter()
-                    .map(|entity| {
-                        // `documents` is newest first; extracting keeps that order per entity.
-                        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut documents)
-                            .into_iter()
-                            .partition(|d| d.entity_id.as_ref() == Some(&entity.core.id));
-                        documents = rest;
-                        (entity.clone(), mine)
-                    })
-                    .collect();
-                Ok::<_, EntityError>(Page {
-                    items,
-                    has_more: page.has_more,
+    /// One live entity of the platform with its documents.
+    pub async fn get(&self, platform_id: &PlatformId, id: &str) -> Result<EntityView, EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+        let key = documents::signing_key(db, clock).await?;
+        let view = db
+            .read(|tx| {
+                let id = &id;
+                Box::pin(async move {
+                    let entity = repo::get_full(tx, platform_id, id, Lock::None)
+                        .await?
+                        .ok_or(EntityError::NotFound)?;
+                    let documents =
+                        documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
+                    Ok::<_, EntityError>((entity, documents))
                 })
             })
-        })
-        .await?;
-    let signer = LinkSigner::new(key, clock.now());
-    Ok(page.map(|(entity, documents)| signer.view(entity, documents)))
-}
+            .await?;
+        Ok(LinkSigner::new(key, clock.now()).view(view.0, view.1))
+    }
 
-/// Deletes a live entity that owns no bank account that is still open or frozen.
-pub async fn delete(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<(), EntityError> {
-    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
-    db.write(|tx| {
-        let id = &id;
-        Box::pin(async move {
-            // Locked for delete: a transaction adding this entity as an owner holds a KEY SHARE
-            // lock on the row (its foreign-key check), so this waits for it and then sees the
-            // new owner. TODO-correctness: a transaction that read the entity as live before this
-            // commit and inserts its owner after it can still slip in on PostgreSQL, unless it
-            // re-reads the entity with a lock.
-            repo::get_full(tx, platform_id, id, Lock::ForDelete)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            if repo::owns_unclosed_bank_accounts(tx, platform_id, id).await? {
-                return Err(EntityError::HasBankAccounts);
-            }
-            if !repo::mark_deleted(tx, platform_id, id, clock.now()).await? {
-                return Err(EntityError::NotFound);
-            }
-            Ok(())
+    /// One page of the platform's live entities, each with its documents.
+    pub async fn list(
+        &self,
+        platform_id: &PlatformId,
+        filter: &EntityFilter,
+        request: &PageRequest,
+    ) -> Result<Page<EntityView>, EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let key = documents::signing_key(db, clock).await?;
+        let page = db
+            .read(|tx| {
+                Box::pin(async move {
+                    let page = repo::list_full(tx, platform_id, filter, request).await?;
+                    let ids: Vec<&EntityId> = page.items.iter().map(|e| &e.core.id).collect();
+                    let mut documents =
+                        documents_repo::list_for_entities(tx, platform_id, &ids).await?;
+                    let items = page
+                        .items
+                        .iter()
+                        .map(|entity| {
+                            // `documents` is newest first; extracting keeps that order per entity.
+                            let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut documents)
+                                .into_iter()
+                                .partition(|d| d.entity_id.as_ref() == Some(&entity.core.id));
+                            documents = rest;
+                            (entity.clone(), mine)
+                        })
+                        .collect();
+                    Ok::<_, EntityError>(Page {
+                        items,
+                        has_more: page.has_more,
+                    })
+                })
+            })
+            .await?;
+        let signer = LinkSigner::new(key, clock.now());
+        Ok(page.map(|(entity, documents)| signer.view(entity, documents)))
+    }
+
+    /// Deletes a live entity that owns no bank account that is still open or frozen.
+    pub async fn delete(&self, platform_id: &PlatformId, id: &str) -> Result<(), EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+        db.write(|tx| {
+            let id = &id;
+            Box::pin(async move {
+                // Locked for delete: a transaction adding this entity as an owner holds a KEY SHARE
+                // lock on the row (its foreign-key check), so this waits for it and then sees the
+                // new owner. TODO-correctness: a transaction that read the entity as live before this
+                // commit and inserts its owner after it can still slip in on PostgreSQL, unless it
+                // re-reads the entity with a lock.
+                repo::get_full(tx, platform_id, id, Lock::ForDelete)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                if repo::owns_unclosed_bank_accounts(tx, platform_id, id).await? {
+                    return Err(EntityError::HasBankAccounts);
+                }
+                if !repo::mark_deleted(tx, platform_id, id, clock.now()).await? {
+                    return Err(EntityError::NotFound);
+                }
+                Ok(())
+            })
         })
-    })
-    .await
+        .await
+    }
+
+    /// Links a PERSON to a BUSINESS of the same platform.
+    pub async fn create_association(
+        &self,
+        platform_id: &PlatformId,
+        business_id: &str,
+        new: &NewAssociation,
+    ) -> Result<(AssociationRecord, EntityRow), EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
+        let person_id = EntityId::parse(&new.person_entity_id).ok_or(EntityError::NotFound)?;
+        db.write(|tx| {
+            let (business_id, person_id) = (&business_id, &person_id);
+            Box::pin(async move {
+                // Both lookups come before the type checks: 404 precedes business-rule 400s.
+                let business = repo::get_full(tx, platform_id, business_id, Lock::None)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                let person = repo::get_full(tx, platform_id, person_id, Lock::None)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                if business.core.entity_type != BUSINESS {
+                    return Err(EntityError::TypeMismatch(
+                        "the entity in the path is not a BUSINESS",
+                    ));
+                }
+                if person.core.entity_type != PERSON {
+                    return Err(EntityError::TypeMismatch(
+                        "person_entity_id is not a PERSON entity",
+                    ));
+                }
+                let link = AssociationRecord {
+                    platform_id: platform_id.clone(),
+                    business_entity_id: business_id.clone(),
+                    person_entity_id: person_id.clone(),
+                    roles: new.roles.iter().map(|r| r.as_str().to_owned()).collect(),
+                    title_in_business: new.title_in_business.clone(),
+                    created_at: clock.now(),
+                };
+                if !repo::insert_association(tx, &link).await? {
+                    return Err(EntityError::AlreadyLinked);
+                }
+                Ok((link, person))
+            })
+        })
+        .await
+    }
+
+    /// One page of the persons linked to a BUSINESS, newest link first.
+    pub async fn list_associations(
+        &self,
+        platform_id: &PlatformId,
+        business_id: &str,
+        request: &PageRequest,
+    ) -> Result<Page<(AssociationRecord, EntityRow)>, EntityError> {
+        let db = self.db;
+        let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
+        db.read(|tx| {
+            let business_id = &business_id;
+            Box::pin(async move {
+                let business = repo::get_full(tx, platform_id, business_id, Lock::None)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                if business.core.entity_type != BUSINESS {
+                    return Err(EntityError::TypeMismatch(
+                        "the entity in the path is not a BUSINESS",
+                    ));
+                }
+                Ok(repo::list_associations(tx, platform_id, business_id, request).await?)
+            })
+        })
+        .await
+    }
+
+    /// The additional requirements of a live entity.
+    pub async fn get_requirements(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<RequirementsView, EntityError> {
+        let db = self.db;
+        let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
+        db.read(|tx| {
+            let id = &id;
+            Box::pin(async move {
+                let row = repo::get_full(tx, platform_id, id, Lock::None)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                let fields = requirement_fields(tx, platform_id).await?;
+                Ok(view_of(&row, &fields))
+            })
+        })
+        .await
+    }
+
+    /// Validates `submitted` against the platform's list and merges it into the entity's values.
+    pub async fn submit_requirements(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        submitted: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<RequirementsView, EntityError> {
+        let db = self.db;
+        let clock = self.clock;
+        let id = EntityId::parse(id);
+        db.write(|tx| {
+            let id = &id;
+            Box::pin(async move {
+                // The values are judged first (a 400 for the request's shape precedes the 404).
+                let fields = requirement_fields(tx, platform_id).await?;
+                let submitted = validate_requirements(&fields, submitted)?;
+                let id = id.as_ref().ok_or(EntityError::NotFound)?;
+                let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
+                    .await?
+                    .ok_or(EntityError::NotFound)?;
+                if !submitted.is_empty() {
+                    let now = clock.now();
+                    let merged = &mut row.details.additional_requirements;
+                    merged.extend(submitted.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    if !repo::set_additional_requirements(tx, platform_id, id, merged, now).await? {
+                        return Err(EntityError::NotFound);
+                    }
+                    row.details.additional_requirements_updated_at = Some(now);
+                }
+                Ok(view_of(&row, &fields))
+            })
+        })
+        .await
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -556,78 +721,6 @@ impl NewAssociation {
         };
         errors.finish(new)
     }
-}
-
-/// Links a PERSON to a BUSINESS of the same platform.
-pub async fn create_association(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    business_id: &str,
-    new: &NewAssociation,
-) -> Result<(AssociationRecord, EntityRow), EntityError> {
-    let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
-    let person_id = EntityId::parse(&new.person_entity_id).ok_or(EntityError::NotFound)?;
-    db.write(|tx| {
-        let (business_id, person_id) = (&business_id, &person_id);
-        Box::pin(async move {
-            // Both lookups come before the type checks: 404 precedes business-rule 400s.
-            let business = repo::get_full(tx, platform_id, business_id, Lock::None)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            let person = repo::get_full(tx, platform_id, person_id, Lock::None)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            if business.core.entity_type != BUSINESS {
-                return Err(EntityError::TypeMismatch(
-                    "the entity in the path is not a BUSINESS",
-                ));
-            }
-            if person.core.entity_type != PERSON {
-                return Err(EntityError::TypeMismatch(
-                    "person_entity_id is not a PERSON entity",
-                ));
-            }
-            let link = AssociationRecord {
-                platform_id: platform_id.clone(),
-                business_entity_id: business_id.clone(),
-                person_entity_id: person_id.clone(),
-                roles: new.roles.iter().map(|r| r.as_str().to_owned()).collect(),
-                title_in_business: new.title_in_business.clone(),
-                created_at: clock.now(),
-            };
-            if !repo::insert_association(tx, &link).await? {
-                return Err(EntityError::AlreadyLinked);
-            }
-            Ok((link, person))
-        })
-    })
-    .await
-}
-
-/// One page of the persons linked to a BUSINESS, newest link first.
-pub async fn list_associations(
-    db: &Db,
-    platform_id: &PlatformId,
-    business_id: &str,
-    request: &PageRequest,
-) -> Result<Page<(AssociationRecord, EntityRow)>, EntityError> {
-    let business_id = EntityId::parse(business_id).ok_or(EntityError::NotFound)?;
-    db.read(|tx| {
-        let business_id = &business_id;
-        Box::pin(async move {
-            let business = repo::get_full(tx, platform_id, business_id, Lock::None)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            if business.core.entity_type != BUSINESS {
-                return Err(EntityError::TypeMismatch(
-                    "the entity in the path is not a BUSINESS",
-                ));
-            }
-            Ok(repo::list_associations(tx, platform_id, business_id, request).await?)
-        })
-    })
-    .await
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -750,60 +843,6 @@ pub fn validate_requirements(
     } else {
         Err(EntityError::InvalidAdditionalRequirements(errors))
     }
-}
-
-/// The additional requirements of a live entity.
-pub async fn get_requirements(
-    db: &Db,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<RequirementsView, EntityError> {
-    let id = EntityId::parse(id).ok_or(EntityError::NotFound)?;
-    db.read(|tx| {
-        let id = &id;
-        Box::pin(async move {
-            let row = repo::get_full(tx, platform_id, id, Lock::None)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            let fields = requirement_fields(tx, platform_id).await?;
-            Ok(view_of(&row, &fields))
-        })
-    })
-    .await
-}
-
-/// Validates `submitted` against the platform's list and merges it into the entity's values.
-pub async fn submit_requirements(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    submitted: &BTreeMap<String, serde_json::Value>,
-) -> Result<RequirementsView, EntityError> {
-    let id = EntityId::parse(id);
-    db.write(|tx| {
-        let id = &id;
-        Box::pin(async move {
-            // The values are judged first (a 400 for the request's shape precedes the 404).
-            let fields = requirement_fields(tx, platform_id).await?;
-            let submitted = validate_requirements(&fields, submitted)?;
-            let id = id.as_ref().ok_or(EntityError::NotFound)?;
-            let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
-                .await?
-                .ok_or(EntityError::NotFound)?;
-            if !submitted.is_empty() {
-                let now = clock.now();
-                let merged = &mut row.details.additional_requirements;
-                merged.extend(submitted.iter().map(|(k, v)| (k.clone(), v.clone())));
-                if !repo::set_additional_requirements(tx, platform_id, id, merged, now).await? {
-                    return Err(EntityError::NotFound);
-                }
-                row.details.additional_requirements_updated_at = Some(now);
-            }
-            Ok(view_of(&row, &fields))
-        })
-    })
-    .await
 }
 
 #[cfg(test)]

@@ -66,6 +66,7 @@ pub(crate) use service;
 services! {
     counterparties => counterparties::Counterparties;
     documents => documents::Documents;
+    entities => entities::Entities;
     positive_pay => positive_pay::PositivePay;
     transfers => transfers::Transfers;
 }

@@ -1,10 +1,16 @@
-//! Entity records the rules and the store share: the verification status most entities have,
-//! a postal address, and an additional requirement's value.
+//! Entities as the rules and the store share them: the stored record (core and details), the
+//! list filter, associations, a postal address, additional requirements, and the fields a
+//! request gives.
 //!
 //! `Address` and `RequirementValue` serialize exactly as the wire types of the same names (the
 //! store keeps them as JSON text), so a stored value reads back whichever side wrote it.
 
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
+
+use crate::model::ids::{EntityId, PlatformId};
 
 /// The verification status of nearly every entity: the one the entity lists index through their
 /// list order, the others having an index of their own (`store::entities::list_keyset`).
@@ -40,7 +46,7 @@ pub struct PersonFields {
     pub first_name: Option<String>,
     pub middle_name: Option<String>,
     pub last_name: Option<String>,
-    pub date_of_birth: Option<chrono::NaiveDate>,
+    pub date_of_birth: Option<NaiveDate>,
     pub email: Option<String>,
     pub ssn: Option<String>,
     pub address: Option<Address>,
@@ -111,4 +117,85 @@ impl AssociatedPersonRole {
     pub fn parse(text: &str) -> Option<AssociatedPersonRole> {
         Self::ALL.into_iter().find(|r| r.as_str() == text)
     }
+}
+
+/// A stored entity's core fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityRecord {
+    pub id: EntityId,
+    pub platform_id: PlatformId,
+    /// `PERSON` or `BUSINESS`.
+    pub entity_type: String,
+    pub name: String,
+    pub is_root: bool,
+    pub requires_screening: bool,
+    /// `UNVERIFIED`, `PENDING`, `MANUAL_REVIEW`, `VERIFIED` or `DENIED`.
+    pub verification_status: String,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub business_name: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The type-specific and compliance fields of an entity, beside its `EntityRecord` core.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EntityDetails {
+    pub review_reasons: Vec<String>,
+    // PERSON
+    pub middle_name: Option<String>,
+    pub date_of_birth: Option<NaiveDate>,
+    pub email: Option<String>,
+    /// Only the last four digits; the full SSN is never stored.
+    pub ssn_last_4: Option<String>,
+    // BUSINESS
+    pub ein: Option<String>,
+    pub industry: Option<String>,
+    pub legal_type: Option<String>,
+    pub state_of_incorporation: Option<String>,
+    pub website: Option<String>,
+    pub year_of_incorporation: Option<String>,
+    pub description: Option<String>,
+    pub countries_of_operation: Vec<String>,
+    // Both
+    pub address: Option<Address>,
+    /// Additional requirement values submitted so far, by field name.
+    pub additional_requirements: BTreeMap<String, RequirementValue>,
+    pub additional_requirements_updated_at: Option<DateTime<Utc>>,
+}
+
+/// A stored entity with all its fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityRow {
+    pub core: EntityRecord,
+    pub details: EntityDetails,
+}
+
+/// Filters of `GET /entities`; `None` does not filter.
+#[derive(Debug, Clone, Default)]
+pub struct EntityFilter {
+    pub created_gt: Option<DateTime<Utc>>,
+    pub created_gte: Option<DateTime<Utc>>,
+    pub created_lt: Option<DateTime<Utc>>,
+    pub created_lte: Option<DateTime<Utc>>,
+    pub is_root: Option<bool>,
+    /// Case-insensitive substring of the name.
+    pub name: Option<String>,
+    /// Case-insensitive substring of the name, or an exact id.
+    pub query: Option<String>,
+    /// `PERSON` or `BUSINESS`.
+    pub entity_type: Option<String>,
+    pub verification_status: Option<String>,
+}
+
+/// A link between a BUSINESS and a PERSON of the same platform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssociationRecord {
+    pub platform_id: PlatformId,
+    pub business_entity_id: EntityId,
+    pub person_entity_id: EntityId,
+    /// Wire values (`control_person`, `beneficial_owner`).
+    pub roles: Vec<String>,
+    pub title_in_business: Option<String>,
+    pub created_at: DateTime<Utc>,
 }

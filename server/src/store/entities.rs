@@ -2,32 +2,16 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::model::entities::{Address, RequirementValue, VERIFIED};
+use crate::model::entities::{
+    AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, RequirementValue,
+    VERIFIED,
+};
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
-
-/// A stored entity's core fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EntityRecord {
-    pub id: EntityId,
-    pub platform_id: PlatformId,
-    /// `PERSON` or `BUSINESS`.
-    pub entity_type: String,
-    pub name: String,
-    pub is_root: bool,
-    pub requires_screening: bool,
-    /// `UNVERIFIED`, `PENDING`, `MANUAL_REVIEW`, `VERIFIED` or `DENIED`.
-    pub verification_status: String,
-    pub first_name: Option<String>,
-    pub last_name: Option<String>,
-    pub business_name: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const COLUMNS: &str = "id, platform_id, type, name, is_root, requires_screening, \
     verification_status, first_name, last_name, business_name, created_at, updated_at";
@@ -121,39 +105,6 @@ pub async fn list(
 // The full record: everything the Entities API reads and writes. `EntityRecord` above stays the
 // small core that platform creation and other areas use.
 // ---------------------------------------------------------------------------------------------
-
-/// The type-specific and compliance fields of an entity, beside its [`EntityRecord`] core.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EntityDetails {
-    pub review_reasons: Vec<String>,
-    // PERSON
-    pub middle_name: Option<String>,
-    pub date_of_birth: Option<NaiveDate>,
-    pub email: Option<String>,
-    /// Only the last four digits; the full SSN is never stored.
-    pub ssn_last_4: Option<String>,
-    // BUSINESS
-    pub ein: Option<String>,
-    pub industry: Option<String>,
-    pub legal_type: Option<String>,
-    pub state_of_incorporation: Option<String>,
-    pub website: Option<String>,
-    pub year_of_incorporation: Option<String>,
-    pub description: Option<String>,
-    pub countries_of_operation: Vec<String>,
-    // Both
-    pub address: Option<Address>,
-    /// Additional requirement values submitted so far, by field name.
-    pub additional_requirements: BTreeMap<String, RequirementValue>,
-    pub additional_requirements_updated_at: Option<DateTime<Utc>>,
-}
-
-/// A stored entity with all its fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EntityRow {
-    pub core: EntityRecord,
-    pub details: EntityDetails,
-}
 
 const DETAIL_COLUMNS: &str = "review_reasons, middle_name, date_of_birth, email, ssn_last_4, \
     ein, industry, legal_type, state_of_incorporation, website, year_of_incorporation, \
@@ -324,23 +275,6 @@ pub async fn get_full(
         .transpose()
 }
 
-/// Filters of `GET /entities`; `None` does not filter.
-#[derive(Debug, Clone, Default)]
-pub struct EntityFilter {
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
-    pub is_root: Option<bool>,
-    /// Case-insensitive substring of the name.
-    pub name: Option<String>,
-    /// Case-insensitive substring of the name, or an exact id.
-    pub query: Option<String>,
-    /// `PERSON` or `BUSINESS`.
-    pub entity_type: Option<String>,
-    pub verification_status: Option<String>,
-}
-
 /// One page of the platform's live entities, newest first, filtered.
 pub async fn list_full(
     tx: &mut Tx<'_>,
@@ -481,18 +415,6 @@ pub async fn set_additional_requirements(
 // ---------------------------------------------------------------------------------------------
 // Associated persons
 // ---------------------------------------------------------------------------------------------
-
-/// A link between a BUSINESS and a PERSON of the same platform.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssociationRecord {
-    pub platform_id: PlatformId,
-    pub business_entity_id: EntityId,
-    pub person_entity_id: EntityId,
-    /// Wire values (`control_person`, `beneficial_owner`).
-    pub roles: Vec<String>,
-    pub title_in_business: Option<String>,
-    pub created_at: DateTime<Utc>,
-}
 
 /// Whether `person` is already linked to `business`.
 pub async fn association_exists(
