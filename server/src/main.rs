@@ -304,7 +304,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         None
     };
     let state = AppState {
-        services: bankd::domain::Services::new(db.clone(), clock.clone()),
+        services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings()),
         db,
         config: Arc::new(config),
         clock,

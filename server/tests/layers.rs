@@ -59,9 +59,7 @@ fn allowed(from: Layer, to: Layer) -> bool {
 const KNOWN: &[(&str, &str)] = &[
     ("api", "app"),
     ("api", "store"),
-    ("api::account_numbers", "store::bank_accounts"),
     ("api::bank_accounts", "store"),
-    ("api::bank_accounts", "store::bank_accounts"),
     ("api::documents", "store"),
     ("api::entities", "store"),
     ("api::errors", "store"),

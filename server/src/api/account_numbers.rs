@@ -5,13 +5,12 @@ use bank_api::account_numbers::*;
 use bank_api::models::{AccountNumber, AccountNumberList};
 
 use super::Bankd;
-use super::bank_accounts::check_key;
 use super::errors::fail;
-use super::idempotent::{self, body_bytes};
+use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
-use crate::domain::bank_accounts::{self as accounts, AccountNumberUpdate, NewAccountNumber};
+use crate::domain::bank_accounts::{AccountNumberUpdate, NewAccountNumber};
+use crate::model::bank_accounts::AccountNumberRecord;
 use crate::model::page::PageRequest;
-use crate::store::bank_accounts::AccountNumberRecord;
 
 impl AccountNumbersApi for Bankd {
     async fn list_account_numbers(
@@ -19,22 +18,14 @@ impl AccountNumbersApi for Bankd {
         principal: Principal,
         input: ListAccountNumbersInput,
     ) -> ListAccountNumbersResponse {
-        let page = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
+        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+        let (accounts, account) = (self.bank_accounts(), &input.bank_account_id);
+        let listed = async {
+            accounts
+                .list_account_numbers(&principal.platform_id, account, &page?)
+                .await
         };
-        let listed = accounts::list_account_numbers(
-            &self.state.db,
-            &principal.platform_id,
-            &input.bank_account_id,
-            &page,
-        )
-        .await;
-        match listed {
+        match listed.await {
             Ok(page) => ListAccountNumbersResponse::Ok(Json(AccountNumberList {
                 account_numbers: page.items.into_iter().map(wire).collect(),
                 has_more: page.has_more,
@@ -53,47 +44,16 @@ impl AccountNumbersApi for Bankd {
             description: input.body.description,
             check_issuing_positive_pay_required: input.body.check_issuing_positive_pay_required,
         };
-        if let Err(e) = new.validate() {
-            return fail(e.into());
-        }
-        if let Err(e) = check_key(input.idempotency_key.as_deref()) {
-            return fail(e);
-        }
-        let state = &self.state;
-        let (platform_id, account_id) = (&principal.platform_id, input.bank_account_id.as_str());
-        // 404 for the addressed account before the key's 409/422.
-        if let Err(e) = accounts::check_exists(&state.db, platform_id, account_id).await {
-            return fail(e.into());
-        }
-        let path = format!("/bank-accounts/{account_id}/account-numbers");
-        let (new, bank, clock) = (&new, &state.config.bank_settings(), state.clock.as_ref());
-        let written = idempotent::write(
-            state,
-            &principal,
-            input.idempotency_key.as_deref(),
-            ("POST", &path, &body),
-            |tx| {
-                Box::pin(async move {
-                    let record = accounts::create_account_number(
-                        tx,
-                        clock,
-                        bank,
-                        platform_id,
-                        account_id,
-                        new,
-                    )
-                    .await?;
-                    Ok(wire(record))
-                })
-            },
-        )
-        .await;
-        match written {
+        let account = input.bank_account_id.as_str();
+        let path = format!("/bank-accounts/{account}/account-numbers");
+        let write = write_request(input.idempotency_key.as_deref(), &path, &body);
+        let accounts = self.bank_accounts();
+        let created = accounts.create_account_number(&principal.platform_id, account, &new, write);
+        match created.await {
             Ok(w) => {
-                let replayed = w.replayed_header();
-                CreateAccountNumberResponse::Ok(Json(w.value), replayed)
+                CreateAccountNumberResponse::Ok(Json(wire(w.value)), replayed_header(w.replayed))
             }
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -102,12 +62,10 @@ impl AccountNumbersApi for Bankd {
         principal: Principal,
         input: GetAccountNumberInput,
     ) -> GetAccountNumberResponse {
-        match accounts::get_account_number(
-            &self.state.db,
-            &principal.platform_id,
-            &input.account_number_id,
-        )
-        .await
+        let accounts = self.bank_accounts();
+        match accounts
+            .get_account_number(&principal.platform_id, &input.account_number_id)
+            .await
         {
             Ok(record) => GetAccountNumberResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
@@ -123,16 +81,11 @@ impl AccountNumbersApi for Bankd {
             description: input.body.description,
             check_issuing_positive_pay_required: input.body.check_issuing_positive_pay_required,
         };
-        let state = &self.state;
-        let updated = accounts::update_account_number(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.account_number_id,
-            &update,
-        )
-        .await;
-        match updated {
+        let (accounts, id) = (self.bank_accounts(), &input.account_number_id);
+        match accounts
+            .update_account_number(&principal.platform_id, id, &update)
+            .await
+        {
             Ok(record) => UpdateAccountNumberResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
         }

@@ -1,8 +1,7 @@
 //! `BankAccounts`: bank accounts, their owners and their daily history.
 //!
-//! Creation follows the contract's precedence: the request's shape (body, `Idempotency-Key`)
-//! → 404 for the entity and reserve account it names → 409/422 for the key → business rules
-//! (inside the write transaction).
+//! Each handler parses, calls one method of the bank accounts service (which owns the
+//! transaction, the idempotency and the contract's error precedence) and maps the result.
 
 use std::collections::BTreeMap;
 
@@ -10,22 +9,22 @@ use bank_api::Json;
 use bank_api::bank_accounts::*;
 use bank_api::models::{
     Balances, BankAccount, BankAccountHistory, BankAccountList, BankAccountSort, BankAccountStatus,
-    BankAccountType, BankAccountWithDetails, DailySummary, ErrorType, SortOrder,
+    BankAccountType, BankAccountWithDetails, CreateBankAccountRequest, DailySummary, ErrorType,
+    SortOrder,
 };
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
-use super::idempotent::{self, body_bytes};
+use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::bank_accounts::{
-    self as accounts, BankAccountDetails, BankAccountError, BankAccountUpdate, BankAccountView,
+    BankAccountDetails, BankAccountError, BankAccountUpdate, BankAccountView, BankAccounts,
     ListQuery, NewBankAccount, SortField,
 };
-use crate::domain::history::{self, DaySummary, HistoryError};
-use crate::idempotency::IdempotencyKey;
-use crate::model::page::PageRequest;
+use crate::domain::history::{DaySummary, History, HistoryError};
+use crate::model::bank_accounts::BankAccountRecord;
+use crate::model::page::{PageRequest, PaginationError};
 use crate::store::StoreError;
-use crate::store::bank_accounts::BankAccountRecord;
 
 impl BankAccountsApi for Bankd {
     async fn list_bank_accounts(
@@ -33,48 +32,16 @@ impl BankAccountsApi for Bankd {
         principal: Principal,
         input: ListBankAccountsInput,
     ) -> ListBankAccountsResponse {
-        let page = match PageRequest::parse(
-            Some(input.limit),
-            input.starting_after,
-            input.ending_before,
-        ) {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
-        let query = ListQuery {
-            balance_gt: input.balance_gt,
-            balance_gte: input.balance_gte,
-            balance_lt: input.balance_lt,
-            balance_lte: input.balance_lte,
-            created_gt: input.created_gt,
-            created_gte: input.created_gte,
-            created_lt: input.created_lt,
-            created_lte: input.created_lte,
-            currency_code: input.currency_code,
-            description: input.description,
-            entity_id: input.entity_id,
-            is_overdraftable: input.is_overdraftable,
-            overdraft_reserve_account_id: input.overdraft_reserve_account_id,
-            query: input.query,
-            status: input.status.map(|s| s.as_str()),
-            account_type: input.r#type.map(|t| t.as_str()),
-            sort: match input.sort.unwrap_or(BankAccountSort::CreatedAt) {
-                BankAccountSort::CreatedAt => SortField::CreatedAt,
-                BankAccountSort::Balance => SortField::Balance,
-                BankAccountSort::Description => SortField::Description,
-            },
-            descending: input.sort_order.unwrap_or(SortOrder::Desc) == SortOrder::Desc,
-        };
-        let listed = accounts::list(&self.state.db, &principal.platform_id, &query, &page).await;
-        let page = match listed {
-            Ok(page) => page,
-            Err(e) => return fail(e.into()),
-        };
-        let items: Result<Vec<BankAccount>, ApiError> =
-            page.items.into_iter().map(wire_view).collect();
-        match items {
-            Ok(bank_accounts) => ListBankAccountsResponse::Ok(Json(BankAccountList {
-                bank_accounts,
+        let (page, query) = list_query(input);
+        let accounts = self.bank_accounts();
+        let listed = async { accounts.list(&principal.platform_id, &query, &page?).await };
+        match listed
+            .await
+            .map_err(ApiError::from)
+            .and_then(|p| p.try_map(wire_view))
+        {
+            Ok(page) => ListBankAccountsResponse::Ok(Json(BankAccountList {
+                bank_accounts: page.items,
                 has_more: page.has_more,
             })),
             Err(e) => fail(e),
@@ -87,47 +54,18 @@ impl BankAccountsApi for Bankd {
         input: CreateBankAccountInput,
     ) -> CreateBankAccountResponse {
         let body = body_bytes(&input.body);
-        let b = input.body;
-        let new = NewBankAccount {
-            entity_id: b.entity_id,
-            description: b.description,
-            display_name: b.display_name,
-            currency_code: b.currency_code,
-            is_overdraftable: b.is_overdraftable,
-            overdraft_reserve_account_id: b.overdraft_reserve_account_id,
-        };
-        let new = match new.validate() {
+        let new = match new_account(input.body).validate() {
             Ok(new) => new,
             Err(e) => return fail(e.into()),
         };
-        if let Err(e) = check_key(input.idempotency_key.as_deref()) {
-            return fail(e);
-        }
-        let state = &self.state;
-        let platform_id = &principal.platform_id;
-        if let Err(e) = accounts::check_new_account_references(&state.db, platform_id, &new).await {
-            return fail(e.into());
-        }
-        let (new, bank, clock) = (&new, &state.config.bank_settings(), state.clock.as_ref());
-        let fingerprint = ("POST", "/bank-accounts", body.as_slice());
-        let written = idempotent::write(
-            state,
-            &principal,
-            input.idempotency_key.as_deref(),
-            fingerprint,
-            |tx| {
-                Box::pin(async move {
-                    let created = accounts::create(tx, clock, bank, platform_id, new).await?;
-                    Ok(wire_details(created)?)
-                })
-            },
-        )
-        .await;
-        match written {
-            Ok(w) => {
-                let replayed = w.replayed_header();
-                CreateBankAccountResponse::Ok(Json(w.value), replayed)
-            }
+        let write = write_request(input.idempotency_key.as_deref(), "/bank-accounts", &body);
+        let accounts = self.bank_accounts();
+        let created = accounts.create(&principal.platform_id, &new, write).await;
+        match created
+            .map_err(ApiError::from)
+            .and_then(|w| Ok((wire_details(w.value)?, w.replayed)))
+        {
+            Ok((a, replayed)) => CreateBankAccountResponse::Ok(Json(a), replayed_header(replayed)),
             Err(e) => fail(e),
         }
     }
@@ -137,13 +75,9 @@ impl BankAccountsApi for Bankd {
         principal: Principal,
         input: GetBankAccountInput,
     ) -> GetBankAccountResponse {
-        let found = accounts::get(
-            &self.state.db,
-            &principal.platform_id,
-            &input.bank_account_id,
-        )
-        .await;
-        match found.map_err(ApiError::from).and_then(wire_details) {
+        let accounts = self.bank_accounts();
+        let found = accounts.get(&principal.platform_id, &input.bank_account_id);
+        match found.await.map_err(ApiError::from).and_then(wire_details) {
             Ok(account) => GetBankAccountResponse::Ok(Json(account)),
             Err(e) => fail(e),
         }
@@ -154,14 +88,10 @@ impl BankAccountsApi for Bankd {
         principal: Principal,
         input: DeleteBankAccountInput,
     ) -> DeleteBankAccountResponse {
-        let state = &self.state;
-        match accounts::close(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.bank_account_id,
-        )
-        .await
+        let accounts = self.bank_accounts();
+        match accounts
+            .close(&principal.platform_id, &input.bank_account_id)
+            .await
         {
             Ok(()) => DeleteBankAccountResponse::Ok,
             Err(e) => fail(e.into()),
@@ -180,16 +110,9 @@ impl BankAccountsApi for Bankd {
             is_overdraftable: b.is_overdraftable,
             overdraft_reserve_account_id: b.overdraft_reserve_account_id,
         };
-        let state = &self.state;
-        let updated = accounts::update(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.bank_account_id,
-            &update,
-        )
-        .await;
-        match updated.map_err(ApiError::from).and_then(wire_details) {
+        let accounts = self.bank_accounts();
+        let updated = accounts.update(&principal.platform_id, &input.bank_account_id, &update);
+        match updated.await.map_err(ApiError::from).and_then(wire_details) {
             Ok(account) => UpdateBankAccountResponse::Ok(Json(account)),
             Err(e) => fail(e),
         }
@@ -200,25 +123,15 @@ impl BankAccountsApi for Bankd {
         principal: Principal,
         input: GetBankAccountHistoryInput,
     ) -> GetBankAccountHistoryResponse {
-        let state = &self.state;
-        let found = history::history(
-            &state.db,
-            state.clock.as_ref(),
+        let (accounts, range) = (self.bank_accounts(), (input.from_date, input.to_date));
+        let found = accounts.history(
             &principal.platform_id,
             &input.bank_account_id,
-            input.from_date,
-            input.to_date,
-        )
-        .await;
-        match found {
-            Ok(h) => {
-                let currency = h.currency_code;
-                GetBankAccountHistoryResponse::Ok(Json(BankAccountHistory {
-                    bank_account_id: h.bank_account_id.into_string(),
-                    time_zone: h.time_zone,
-                    history: h.days.into_iter().map(|d| wire_day(d, &currency)).collect(),
-                }))
-            }
+            range.0,
+            range.1,
+        );
+        match found.await {
+            Ok(h) => GetBankAccountHistoryResponse::Ok(Json(wire_history(h))),
             Err(e) => fail(e.into()),
         }
     }
@@ -228,30 +141,70 @@ impl BankAccountsApi for Bankd {
         principal: Principal,
         input: AddBankAccountOwnerInput,
     ) -> AddBankAccountOwnerResponse {
-        let state = &self.state;
-        let added = accounts::add_owner(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            &input.bank_account_id,
-            &input.body.entity_id,
-        )
-        .await;
-        match added.map_err(ApiError::from).and_then(wire_details) {
+        let (accounts, entity_id) = (self.bank_accounts(), &input.body.entity_id);
+        let added = accounts.add_owner(&principal.platform_id, &input.bank_account_id, entity_id);
+        match added.await.map_err(ApiError::from).and_then(wire_details) {
             Ok(account) => AddBankAccountOwnerResponse::Ok(Json(account)),
             Err(e) => fail(e),
         }
     }
 }
 
-/// A malformed `Idempotency-Key` is a 400 of the request's shape: it must come before the 404s
-/// that run ahead of the idempotent write.
-pub(super) fn check_key(key: Option<&str>) -> Result<(), ApiError> {
-    match key {
-        Some(key) => IdempotencyKey::parse(key)
-            .map(|_| ())
-            .map_err(ApiError::from),
-        None => Ok(()),
+impl Bankd {
+    pub(super) fn bank_accounts(&self) -> BankAccounts<'_> {
+        self.state.services.bank_accounts()
+    }
+}
+
+/// The request's fields for the rules.
+fn new_account(b: CreateBankAccountRequest) -> NewBankAccount {
+    NewBankAccount {
+        entity_id: b.entity_id,
+        description: b.description,
+        display_name: b.display_name,
+        currency_code: b.currency_code,
+        is_overdraftable: b.is_overdraftable,
+        overdraft_reserve_account_id: b.overdraft_reserve_account_id,
+    }
+}
+
+/// The list query's page, filters and order.
+fn list_query(input: ListBankAccountsInput) -> (Result<PageRequest, PaginationError>, ListQuery) {
+    let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+    let query = ListQuery {
+        balance_gt: input.balance_gt,
+        balance_gte: input.balance_gte,
+        balance_lt: input.balance_lt,
+        balance_lte: input.balance_lte,
+        created_gt: input.created_gt,
+        created_gte: input.created_gte,
+        created_lt: input.created_lt,
+        created_lte: input.created_lte,
+        currency_code: input.currency_code,
+        description: input.description,
+        entity_id: input.entity_id,
+        is_overdraftable: input.is_overdraftable,
+        overdraft_reserve_account_id: input.overdraft_reserve_account_id,
+        query: input.query,
+        status: input.status.map(|s| s.as_str()),
+        account_type: input.r#type.map(|t| t.as_str()),
+        sort: match input.sort.unwrap_or(BankAccountSort::CreatedAt) {
+            BankAccountSort::CreatedAt => SortField::CreatedAt,
+            BankAccountSort::Balance => SortField::Balance,
+            BankAccountSort::Description => SortField::Description,
+        },
+        descending: input.sort_order.unwrap_or(SortOrder::Desc) == SortOrder::Desc,
+    };
+    (page, query)
+}
+
+/// The wire shape of an account's daily history.
+fn wire_history(h: History) -> BankAccountHistory {
+    let currency = h.currency_code;
+    BankAccountHistory {
+        bank_account_id: h.bank_account_id.into_string(),
+        time_zone: h.time_zone,
+        history: h.days.into_iter().map(|d| wire_day(d, &currency)).collect(),
     }
 }
 

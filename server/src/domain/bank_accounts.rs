@@ -13,14 +13,15 @@ use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
 use crate::domain::platforms::{self, BankSettings, PlatformError};
+use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written};
+use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::ledger::{CHECKING, RESERVE_ACCOUNT_TYPE};
 use crate::model::money::{self, CURRENCIES, Comparison, Currency};
 use crate::model::page::{Page, PageRequest, PaginationError, SortOrder};
 use crate::store::bank_accounts::{
-    self as repo, AccountChanges, AccountFilter, AccountNumberRecord, AccountSort, BalanceArm,
-    BalanceCondition, BankAccountRecord,
+    self as repo, AccountChanges, AccountFilter, AccountSort, BalanceArm, BalanceCondition,
 };
 use crate::store::entities;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
@@ -100,7 +101,7 @@ pub struct BankAccountView {
 }
 
 /// A bank account with its default account number (create, get, update, add owner).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BankAccountDetails {
     pub account: BankAccountRecord,
     pub owners: Vec<EntityId>,
@@ -230,7 +231,7 @@ fn ensure_overdraft_reserve(account: &BankAccountRecord) -> Result<()> {
 
 /// The 404 stage of a create: the owner entity must exist. (The reserve account is a business
 /// rule, checked with the others after the idempotency stage: see [`resolve_reserve`].)
-pub async fn check_new_account_references(
+async fn check_new_account_references(
     db: &Db,
     platform_id: &PlatformId,
     new: &ValidNewBankAccount,
@@ -246,7 +247,7 @@ pub async fn check_new_account_references(
 
 /// Creates a `CHECKING` account owned by the entity, with its default account number, inside
 /// the caller's write transaction.
-pub async fn create(
+async fn create(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     bank: &BankSettings,
@@ -340,17 +341,319 @@ async fn find_for_update(
         .ok_or(BankAccountError::NotFound)
 }
 
-/// One bank account with its details.
-pub async fn get(db: &Db, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
-    let id = BankAccountId::parse(id).ok_or(BankAccountError::NotFound)?;
-    let id = &id;
-    db.read_single(|tx| Box::pin(async move { details(tx, platform_id, id).await }))
+/// Bank accounts, their owners and account numbers (and their history, `domain::history`), each
+/// operation in its own transaction.
+pub struct BankAccounts<'a> {
+    pub(super) db: &'a Db,
+    pub(super) clock: &'a dyn Clock,
+    pub(super) bank: &'a BankSettings,
+}
+
+impl BankAccounts<'_> {
+    /// Opens a bank account. Precedence as the contract gives it: the `Idempotency-Key`'s shape,
+    /// then 404 for the entity and reserve account the request names, then the key's 409/422,
+    /// then the rules.
+    pub async fn create(
+        &self,
+        platform_id: &PlatformId,
+        new: &ValidNewBankAccount,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<BankAccountDetails>, WriteError<BankAccountError>> {
+        if let Some(key) = write.key {
+            IdempotencyKey::parse(key)?;
+        }
+        check_new_account_references(self.db, platform_id, new)
+            .await
+            .map_err(WriteError::Rule)?;
+        let (clock, bank) = (self.clock, self.bank);
+        idempotency::write(self.db, clock, platform_id, write, |tx| {
+            Box::pin(create(tx, clock, bank, platform_id, new))
+        })
         .await
+    }
+
+    /// Adds an account number to the bank account `bank_account_id`. Precedence: the key's
+    /// shape, 404 for the account, the key's 409/422, the rules.
+    pub async fn create_account_number(
+        &self,
+        platform_id: &PlatformId,
+        bank_account_id: &str,
+        new: &NewAccountNumber,
+        write: WriteRequest<'_>,
+    ) -> Result<Written<AccountNumberRecord>, WriteError<BankAccountError>> {
+        new.validate().map_err(WriteError::Rule)?;
+        if let Some(key) = write.key {
+            IdempotencyKey::parse(key)?;
+        }
+        check_exists(self.db, platform_id, bank_account_id)
+            .await
+            .map_err(WriteError::Rule)?;
+        let (clock, bank) = (self.clock, self.bank);
+        idempotency::write(self.db, clock, platform_id, write, |tx| {
+            Box::pin(create_account_number(
+                tx,
+                clock,
+                bank,
+                platform_id,
+                bank_account_id,
+                new,
+            ))
+        })
+        .await
+    }
+
+    /// One bank account with its details.
+    pub async fn get(&self, platform_id: &PlatformId, id: &str) -> Result<BankAccountDetails> {
+        let db = self.db;
+        let id = BankAccountId::parse(id).ok_or(BankAccountError::NotFound)?;
+        let id = &id;
+        db.read_single(|tx| Box::pin(async move { details(tx, platform_id, id).await }))
+            .await
+    }
+
+    /// One page of the platform's bank accounts with their owners.
+    pub async fn list(
+        &self,
+        platform_id: &PlatformId,
+        query: &ListQuery,
+        page: &PageRequest,
+    ) -> Result<Page<BankAccountView>> {
+        let db = self.db;
+        let filter = query.filter()?;
+        let sort = match query.sort {
+            SortField::CreatedAt => AccountSort::CreatedAt,
+            SortField::Balance => AccountSort::Balance,
+            SortField::Description => AccountSort::Description,
+        };
+        let order = if query.descending {
+            SortOrder::Desc
+        } else {
+            SortOrder::Asc
+        };
+        db.read(|tx| {
+            let filter = &filter;
+            Box::pin(async move {
+                let accounts = repo::list(tx, platform_id, filter, sort, order, page).await?;
+                let ids: Vec<&BankAccountId> = accounts.items.iter().map(|a| &a.id).collect();
+                let mut owners = repo::owners_of_many(tx, platform_id, &ids).await?;
+                let items = accounts
+                    .items
+                    .into_iter()
+                    .map(|account| {
+                        let owners = owners.remove(&account.id).unwrap_or_default();
+                        BankAccountView { account, owners }
+                    })
+                    .collect();
+                Ok(Page {
+                    items,
+                    has_more: accounts.has_more,
+                })
+            })
+        })
+        .await
+    }
+
+    /// Applies `update` to the account addressed by `id`.
+    pub async fn update(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        update: &BankAccountUpdate,
+    ) -> Result<BankAccountDetails> {
+        let db = self.db;
+        let clock = self.clock;
+        update.validate()?;
+        db.write(|tx| {
+            Box::pin(async move {
+                let account = find_for_update(tx, platform_id, id).await?;
+                let reserve = match &update.overdraft_reserve_account_id {
+                    Some(raw) => Some(resolve_reserve(tx, platform_id, raw).await?),
+                    None => None,
+                };
+                if let Some(reserve) = &reserve {
+                    ensure_overdraft_reserve(reserve)?;
+                }
+                let is_overdraftable = update.is_overdraftable.unwrap_or(account.is_overdraftable);
+                let reserve_id = reserve
+                    .map(|r| r.id)
+                    .or_else(|| account.overdraft_reserve_account_id.clone());
+                if is_overdraftable && reserve_id.is_none() {
+                    return Err(BankAccountError::InvalidField(
+                        "overdraft_reserve_account_id",
+                        "is required when is_overdraftable is true".to_owned(),
+                    ));
+                }
+                if is_overdraftable && account.account_type != CHECKING {
+                    return Err(BankAccountError::InvalidField(
+                        "is_overdraftable",
+                        "only CHECKING accounts can be overdraftable".to_owned(),
+                    ));
+                }
+                check_overdraft_change(&account, is_overdraftable, reserve_id.as_ref())?;
+                let changes = AccountChanges {
+                    description: update
+                        .description
+                        .clone()
+                        .unwrap_or_else(|| account.description.clone()),
+                    display_name: update
+                        .display_name
+                        .clone()
+                        .or_else(|| account.display_name.clone()),
+                    is_overdraftable,
+                    overdraft_reserve_account_id: reserve_id,
+                };
+                let now = clock.now();
+                if !repo::update_fields(tx, platform_id, &account.id, &changes, now).await? {
+                    return Err(BankAccountError::NotFound);
+                }
+                details(tx, platform_id, &account.id).await
+            })
+        })
+        .await
+    }
+
+    /// Closes the account: only at zero balances, never a root account; closing a closed account
+    /// again succeeds and changes nothing.
+    pub async fn close(&self, platform_id: &PlatformId, id: &str) -> Result<()> {
+        let (db, clock) = (self.db, self.clock);
+        db.write(|tx| {
+            Box::pin(async move {
+                // Locked: a transfer must not move money in between the check and the close.
+                let account = find_for_update(tx, platform_id, id).await?;
+                if account.account_type != CHECKING {
+                    return Err(BankAccountError::RootAccount);
+                }
+                if account.status == "closed" {
+                    return Ok(());
+                }
+                let balances = [
+                    account.available_amount,
+                    account.pending_amount,
+                    account.holding_amount,
+                    account.locked_amount,
+                ];
+                if balances.iter().any(|b| *b != 0) {
+                    return Err(BankAccountError::BalanceNotZero);
+                }
+                if !repo::close(tx, platform_id, &account.id, clock.now()).await? {
+                    return Err(BankAccountError::NotFound);
+                }
+                Ok(())
+            })
+        })
+        .await
+    }
+
+    /// Adds `entity_id` as a further owner; an existing owner is left as it is.
+    pub async fn add_owner(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        entity_id: &str,
+    ) -> Result<BankAccountDetails> {
+        let db = self.db;
+        let clock = self.clock;
+        db.write(|tx| {
+            Box::pin(async move {
+                // Locked so that concurrent additions take distinct positions.
+                let account = find_for_update(tx, platform_id, id).await?;
+                let entity = resolve_entity(tx, platform_id, entity_id).await?;
+                let owners = repo::owners(tx, platform_id, &account.id).await?;
+                if !owners.contains(&entity.id) {
+                    ensure_verified(&entity)?;
+                    let position = repo::next_owner_position(tx, platform_id, &account.id).await?;
+                    repo::add_owner(
+                        tx,
+                        platform_id,
+                        &account.id,
+                        &entity.id,
+                        position,
+                        clock.now(),
+                    )
+                    .await?;
+                }
+                details(tx, platform_id, &account.id).await
+            })
+        })
+        .await
+    }
+
+    /// One account number.
+    pub async fn get_account_number(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+    ) -> Result<AccountNumberRecord> {
+        let db = self.db;
+        db.read_single(|tx| Box::pin(async move { find_account_number(tx, platform_id, id).await }))
+            .await
+    }
+
+    /// Applies `update` to the account number addressed by `id`.
+    pub async fn update_account_number(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        update: &AccountNumberUpdate,
+    ) -> Result<AccountNumberRecord> {
+        let db = self.db;
+        let clock = self.clock;
+        if let Some(description) = &update.description {
+            check_account_number_description(description)?;
+        }
+        db.write(|tx| {
+            Box::pin(async move {
+                let current = find_account_number(tx, platform_id, id).await?;
+                let description = update
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| current.description.clone());
+                let flag = update
+                    .check_issuing_positive_pay_required
+                    .unwrap_or(current.check_issuing_positive_pay_required);
+                let now = clock.now();
+                if !repo::update_account_number(
+                    tx,
+                    platform_id,
+                    &current.id,
+                    &description,
+                    flag,
+                    now,
+                )
+                .await?
+                {
+                    return Err(BankAccountError::AccountNumberNotFound);
+                }
+                find_account_number(tx, platform_id, current.id.as_str()).await
+            })
+        })
+        .await
+    }
+
+    /// One page of the account numbers of the account addressed by `bank_account_id`, newest first.
+    pub async fn list_account_numbers(
+        &self,
+        platform_id: &PlatformId,
+        bank_account_id: &str,
+        page: &PageRequest,
+    ) -> Result<Page<AccountNumberRecord>> {
+        let db = self.db;
+        db.read(|tx| {
+            Box::pin(async move {
+                let account = find(tx, platform_id, bank_account_id).await?;
+                Ok(
+                    repo::list_account_numbers(tx, platform_id, &account.id, SortOrder::Desc, page)
+                        .await?,
+                )
+            })
+        })
+        .await
+    }
 }
 
 /// Whether the bank account addressed by a path id exists (the 404 stage of the account
 /// number create, before its `Idempotency-Key`).
-pub async fn check_exists(db: &Db, platform_id: &PlatformId, id: &str) -> Result<()> {
+async fn check_exists(db: &Db, platform_id: &PlatformId, id: &str) -> Result<()> {
     db.read_single(|tx| Box::pin(async move { find(tx, platform_id, id).await.map(|_| ()) }))
         .await
 }
@@ -490,47 +793,6 @@ impl ListQuery {
     }
 }
 
-/// One page of the platform's bank accounts with their owners.
-pub async fn list(
-    db: &Db,
-    platform_id: &PlatformId,
-    query: &ListQuery,
-    page: &PageRequest,
-) -> Result<Page<BankAccountView>> {
-    let filter = query.filter()?;
-    let sort = match query.sort {
-        SortField::CreatedAt => AccountSort::CreatedAt,
-        SortField::Balance => AccountSort::Balance,
-        SortField::Description => AccountSort::Description,
-    };
-    let order = if query.descending {
-        SortOrder::Desc
-    } else {
-        SortOrder::Asc
-    };
-    db.read(|tx| {
-        let filter = &filter;
-        Box::pin(async move {
-            let accounts = repo::list(tx, platform_id, filter, sort, order, page).await?;
-            let ids: Vec<&BankAccountId> = accounts.items.iter().map(|a| &a.id).collect();
-            let mut owners = repo::owners_of_many(tx, platform_id, &ids).await?;
-            let items = accounts
-                .items
-                .into_iter()
-                .map(|account| {
-                    let owners = owners.remove(&account.id).unwrap_or_default();
-                    BankAccountView { account, owners }
-                })
-                .collect();
-            Ok(Page {
-                items,
-                has_more: accounts.has_more,
-            })
-        })
-    })
-    .await
-}
-
 // ------------------------------------------------------------------------------ update
 
 /// An update request as received; `None` keeps the current value.
@@ -578,131 +840,9 @@ fn check_overdraft_change(
     }
 }
 
-/// Applies `update` to the account addressed by `id`.
-pub async fn update(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    update: &BankAccountUpdate,
-) -> Result<BankAccountDetails> {
-    update.validate()?;
-    db.write(|tx| {
-        Box::pin(async move {
-            let account = find_for_update(tx, platform_id, id).await?;
-            let reserve = match &update.overdraft_reserve_account_id {
-                Some(raw) => Some(resolve_reserve(tx, platform_id, raw).await?),
-                None => None,
-            };
-            if let Some(reserve) = &reserve {
-                ensure_overdraft_reserve(reserve)?;
-            }
-            let is_overdraftable = update.is_overdraftable.unwrap_or(account.is_overdraftable);
-            let reserve_id = reserve
-                .map(|r| r.id)
-                .or_else(|| account.overdraft_reserve_account_id.clone());
-            if is_overdraftable && reserve_id.is_none() {
-                return Err(BankAccountError::InvalidField(
-                    "overdraft_reserve_account_id",
-                    "is required when is_overdraftable is true".to_owned(),
-                ));
-            }
-            if is_overdraftable && account.account_type != CHECKING {
-                return Err(BankAccountError::InvalidField(
-                    "is_overdraftable",
-                    "only CHECKING accounts can be overdraftable".to_owned(),
-                ));
-            }
-            check_overdraft_change(&account, is_overdraftable, reserve_id.as_ref())?;
-            let changes = AccountChanges {
-                description: update
-                    .description
-                    .clone()
-                    .unwrap_or_else(|| account.description.clone()),
-                display_name: update
-                    .display_name
-                    .clone()
-                    .or_else(|| account.display_name.clone()),
-                is_overdraftable,
-                overdraft_reserve_account_id: reserve_id,
-            };
-            let now = clock.now();
-            if !repo::update_fields(tx, platform_id, &account.id, &changes, now).await? {
-                return Err(BankAccountError::NotFound);
-            }
-            details(tx, platform_id, &account.id).await
-        })
-    })
-    .await
-}
-
 // ------------------------------------------------------------------------------ delete
 
-/// Closes the account: only at zero balances, never a root account; closing a closed account
-/// again succeeds and changes nothing.
-pub async fn close(db: &Db, clock: &dyn Clock, platform_id: &PlatformId, id: &str) -> Result<()> {
-    db.write(|tx| {
-        Box::pin(async move {
-            // Locked: a transfer must not move money in between the check and the close.
-            let account = find_for_update(tx, platform_id, id).await?;
-            if account.account_type != CHECKING {
-                return Err(BankAccountError::RootAccount);
-            }
-            if account.status == "closed" {
-                return Ok(());
-            }
-            let balances = [
-                account.available_amount,
-                account.pending_amount,
-                account.holding_amount,
-                account.locked_amount,
-            ];
-            if balances.iter().any(|b| *b != 0) {
-                return Err(BankAccountError::BalanceNotZero);
-            }
-            if !repo::close(tx, platform_id, &account.id, clock.now()).await? {
-                return Err(BankAccountError::NotFound);
-            }
-            Ok(())
-        })
-    })
-    .await
-}
-
 // ------------------------------------------------------------------------------ owners
-
-/// Adds `entity_id` as a further owner; an existing owner is left as it is.
-pub async fn add_owner(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    entity_id: &str,
-) -> Result<BankAccountDetails> {
-    db.write(|tx| {
-        Box::pin(async move {
-            // Locked so that concurrent additions take distinct positions.
-            let account = find_for_update(tx, platform_id, id).await?;
-            let entity = resolve_entity(tx, platform_id, entity_id).await?;
-            let owners = repo::owners(tx, platform_id, &account.id).await?;
-            if !owners.contains(&entity.id) {
-                ensure_verified(&entity)?;
-                let position = repo::next_owner_position(tx, platform_id, &account.id).await?;
-                repo::add_owner(
-                    tx,
-                    platform_id,
-                    &account.id,
-                    &entity.id,
-                    position,
-                    clock.now(),
-                )
-                .await?;
-            }
-            details(tx, platform_id, &account.id).await
-        })
-    })
-    .await
-}
 
 // ------------------------------------------------------------------------------ account numbers
 
@@ -732,7 +872,7 @@ impl NewAccountNumber {
 }
 
 /// Creates an account number on an open account, inside the caller's write transaction.
-pub async fn create_account_number(
+async fn create_account_number(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     bank: &BankSettings,
@@ -775,73 +915,11 @@ async fn find_account_number(
         .ok_or(BankAccountError::AccountNumberNotFound)
 }
 
-/// One account number.
-pub async fn get_account_number(
-    db: &Db,
-    platform_id: &PlatformId,
-    id: &str,
-) -> Result<AccountNumberRecord> {
-    db.read_single(|tx| Box::pin(async move { find_account_number(tx, platform_id, id).await }))
-        .await
-}
-
 /// An account number update request; `None` keeps the current value.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AccountNumberUpdate {
     pub description: Option<String>,
     pub check_issuing_positive_pay_required: Option<bool>,
-}
-
-/// Applies `update` to the account number addressed by `id`.
-pub async fn update_account_number(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    update: &AccountNumberUpdate,
-) -> Result<AccountNumberRecord> {
-    if let Some(description) = &update.description {
-        check_account_number_description(description)?;
-    }
-    db.write(|tx| {
-        Box::pin(async move {
-            let current = find_account_number(tx, platform_id, id).await?;
-            let description = update
-                .description
-                .clone()
-                .unwrap_or_else(|| current.description.clone());
-            let flag = update
-                .check_issuing_positive_pay_required
-                .unwrap_or(current.check_issuing_positive_pay_required);
-            let now = clock.now();
-            if !repo::update_account_number(tx, platform_id, &current.id, &description, flag, now)
-                .await?
-            {
-                return Err(BankAccountError::AccountNumberNotFound);
-            }
-            find_account_number(tx, platform_id, current.id.as_str()).await
-        })
-    })
-    .await
-}
-
-/// One page of the account numbers of the account addressed by `bank_account_id`, newest first.
-pub async fn list_account_numbers(
-    db: &Db,
-    platform_id: &PlatformId,
-    bank_account_id: &str,
-    page: &PageRequest,
-) -> Result<Page<AccountNumberRecord>> {
-    db.read(|tx| {
-        Box::pin(async move {
-            let account = find(tx, platform_id, bank_account_id).await?;
-            Ok(
-                repo::list_account_numbers(tx, platform_id, &account.id, SortOrder::Desc, page)
-                    .await?,
-            )
-        })
-    })
-    .await
 }
 
 #[cfg(test)]

@@ -22,12 +22,12 @@
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeDelta, TimeZone, Utc};
 use chrono_tz::Tz;
 
-use crate::clock::Clock;
+use crate::model::bank_accounts::BankAccountRecord;
 use crate::model::ids::{BankAccountId, PlatformId};
 use crate::model::ledger::{BalanceKind, Balances};
-use crate::store::bank_accounts::{self as repo, BankAccountRecord, PostingRecord};
+use crate::store::bank_accounts::{self as repo, PostingRecord};
 use crate::store::platforms;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{Conflict, Retryable, StoreError, Tx};
 
 /// Days before today that can still be read.
 pub const WINDOW_DAYS_BEFORE_TODAY: u64 = 365;
@@ -311,60 +311,65 @@ async fn opening_balances(
     Ok(balances)
 }
 
-/// The history of the account addressed by `id` (404 first, then the time zone, then the
-/// range).
-pub async fn history(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    id: &str,
-    from_date: Option<NaiveDate>,
-    to_date: Option<NaiveDate>,
-) -> Result<History, HistoryError> {
-    let now = clock.now();
-    db.read(|tx| {
-        Box::pin(async move {
-            let account_id = BankAccountId::parse(id).ok_or(HistoryError::NotFound)?;
-            let account = repo::get(tx, platform_id, &account_id)
-                .await?
-                .ok_or(HistoryError::NotFound)?;
-            let platform = platforms::get(tx, platform_id)
-                .await?
-                .ok_or_else(|| StoreError::Corrupt(format!("platform {platform_id} is missing")))?;
-            let zone_name = platform
-                .reporting_time_zone
-                .ok_or(HistoryError::TimeZoneNotSet)?;
-            // Validated when set; an unparsable stored value is the server's fault.
-            let tz: Tz = zone_name.parse().map_err(|_| {
-                StoreError::Corrupt(format!("stored time zone `{zone_name}` is unknown"))
-            })?;
-            let today = local_date(tz, now);
-            let created_on = local_date(tz, account.created_at);
-            let mut history = History {
-                bank_account_id: account.id.clone(),
-                currency_code: account.currency_code.clone(),
-                time_zone: zone_name.clone(),
-                days: Vec::new(),
-            };
-            let Some((first, last)) = day_range(today, created_on, from_date, to_date)? else {
-                return Ok(history);
-            };
-            let start = day_start(tz, first);
-            let end = last
-                .succ_opt()
-                .map_or(DateTime::<Utc>::MAX_UTC, |next| day_start(tz, next));
-            let postings = repo::postings_between(tx, platform_id, &account.id, start, end).await?;
-            let opening = opening_balances(tx, &account, (start, end), now, &postings).await?;
-            history.days = summarize(tz, first, last, opening, &postings);
-            Ok(history)
+impl super::bank_accounts::BankAccounts<'_> {
+    /// The history of the account addressed by `id` (404 first, then the time zone, then the
+    /// range).
+    pub async fn history(
+        &self,
+        platform_id: &PlatformId,
+        id: &str,
+        from_date: Option<NaiveDate>,
+        to_date: Option<NaiveDate>,
+    ) -> Result<History, HistoryError> {
+        let db = self.db;
+        let clock = self.clock;
+        let now = clock.now();
+        db.read(|tx| {
+            Box::pin(async move {
+                let account_id = BankAccountId::parse(id).ok_or(HistoryError::NotFound)?;
+                let account = repo::get(tx, platform_id, &account_id)
+                    .await?
+                    .ok_or(HistoryError::NotFound)?;
+                let platform = platforms::get(tx, platform_id).await?.ok_or_else(|| {
+                    StoreError::Corrupt(format!("platform {platform_id} is missing"))
+                })?;
+                let zone_name = platform
+                    .reporting_time_zone
+                    .ok_or(HistoryError::TimeZoneNotSet)?;
+                // Validated when set; an unparsable stored value is the server's fault.
+                let tz: Tz = zone_name.parse().map_err(|_| {
+                    StoreError::Corrupt(format!("stored time zone `{zone_name}` is unknown"))
+                })?;
+                let today = local_date(tz, now);
+                let created_on = local_date(tz, account.created_at);
+                let mut history = History {
+                    bank_account_id: account.id.clone(),
+                    currency_code: account.currency_code.clone(),
+                    time_zone: zone_name.clone(),
+                    days: Vec::new(),
+                };
+                let Some((first, last)) = day_range(today, created_on, from_date, to_date)? else {
+                    return Ok(history);
+                };
+                let start = day_start(tz, first);
+                let end = last
+                    .succ_opt()
+                    .map_or(DateTime::<Utc>::MAX_UTC, |next| day_start(tz, next));
+                let postings =
+                    repo::postings_between(tx, platform_id, &account.id, start, end).await?;
+                let opening = opening_balances(tx, &account, (start, end), now, &postings).await?;
+                history.days = summarize(tz, first, last, opening, &postings);
+                Ok(history)
+            })
         })
-    })
-    .await
+        .await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Clock;
     use crate::clock::FixedClock;
 
     fn date(y: i32, m: u32, d: u32) -> NaiveDate {

@@ -20,11 +20,25 @@ pub mod transfers;
 pub struct Services {
     db: crate::store::Db,
     clock: std::sync::Arc<dyn crate::clock::Clock>,
+    /// The bank's identifiers that new account numbers carry.
+    bank: platforms::BankSettings,
 }
 
 impl Services {
-    pub fn new(db: crate::store::Db, clock: std::sync::Arc<dyn crate::clock::Clock>) -> Services {
-        Services { db, clock }
+    pub fn new(
+        db: crate::store::Db,
+        clock: std::sync::Arc<dyn crate::clock::Clock>,
+        bank: platforms::BankSettings,
+    ) -> Services {
+        Services { db, clock, bank }
+    }
+
+    pub fn bank_accounts(&self) -> bank_accounts::BankAccounts<'_> {
+        bank_accounts::BankAccounts {
+            db: &self.db,
+            clock: self.clock.as_ref(),
+            bank: &self.bank,
+        }
     }
 }
 

@@ -6,11 +6,12 @@ use rand::Rng;
 
 use crate::auth::{ApiKey, KeyMode, insert_new_key};
 use crate::clock::Clock;
+use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
 use crate::model::entities::{RequirementField, RequirementFieldType};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::money::Currency;
-use crate::store::bank_accounts::{self, AccountNumberRecord, BankAccountRecord};
+use crate::store::bank_accounts;
 use crate::store::entities;
 use crate::store::platforms::{self, PlatformRecord};
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};

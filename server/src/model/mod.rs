@@ -2,6 +2,7 @@
 //! statuses. It depends on nothing else in the crate; `store`, `domain` and `api` depend on it
 //! (`tests/layers.rs` keeps it so).
 
+pub mod bank_accounts;
 pub mod counterparties;
 pub mod documents;
 pub mod entities;

@@ -6,34 +6,12 @@ use std::sync::OnceLock;
 use chrono::{DateTime, Utc};
 
 use super::{Backend, Row, Sql, StoreError, Tx, dialect};
+use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::ledger::{CHECKING, OPEN};
 use crate::model::money::{Comparison, Currency};
 use crate::model::page::{Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
-
-/// A stored bank account. Balances are minor units of `currency_code`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BankAccountRecord {
-    pub id: BankAccountId,
-    pub platform_id: PlatformId,
-    /// `CHECKING`, `OVERDRAFT_RESERVE`, `PROGRAM_RESERVE` or `NETWORK_SETTLEMENT_ACCOUNT`.
-    pub account_type: String,
-    /// `open`, `closed` or `frozen`.
-    pub status: String,
-    pub description: String,
-    pub display_name: Option<String>,
-    pub currency_code: String,
-    pub available_amount: i64,
-    pub pending_amount: i64,
-    pub holding_amount: i64,
-    pub locked_amount: i64,
-    pub is_overdraftable: bool,
-    pub overdraft_reserve_account_id: Option<BankAccountId>,
-    pub default_account_number_id: Option<AccountNumberId>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 const COLUMNS: &str = "id, platform_id, type, status, description, display_name, currency_code, \
     available_amount, pending_amount, holding_amount, locked_amount, is_overdraftable, \
@@ -226,21 +204,6 @@ pub async fn owners(
         .iter()
         .map(|row| Ok(EntityId::from_trusted(row.get("entity_id")?)))
         .collect()
-}
-
-/// A stored account number.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AccountNumberRecord {
-    pub id: AccountNumberId,
-    pub platform_id: PlatformId,
-    pub bank_account_id: BankAccountId,
-    pub account_number: String,
-    pub routing_number: String,
-    pub bic: String,
-    pub description: String,
-    pub check_issuing_positive_pay_required: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
 }
 
 const ACNO_COLUMNS: &str = "id, platform_id, bank_account_id, account_number, routing_number, \

@@ -1,9 +1,10 @@
 //! Entities: persons and businesses, verification, lists, deletion, associated persons and
 //! additional requirements.
 
+use bankd::model::bank_accounts::BankAccountRecord;
 use bankd::model::ids::BankAccountId;
 use bankd::store::Sql;
-use bankd::store::bank_accounts::{self, BankAccountRecord};
+use bankd::store::bank_accounts;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, api_tests};

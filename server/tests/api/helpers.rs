@@ -107,7 +107,11 @@ pub async fn spawn_app(ctx: Ctx) -> TestApp {
 /// Starts bankd over `ctx` with an injected clock and configuration.
 pub async fn spawn_app_with(ctx: Ctx, clock: Arc<dyn Clock>, config: Config) -> TestApp {
     let state = AppState {
-        services: bankd::domain::Services::new(ctx.db.clone(), clock.clone()),
+        services: bankd::domain::Services::new(
+            ctx.db.clone(),
+            clock.clone(),
+            config.bank_settings(),
+        ),
         db: ctx.db.clone(),
         config: Arc::new(config),
         clock,

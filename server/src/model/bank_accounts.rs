@@ -1,0 +1,45 @@
+//! Bank accounts and account numbers as the rules and the store share them (the records
+//! serialize, for idempotent replays).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::model::ids::{AccountNumberId, BankAccountId, PlatformId};
+
+/// A stored bank account. Balances are minor units of `currency_code`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BankAccountRecord {
+    pub id: BankAccountId,
+    pub platform_id: PlatformId,
+    /// `CHECKING`, `OVERDRAFT_RESERVE`, `PROGRAM_RESERVE` or `NETWORK_SETTLEMENT_ACCOUNT`.
+    pub account_type: String,
+    /// `open`, `closed` or `frozen`.
+    pub status: String,
+    pub description: String,
+    pub display_name: Option<String>,
+    pub currency_code: String,
+    pub available_amount: i64,
+    pub pending_amount: i64,
+    pub holding_amount: i64,
+    pub locked_amount: i64,
+    pub is_overdraftable: bool,
+    pub overdraft_reserve_account_id: Option<BankAccountId>,
+    pub default_account_number_id: Option<AccountNumberId>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A stored account number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccountNumberRecord {
+    pub id: AccountNumberId,
+    pub platform_id: PlatformId,
+    pub bank_account_id: BankAccountId,
+    pub account_number: String,
+    pub routing_number: String,
+    pub bic: String,
+    pub description: String,
+    pub check_issuing_positive_pay_required: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
