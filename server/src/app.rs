@@ -47,7 +47,7 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
     let timeout = Duration::from_secs(state.config.request_timeout_secs.max(1));
     let templates = Arc::new(PathTemplates::from_document(&bank_api::document()));
     let server = Arc::new(Bankd {
-        state: state.clone(),
+        services: state.services.clone(),
         routes: templates.clone(),
     });
     let mut routes = bank_api::routes(server.clone())

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bankd::auth::{self, AuthError, KeyMode};
 use bankd::clock::{Clock, FixedClock, SystemClock};
+use bankd::domain::Services;
 use bankd::domain::ledger::{DebitPolicy, Journal};
 use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUNT_TYPES};
 use bankd::idempotency::{
@@ -2071,7 +2072,11 @@ async fn postgres_transactions_retry_on_serialization_failure() {
                 .await
                 .expect("succeeds on the second attempt");
             assert_eq!(attempts.load(Ordering::SeqCst), 2);
-            let stored = platforms::get_platform(&ctx.db, pid).await.expect("get");
+            let stored = Services::new(ctx.db.clone(), Arc::new(SystemClock), bank())
+                .platforms()
+                .get_platform(pid)
+                .await
+                .expect("get");
             assert_eq!(stored.name, "Mine");
         },
     )

@@ -3,14 +3,11 @@
 //! Each handler parses, calls one method of the bank accounts service (which owns the
 //! transaction, the idempotency and the contract's error precedence) and maps the result.
 
-use std::collections::BTreeMap;
-
 use bank_api::Json;
 use bank_api::bank_accounts::*;
 use bank_api::models::{
     Balances, BankAccount, BankAccountHistory, BankAccountList, BankAccountSort, BankAccountStatus,
-    BankAccountType, BankAccountWithDetails, CreateBankAccountRequest, DailySummary, ErrorType,
-    SortOrder,
+    BankAccountType, BankAccountWithDetails, CreateBankAccountRequest, DailySummary, SortOrder,
 };
 
 use super::Bankd;
@@ -18,13 +15,12 @@ use super::errors::{ApiError, fail};
 use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::bank_accounts::{
-    BankAccountDetails, BankAccountError, BankAccountUpdate, BankAccountView, BankAccounts,
-    ListQuery, NewBankAccount, SortField,
+    BankAccountDetails, BankAccountUpdate, BankAccountView, BankAccounts, ListQuery,
+    NewBankAccount, SortField,
 };
-use crate::domain::history::{DaySummary, History, HistoryError};
+use crate::domain::history::{DaySummary, History};
 use crate::model::bank_accounts::BankAccountRecord;
 use crate::model::page::{PageRequest, PaginationError};
-use crate::store::StoreError;
 
 impl BankAccountsApi for Bankd {
     async fn list_bank_accounts(
@@ -152,7 +148,7 @@ impl BankAccountsApi for Bankd {
 
 impl Bankd {
     pub(super) fn bank_accounts(&self) -> BankAccounts<'_> {
-        self.state.services.bank_accounts()
+        self.services.bank_accounts()
     }
 }
 
@@ -209,9 +205,7 @@ fn wire_history(h: History) -> BankAccountHistory {
 }
 
 fn corrupt(what: &str, value: &str) -> ApiError {
-    ApiError::from(StoreError::Corrupt(format!(
-        "stored {what} `{value}` is not a known value"
-    )))
+    ApiError::internal(&format!("stored {what} `{value}` is not a known value"))
 }
 
 fn balances(a: &BankAccountRecord) -> Balances {
@@ -301,101 +295,5 @@ fn wire_day(d: DaySummary, currency: &str) -> DailySummary {
         locked_credit: d.locked.credit,
         locked_debit: d.locked.debit,
         locked_close: d.locked.close,
-    }
-}
-
-fn field_error(kind: ErrorType, code: &'static str, field: &str, message: String) -> ApiError {
-    ApiError::new(400, kind, code, format!("{field} {message}"))
-        .with_details(BTreeMap::from([(field.to_owned(), message)]))
-}
-
-impl From<BankAccountError> for ApiError {
-    fn from(e: BankAccountError) -> Self {
-        use BankAccountError as E;
-        let t = ErrorType::BankAccountError;
-        match e {
-            E::NotFound => ApiError::not_found(t, "bank_account_not_found", "bank account"),
-            E::EntityNotFound => {
-                ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
-            }
-            E::AccountNumberNotFound => ApiError::not_found(
-                ErrorType::AccountNumberError,
-                "account_number_not_found",
-                "account number",
-            ),
-            E::InvalidField(field, message) => ApiError::invalid_field(field, message),
-            E::UnsupportedCurrency(code) => field_error(
-                ErrorType::RequestValidationError,
-                "unsupported_currency",
-                "currency_code",
-                format!("`{code}` is not a supported currency"),
-            ),
-            E::EntityNotVerified => field_error(
-                ErrorType::EntityError,
-                "entity_not_verified",
-                "entity_id",
-                "must be a VERIFIED entity".to_owned(),
-            ),
-            E::InvalidOverdraftReserve => field_error(
-                t,
-                "invalid_overdraft_reserve_account",
-                "overdraft_reserve_account_id",
-                "must be the platform's OVERDRAFT_RESERVE account".to_owned(),
-            ),
-            E::NotOpen(status) => ApiError::new(
-                400,
-                t,
-                "bank_account_not_open",
-                format!(
-                    "the bank account is {status}: it takes no new account numbers or money movements"
-                ),
-            ),
-            E::BalanceNotZero => ApiError::new(
-                400,
-                t,
-                "bank_account_balance_not_zero",
-                "a bank account can be deleted only when all four balances are zero",
-            ),
-            E::Overdrawn => ApiError::new(
-                400,
-                t,
-                "bank_account_overdrawn",
-                "the bank account is overdrawn: its overdraft settings can change only once its \
-                 available amount is back at zero or above",
-            ),
-            E::RootAccount => ApiError::new(
-                400,
-                t,
-                "invalid_request",
-                "the platform's root accounts (PROGRAM_RESERVE, OVERDRAFT_RESERVE, NETWORK_SETTLEMENT_ACCOUNT) cannot be deleted",
-            ),
-            E::AccountNumbersExhausted => ApiError::internal(&e),
-            E::Pagination(e) => e.into(),
-            E::Store(e) => e.into(),
-        }
-    }
-}
-
-impl From<HistoryError> for ApiError {
-    fn from(e: HistoryError) -> Self {
-        let t = ErrorType::BankAccountError;
-        match e {
-            HistoryError::NotFound => {
-                ApiError::not_found(t, "bank_account_not_found", "bank account")
-            }
-            HistoryError::TimeZoneNotSet => ApiError::new(
-                400,
-                ErrorType::PlatformError,
-                "reporting_time_zone_not_set",
-                "set the platform's reporting_time_zone (PATCH /platform) before reading history",
-            ),
-            HistoryError::InvalidDateRange(field, message) => field_error(
-                ErrorType::RequestValidationError,
-                "invalid_date_range",
-                field,
-                message,
-            ),
-            HistoryError::Store(e) => e.into(),
-        }
     }
 }

@@ -5,20 +5,17 @@
 //! transaction and the idempotency, and keeps the contract's error precedence) and maps the
 //! committed record to the wire.
 
-use std::collections::BTreeMap;
-
 use bank_api::Json;
 use bank_api::book_transfers::*;
 use bank_api::models::{
     BookTransfer, BookTransferList, BookTransferStatus as WireStatus, CreateBookTransferRequest,
-    ErrorType,
 };
 
 use super::Bankd;
-use super::errors::{ApiError, fail};
+use super::errors::fail;
 use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
-use crate::domain::transfers::{BookTransferFields, NewBookTransfer, TransferError, Transfers};
+use crate::domain::transfers::{BookTransferFields, NewBookTransfer, Transfers};
 use crate::model::page::PageRequest;
 use crate::model::transfers::BookTransferStatus;
 use crate::model::transfers::{BookTransferFilter, BookTransferRecord};
@@ -125,7 +122,7 @@ impl BookTransfersApi for Bankd {
 
 impl Bankd {
     pub(super) fn transfers(&self) -> Transfers<'_> {
-        self.state.services.transfers()
+        self.services.transfers()
     }
 }
 
@@ -178,74 +175,5 @@ fn wire(t: BookTransferRecord) -> BookTransfer {
         idempotency_key: t.idempotency_key,
         created_at: t.created_at,
         updated_at: t.updated_at,
-    }
-}
-
-fn one_field(field: &str, message: impl Into<String>) -> BTreeMap<String, String> {
-    BTreeMap::from([(field.to_owned(), message.into())])
-}
-
-impl From<TransferError> for ApiError {
-    fn from(e: TransferError) -> Self {
-        use TransferError as E;
-        let message = e.to_string();
-        let transfer = ErrorType::TransferError;
-        let shape = ErrorType::RequestValidationError;
-        match e {
-            E::Invalid(details) => {
-                let message = details
-                    .iter()
-                    .map(|(field, problem)| format!("{field} {problem}"))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                ApiError::new(400, shape, "invalid_request", message).with_details(details)
-            }
-            E::UnsupportedCurrency(_) => {
-                ApiError::new(400, shape, "unsupported_currency", message.clone())
-                    .with_details(one_field("currency_code", message))
-            }
-            E::SameAccount(field) => {
-                ApiError::invalid_field(field, "must name a bank account other than the sender's")
-            }
-            E::AmountOverflow => {
-                ApiError::invalid_field("amount", "is too large: a balance would overflow")
-            }
-            E::BankAccountNotFound => ApiError::not_found(
-                ErrorType::BankAccountError,
-                "bank_account_not_found",
-                "bank account",
-            ),
-            E::AccountNumberNotFound => ApiError::not_found(
-                ErrorType::AccountNumberError,
-                "account_number_not_found",
-                "account number",
-            ),
-            E::BookTransferNotFound => {
-                ApiError::not_found(transfer, "book_transfer_not_found", "book transfer")
-            }
-            E::AchTransferNotFound => {
-                ApiError::not_found(transfer, "ach_transfer_not_found", "ACH transfer")
-            }
-            E::NotOpen(..) => ApiError::new(
-                400,
-                ErrorType::BankAccountError,
-                "bank_account_not_open",
-                message,
-            ),
-            E::CurrencyMismatch(..) => {
-                ApiError::new(400, transfer, "currency_mismatch", message.clone())
-                    .with_details(one_field("currency_code", message))
-            }
-            E::InsufficientFunds => ApiError::new(
-                400,
-                transfer,
-                "insufficient_funds",
-                "the sender's available amount (and its overdraft reserve, where allowed) cannot cover the amount",
-            ),
-            E::NotOnHold(_) => ApiError::new(400, transfer, "transfer_not_on_hold", message),
-            E::Internal(_) => ApiError::internal(&message),
-            E::Pagination(e) => e.into(),
-            E::Store(e) => e.into(),
-        }
     }
 }

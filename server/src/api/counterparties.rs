@@ -2,14 +2,12 @@
 
 use bank_api::Json;
 use bank_api::counterparties::*;
-use bank_api::models::{
-    self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject, ErrorType,
-};
+use bank_api::models::{self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject};
 
 use super::Bankd;
 use super::errors::{ApiError, fail};
 use crate::auth::Principal;
-use crate::domain::counterparties::{self, CounterpartyError, NewCounterparty, RoutingNumberType};
+use crate::domain::counterparties::{self, NewCounterparty, RoutingNumberType};
 use crate::model::counterparties::{CounterpartyRecord, ListFilter, Sort};
 use crate::model::page::{PageRequest, PaginationError, SortOrder};
 
@@ -20,7 +18,7 @@ impl CounterpartiesApi for Bankd {
         input: ListCounterpartiesInput,
     ) -> ListCounterpartiesResponse {
         let (page, filter) = list_query(input);
-        let counterparties = self.state.services.counterparties();
+        let counterparties = self.services.counterparties();
         let listed = async {
             counterparties
                 .list(&principal.platform_id, &filter, &page?)
@@ -49,7 +47,7 @@ impl CounterpartiesApi for Bankd {
             Ok(new) => new,
             Err(e) => return fail(e),
         };
-        let counterparties = self.state.services.counterparties();
+        let counterparties = self.services.counterparties();
         match counterparties.create(&principal.platform_id, &new).await {
             Ok(record) => {
                 wire(record).map_or_else(fail, |c| CreateCounterpartyResponse::Ok(Json(c)))
@@ -63,7 +61,7 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: GetCounterpartyInput,
     ) -> GetCounterpartyResponse {
-        let counterparties = self.state.services.counterparties();
+        let counterparties = self.services.counterparties();
         match counterparties
             .get(&principal.platform_id, &input.counterparty_id)
             .await
@@ -78,7 +76,7 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: DeleteCounterpartyInput,
     ) -> DeleteCounterpartyResponse {
-        let counterparties = self.state.services.counterparties();
+        let counterparties = self.services.counterparties();
         match counterparties
             .delete(&principal.platform_id, &input.counterparty_id)
             .await
@@ -189,19 +187,4 @@ fn wire(c: CounterpartyRecord) -> Result<Counterparty, ApiError> {
         created_at: c.created_at,
         updated_at: c.updated_at,
     })
-}
-
-impl From<CounterpartyError> for ApiError {
-    fn from(e: CounterpartyError) -> Self {
-        match e {
-            CounterpartyError::InvalidFields(details) => ApiError::invalid_fields(details),
-            CounterpartyError::NotFound => ApiError::not_found(
-                ErrorType::CounterpartyError,
-                "counterparty_not_found",
-                "counterparty",
-            ),
-            CounterpartyError::Pagination(e) => e.into(),
-            CounterpartyError::Store(e) => e.into(),
-        }
-    }
 }

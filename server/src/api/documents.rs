@@ -2,7 +2,7 @@
 
 use bank_api::Json;
 use bank_api::documents::*;
-use bank_api::models::{Document, DocumentList, DocumentType, ErrorType, UploadDocumentRequest};
+use bank_api::models::{Document, DocumentList, DocumentType, UploadDocumentRequest};
 use poem_openapi::payload::Binary;
 
 use super::Bankd;
@@ -12,7 +12,6 @@ use crate::auth::Principal;
 use crate::domain::documents::{self, DocumentError, NewDocument};
 use crate::model::documents::{DocumentFilter, SignedDocument};
 use crate::model::page::PageRequest;
-use crate::store::StoreError;
 
 impl DocumentsApi for Bankd {
     async fn list_documents(
@@ -31,7 +30,7 @@ impl DocumentsApi for Bankd {
             tag: input.tag,
             document_type: input.r#type.map(|t| t.as_str().to_owned()),
         };
-        let documents = self.state.services.documents();
+        let documents = self.services.documents();
         let listed = async {
             documents
                 .list(&principal.platform_id, &filter, &page?)
@@ -40,7 +39,7 @@ impl DocumentsApi for Bankd {
         match listed
             .await
             .map_err(ApiError::from)
-            .and_then(|p| Ok(p.try_map(wire)?))
+            .and_then(|p| p.try_map(wire))
         {
             Ok(page) => ListDocumentsResponse::Ok(Json(DocumentList {
                 documents: page.items,
@@ -62,7 +61,7 @@ impl DocumentsApi for Bankd {
         let fingerprint = fingerprint(&upload);
         let key = input.idempotency_key.as_deref();
         let write = write_request(key, "/documents", &fingerprint);
-        let documents = self.state.services.documents();
+        let documents = self.services.documents();
         let uploaded = documents
             .upload(&principal.platform_id, &upload, write)
             .await;
@@ -80,11 +79,11 @@ impl DocumentsApi for Bankd {
         principal: Principal,
         input: GetDocumentInput,
     ) -> GetDocumentResponse {
-        let documents = self.state.services.documents();
+        let documents = self.services.documents();
         let found = documents
             .get(&principal.platform_id, &input.document_id)
             .await;
-        match found.map_err(ApiError::from).and_then(|d| Ok(wire(d)?)) {
+        match found.map_err(ApiError::from).and_then(wire) {
             Ok(d) => GetDocumentResponse::Ok(Json(d)),
             Err(e) => fail(e),
         }
@@ -94,7 +93,7 @@ impl DocumentsApi for Bankd {
         &self,
         input: GetDocumentContentInput,
     ) -> GetDocumentContentResponse {
-        let documents = self.state.services.documents();
+        let documents = self.services.documents();
         let (id, expires) = (&input.document_id, input.expires);
         match documents.content(id, expires, &input.signature).await {
             Ok((record, bytes)) => GetDocumentContentResponse::Ok(
@@ -143,13 +142,13 @@ fn base_url() -> &'static str {
 }
 
 /// The wire shape of a stored document, with its signed link.
-pub(super) fn wire(d: SignedDocument) -> Result<Document, StoreError> {
+pub(super) fn wire(d: SignedDocument) -> Result<Document, ApiError> {
     let url = d.url(base_url());
     let d = d.record;
     let r#type: DocumentType = d
         .document_type
         .parse()
-        .map_err(|e: String| StoreError::Corrupt(format!("documents.type: {e}")))?;
+        .map_err(|e: String| ApiError::internal(&format!("documents.type: {e}")))?;
     Ok(Document {
         url,
         id: d.id.into_string(),
@@ -164,27 +163,4 @@ pub(super) fn wire(d: SignedDocument) -> Result<Document, StoreError> {
         created_at: d.created_at,
         updated_at: d.updated_at,
     })
-}
-
-impl From<DocumentError> for ApiError {
-    fn from(e: DocumentError) -> Self {
-        use DocumentError as D;
-        let t = ErrorType::DocumentError;
-        match e {
-            D::NotFound => ApiError::not_found(t, "document_not_found", "document"),
-            D::EntityNotFound => {
-                ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
-            }
-            D::TypeNotAllowed => ApiError::new(400, t, "document_type_not_allowed", e.to_string()),
-            D::InvalidSignature => ApiError::new(
-                401,
-                ErrorType::AuthenticationError,
-                "invalid_signature",
-                e.to_string(),
-            ),
-            D::InvalidField(field, message) => ApiError::invalid_field(field, message),
-            D::Pagination(e) => e.into(),
-            D::Store(e) => e.into(),
-        }
-    }
 }

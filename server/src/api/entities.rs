@@ -1,13 +1,11 @@
 //! `Entities`: persons and businesses, their associated persons and additional requirements.
 
-use std::collections::BTreeMap;
-
 use bank_api::Json;
 use bank_api::entities::*;
 use bank_api::models::{
     AdditionalRequirements, AssociatedPerson, AssociatedPersonList, AssociatedPersonRole,
-    BusinessDetails, EmptyObject, Entity, EntityList, EntityListItem, EntityType, ErrorType,
-    PersonDetails, VerificationStatus,
+    BusinessDetails, EmptyObject, Entity, EntityList, EntityListItem, EntityType, PersonDetails,
+    VerificationStatus,
 };
 
 use super::Bankd;
@@ -16,14 +14,13 @@ use super::errors::{ApiError, fail};
 use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::entities::{
-    BusinessChanges, Entities, EntityChanges, EntityError, EntityView, NewAssociation,
-    PersonChanges, RequirementsView,
+    BusinessChanges, Entities, EntityChanges, EntityView, NewAssociation, PersonChanges,
+    RequirementsView,
 };
 use crate::idempotency::Written;
 use crate::model::documents::SignedDocument;
 use crate::model::entities::{AssociationRecord, EntityFilter, EntityRow};
 use crate::model::page::{PageRequest, PaginationError};
-use crate::store::StoreError;
 
 impl EntitiesApi for Bankd {
     async fn create_person_entity(
@@ -115,7 +112,7 @@ impl EntitiesApi for Bankd {
         let entities = self.entities();
         let listed = async { entities.list(&principal.platform_id, &filter, &page?).await };
         let wired = listed.await.map_err(ApiError::from);
-        match wired.and_then(|p| Ok(p.try_map(list_item_wire)?)) {
+        match wired.and_then(|p| p.try_map(list_item_wire)) {
             Ok(page) => ListEntitiesResponse::Ok(Json(EntityList {
                 entities: page.items,
                 has_more: page.has_more,
@@ -163,7 +160,7 @@ impl EntitiesApi for Bankd {
                 .await
         };
         let wired = listed.await.map_err(ApiError::from);
-        match wired.and_then(|p| Ok(p.try_map(|(link, person)| association_wire(link, &person))?)) {
+        match wired.and_then(|p| p.try_map(|(link, person)| association_wire(link, &person))) {
             Ok(page) => ListAssociatedPersonsResponse::Ok(Json(AssociatedPersonList {
                 associated_persons: page.items,
                 has_more: page.has_more,
@@ -186,7 +183,7 @@ impl EntitiesApi for Bankd {
         let entities = self.entities();
         let created = entities.create_association(&principal.platform_id, &input.entity_id, &new);
         let wired = created.await.map_err(ApiError::from);
-        match wired.and_then(|(link, person)| Ok(association_wire(link, &person)?)) {
+        match wired.and_then(|(link, person)| association_wire(link, &person)) {
             Ok(a) => CreateAssociatedPersonResponse::Ok(Json(a)),
             Err(e) => fail(e),
         }
@@ -224,12 +221,12 @@ impl EntitiesApi for Bankd {
 
 impl Bankd {
     fn entities(&self) -> Entities<'_> {
-        self.state.services.entities()
+        self.services.entities()
     }
 
     /// Today's date (UTC), which bounds a date of birth.
     fn today(&self) -> chrono::NaiveDate {
-        self.state.clock.now().date_naive()
+        self.services.clock().now().date_naive()
     }
 }
 
@@ -262,8 +259,8 @@ fn created_wire(w: Written<EntityRow>) -> Result<(Entity, Option<String>), ApiEr
 // Wire shapes
 // ---------------------------------------------------------------------------------------------
 
-fn corrupt(column: &str) -> impl Fn(String) -> StoreError + '_ {
-    move |e| StoreError::Corrupt(format!("entities.{column}: {e}"))
+fn corrupt(column: &str) -> impl Fn(String) -> ApiError + '_ {
+    move |e| ApiError::internal(&format!("entities.{column}: {e}"))
 }
 
 fn person_details(row: &EntityRow) -> PersonDetails {
@@ -299,7 +296,7 @@ fn business_details(row: &EntityRow) -> BusinessDetails {
 fn list_item(
     row: &EntityRow,
     documents: Vec<bank_api::models::Document>,
-) -> Result<EntityListItem, StoreError> {
+) -> Result<EntityListItem, ApiError> {
     let c = &row.core;
     Ok(EntityListItem {
         id: c.id.as_str().to_owned(),
@@ -325,7 +322,7 @@ fn list_item(
 fn entity_wire(
     row: EntityRow,
     documents: Vec<bank_api::models::Document>,
-) -> Result<Entity, StoreError> {
+) -> Result<Entity, ApiError> {
     let item = list_item(&row, documents)?;
     let is_person = item.r#type == EntityType::Person;
     Ok(Entity {
@@ -346,16 +343,16 @@ fn entity_wire(
 
 fn documents_wire(
     documents: Vec<SignedDocument>,
-) -> Result<Vec<bank_api::models::Document>, StoreError> {
+) -> Result<Vec<bank_api::models::Document>, ApiError> {
     documents.into_iter().map(document_wire).collect()
 }
 
 fn view_wire(view: EntityView) -> Result<Entity, ApiError> {
     let documents = documents_wire(view.documents)?;
-    Ok(entity_wire(view.entity, documents)?)
+    entity_wire(view.entity, documents)
 }
 
-fn list_item_wire(view: EntityView) -> Result<EntityListItem, StoreError> {
+fn list_item_wire(view: EntityView) -> Result<EntityListItem, ApiError> {
     let documents = documents_wire(view.documents)?;
     list_item(&view.entity, documents)
 }
@@ -363,13 +360,13 @@ fn list_item_wire(view: EntityView) -> Result<EntityListItem, StoreError> {
 fn association_wire(
     link: AssociationRecord,
     person: &EntityRow,
-) -> Result<AssociatedPerson, StoreError> {
+) -> Result<AssociatedPerson, ApiError> {
     let roles = link
         .roles
         .iter()
         .map(|r| {
             r.parse::<AssociatedPersonRole>()
-                .map_err(|e| StoreError::Corrupt(format!("associated_persons.roles: {e}")))
+                .map_err(|e| ApiError::internal(&format!("associated_persons.roles: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(AssociatedPerson {
@@ -397,41 +394,3 @@ fn requirements_wire(view: RequirementsView) -> AdditionalRequirements {
 // ---------------------------------------------------------------------------------------------
 // Errors
 // ---------------------------------------------------------------------------------------------
-
-/// "invalid request: a x; b y" over the offending fields, like the framework's own messages.
-fn summary(prefix: &str, details: &BTreeMap<String, String>) -> String {
-    let parts: Vec<String> = details.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    format!("{prefix}: {}", parts.join("; "))
-}
-
-impl From<EntityError> for ApiError {
-    fn from(e: EntityError) -> Self {
-        use EntityError as E;
-        let t = ErrorType::EntityError;
-        let v = ErrorType::RequestValidationError;
-        match e {
-            E::NotFound => ApiError::not_found(t, "entity_not_found", "entity"),
-            E::InvalidFields(details) => ApiError::new(
-                400,
-                v,
-                "invalid_request",
-                summary("invalid request", &details),
-            )
-            .with_details(details),
-            E::TypeMismatch(message) => ApiError::new(400, t, "entity_type_mismatch", message),
-            E::AlreadyLinked => {
-                ApiError::new(400, t, "associated_person_already_linked", e.to_string())
-            }
-            E::HasBankAccounts => ApiError::new(400, t, "entity_has_bank_accounts", e.to_string()),
-            E::InvalidAdditionalRequirements(details) => ApiError::new(
-                400,
-                v,
-                "invalid_additional_requirements",
-                summary("invalid additional requirements", &details),
-            )
-            .with_details(details),
-            E::Pagination(e) => e.into(),
-            E::Store(e) => e.into(),
-        }
-    }
-}

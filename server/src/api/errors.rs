@@ -17,10 +17,17 @@ use bank_api::models::{Error, ErrorType};
 use bank_api::runtime::{ErrorVariants, RequestError, RequestErrorKind};
 use poem::http::StatusCode;
 
-use crate::idempotency::IdempotencyError;
-use crate::idempotency::WriteError;
+use crate::domain::Fault;
+use crate::domain::bank_accounts::BankAccountError;
+use crate::domain::counterparties::CounterpartyError;
+use crate::domain::documents::DocumentError;
+use crate::domain::entities::EntityError;
+use crate::domain::history::HistoryError;
+use crate::domain::platforms::PlatformError;
+use crate::domain::positive_pay::PositivePayError;
+use crate::domain::transfers::TransferError;
+use crate::idempotency::{IdempotencyError, WriteError};
 use crate::model::page::PaginationError;
-use crate::store::{Retryable, StoreError};
 
 /// The code of a request whose transaction kept conflicting with others.
 pub const TRANSACTION_CONFLICT: &str = "transaction_conflict";
@@ -177,27 +184,20 @@ pub fn fail<R: ErrorVariants<Error>>(error: ApiError) -> R {
     })
 }
 
-impl From<StoreError> for ApiError {
-    fn from(e: StoreError) -> Self {
-        // Text the database cannot store (PostgreSQL refuses U+0000 with SQLSTATE 22021) is the
-        // client's input, wherever it slipped past validation (e.g. a query parameter).
-        if let StoreError::Database(db) = &e
-            && let Some(code) = db.as_database_error().and_then(|d| d.code())
-            && (code == "22021" || code == "22P05")
-        {
-            return ApiError::new(
+impl From<Fault> for ApiError {
+    fn from(e: Fault) -> Self {
+        match e {
+            // The client's input, wherever it slipped past validation (e.g. a query parameter).
+            Fault::UnstorableText => ApiError::new(
                 400,
                 ErrorType::RequestValidationError,
                 "invalid_request",
                 "text must not contain NUL or characters the database cannot store",
-            );
+            ),
+            // Retries happen below the domain; a conflict that reaches here had none left.
+            Fault::Conflict(_) => ApiError::transaction_conflict(),
+            Fault::Internal(detail) => ApiError::internal(&detail),
         }
-        // Retries happen below (`crate::store`); a retryable error that reaches here had none
-        // left.
-        if e.is_retryable() {
-            return ApiError::transaction_conflict();
-        }
-        ApiError::internal(&e)
     }
 }
 
@@ -249,7 +249,7 @@ impl From<IdempotencyError> for ApiError {
                 "idempotency_key_reused",
                 "this Idempotency-Key was used with a different request",
             ),
-            IdempotencyError::Store(e) => e.into(),
+            IdempotencyError::Store(e) => Fault::from(e).into(),
         }
     }
 }
@@ -341,15 +341,286 @@ pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
     )
 }
 
-impl From<crate::domain::platforms::PlatformError> for ApiError {
-    fn from(e: crate::domain::platforms::PlatformError) -> Self {
-        use crate::domain::platforms::PlatformError as P;
+impl From<PlatformError> for ApiError {
+    fn from(e: PlatformError) -> Self {
+        use PlatformError as P;
         match e {
             P::InvalidSetting(field, message) => ApiError::invalid_field(field, message),
             P::InvalidName => ApiError::invalid_field("name", e.to_string()),
             // The principal's platform always exists; anything else is the server's failure.
             P::NotFound | P::AccountNumbersExhausted => ApiError::internal(&e),
-            P::Store(e) => e.into(),
+            P::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+// ------------------------------------------------------------------- the domain errors
+//
+// Every domain error's answer (status, type, code, details), in one place.
+
+/// "invalid request: a x; b y" over the offending fields, like the framework's own messages.
+fn summary(prefix: &str, details: &BTreeMap<String, String>) -> String {
+    let parts: Vec<String> = details.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    format!("{prefix}: {}", parts.join("; "))
+}
+
+fn field_error(kind: ErrorType, code: &'static str, field: &str, message: String) -> ApiError {
+    ApiError::new(400, kind, code, format!("{field} {message}"))
+        .with_details(BTreeMap::from([(field.to_owned(), message)]))
+}
+
+fn one_field(field: &str, message: impl Into<String>) -> BTreeMap<String, String> {
+    BTreeMap::from([(field.to_owned(), message.into())])
+}
+
+impl From<BankAccountError> for ApiError {
+    fn from(e: BankAccountError) -> Self {
+        use BankAccountError as E;
+        let t = ErrorType::BankAccountError;
+        match e {
+            E::NotFound => ApiError::not_found(t, "bank_account_not_found", "bank account"),
+            E::EntityNotFound => {
+                ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
+            }
+            E::AccountNumberNotFound => ApiError::not_found(
+                ErrorType::AccountNumberError,
+                "account_number_not_found",
+                "account number",
+            ),
+            E::InvalidField(field, message) => ApiError::invalid_field(field, message),
+            E::UnsupportedCurrency(code) => field_error(
+                ErrorType::RequestValidationError,
+                "unsupported_currency",
+                "currency_code",
+                format!("`{code}` is not a supported currency"),
+            ),
+            E::EntityNotVerified => field_error(
+                ErrorType::EntityError,
+                "entity_not_verified",
+                "entity_id",
+                "must be a VERIFIED entity".to_owned(),
+            ),
+            E::InvalidOverdraftReserve => field_error(
+                t,
+                "invalid_overdraft_reserve_account",
+                "overdraft_reserve_account_id",
+                "must be the platform's OVERDRAFT_RESERVE account".to_owned(),
+            ),
+            E::NotOpen(status) => ApiError::new(
+                400,
+                t,
+                "bank_account_not_open",
+                format!(
+                    "the bank account is {status}: it takes no new account numbers or money movements"
+                ),
+            ),
+            E::BalanceNotZero => ApiError::new(
+                400,
+                t,
+                "bank_account_balance_not_zero",
+                "a bank account can be deleted only when all four balances are zero",
+            ),
+            E::Overdrawn => ApiError::new(
+                400,
+                t,
+                "bank_account_overdrawn",
+                "the bank account is overdrawn: its overdraft settings can change only once its \
+                 available amount is back at zero or above",
+            ),
+            E::RootAccount => ApiError::new(
+                400,
+                t,
+                "invalid_request",
+                "the platform's root accounts (PROGRAM_RESERVE, OVERDRAFT_RESERVE, NETWORK_SETTLEMENT_ACCOUNT) cannot be deleted",
+            ),
+            E::AccountNumbersExhausted => ApiError::internal(&e),
+            E::Pagination(e) => e.into(),
+            E::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<HistoryError> for ApiError {
+    fn from(e: HistoryError) -> Self {
+        let t = ErrorType::BankAccountError;
+        match e {
+            HistoryError::NotFound => {
+                ApiError::not_found(t, "bank_account_not_found", "bank account")
+            }
+            HistoryError::TimeZoneNotSet => ApiError::new(
+                400,
+                ErrorType::PlatformError,
+                "reporting_time_zone_not_set",
+                "set the platform's reporting_time_zone (PATCH /platform) before reading history",
+            ),
+            HistoryError::InvalidDateRange(field, message) => field_error(
+                ErrorType::RequestValidationError,
+                "invalid_date_range",
+                field,
+                message,
+            ),
+            HistoryError::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<TransferError> for ApiError {
+    fn from(e: TransferError) -> Self {
+        use TransferError as E;
+        let message = e.to_string();
+        let transfer = ErrorType::TransferError;
+        let shape = ErrorType::RequestValidationError;
+        match e {
+            E::Invalid(details) => {
+                let message = details
+                    .iter()
+                    .map(|(field, problem)| format!("{field} {problem}"))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                ApiError::new(400, shape, "invalid_request", message).with_details(details)
+            }
+            E::UnsupportedCurrency(_) => {
+                ApiError::new(400, shape, "unsupported_currency", message.clone())
+                    .with_details(one_field("currency_code", message))
+            }
+            E::SameAccount(field) => {
+                ApiError::invalid_field(field, "must name a bank account other than the sender's")
+            }
+            E::AmountOverflow => {
+                ApiError::invalid_field("amount", "is too large: a balance would overflow")
+            }
+            E::BankAccountNotFound => ApiError::not_found(
+                ErrorType::BankAccountError,
+                "bank_account_not_found",
+                "bank account",
+            ),
+            E::AccountNumberNotFound => ApiError::not_found(
+                ErrorType::AccountNumberError,
+                "account_number_not_found",
+                "account number",
+            ),
+            E::BookTransferNotFound => {
+                ApiError::not_found(transfer, "book_transfer_not_found", "book transfer")
+            }
+            E::AchTransferNotFound => {
+                ApiError::not_found(transfer, "ach_transfer_not_found", "ACH transfer")
+            }
+            E::NotOpen(..) => ApiError::new(
+                400,
+                ErrorType::BankAccountError,
+                "bank_account_not_open",
+                message,
+            ),
+            E::CurrencyMismatch(..) => {
+                ApiError::new(400, transfer, "currency_mismatch", message.clone())
+                    .with_details(one_field("currency_code", message))
+            }
+            E::InsufficientFunds => ApiError::new(
+                400,
+                transfer,
+                "insufficient_funds",
+                "the sender's available amount (and its overdraft reserve, where allowed) cannot cover the amount",
+            ),
+            E::NotOnHold(_) => ApiError::new(400, transfer, "transfer_not_on_hold", message),
+            E::Internal(_) => ApiError::internal(&message),
+            E::Pagination(e) => e.into(),
+            E::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<CounterpartyError> for ApiError {
+    fn from(e: CounterpartyError) -> Self {
+        match e {
+            CounterpartyError::InvalidFields(details) => ApiError::invalid_fields(details),
+            CounterpartyError::NotFound => ApiError::not_found(
+                ErrorType::CounterpartyError,
+                "counterparty_not_found",
+                "counterparty",
+            ),
+            CounterpartyError::Pagination(e) => e.into(),
+            CounterpartyError::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<DocumentError> for ApiError {
+    fn from(e: DocumentError) -> Self {
+        use DocumentError as D;
+        let t = ErrorType::DocumentError;
+        match e {
+            D::NotFound => ApiError::not_found(t, "document_not_found", "document"),
+            D::EntityNotFound => {
+                ApiError::not_found(ErrorType::EntityError, "entity_not_found", "entity")
+            }
+            D::TypeNotAllowed => ApiError::new(400, t, "document_type_not_allowed", e.to_string()),
+            D::InvalidSignature => ApiError::new(
+                401,
+                ErrorType::AuthenticationError,
+                "invalid_signature",
+                e.to_string(),
+            ),
+            D::InvalidField(field, message) => ApiError::invalid_field(field, message),
+            D::Pagination(e) => e.into(),
+            D::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<EntityError> for ApiError {
+    fn from(e: EntityError) -> Self {
+        use EntityError as E;
+        let t = ErrorType::EntityError;
+        let v = ErrorType::RequestValidationError;
+        match e {
+            E::NotFound => ApiError::not_found(t, "entity_not_found", "entity"),
+            E::InvalidFields(details) => ApiError::new(
+                400,
+                v,
+                "invalid_request",
+                summary("invalid request", &details),
+            )
+            .with_details(details),
+            E::TypeMismatch(message) => ApiError::new(400, t, "entity_type_mismatch", message),
+            E::AlreadyLinked => {
+                ApiError::new(400, t, "associated_person_already_linked", e.to_string())
+            }
+            E::HasBankAccounts => ApiError::new(400, t, "entity_has_bank_accounts", e.to_string()),
+            E::InvalidAdditionalRequirements(details) => ApiError::new(
+                400,
+                v,
+                "invalid_additional_requirements",
+                summary("invalid additional requirements", &details),
+            )
+            .with_details(details),
+            E::Pagination(e) => e.into(),
+            E::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<PositivePayError> for ApiError {
+    fn from(e: PositivePayError) -> Self {
+        match e {
+            PositivePayError::InvalidFields(details) => ApiError::invalid_fields(details),
+            PositivePayError::BankAccountNotFound => ApiError::not_found(
+                ErrorType::BankAccountError,
+                "bank_account_not_found",
+                "bank account",
+            ),
+            PositivePayError::NotFound => ApiError::not_found(
+                ErrorType::PositivePayError,
+                "ach_positive_pay_rule_not_found",
+                "ACH positive pay rule",
+            ),
+            PositivePayError::Duplicate => ApiError::new(
+                400,
+                ErrorType::PositivePayError,
+                "duplicate_ach_positive_pay_rule",
+                e.to_string(),
+            ),
+            PositivePayError::Pagination(e) => e.into(),
+            PositivePayError::Store(e) => Fault::from(e).into(),
         }
     }
 }

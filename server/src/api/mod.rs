@@ -21,13 +21,13 @@ mod simulations;
 use bank_api::runtime::{Credential, Credentials, Hooks, RequestError};
 use poem::{IntoResponse, Response};
 
-use crate::app::AppState;
 use crate::auth::{self, Principal};
-use crate::store::Retryable;
+use crate::domain::{Fault, Services};
 
 /// The server: state shared by every handler.
 pub struct Bankd {
-    pub state: AppState,
+    /// The rules, as services that own their transactions.
+    pub services: Services,
     /// The document's routes, for `Allow` headers.
     pub routes: std::sync::Arc<PathTemplates>,
 }
@@ -171,13 +171,13 @@ impl Hooks for Bankd {
         else {
             return Err(RequestError::unauthorized());
         };
-        match auth::authenticate(&self.state.db, key).await {
+        match self.services.authenticate(key).await {
             Ok(Some(principal)) => {
                 errors::note_platform(principal.platform_id.as_str());
                 Ok(principal)
             }
             Ok(None) => Err(RequestError::unauthorized()),
-            Err(e) if e.is_retryable() => Err(errors::conflict_request_error()),
+            Err(Fault::Conflict(_)) => Err(errors::conflict_request_error()),
             Err(e) => {
                 let id = errors::request_id();
                 tracing::error!(request_id = %id, error = %e, "authentication failed");

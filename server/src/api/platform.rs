@@ -7,8 +7,8 @@ use bank_api::platform::*;
 use super::Bankd;
 use super::errors::fail;
 use crate::auth::Principal;
-use crate::domain::platforms::{self, SettingsUpdate};
-use crate::store::platforms::PlatformRecord;
+use crate::domain::platforms::SettingsUpdate;
+use crate::model::platforms::PlatformRecord;
 
 impl PlatformApi for Bankd {
     async fn get_platform(
@@ -16,7 +16,8 @@ impl PlatformApi for Bankd {
         principal: Principal,
         _input: GetPlatformInput,
     ) -> GetPlatformResponse {
-        match platforms::get_platform(&self.state.db, &principal.platform_id).await {
+        let platforms = self.services.platforms();
+        match platforms.get_platform(&principal.platform_id).await {
             Ok(p) => GetPlatformResponse::Ok(Json(wire(p))),
             Err(e) => fail(e.into()),
         }
@@ -34,14 +35,10 @@ impl PlatformApi for Bankd {
                 .additional_requirements
                 .map(|fields| fields.into_iter().map(Into::into).collect()),
         };
-        let state = &self.state;
-        match platforms::update_settings(
-            &state.db,
-            state.clock.as_ref(),
-            &principal.platform_id,
-            update,
-        )
-        .await
+        let platforms = self.services.platforms();
+        match platforms
+            .update_settings(&principal.platform_id, update)
+            .await
         {
             Ok(p) => UpdatePlatformResponse::Ok(Json(wire(p))),
             Err(e) => fail(e.into()),

@@ -2,12 +2,12 @@
 
 use bank_api::Json;
 use bank_api::ach_positive_pay_rules::*;
-use bank_api::models::{AchPositivePayRule, AchPositivePayRuleList, AmountCondition, ErrorType};
+use bank_api::models::{AchPositivePayRule, AchPositivePayRuleList, AmountCondition};
 
 use super::Bankd;
-use super::errors::{ApiError, fail};
+use super::errors::fail;
 use crate::auth::Principal;
-use crate::domain::positive_pay::{self, NewRule, PositivePayError};
+use crate::domain::positive_pay::{self, NewRule};
 use crate::model::page::PageRequest;
 use crate::model::positive_pay::{AmountCondition as Condition, RuleRecord};
 
@@ -28,7 +28,7 @@ impl AchPositivePayRulesApi for Bankd {
             Ok(rule) => rule,
             Err(e) => return fail(e.into()),
         };
-        let rules = self.state.services.positive_pay();
+        let rules = self.services.positive_pay();
         match rules.create(&principal.platform_id, &rule).await {
             Ok(record) => CreateAchPositivePayRuleResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
@@ -40,7 +40,7 @@ impl AchPositivePayRulesApi for Bankd {
         principal: Principal,
         input: GetAchPositivePayRuleInput,
     ) -> GetAchPositivePayRuleResponse {
-        let rules = self.state.services.positive_pay();
+        let rules = self.services.positive_pay();
         match rules
             .get(&principal.platform_id, &input.ach_positive_pay_rule_id)
             .await
@@ -55,7 +55,7 @@ impl AchPositivePayRulesApi for Bankd {
         principal: Principal,
         input: DeleteAchPositivePayRuleInput,
     ) -> DeleteAchPositivePayRuleResponse {
-        let rules = self.state.services.positive_pay();
+        let rules = self.services.positive_pay();
         match rules
             .delete(&principal.platform_id, &input.ach_positive_pay_rule_id)
             .await
@@ -71,7 +71,7 @@ impl AchPositivePayRulesApi for Bankd {
         input: ListAchPositivePayRulesInput,
     ) -> ListAchPositivePayRulesResponse {
         let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
-        let rules = self.state.services.positive_pay();
+        let rules = self.services.positive_pay();
         let account = &input.bank_account_id;
         let listed = async { rules.list(&principal.platform_id, account, &page?).await };
         match listed.await {
@@ -106,31 +106,5 @@ fn wire(r: RuleRecord) -> AchPositivePayRule {
         amount: r.amount,
         description: r.description,
         created_at: r.created_at,
-    }
-}
-
-impl From<PositivePayError> for ApiError {
-    fn from(e: PositivePayError) -> Self {
-        match e {
-            PositivePayError::InvalidFields(details) => ApiError::invalid_fields(details),
-            PositivePayError::BankAccountNotFound => ApiError::not_found(
-                ErrorType::BankAccountError,
-                "bank_account_not_found",
-                "bank account",
-            ),
-            PositivePayError::NotFound => ApiError::not_found(
-                ErrorType::PositivePayError,
-                "ach_positive_pay_rule_not_found",
-                "ACH positive pay rule",
-            ),
-            PositivePayError::Duplicate => ApiError::new(
-                400,
-                ErrorType::PositivePayError,
-                "duplicate_ach_positive_pay_rule",
-                e.to_string(),
-            ),
-            PositivePayError::Pagination(e) => e.into(),
-            PositivePayError::Store(e) => e.into(),
-        }
     }
 }

@@ -13,6 +13,34 @@ pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;
 
+/// A store failure as the edge needs to know it: the one classification the error table maps
+/// (the details go to the log, never to the client).
+#[derive(Debug, thiserror::Error)]
+pub enum Fault {
+    /// Text the database cannot store: the client's input.
+    #[error("text the database cannot store")]
+    UnstorableText,
+    /// A write conflict that outlasted its retries.
+    #[error("transaction conflict: {0}")]
+    Conflict(String),
+    /// Anything else: a bug, corrupted data or an unavailable database.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<crate::store::StoreError> for Fault {
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::Retryable;
+        if e.is_unstorable_text() {
+            Fault::UnstorableText
+        } else if e.is_retryable() {
+            Fault::Conflict(e.to_string())
+        } else {
+            Fault::Internal(e.to_string())
+        }
+    }
+}
+
 /// The rules as services over one database and clock: what the API layer calls. Each service
 /// owns its transactions (and idempotency), so a handler parses, calls one method and maps the
 /// committed result.
@@ -31,6 +59,20 @@ impl Services {
         bank: platforms::BankSettings,
     ) -> Services {
         Services { db, clock, bank }
+    }
+
+    /// The clock every service reads.
+    pub fn clock(&self) -> &dyn crate::clock::Clock {
+        self.clock.as_ref()
+    }
+
+    /// Resolves presented key text to a principal; `None` for malformed, unknown or revoked
+    /// keys.
+    pub async fn authenticate(
+        &self,
+        presented: &str,
+    ) -> Result<Option<crate::auth::Principal>, Fault> {
+        Ok(crate::auth::authenticate(&self.db, presented).await?)
     }
 
     pub fn bank_accounts(&self) -> bank_accounts::BankAccounts<'_> {
@@ -81,6 +123,7 @@ services! {
     counterparties => counterparties::Counterparties;
     documents => documents::Documents;
     entities => entities::Entities;
+    platforms => platforms::Platforms;
     positive_pay => positive_pay::PositivePay;
     transfers => transfers::Transfers;
 }

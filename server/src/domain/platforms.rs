@@ -11,9 +11,10 @@ use crate::model::entities::EntityRecord;
 use crate::model::entities::{RequirementField, RequirementFieldType};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::money::Currency;
+use crate::model::platforms::PlatformRecord;
 use crate::store::bank_accounts;
 use crate::store::entities;
-use crate::store::platforms::{self, PlatformRecord};
+use crate::store::platforms;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// The root account types every platform gets, in creation order.
@@ -117,14 +118,93 @@ pub async fn ensure_sandbox_platform(
     .await
 }
 
-/// Reads a platform's settings.
-pub async fn get_platform(
-    db: &Db,
-    platform_id: &PlatformId,
-) -> Result<PlatformRecord, PlatformError> {
-    db.read_single(|tx| Box::pin(async move { platforms::get(tx, platform_id).await }))
-        .await?
-        .ok_or(PlatformError::NotFound)
+super::service! {
+    /// The caller's own platform: its settings.
+    Platforms
+}
+
+impl Platforms<'_> {
+    /// Reads a platform's settings.
+    pub async fn get_platform(
+        &self,
+        platform_id: &PlatformId,
+    ) -> Result<PlatformRecord, PlatformError> {
+        let db = self.db;
+        db.read_single(|tx| Box::pin(async move { platforms::get(tx, platform_id).await }))
+            .await?
+            .ok_or(PlatformError::NotFound)
+    }
+
+    /// Validates and applies `update` to the platform's settings.
+    pub async fn update_settings(
+        &self,
+        platform_id: &PlatformId,
+        update: SettingsUpdate,
+    ) -> Result<PlatformRecord, PlatformError> {
+        let (db, clock) = (self.db, self.clock);
+        if let Some(tz) = &update.reporting_time_zone
+            && tz.parse::<chrono_tz::Tz>().is_err()
+        {
+            return Err(PlatformError::InvalidSetting(
+                "reporting_time_zone",
+                format!("`{tz}` is not an IANA time zone name"),
+            ));
+        }
+        let requirements = match &update.additional_requirements {
+            None => None,
+            Some(fields) => {
+                let mut seen = HashSet::new();
+                for (i, f) in fields.iter().enumerate() {
+                    if !seen.insert(f.name.as_str()) {
+                        return Err(PlatformError::InvalidSetting(
+                            "additional_requirements",
+                            format!("field name `{}` appears twice", f.name),
+                        ));
+                    }
+                    let is_enum = f.field_type == RequirementFieldType::Enum;
+                    match (&f.values, is_enum) {
+                        (None, true) => {
+                            return Err(PlatformError::InvalidSetting(
+                                "additional_requirements",
+                                format!("[{i}] an enum field needs `values`"),
+                            ));
+                        }
+                        (Some(v), true) if v.is_empty() => {
+                            return Err(PlatformError::InvalidSetting(
+                                "additional_requirements",
+                                format!("[{i}] `values` must not be empty"),
+                            ));
+                        }
+                        (Some(_), false) => {
+                            return Err(PlatformError::InvalidSetting(
+                                "additional_requirements",
+                                format!("[{i}] `values` is only for enum fields"),
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                Some(
+                    serde_json::to_string(fields)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                )
+            }
+        };
+        let now = clock.now();
+        db.write(|tx| {
+            let tz = update.reporting_time_zone.as_deref();
+            let req = requirements.as_deref();
+            Box::pin(async move {
+                if !platforms::update_settings(tx, platform_id, tz, req, now).await? {
+                    return Err(PlatformError::NotFound);
+                }
+                platforms::get(tx, platform_id)
+                    .await?
+                    .ok_or(PlatformError::NotFound)
+            })
+        })
+        .await
+    }
 }
 
 async fn create_in(
@@ -251,6 +331,13 @@ pub async fn create_account_number(
     Err(PlatformError::AccountNumbersExhausted)
 }
 
+/// A change of platform settings (`PATCH /platform`); `None` keeps the current value.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsUpdate {
+    pub reporting_time_zone: Option<String>,
+    pub additional_requirements: Option<Vec<RequirementField>>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,79 +362,4 @@ mod tests {
             assert_ne!(n.as_bytes()[0], b'0');
         }
     }
-}
-
-/// A change of platform settings (`PATCH /platform`); `None` keeps the current value.
-#[derive(Debug, Clone, Default)]
-pub struct SettingsUpdate {
-    pub reporting_time_zone: Option<String>,
-    pub additional_requirements: Option<Vec<RequirementField>>,
-}
-
-/// Validates and applies `update` to the platform's settings.
-pub async fn update_settings(
-    db: &Db,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    update: SettingsUpdate,
-) -> Result<PlatformRecord, PlatformError> {
-    if let Some(tz) = &update.reporting_time_zone
-        && tz.parse::<chrono_tz::Tz>().is_err()
-    {
-        return Err(PlatformError::InvalidSetting(
-            "reporting_time_zone",
-            format!("`{tz}` is not an IANA time zone name"),
-        ));
-    }
-    let requirements = match &update.additional_requirements {
-        None => None,
-        Some(fields) => {
-            let mut seen = HashSet::new();
-            for (i, f) in fields.iter().enumerate() {
-                if !seen.insert(f.name.as_str()) {
-                    return Err(PlatformError::InvalidSetting(
-                        "additional_requirements",
-                        format!("field name `{}` appears twice", f.name),
-                    ));
-                }
-                let is_enum = f.field_type == RequirementFieldType::Enum;
-                match (&f.values, is_enum) {
-                    (None, true) => {
-                        return Err(PlatformError::InvalidSetting(
-                            "additional_requirements",
-                            format!("[{i}] an enum field needs `values`"),
-                        ));
-                    }
-                    (Some(v), true) if v.is_empty() => {
-                        return Err(PlatformError::InvalidSetting(
-                            "additional_requirements",
-                            format!("[{i}] `values` must not be empty"),
-                        ));
-                    }
-                    (Some(_), false) => {
-                        return Err(PlatformError::InvalidSetting(
-                            "additional_requirements",
-                            format!("[{i}] `values` is only for enum fields"),
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-            Some(serde_json::to_string(fields).map_err(|e| StoreError::Corrupt(e.to_string()))?)
-        }
-    };
-    let now = clock.now();
-    db.write(|tx| {
-        let tz = update.reporting_time_zone.as_deref();
-        let req = requirements.as_deref();
-        Box::pin(async move {
-            if !platforms::update_settings(tx, platform_id, tz, req, now).await? {
-                return Err(PlatformError::NotFound);
-            }
-            platforms::get(tx, platform_id)
-                .await?
-                .ok_or(PlatformError::NotFound)
-        })
-    })
-    .await
 }

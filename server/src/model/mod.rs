@@ -10,5 +10,6 @@ pub mod ids;
 pub mod ledger;
 pub mod money;
 pub mod page;
+pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;

@@ -266,6 +266,18 @@ enum Violation {
 }
 
 impl StoreError {
+    /// Whether the database refused text it cannot store (PostgreSQL refuses U+0000 with
+    /// SQLSTATE 22021 or 22P05): the client's input, wherever it slipped past validation.
+    pub fn is_unstorable_text(&self) -> bool {
+        match self {
+            StoreError::Database(e) => e
+                .as_database_error()
+                .and_then(|d| d.code())
+                .is_some_and(|code| code == "22021" || code == "22P05"),
+            _ => false,
+        }
+    }
+
     fn violation(&self) -> Option<Violation> {
         use sqlx::error::ErrorKind;
         match self {

@@ -4,18 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::{Row, Sql, StoreError, Tx};
 use crate::model::ids::PlatformId;
-
-/// A stored platform.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlatformRecord {
-    pub id: PlatformId,
-    pub name: String,
-    pub reporting_time_zone: Option<String>,
-    /// JSON array of additional requirement fields, as stored.
-    pub additional_requirements: String,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
+use crate::model::platforms::PlatformRecord;
 
 const COLUMNS: &str =
     "platform_id, name, reporting_time_zone, additional_requirements, created_at, updated_at";
