@@ -1,22 +1,19 @@
 //! bankd: the banking-platform API server.
 //!
 //! The wire contract lives in the generated `bank-api` crate (from `spec/openapi.yaml`); this
-//! crate holds the rules, storage and process. Modules:
+//! crate holds the rules, storage and process, in layers with one direction (`model` ← `store`
+//! ← `domain` ← `api` ← shell; `tests/layers.rs` fails on an arrow the other way):
 //!
-//! - [`app`]: builds the poem application; the one place routes are assembled.
-//! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables.
-//! - [`clock`]: injected time ([`clock::SystemClock`], [`clock::FixedClock`] for tests).
-//! - [`auth`]: API keys (`test_`/`live_`), stored as SHA-256, the Basic credential rule, and
-//!   the authenticated [`auth::Principal`].
-//! - [`domain`]: HTTP-agnostic rules, each area with its own error enum: [`model::ids`] (typed
-//!   time-ordered ids), [`model::money`] (currencies, minor units), [`domain::bank_codes`] (ABA,
-//!   BIC), [`domain::platforms`] (platform creation with its root entity and accounts).
-//! - [`idempotency`]: reserve → effects → stored response, one transaction.
-//! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`); every layer records through
-//!   the `metrics` facade.
-//! - [`pagination`]: keyset cursors for every list, as a SQL builder.
-//! - [`store`]: SQLite/PostgreSQL pools, transactions with retry, [`store::dialect`] (every
-//!   dialect difference), and the repositories (every function takes the platform id).
+//! - [`model`]: ids, money, kinds, statuses, records and page requests every layer shares.
+//! - [`store`]: SQLite/PostgreSQL, transactions with retry, keyset lists, the repositories.
+//! - [`domain`]: the rules, as services that own their transactions ([`domain::Services`]).
+//! - [`idempotency`]: `Idempotency-Key`: reserve → effects → stored result, one transaction.
+//! - [`auth`]: API keys (`test_`/`live_`), stored as SHA-256, and the [`auth::Principal`].
+//! - [`api`]: the generated traits implemented: parse, call one service, map; one error table.
+//! - [`app`]: the poem application; the one place routes are assembled (shell).
+//! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables (shell).
+//! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`) (shell).
+//! - [`clock`]: injected time ([`clock::SystemClock`], [`clock::FixedClock`]); every layer's leaf.
 
 pub mod api;
 pub mod app;

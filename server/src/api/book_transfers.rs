@@ -16,7 +16,7 @@ use super::errors::fail;
 use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::transfers::{BookTransferFields, NewBookTransfer, Transfers};
-use crate::model::page::PageRequest;
+use crate::model::page::{PageRequest, PaginationError};
 use crate::model::transfers::BookTransferStatus;
 use crate::model::transfers::{BookTransferFilter, BookTransferRecord};
 
@@ -26,15 +26,7 @@ impl BookTransfersApi for Bankd {
         principal: Principal,
         input: ListBookTransfersInput,
     ) -> ListBookTransfersResponse {
-        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
-        let filter = BookTransferFilter {
-            bank_account_id: input.bank_account_id,
-            status: input.status.map(status_from_wire),
-            created_gt: input.created_gt,
-            created_gte: input.created_gte,
-            created_lt: input.created_lt,
-            created_lte: input.created_lte,
-        };
+        let (page, filter) = list_query(input);
         let transfers = self.transfers();
         let listed = async {
             transfers
@@ -124,6 +116,22 @@ impl Bankd {
     pub(super) fn transfers(&self) -> Transfers<'_> {
         self.services.transfers()
     }
+}
+
+/// The list query's page and filters.
+fn list_query(
+    input: ListBookTransfersInput,
+) -> (Result<PageRequest, PaginationError>, BookTransferFilter) {
+    let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+    let filter = BookTransferFilter {
+        bank_account_id: input.bank_account_id,
+        status: input.status.map(status_from_wire),
+        created_gt: input.created_gt,
+        created_gte: input.created_gte,
+        created_lt: input.created_lt,
+        created_lte: input.created_lte,
+    };
+    (page, filter)
 }
 
 /// The request's fields for the rules.

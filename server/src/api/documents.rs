@@ -11,7 +11,7 @@ use super::idempotent::{self, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::documents::{self, DocumentError, NewDocument};
 use crate::model::documents::{DocumentFilter, SignedDocument};
-use crate::model::page::PageRequest;
+use crate::model::page::{PageRequest, PaginationError};
 
 impl DocumentsApi for Bankd {
     async fn list_documents(
@@ -19,17 +19,7 @@ impl DocumentsApi for Bankd {
         principal: Principal,
         input: ListDocumentsInput,
     ) -> ListDocumentsResponse {
-        let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
-        let filter = DocumentFilter {
-            created_gt: input.created_gt,
-            created_gte: input.created_gte,
-            created_lt: input.created_lt,
-            created_lte: input.created_lte,
-            description: input.description,
-            file_name: input.file_name,
-            tag: input.tag,
-            document_type: input.r#type.map(|t| t.as_str().to_owned()),
-        };
+        let (page, filter) = list_query(input);
         let documents = self.services.documents();
         let listed = async {
             documents
@@ -103,6 +93,22 @@ impl DocumentsApi for Bankd {
             Err(e) => fail(e.into()),
         }
     }
+}
+
+/// The list query's page and filters.
+fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError>, DocumentFilter) {
+    let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
+    let filter = DocumentFilter {
+        created_gt: input.created_gt,
+        created_gte: input.created_gte,
+        created_lt: input.created_lt,
+        created_lte: input.created_lte,
+        description: input.description,
+        file_name: input.file_name,
+        tag: input.tag,
+        document_type: input.r#type.map(|t| t.as_str().to_owned()),
+    };
+    (page, filter)
 }
 
 /// The upload's parts, checked.

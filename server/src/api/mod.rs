@@ -154,21 +154,22 @@ impl PathTemplates {
     }
 }
 
+/// The API key an HTTP Basic credential carries (the document's one scheme, `BasicAuth`).
+fn basic_key(credentials: &Credentials) -> Option<&str> {
+    credentials
+        .schemes
+        .iter()
+        .find_map(|s| match &s.credential {
+            Credential::Basic { username, password } => auth::key_from_basic(username, password),
+            _ => None,
+        })
+}
+
 impl Hooks for Bankd {
     type Principal = Principal;
 
     async fn authenticate(&self, credentials: Credentials) -> Result<Principal, RequestError> {
-        // The document's one scheme is HTTP Basic (`BasicAuth`).
-        let basic = credentials
-            .schemes
-            .iter()
-            .find_map(|s| match &s.credential {
-                Credential::Basic { username, password } => Some((username, password)),
-                _ => None,
-            });
-        let Some(key) =
-            basic.and_then(|(username, password)| auth::key_from_basic(username, password))
-        else {
+        let Some(key) = basic_key(&credentials) else {
             return Err(RequestError::unauthorized());
         };
         match self.services.authenticate(key).await {
