@@ -152,43 +152,7 @@ impl Platforms<'_> {
         }
         let requirements = match &update.additional_requirements {
             None => None,
-            Some(fields) => {
-                let mut seen = HashSet::new();
-                for (i, f) in fields.iter().enumerate() {
-                    if !seen.insert(f.name.as_str()) {
-                        return Err(PlatformError::InvalidSetting(
-                            "additional_requirements",
-                            format!("field name `{}` appears twice", f.name),
-                        ));
-                    }
-                    let is_enum = f.field_type == RequirementFieldType::Enum;
-                    match (&f.values, is_enum) {
-                        (None, true) => {
-                            return Err(PlatformError::InvalidSetting(
-                                "additional_requirements",
-                                format!("[{i}] an enum field needs `values`"),
-                            ));
-                        }
-                        (Some(v), true) if v.is_empty() => {
-                            return Err(PlatformError::InvalidSetting(
-                                "additional_requirements",
-                                format!("[{i}] `values` must not be empty"),
-                            ));
-                        }
-                        (Some(_), false) => {
-                            return Err(PlatformError::InvalidSetting(
-                                "additional_requirements",
-                                format!("[{i}] `values` is only for enum fields"),
-                            ));
-                        }
-                        _ => {}
-                    }
-                }
-                Some(
-                    serde_json::to_string(fields)
-                        .map_err(|e| StoreError::Corrupt(e.to_string()))?,
-                )
-            }
+            Some(fields) => Some(requirement_fields_json(fields)?),
         };
         let now = clock.now();
         db.write(|tx| {
@@ -205,6 +169,31 @@ impl Platforms<'_> {
         })
         .await
     }
+}
+
+/// The platform's additional requirement fields, checked (unique names; `values` exactly for
+/// enum fields, and not empty), as the JSON the platform row stores.
+fn requirement_fields_json(fields: &[RequirementField]) -> Result<String, PlatformError> {
+    let invalid =
+        |message: String| PlatformError::InvalidSetting("additional_requirements", message);
+    let mut seen = HashSet::new();
+    for (i, f) in fields.iter().enumerate() {
+        if !seen.insert(f.name.as_str()) {
+            return Err(invalid(format!("field name `{}` appears twice", f.name)));
+        }
+        let is_enum = f.field_type == RequirementFieldType::Enum;
+        match (&f.values, is_enum) {
+            (None, true) => return Err(invalid(format!("[{i}] an enum field needs `values`"))),
+            (Some(v), true) if v.is_empty() => {
+                return Err(invalid(format!("[{i}] `values` must not be empty")));
+            }
+            (Some(_), false) => {
+                return Err(invalid(format!("[{i}] `values` is only for enum fields")));
+            }
+            _ => {}
+        }
+    }
+    Ok(serde_json::to_string(fields).map_err(|e| StoreError::Corrupt(e.to_string()))?)
 }
 
 async fn create_in(
