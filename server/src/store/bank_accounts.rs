@@ -87,11 +87,7 @@ pub async fn get(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// Like [`get`], locking the row until the transaction ends (balances are read to be written).
@@ -106,11 +102,7 @@ pub async fn get_for_update(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// The platform's root account of a root type (`PROGRAM_RESERVE`, ...).
@@ -124,11 +116,7 @@ pub async fn find_root(
     ))
     .bind(platform_id.as_str())
     .bind(account_type);
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// Every account of the platform, oldest first (small lists and tests; the API pages).
@@ -140,7 +128,7 @@ pub async fn list_all(
         "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = ? ORDER BY created_at, id"
     ))
     .bind(platform_id.as_str());
-    tx.fetch_all(sql).await?.iter().map(from_row).collect()
+    tx.fetch_all_as(sql, from_row).await
 }
 
 /// Deferred, like [`insert`] and [`add_owner`] (see `Tx::execute_deferred`): on PostgreSQL a new
@@ -349,11 +337,7 @@ pub async fn get_account_number(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(account_number_from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, account_number_from_row).await
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -76,11 +76,7 @@ pub async fn get(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// Marks the live counterparty deleted at `now`; answers whether there was one to delete.
@@ -168,17 +164,12 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &ListFilter) -> Keyset {
     if let Some(routing_number) = &filter.routing_number {
         keyset = keyset.filter(Sql::new("routing_number = ?").bind(routing_number));
     }
-    let created = [
-        (">", filter.created_gt),
-        (">=", filter.created_gte),
-        ("<", filter.created_lt),
-        ("<=", filter.created_lte),
-    ];
-    for (op, bound) in created {
-        if let Some(bound) = bound {
-            keyset = keyset.filter(Sql::new(format!("created_at {op} ?")).bind(bound));
-        }
-    }
+    keyset = keyset.created_within([
+        filter.created_gt,
+        filter.created_gte,
+        filter.created_lt,
+        filter.created_lte,
+    ]);
     if let Some(needle) = &filter.description {
         keyset = keyset.filter(
             Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(needle)),

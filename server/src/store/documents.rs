@@ -70,11 +70,7 @@ pub async fn get(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// The metadata and bytes of a document by id alone. Only for the signed download, whose
@@ -114,7 +110,7 @@ pub async fn list_for_entities(
         sql.push_bind(id.as_str());
     }
     sql.push(") ORDER BY created_at DESC, id DESC");
-    tx.fetch_all(sql).await?.iter().map(from_row).collect()
+    tx.fetch_all_as(sql, from_row).await
 }
 
 /// One page of the platform's documents, newest first.
@@ -135,17 +131,12 @@ pub async fn list(
 pub fn list_keyset(platform_id: &PlatformId, filter: &DocumentFilter) -> Keyset {
     let mut keyset = Keyset::new(COLUMNS, "documents", SortKey::CREATED_AT, SortOrder::Desc)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
-    let times = [
-        ("created_at > ?", filter.created_gt),
-        ("created_at >= ?", filter.created_gte),
-        ("created_at < ?", filter.created_lt),
-        ("created_at <= ?", filter.created_lte),
-    ];
-    for (condition, value) in times {
-        if let Some(t) = value {
-            keyset = keyset.filter(Sql::new(condition).bind(t));
-        }
-    }
+    keyset = keyset.created_within([
+        filter.created_gt,
+        filter.created_gte,
+        filter.created_lt,
+        filter.created_lte,
+    ]);
     if let Some(d) = &filter.description {
         keyset = keyset.filter(
             Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(d)),

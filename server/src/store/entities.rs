@@ -64,11 +64,7 @@ pub async fn get(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// The platform's root BUSINESS entity.
@@ -80,11 +76,7 @@ pub async fn find_root(
         "SELECT {COLUMNS} FROM entities WHERE platform_id = ? AND is_root"
     ))
     .bind(platform_id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// One page of the platform's entities by creation time.
@@ -268,11 +260,7 @@ pub async fn get_full(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(full_from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, full_from_row).await
 }
 
 /// One page of the platform's live entities, newest first, filtered.
@@ -297,17 +285,12 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     )
     .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
     .filter(Sql::new("deleted_at IS NULL"));
-    let times = [
-        ("created_at > ?", filter.created_gt),
-        ("created_at >= ?", filter.created_gte),
-        ("created_at < ?", filter.created_lt),
-        ("created_at <= ?", filter.created_lte),
-    ];
-    for (condition, value) in times {
-        if let Some(t) = value {
-            keyset = keyset.filter(Sql::new(condition).bind(t));
-        }
-    }
+    keyset = keyset.created_within([
+        filter.created_gt,
+        filter.created_gte,
+        filter.created_lt,
+        filter.created_lte,
+    ]);
     // The root, and the entities not verified, are found through partial indexes that hold
     // only them, whose conditions are stated as written: SQLite matches a partial index's
     // condition by its text, before values are bound. Without them, `is_root=true` or

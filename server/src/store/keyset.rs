@@ -264,6 +264,17 @@ impl Keyset {
         push_order_limit(sql, self.sort.column, self.sort.id_column, request, order);
     }
 
+    /// Adds `created_at > gt`, `>= gte`, `< lt` and `<= lte` for the bounds that are set (the
+    /// `created.*` filters every list takes).
+    pub fn created_within(mut self, [gt, gte, lt, lte]: [Option<DateTime<Utc>>; 4]) -> Keyset {
+        for (op, bound) in [(">", gt), (">=", gte), ("<", lt), ("<=", lte)] {
+            if let Some(bound) = bound {
+                self = self.filter(Sql::new(format!("created_at {op} ?")).bind(bound));
+            }
+        }
+        self
+    }
+
     /// Runs the lookup (if any) and the page query in `tx`, mapping each row with `map`.
     pub async fn fetch<T>(
         &self,

@@ -130,7 +130,7 @@ async fn locked_in_order(
 ) -> Result<Vec<LedgerAccount>, StoreError> {
     select.push(" ORDER BY id");
     select.push(dialect::for_no_key_update(tx.backend()));
-    tx.fetch_all(select).await?.iter().map(from_row).collect()
+    tx.fetch_all_as(select, from_row).await
 }
 
 /// What caused a journal entry, for `ledger_postings`.

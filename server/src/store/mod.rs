@@ -1333,6 +1333,28 @@ impl<'s> Tx<'s> {
     }
 
     /// Runs a query that must answer a row.
+    /// The first row of `sql`, if any, read with `map`.
+    pub async fn fetch_optional_as<T>(
+        &mut self,
+        sql: Sql,
+        map: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        self.fetch_optional(sql)
+            .await?
+            .as_ref()
+            .map(map)
+            .transpose()
+    }
+
+    /// Every row of `sql`, read with `map`.
+    pub async fn fetch_all_as<T>(
+        &mut self,
+        sql: Sql,
+        map: impl Fn(&Row) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.fetch_all(sql).await?.iter().map(map).collect()
+    }
+
     pub async fn fetch_one(&mut self, sql: Sql) -> Result<Row, StoreError> {
         self.fetch_optional(sql)
             .await?

@@ -42,11 +42,7 @@ pub async fn get(
         "SELECT {COLUMNS} FROM platforms WHERE platform_id = ?"
     ))
     .bind(platform_id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// Whether any platform exists (the first start of `serve` creates a sandbox one).

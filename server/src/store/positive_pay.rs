@@ -39,7 +39,7 @@ pub async fn list_for_account(
     ))
     .bind(platform_id.as_str())
     .bind(bank_account_id.as_str());
-    tx.fetch_all(sql).await?.iter().map(from_row).collect()
+    tx.fetch_all_as(sql, from_row).await
 }
 
 pub async fn insert(
@@ -90,11 +90,7 @@ pub async fn get(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, from_row).await
 }
 
 /// Deletes the rule; answers whether there was one (of this platform) to delete.

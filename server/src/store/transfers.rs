@@ -125,11 +125,7 @@ pub async fn get_book_transfer(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(book_from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, book_from_row).await
 }
 
 /// Like [`get_book_transfer`], locking the row until the transaction ends: a clear and a cancel
@@ -146,11 +142,7 @@ pub async fn get_book_transfer_for_update(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(book_from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, book_from_row).await
 }
 
 /// The list's condition on the status: a literal (the status is one of four known words), and
@@ -198,16 +190,12 @@ pub fn book_transfers_keyset(platform_id: &PlatformId, filter: &BookTransferFilt
     if let Some(status) = filter.status {
         keyset = keyset.filter(status_condition(status));
     }
-    for (op, bound) in [
-        (">", filter.created_gt),
-        (">=", filter.created_gte),
-        ("<", filter.created_lt),
-        ("<=", filter.created_lte),
-    ] {
-        if let Some(bound) = bound {
-            keyset = keyset.filter(Sql::new(format!("created_at {op} ?")).bind(bound));
-        }
-    }
+    keyset = keyset.created_within([
+        filter.created_gt,
+        filter.created_gte,
+        filter.created_lt,
+        filter.created_lte,
+    ]);
     keyset
 }
 
@@ -278,11 +266,7 @@ pub async fn get_ach_transfer(
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
-    tx.fetch_optional(sql)
-        .await?
-        .as_ref()
-        .map(ach_from_row)
-        .transpose()
+    tx.fetch_optional_as(sql, ach_from_row).await
 }
 
 /// A page of the platform's ACH transfers, newest first.
