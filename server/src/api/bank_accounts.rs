@@ -249,22 +249,25 @@ fn wire_view(v: BankAccountView) -> Result<BankAccount, ApiError> {
     })
 }
 
-/// The wire shape of a bank account with its default account number.
+/// The wire shape of a bank account with its default account number: the list item's fields
+/// plus the number's.
 fn wire_details(d: BankAccountDetails) -> Result<BankAccountWithDetails, ApiError> {
-    let (kind, status) = kinds(&d.account)?;
-    let a = d.account;
     let n = d.default_number;
+    let a = wire_view(BankAccountView {
+        account: d.account,
+        owners: d.owners,
+    })?;
     Ok(BankAccountWithDetails {
-        balances: balances(&a),
-        id: a.id.into_string(),
+        balances: a.balances,
+        id: a.id,
         description: a.description,
         display_name: a.display_name,
-        r#type: kind,
-        status,
+        r#type: a.r#type,
+        status: a.status,
         currency_code: a.currency_code,
         is_overdraftable: a.is_overdraftable,
-        overdraft_reserve_account_id: a.overdraft_reserve_account_id.map(|id| id.into_string()),
-        owners: d.owners.into_iter().map(|id| id.into_string()).collect(),
+        overdraft_reserve_account_id: a.overdraft_reserve_account_id,
+        owners: a.owners,
         created_at: a.created_at,
         updated_at: a.updated_at,
         default_account_number_id: n.id.into_string(),

@@ -17,7 +17,6 @@ use crate::domain::entities::{
     BusinessChanges, Entities, EntityChanges, EntityView, NewAssociation, PersonChanges,
     RequirementsView,
 };
-use crate::idempotency::Written;
 use crate::model::documents::SignedDocument;
 use crate::model::entities::{AssociationRecord, EntityFilter, EntityRow};
 use crate::model::page::{PageRequest, PaginationError};
@@ -29,14 +28,13 @@ impl EntitiesApi for Bankd {
         input: CreatePersonEntityInput,
     ) -> CreatePersonEntityResponse {
         let body = body_bytes(&input.body);
-        let changes = match PersonChanges::parse(input.body.into(), self.today()) {
-            Ok(c) => c,
-            Err(e) => return fail(e.into()),
-        };
-        let write = write_request(input.idempotency_key.as_deref(), "/entities/person", &body);
-        let entities = self.entities();
-        let created = entities.create_person(&principal.platform_id, &changes, write);
-        match created.await.map_err(ApiError::from).and_then(created_wire) {
+        let parsed = PersonChanges::parse(input.body.into(), self.today());
+        let key = input.idempotency_key.as_deref();
+        let changes = parsed.map(EntityChanges::Person).map_err(ApiError::from);
+        match self
+            .create_entity(&principal, changes, key, "/entities/person", &body)
+            .await
+        {
             Ok((entity, replayed)) => CreatePersonEntityResponse::Ok(Json(entity), replayed),
             Err(e) => fail(e),
         }
@@ -48,18 +46,13 @@ impl EntitiesApi for Bankd {
         input: CreateBusinessEntityInput,
     ) -> CreateBusinessEntityResponse {
         let body = body_bytes(&input.body);
-        let changes = match BusinessChanges::parse(input.body.into()) {
-            Ok(c) => c,
-            Err(e) => return fail(e.into()),
-        };
-        let write = write_request(
-            input.idempotency_key.as_deref(),
-            "/entities/business",
-            &body,
-        );
-        let entities = self.entities();
-        let created = entities.create_business(&principal.platform_id, &changes, write);
-        match created.await.map_err(ApiError::from).and_then(created_wire) {
+        let parsed = BusinessChanges::parse(input.body.into());
+        let key = input.idempotency_key.as_deref();
+        let changes = parsed.map(EntityChanges::Business).map_err(ApiError::from);
+        match self
+            .create_entity(&principal, changes, key, "/entities/business", &body)
+            .await
+        {
             Ok((entity, replayed)) => CreateBusinessEntityResponse::Ok(Json(entity), replayed),
             Err(e) => fail(e),
         }
@@ -70,15 +63,12 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdatePersonEntityInput,
     ) -> UpdatePersonEntityResponse {
-        let changes = match PersonChanges::parse(input.body.into(), self.today()) {
-            Ok(c) => EntityChanges::Person(c),
-            Err(e) => return fail(e.into()),
-        };
-        let entities = self.entities();
-        let updated = entities
-            .update(&principal.platform_id, &input.entity_id, &changes)
-            .await;
-        match updated.map_err(ApiError::from).and_then(view_wire) {
+        let parsed = PersonChanges::parse(input.body.into(), self.today());
+        let changes = parsed.map(EntityChanges::Person).map_err(ApiError::from);
+        match self
+            .update_entity(&principal, &input.entity_id, changes)
+            .await
+        {
             Ok(e) => UpdatePersonEntityResponse::Ok(Json(e)),
             Err(e) => fail(e),
         }
@@ -89,15 +79,12 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdateBusinessEntityInput,
     ) -> UpdateBusinessEntityResponse {
-        let changes = match BusinessChanges::parse(input.body.into()) {
-            Ok(c) => EntityChanges::Business(c),
-            Err(e) => return fail(e.into()),
-        };
-        let entities = self.entities();
-        let updated = entities
-            .update(&principal.platform_id, &input.entity_id, &changes)
-            .await;
-        match updated.map_err(ApiError::from).and_then(view_wire) {
+        let parsed = BusinessChanges::parse(input.body.into());
+        let changes = parsed.map(EntityChanges::Business).map_err(ApiError::from);
+        match self
+            .update_entity(&principal, &input.entity_id, changes)
+            .await
+        {
             Ok(e) => UpdateBusinessEntityResponse::Ok(Json(e)),
             Err(e) => fail(e),
         }
@@ -224,6 +211,41 @@ impl Bankd {
         self.services.entities()
     }
 
+    /// Both creations: the validated fields, one idempotent write, the created entity's wire
+    /// shape and its `Idempotent-Replayed` header.
+    async fn create_entity(
+        &self,
+        principal: &Principal,
+        changes: Result<EntityChanges, ApiError>,
+        key: Option<&str>,
+        path: &str,
+        body: &[u8],
+    ) -> Result<(Entity, Option<String>), ApiError> {
+        let write = write_request(key, path, body);
+        let created = self
+            .entities()
+            .create(&principal.platform_id, &changes?, write)
+            .await?;
+        Ok((
+            entity_wire(created.value, Vec::new())?,
+            replayed_header(created.replayed),
+        ))
+    }
+
+    /// Both PATCHes: the validated fields, one write, the updated entity's wire shape.
+    async fn update_entity(
+        &self,
+        principal: &Principal,
+        id: &str,
+        changes: Result<EntityChanges, ApiError>,
+    ) -> Result<Entity, ApiError> {
+        let updated = self
+            .entities()
+            .update(&principal.platform_id, id, &changes?)
+            .await?;
+        view_wire(updated)
+    }
+
     /// Today's date (UTC), which bounds a date of birth.
     fn today(&self) -> chrono::NaiveDate {
         self.services.clock().now().date_naive()
@@ -245,14 +267,6 @@ fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>
         verification_status: input.verification_status.map(|s| s.as_str().to_owned()),
     };
     (page, filter)
-}
-
-/// A created entity (no documents yet) and its `Idempotent-Replayed` header.
-fn created_wire(w: Written<EntityRow>) -> Result<(Entity, Option<String>), ApiError> {
-    Ok((
-        entity_wire(w.value, Vec::new())?,
-        replayed_header(w.replayed),
-    ))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -337,28 +337,24 @@ fn new_row(platform_id: &PlatformId, entity_type: &str, now: DateTime<Utc>) -> E
     }
 }
 
-/// Creates a PERSON inside `tx` (the caller's idempotent write transaction).
-async fn create_person_in(
+/// Creates a PERSON or a BUSINESS inside `tx` (the caller's idempotent write transaction).
+async fn create_in(
     tx: &mut Tx<'_>,
     clock: &dyn Clock,
     platform_id: &PlatformId,
-    changes: &PersonChanges,
+    changes: &EntityChanges,
 ) -> Result<EntityRow, EntityError> {
-    let mut row = new_row(platform_id, PERSON, clock.now());
-    apply_person(&mut row, changes);
-    repo::insert_full(tx, &row).await?;
-    Ok(row)
-}
-
-/// Creates a BUSINESS inside `tx` (the caller's idempotent write transaction).
-async fn create_business_in(
-    tx: &mut Tx<'_>,
-    clock: &dyn Clock,
-    platform_id: &PlatformId,
-    changes: &BusinessChanges,
-) -> Result<EntityRow, EntityError> {
-    let mut row = new_row(platform_id, BUSINESS, clock.now());
-    apply_business(&mut row, changes);
+    let mut row;
+    match changes {
+        EntityChanges::Person(c) => {
+            row = new_row(platform_id, PERSON, clock.now());
+            apply_person(&mut row, c);
+        }
+        EntityChanges::Business(c) => {
+            row = new_row(platform_id, BUSINESS, clock.now());
+            apply_business(&mut row, c);
+        }
+    }
     repo::insert_full(tx, &row).await?;
     Ok(row)
 }
@@ -380,7 +376,7 @@ impl LinkSigner {
     }
 }
 
-/// The changes of a PATCH, by entity type.
+/// The validated fields of a creation or a PATCH, by entity type.
 #[derive(Debug, Clone)]
 pub enum EntityChanges {
     Person(PersonChanges),
@@ -394,30 +390,16 @@ super::service! {
 }
 
 impl Entities<'_> {
-    /// Creates a PERSON, at most once per `Idempotency-Key`.
-    pub async fn create_person(
+    /// Creates a PERSON or a BUSINESS, at most once per `Idempotency-Key`.
+    pub async fn create(
         &self,
         platform_id: &PlatformId,
-        changes: &PersonChanges,
+        changes: &EntityChanges,
         write: WriteRequest<'_>,
     ) -> Result<Written<EntityRow>, WriteError<EntityError>> {
         let clock = self.clock;
         idempotency::write(self.db, clock, platform_id, write, |tx| {
-            Box::pin(create_person_in(tx, clock, platform_id, changes))
-        })
-        .await
-    }
-
-    /// Creates a BUSINESS, at most once per `Idempotency-Key`.
-    pub async fn create_business(
-        &self,
-        platform_id: &PlatformId,
-        changes: &BusinessChanges,
-        write: WriteRequest<'_>,
-    ) -> Result<Written<EntityRow>, WriteError<EntityError>> {
-        let clock = self.clock;
-        idempotency::write(self.db, clock, platform_id, write, |tx| {
-            Box::pin(create_business_in(tx, clock, platform_id, changes))
+            Box::pin(create_in(tx, clock, platform_id, changes))
         })
         .await
     }
