@@ -192,20 +192,10 @@ impl PersonChanges {
     }
 }
 
-/// Validated changes to a BUSINESS.
+/// Validated changes to a BUSINESS: the request's fields, checked and normalised (names and
+/// texts trimmed); only [`BusinessChanges::parse`] makes one.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct BusinessChanges {
-    pub business_name: Option<String>,
-    pub address: Option<Address>,
-    pub countries_of_operation: Option<Vec<String>>,
-    pub description: Option<String>,
-    pub ein: Option<String>,
-    pub industry: Option<String>,
-    pub legal_type: Option<String>,
-    pub state_of_incorporation: Option<String>,
-    pub website: Option<String>,
-    pub year_of_incorporation: Option<String>,
-}
+pub struct BusinessChanges(BusinessFields);
 
 impl BusinessChanges {
     pub fn parse(req: BusinessFields) -> Result<BusinessChanges, EntityError> {
@@ -219,7 +209,7 @@ impl BusinessChanges {
         if req.ein.as_deref().is_some_and(|ein| !ein_ok(ein)) {
             errors.add("ein", "must be 9 digits without separators");
         }
-        let changes = BusinessChanges {
+        let changes = BusinessChanges(BusinessFields {
             business_name,
             address: req.address,
             countries_of_operation: req.countries_of_operation,
@@ -230,7 +220,7 @@ impl BusinessChanges {
             state_of_incorporation: text_field(req.state_of_incorporation),
             website,
             year_of_incorporation: req.year_of_incorporation,
-        };
+        });
         errors.finish(changes)
     }
 }
@@ -291,7 +281,7 @@ fn apply_person(row: &mut EntityRow, c: &PersonChanges) {
     reverify(row);
 }
 
-fn apply_business(row: &mut EntityRow, c: &BusinessChanges) {
+fn apply_business(row: &mut EntityRow, BusinessChanges(c): &BusinessChanges) {
     let (core, d) = (&mut row.core, &mut row.details);
     if let Some(v) = &c.business_name {
         core.business_name = Some(v.clone());
