@@ -939,6 +939,68 @@ async fn duplicates_in_another_transaction_are_in_use_on_postgres() {
     .await;
 }
 
+/// A commit that fails in the writes it still had queued (here a count check; under load a
+/// deadlock or serialization failure, which the service retries at once) has ended its
+/// transaction when it returns, so the key's advisory lock is free for the retry. A rollback
+/// left to a spawned task kept the lock a moment longer, and the retry answered 409
+/// `idempotency_key_in_use` to the request's only sender (seen once in the crash test on
+/// PostgreSQL). The runtime has one thread, and the locks are counted from another thread while
+/// it waits, so a rollback still queued on this runtime cannot have run.
+#[tokio::test]
+async fn a_failed_commit_releases_its_idempotency_key_before_it_returns_on_postgres() {
+    run_on(
+        Backend::Postgres,
+        "a_failed_commit_releases_its_idempotency_key_before_it_returns_on_postgres",
+        test_options(),
+        |ctx| async move {
+            let a = new_platform(&ctx, "A").await;
+            let pid = &a.platform.id;
+            let key = IdempotencyKey::parse("failed-commit").expect("key");
+            let fp = RequestFingerprint::new("POST", "/x", b"1");
+            let mut first = ctx.db.begin_write().await.expect("tx1");
+            let reserved = idempotency::reserve(&mut first, pid, &key, &fp, Utc::now())
+                .await
+                .expect("reserve");
+            assert_eq!(reserved, idempotency::Reservation::Fresh);
+            let missing = Sql::new("UPDATE platforms SET name = name WHERE platform_id = ?")
+                .bind("plat_missing");
+            first
+                .execute_deferred(missing, 1, "a missing platform")
+                .await
+                .expect("queued");
+            let failed = first.commit().await;
+            assert!(matches!(failed, Err(StoreError::Corrupt(_))), "{failed:?}");
+            assert_eq!(advisory_locks_held(&ctx.url), 0);
+        },
+    )
+    .await;
+}
+
+/// The advisory locks granted in `url`'s database, counted on a connection and a thread of
+/// their own while the caller's thread waits.
+fn advisory_locks_held(url: &str) -> i64 {
+    let url = url.to_owned();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
+            sqlx::query_scalar::<_, i64>(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            )
+            .fetch_one(&mut conn)
+            .await
+            .expect("count locks")
+        })
+    })
+    .join()
+    .expect("lock counter")
+}
+
 // ---------------------------------------------------------------------------------------------
 // Pagination
 // ---------------------------------------------------------------------------------------------

@@ -1362,7 +1362,12 @@ impl<'s> Tx<'s> {
     }
 
     pub async fn commit(mut self) -> Result<(), StoreError> {
-        self.flush().await?;
+        if let Err(e) = self.flush().await {
+            // Ended before answering: the caller's retry must not find this transaction's
+            // locks (an idempotency key's among them) still held by a rollback not yet sent.
+            let _ = self.rollback().await;
+            return Err(e);
+        }
         match self.inner {
             TxInner::SqliteReader(reader) => {
                 if !reader.conn().is_autocommit() {

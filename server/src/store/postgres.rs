@@ -199,24 +199,36 @@ impl Drop for PgTx {
         let Some(conn) = self.conn.take() else {
             return;
         };
-        let mut open = PgTx {
-            conn: Some(conn),
-            gate: self.gate.take(),
-        };
+        let (abandoned, gate) = (Abandoned(Some(conn)), self.gate.take());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
+                    let mut abandoned = abandoned;
+                    let mut open = PgTx {
+                        conn: abandoned.0.take(),
+                        gate,
+                    };
                     let mut ignored = Ok(());
                     open.release(Some(("ROLLBACK", &mut ignored))).await;
                 });
             }
-            // No runtime to roll back on: closing the connection ends the transaction and
-            // releases the gate.
-            Err(_) => {
-                if let Some(mut conn) = open.conn.take() {
-                    conn.close_on_drop();
-                }
-            }
+            // No runtime to roll back on: `abandoned` closes the connection, which ends the
+            // transaction and releases the gate.
+            Err(_) => drop(abandoned),
+        }
+    }
+}
+
+/// The connection of a transaction dropped while open, on its way to the task that rolls it
+/// back. If that task never runs (the runtime is shutting down and drops it unpolled), the
+/// connection is closed, which ends the transaction; handing it to another `PgTx` there would
+/// spawn again on the closing runtime, without end.
+struct Abandoned(Option<PoolConnection<Postgres>>);
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if let Some(mut conn) = self.0.take() {
+            conn.close_on_drop();
         }
     }
 }
