@@ -21,7 +21,7 @@ use bankd::idempotency::{
 use bankd::model::entities::EntityRecord;
 use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use bankd::model::ledger::LedgerAccount;
-use bankd::model::page::{Page, PageRequest, PaginationError, SortOrder};
+use bankd::model::page::{Bounds, Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities;
 use bankd::store::keyset::ListError;
 use bankd::store::{
@@ -1888,7 +1888,10 @@ async fn sqlite_lists_counterparties_through_the_index_each_filter_calls_for() {
         ..ListFilter::default()
     };
     let recent = ListFilter {
-        created_gte: Some(Utc::now()),
+        created: Bounds {
+            gte: Some(Utc::now()),
+            ..Bounds::default()
+        },
         ..ListFilter::default()
     };
     let account_index = "counterparties_by_account_number (platform_id=? AND account_number=?";
@@ -1959,7 +1962,10 @@ async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
         ..DocumentFilter::default()
     };
     let recent = |filter: DocumentFilter| DocumentFilter {
-        created_gte: Some(Utc::now()),
+        created: Bounds {
+            gte: Some(Utc::now()),
+            ..Bounds::default()
+        },
         ..filter
     };
     let substring = DocumentFilter {

@@ -3,6 +3,7 @@
 //! Each handler parses, calls one method of the bank accounts service (which owns the
 //! transaction, the idempotency and the contract's error precedence) and maps the result.
 
+use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::bank_accounts::*;
 use bank_api::models::{
@@ -168,14 +169,18 @@ fn new_account(b: CreateBankAccountRequest) -> NewBankAccount {
 fn list_query(input: ListBankAccountsInput) -> (Result<PageRequest, PaginationError>, ListQuery) {
     let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
     let query = ListQuery {
-        balance_gt: input.balance_gt,
-        balance_gte: input.balance_gte,
-        balance_lt: input.balance_lt,
-        balance_lte: input.balance_lte,
-        created_gt: input.created_gt,
-        created_gte: input.created_gte,
-        created_lt: input.created_lt,
-        created_lte: input.created_lte,
+        balance: Bounds::new(
+            input.balance_gt,
+            input.balance_gte,
+            input.balance_lt,
+            input.balance_lte,
+        ),
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
         currency_code: input.currency_code,
         description: input.description,
         entity_id: input.entity_id,

@@ -5,6 +5,7 @@
 //! transaction and the idempotency, and keeps the contract's error precedence) and maps the
 //! committed record to the wire.
 
+use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::book_transfers::*;
 use bank_api::models::{
@@ -126,10 +127,12 @@ fn list_query(
     let filter = BookTransferFilter {
         bank_account_id: input.bank_account_id,
         status: input.status.map(status_from_wire),
-        created_gt: input.created_gt,
-        created_gte: input.created_gte,
-        created_lt: input.created_lt,
-        created_lte: input.created_lte,
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
     };
     (page, filter)
 }

@@ -42,76 +42,41 @@ impl From<model::RequirementValue> for wire::RequirementValue {
     }
 }
 
-impl From<wire::UpdatePersonEntityRequest> for model::PersonFields {
-    fn from(r: wire::UpdatePersonEntityRequest) -> Self {
-        model::PersonFields {
-            first_name: r.first_name,
-            middle_name: r.middle_name,
-            last_name: r.last_name,
-            date_of_birth: r.date_of_birth,
-            email: r.email,
-            ssn: r.ssn,
-            address: r.address.map(Into::into),
-        }
-    }
-}
-
-impl From<wire::CreatePersonEntityRequest> for model::PersonFields {
-    fn from(r: wire::CreatePersonEntityRequest) -> Self {
-        model::PersonFields {
-            first_name: Some(r.first_name),
-            last_name: Some(r.last_name),
-            ..wire::UpdatePersonEntityRequest {
-                first_name: None,
-                middle_name: r.middle_name,
-                last_name: None,
-                date_of_birth: r.date_of_birth,
-                email: r.email,
-                ssn: r.ssn,
-                address: r.address,
+/// The model's fields of a person or business from a create or update request: the two
+/// requests carry the same fields, the create one with the names it requires; `$name => $wrap`
+/// says how those required names are carried over (`Some` on create, as they are on update).
+macro_rules! fields_from {
+    ($model:ident <- $wire:ident ($r:ident) { $($named:ident => $wrap:expr),* ; $($field:ident),* }) => {
+        impl From<wire::$wire> for model::$model {
+            fn from($r: wire::$wire) -> Self {
+                model::$model {
+                    $($named: $wrap,)*
+                    $($field: $r.$field,)*
+                    address: $r.address.map(Into::into),
+                }
             }
-            .into()
         }
-    }
+    };
 }
 
-impl From<wire::UpdateBusinessEntityRequest> for model::BusinessFields {
-    fn from(r: wire::UpdateBusinessEntityRequest) -> Self {
-        model::BusinessFields {
-            business_name: r.business_name,
-            address: r.address.map(Into::into),
-            countries_of_operation: r.countries_of_operation,
-            description: r.description,
-            ein: r.ein,
-            industry: r.industry,
-            legal_type: r.legal_type,
-            state_of_incorporation: r.state_of_incorporation,
-            website: r.website,
-            year_of_incorporation: r.year_of_incorporation,
-        }
-    }
-}
-
-impl From<wire::CreateBusinessEntityRequest> for model::BusinessFields {
-    fn from(r: wire::CreateBusinessEntityRequest) -> Self {
-        model::BusinessFields {
-            business_name: Some(r.business_name),
-            ..wire::UpdateBusinessEntityRequest {
-                business_name: None,
-                address: r.address,
-                countries_of_operation: r.countries_of_operation,
-                description: r.description,
-                ein: r.ein,
-                industry: r.industry,
-                legal_type: r.legal_type,
-                state_of_incorporation: r.state_of_incorporation,
-                website: r.website,
-                year_of_incorporation: r.year_of_incorporation,
-            }
-            .into()
-        }
-    }
-}
+fields_from!(PersonFields <- UpdatePersonEntityRequest (r) {
+    first_name => r.first_name, last_name => r.last_name;
+    middle_name, date_of_birth, email, ssn
+});
+fields_from!(PersonFields <- CreatePersonEntityRequest (r) {
+    first_name => Some(r.first_name), last_name => Some(r.last_name);
+    middle_name, date_of_birth, email, ssn
+});
+fields_from!(BusinessFields <- UpdateBusinessEntityRequest (r) {
+    business_name => r.business_name;
+    countries_of_operation, description, ein, industry, legal_type, state_of_incorporation,
+    website, year_of_incorporation
+});
+fields_from!(BusinessFields <- CreateBusinessEntityRequest (r) {
+    business_name => Some(r.business_name);
+    countries_of_operation, description, ein, industry, legal_type, state_of_incorporation,
+    website, year_of_incorporation
+});
 
 fn field_type(t: wire::RequirementFieldType) -> model::RequirementFieldType {
     use model::RequirementFieldType as M;

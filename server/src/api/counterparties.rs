@@ -1,5 +1,6 @@
 //! `Counterparties`: the parties on the other side of transfers.
 
+use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::counterparties::*;
 use bank_api::models::{self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject};
@@ -95,10 +96,12 @@ fn list_query(
     let filter = ListFilter {
         account_number: input.account_number,
         routing_number: input.routing_number,
-        created_gt: input.created_gt,
-        created_gte: input.created_gte,
-        created_lt: input.created_lt,
-        created_lte: input.created_lte,
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
         description: input.description,
         query: input.query,
         deduplicate: input.deduplicate,

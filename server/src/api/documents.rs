@@ -1,5 +1,6 @@
 //! `Documents`: upload, read, list, and the signed download.
 
+use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::documents::*;
 use bank_api::models::{Document, DocumentList, DocumentType, UploadDocumentRequest};
@@ -99,10 +100,12 @@ impl DocumentsApi for Bankd {
 fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError>, DocumentFilter) {
     let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
     let filter = DocumentFilter {
-        created_gt: input.created_gt,
-        created_gte: input.created_gte,
-        created_lt: input.created_lt,
-        created_lte: input.created_lte,
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
         description: input.description,
         file_name: input.file_name,
         tag: input.tag,

@@ -1,5 +1,6 @@
 //! `Entities`: persons and businesses, their associated persons and additional requirements.
 
+use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::entities::*;
 use bank_api::models::{
@@ -256,10 +257,12 @@ impl Bankd {
 fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>, EntityFilter) {
     let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
     let filter = EntityFilter {
-        created_gt: input.created_gt,
-        created_gte: input.created_gte,
-        created_lt: input.created_lt,
-        created_lte: input.created_lte,
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
         is_root: input.is_root,
         name: input.name,
         query: input.query,

@@ -9,7 +9,7 @@
 //! rules that depend on state (verification, account type, status, balances) are only decided
 //! inside the write transaction, on rows locked for update where a concurrent write could race.
 
-use chrono::{DateTime, Utc};
+use crate::model::page::{Bounds, CreatedRange};
 
 use crate::clock::Clock;
 use crate::domain::platforms::{self, BankSettings, PlatformError};
@@ -672,14 +672,8 @@ pub enum SortField {
 /// The list request's filters and order, as received (after the framework's type checks).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListQuery {
-    pub balance_gt: Option<i64>,
-    pub balance_gte: Option<i64>,
-    pub balance_lt: Option<i64>,
-    pub balance_lte: Option<i64>,
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
+    pub balance: Bounds<i64>,
+    pub created: CreatedRange,
     pub currency_code: Option<String>,
     pub description: Option<String>,
     pub entity_id: Option<String>,
@@ -760,27 +754,12 @@ impl ListQuery {
                     .ok_or_else(|| BankAccountError::UnsupportedCurrency(code.clone()))?,
             ),
         };
-        let balance = [
-            (Comparison::Gt, self.balance_gt),
-            (Comparison::Gte, self.balance_gte),
-            (Comparison::Lt, self.balance_lt),
-            (Comparison::Lte, self.balance_lte),
-        ]
-        .into_iter()
-        .filter_map(|(op, v)| v.map(|v| balance_condition(op, v, currency)))
-        .collect();
-        let created = [
-            (Comparison::Gt, self.created_gt),
-            (Comparison::Gte, self.created_gte),
-            (Comparison::Lt, self.created_lt),
-            (Comparison::Lte, self.created_lte),
-        ]
-        .into_iter()
-        .filter_map(|(op, t)| t.map(|t| (op, t)))
-        .collect();
+        let balance = (self.balance.set())
+            .map(|(op, v)| balance_condition(op, v, currency))
+            .collect();
         Ok(AccountFilter {
             balance,
-            created,
+            created: self.created,
             currency_code: currency.map(|c| c.code().to_owned()),
             description: self.description.clone(),
             entity_id: self.entity_id.clone(),
@@ -984,7 +963,7 @@ mod tests {
     }
 
     fn account(available: i64, is_overdraftable: bool, reserve: Option<&str>) -> BankAccountRecord {
-        let epoch = DateTime::<Utc>::UNIX_EPOCH;
+        let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
         BankAccountRecord {
             id: BankAccountId::from_trusted("bacc_account".into()),
             platform_id: PlatformId::from_trusted("plat_platform".into()),

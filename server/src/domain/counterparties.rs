@@ -268,14 +268,15 @@ impl Counterparties<'_> {
         platform_id: &PlatformId,
         id: &str,
     ) -> Result<CounterpartyRecord, CounterpartyError> {
-        let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
-        self.db
-            .read_single(|tx| {
-                let id = &id;
-                Box::pin(async move { store::get(tx, platform_id, id).await })
-            })
-            .await?
-            .ok_or(CounterpartyError::NotFound)
+        let id = CounterpartyId::parse(id);
+        super::get_one(
+            self.db,
+            platform_id,
+            id,
+            || CounterpartyError::NotFound,
+            |tx, p, id| Box::pin(store::get(tx, p, id)),
+        )
+        .await
     }
 
     /// Deletes the platform's counterparty `id`; later reads and lists do not see it.

@@ -388,16 +388,16 @@ impl Documents<'_> {
         platform_id: &PlatformId,
         id: &str,
     ) -> Result<SignedDocument, DocumentError> {
-        let id = DocumentId::parse(id).ok_or(DocumentError::NotFound)?;
+        let id = DocumentId::parse(id);
         let key = signing_key(self.db, self.clock).await?;
-        let record = self
-            .db
-            .read_single(|tx| {
-                let id = &id;
-                Box::pin(async move { repo::get(tx, platform_id, id).await })
-            })
-            .await?
-            .ok_or(DocumentError::NotFound)?;
+        let record = super::get_one(
+            self.db,
+            platform_id,
+            id,
+            || DocumentError::NotFound,
+            |tx, p, id| Box::pin(repo::get(tx, p, id)),
+        )
+        .await?;
         Ok(LinkSigner::new(key, self.clock.now()).sign(record))
     }
 

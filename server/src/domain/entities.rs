@@ -407,9 +407,7 @@ impl Entities<'_> {
         db.write(|tx| {
             let id = &id;
             Box::pin(async move {
-                let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                let mut row = live(tx, platform_id, id, Lock::ForChange).await?;
                 match changes {
                     EntityChanges::Person(c) if row.core.entity_type == PERSON => {
                         apply_person(&mut row, c)
@@ -446,9 +444,7 @@ impl Entities<'_> {
             .read(|tx| {
                 let id = &id;
                 Box::pin(async move {
-                    let entity = repo::get_full(tx, platform_id, id, Lock::None)
-                        .await?
-                        .ok_or(EntityError::NotFound)?;
+                    let entity = live(tx, platform_id, id, Lock::None).await?;
                     let documents =
                         documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
                     Ok::<_, EntityError>((entity, documents))
@@ -511,9 +507,7 @@ impl Entities<'_> {
                 // new owner. TODO-correctness: a transaction that read the entity as live before this
                 // commit and inserts its owner after it can still slip in on PostgreSQL, unless it
                 // re-reads the entity with a lock.
-                repo::get_full(tx, platform_id, id, Lock::ForDelete)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                live(tx, platform_id, id, Lock::ForDelete).await?;
                 if repo::owns_unclosed_bank_accounts(tx, platform_id, id).await? {
                     return Err(EntityError::HasBankAccounts);
                 }
@@ -541,12 +535,8 @@ impl Entities<'_> {
             let (business_id, person_id) = (&business_id, &person_id);
             Box::pin(async move {
                 // Both lookups come before the type checks: 404 precedes business-rule 400s.
-                let business = repo::get_full(tx, platform_id, business_id, Lock::None)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
-                let person = repo::get_full(tx, platform_id, person_id, Lock::None)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                let business = live(tx, platform_id, business_id, Lock::None).await?;
+                let person = live(tx, platform_id, person_id, Lock::None).await?;
                 if business.core.entity_type != BUSINESS {
                     return Err(EntityError::TypeMismatch(
                         "the entity in the path is not a BUSINESS",
@@ -586,9 +576,7 @@ impl Entities<'_> {
         db.read(|tx| {
             let business_id = &business_id;
             Box::pin(async move {
-                let business = repo::get_full(tx, platform_id, business_id, Lock::None)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                let business = live(tx, platform_id, business_id, Lock::None).await?;
                 if business.core.entity_type != BUSINESS {
                     return Err(EntityError::TypeMismatch(
                         "the entity in the path is not a BUSINESS",
@@ -611,9 +599,7 @@ impl Entities<'_> {
         db.read(|tx| {
             let id = &id;
             Box::pin(async move {
-                let row = repo::get_full(tx, platform_id, id, Lock::None)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                let row = live(tx, platform_id, id, Lock::None).await?;
                 let fields = requirement_fields(tx, platform_id).await?;
                 Ok(view_of(&row, &fields))
             })
@@ -638,9 +624,7 @@ impl Entities<'_> {
                 let fields = requirement_fields(tx, platform_id).await?;
                 let submitted = validate_requirements(&fields, submitted)?;
                 let id = id.as_ref().ok_or(EntityError::NotFound)?;
-                let mut row = repo::get_full(tx, platform_id, id, Lock::ForChange)
-                    .await?
-                    .ok_or(EntityError::NotFound)?;
+                let mut row = live(tx, platform_id, id, Lock::ForChange).await?;
                 if !submitted.is_empty() {
                     let now = clock.now();
                     let merged = &mut row.details.additional_requirements;
@@ -815,6 +799,18 @@ pub fn validate_requirements(
     } else {
         Err(EntityError::InvalidAdditionalRequirements(errors))
     }
+}
+
+/// The platform's live entity `id`, or [`EntityError::NotFound`].
+async fn live(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &EntityId,
+    lock: Lock,
+) -> Result<EntityRow, EntityError> {
+    repo::get_full(tx, platform_id, id, lock)
+        .await?
+        .ok_or(EntityError::NotFound)
 }
 
 #[cfg(test)]

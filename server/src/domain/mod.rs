@@ -128,6 +128,31 @@ services! {
     transfers => transfers::Transfers;
 }
 
+/// Reads the record of `platform_id` that an id from a request names. A malformed id (`id` is
+/// `None`) is as unknown as a missing record: both answer `missing()`, so a client cannot tell
+/// them apart.
+pub(crate) async fn get_one<I, R, E>(
+    db: &crate::store::Db,
+    platform_id: &crate::model::ids::PlatformId,
+    id: Option<I>,
+    missing: impl Fn() -> E,
+    get: impl for<'t, 's> Fn(
+        &'t mut crate::store::Tx<'s>,
+        &'t crate::model::ids::PlatformId,
+        &'t I,
+    )
+        -> crate::store::BoxFuture<'t, Result<Option<R>, crate::store::StoreError>>,
+) -> Result<R, E>
+where
+    I: Sync,
+    E: From<crate::store::StoreError>,
+{
+    let id = id.ok_or_else(&missing)?;
+    db.read_single(|tx| get(tx, platform_id, &id))
+        .await?
+        .ok_or_else(missing)
+}
+
 /// `From<ListError>` and `From<PaginationError>` for the domain errors that answer lists: a refused page request becomes
 /// their `Pagination` variant, a store failure their `Store` variant.
 macro_rules! from_list_error {

@@ -130,14 +130,15 @@ impl PositivePay<'_> {
         platform_id: &PlatformId,
         id: &str,
     ) -> Result<RuleRecord, PositivePayError> {
-        let id = AchPositivePayRuleId::parse(id).ok_or(PositivePayError::NotFound)?;
-        self.db
-            .read_single(|tx| {
-                let id = &id;
-                Box::pin(async move { store::get(tx, platform_id, id).await })
-            })
-            .await?
-            .ok_or(PositivePayError::NotFound)
+        let id = AchPositivePayRuleId::parse(id);
+        super::get_one(
+            self.db,
+            platform_id,
+            id,
+            || PositivePayError::NotFound,
+            |tx, p, id| Box::pin(store::get(tx, p, id)),
+        )
+        .await
     }
 
     /// Deletes the platform's rule `id`; later reads of it are not found.

@@ -762,14 +762,15 @@ impl Transfers<'_> {
     }
 
     pub async fn get_book(&self, platform_id: &PlatformId, id: &str) -> Result<BookTransferRecord> {
-        let id = BookTransferId::parse(id).ok_or(TransferError::BookTransferNotFound)?;
-        let id = &id;
-        self.db
-            .read_single(|tx| {
-                Box::pin(async move { repo::get_book_transfer(tx, platform_id, id).await })
-            })
-            .await?
-            .ok_or(TransferError::BookTransferNotFound)
+        let id = BookTransferId::parse(id);
+        super::get_one(
+            self.db,
+            platform_id,
+            id,
+            || TransferError::BookTransferNotFound,
+            |tx, p, id| Box::pin(repo::get_book_transfer(tx, p, id)),
+        )
+        .await
     }
 
     /// A page of book transfers, newest first.
@@ -801,14 +802,15 @@ impl Transfers<'_> {
     }
 
     pub async fn get_ach(&self, platform_id: &PlatformId, id: &str) -> Result<AchTransferRecord> {
-        let id = AchTransferId::parse(id).ok_or(TransferError::AchTransferNotFound)?;
-        let id = &id;
-        self.db
-            .read_single(|tx| {
-                Box::pin(async move { repo::get_ach_transfer(tx, platform_id, id).await })
-            })
-            .await?
-            .ok_or(TransferError::AchTransferNotFound)
+        let id = AchTransferId::parse(id);
+        super::get_one(
+            self.db,
+            platform_id,
+            id,
+            || TransferError::AchTransferNotFound,
+            |tx, p, id| Box::pin(repo::get_ach_transfer(tx, p, id)),
+        )
+        .await
     }
 
     /// A page of ACH transfers, newest first.

@@ -1,5 +1,6 @@
 //! Counterparties as the rules and the store share them: the stored record and the list query.
 
+use crate::model::page::CreatedRange;
 use chrono::{DateTime, Utc};
 
 use crate::model::ids::CounterpartyId;
@@ -44,10 +45,7 @@ pub struct ListFilter {
     pub account_number: Option<String>,
     /// Exact routing number.
     pub routing_number: Option<String>,
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
+    pub created: CreatedRange,
     /// Case-insensitive substring of the description.
     pub description: Option<String>,
     /// Case-insensitive substring of the name or description, or an exact id, account number or

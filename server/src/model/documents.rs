@@ -1,6 +1,7 @@
 //! Documents as the rules and the store share them: the stored metadata, the list filter, and
 //! a document with the signature of its download link.
 
+use crate::model::page::CreatedRange;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -28,10 +29,7 @@ pub struct DocumentRecord {
 /// Filters of `GET /documents`; `None` does not filter.
 #[derive(Debug, Clone, Default)]
 pub struct DocumentFilter {
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
+    pub created: CreatedRange,
     /// Case-insensitive substring of the description.
     pub description: Option<String>,
     /// Exact file name.

@@ -5,6 +5,7 @@
 //! `Address` and `RequirementValue` serialize exactly as the wire types of the same names (the
 //! store keeps them as JSON text), so a stored value reads back whichever side wrote it.
 
+use crate::model::page::CreatedRange;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -174,10 +175,7 @@ pub struct EntityRow {
 /// Filters of `GET /entities`; `None` does not filter.
 #[derive(Debug, Clone, Default)]
 pub struct EntityFilter {
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
+    pub created: CreatedRange,
     pub is_root: Option<bool>,
     /// Case-insensitive substring of the name.
     pub name: Option<String>,

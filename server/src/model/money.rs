@@ -195,14 +195,7 @@ pub fn two_decimals_to_minor(value: i64, currency: Currency) -> Option<i64> {
     convert_two_decimals(value, currency, Rounding::Floor)
 }
 
-/// A comparison of a `balance.*` filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Comparison {
-    Gt,
-    Gte,
-    Lt,
-    Lte,
-}
+pub use crate::model::page::Comparison;
 
 /// The bound in `currency`'s minor units such that, for every integer amount `x`,
 /// `x <op> bound` holds exactly when `x <op> value/100` does. `None` on overflow.

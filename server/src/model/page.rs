@@ -17,6 +17,58 @@ pub enum PaginationError {
     InvalidCursor,
 }
 
+/// A comparison of a range filter (`created.gt`, `balance.lte`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+}
+
+impl Comparison {
+    /// The operator, as SQL and most languages write it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Comparison::Gt => ">",
+            Comparison::Gte => ">=",
+            Comparison::Lt => "<",
+            Comparison::Lte => "<=",
+        }
+    }
+}
+
+/// The four bounds of a range filter (`created.gt`, `.gte`, `.lt`, `.lte`); each one set
+/// narrows the list (AND).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bounds<T> {
+    pub gt: Option<T>,
+    pub gte: Option<T>,
+    pub lt: Option<T>,
+    pub lte: Option<T>,
+}
+
+impl<T: Copy> Bounds<T> {
+    pub fn new(gt: Option<T>, gte: Option<T>, lt: Option<T>, lte: Option<T>) -> Bounds<T> {
+        Bounds { gt, gte, lt, lte }
+    }
+
+    /// The bounds that are set, with their comparison.
+    pub fn set(&self) -> impl Iterator<Item = (Comparison, T)> {
+        [
+            (Comparison::Gt, self.gt),
+            (Comparison::Gte, self.gte),
+            (Comparison::Lt, self.lt),
+            (Comparison::Lte, self.lte),
+        ]
+        .into_iter()
+        .filter_map(|(op, bound)| bound.map(|b| (op, b)))
+    }
+}
+
+/// The `created.*` filters of a list.
+pub type CreatedRange = Bounds<chrono::DateTime<chrono::Utc>>;
+
 /// Where a page starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cursor {

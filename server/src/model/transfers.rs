@@ -1,6 +1,7 @@
 //! Transfers as the rules and the store share them: kinds, statuses, the stored records (which
 //! serialize, for idempotent replays) and the list filter.
 
+use crate::model::page::CreatedRange;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -109,10 +110,7 @@ pub struct BookTransferFilter {
     /// Sender or receiver (exact id; an unknown one matches nothing).
     pub bank_account_id: Option<String>,
     pub status: Option<BookTransferStatus>,
-    pub created_gt: Option<DateTime<Utc>>,
-    pub created_gte: Option<DateTime<Utc>>,
-    pub created_lt: Option<DateTime<Utc>>,
-    pub created_lte: Option<DateTime<Utc>>,
+    pub created: CreatedRange,
 }
 
 /// A stored ACH transfer.

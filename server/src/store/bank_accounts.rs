@@ -10,7 +10,7 @@ use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::ledger::{CHECKING, OPEN};
 use crate::model::money::{Comparison, Currency};
-use crate::model::page::{Page, PageRequest, SortOrder};
+use crate::model::page::{CreatedRange, Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
 
 const COLUMNS: &str = "id, platform_id, type, status, description, display_name, currency_code, \
@@ -391,7 +391,7 @@ pub struct BalanceCondition {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AccountFilter {
     pub balance: Vec<BalanceCondition>,
-    pub created: Vec<(Comparison, DateTime<Utc>)>,
+    pub created: CreatedRange,
     pub currency_code: Option<String>,
     /// Case-insensitive substring of the description.
     pub description: Option<String>,
@@ -403,15 +403,6 @@ pub struct AccountFilter {
     pub query: Option<String>,
     pub status: Option<&'static str>,
     pub account_type: Option<&'static str>,
-}
-
-fn operator(op: Comparison) -> &'static str {
-    match op {
-        Comparison::Gt => ">",
-        Comparison::Gte => ">=",
-        Comparison::Lt => "<",
-        Comparison::Lte => "<=",
-    }
 }
 
 fn balance_sql(condition: &BalanceCondition) -> Sql {
@@ -435,10 +426,7 @@ fn balance_sql(condition: &BalanceCondition) -> Sql {
             sql.push(")");
         }
         if let Some(bound) = arm.bound {
-            sql.push(&format!(
-                " AND available_amount {} ",
-                operator(condition.op)
-            ));
+            sql.push(&format!(" AND available_amount {} ", condition.op.symbol()));
             sql.push_bind(bound);
         }
         sql.push(")");
@@ -602,9 +590,7 @@ pub fn list_keyset_owned(
     for condition in &filter.balance {
         keyset = keyset.filter(balance_sql(condition));
     }
-    for (op, at) in &filter.created {
-        keyset = keyset.filter(Sql::new(format!("created_at {} ?", operator(*op))).bind(*at));
-    }
+    keyset = keyset.created_within(&filter.created);
     let usd = Currency::usd().code();
     if filter.currency_code.as_deref() == Some(usd) {
         keyset = keyset.filter(Sql::new(format!("currency_code = '{usd}'")));

@@ -127,15 +127,9 @@ pub async fn page(
 /// cost bounded by the platform's size where the walk in description order could cost ten
 /// times that (bench/README.md, "Fixed so far").
 fn sqlite_index(filter: &ListFilter) -> &'static str {
-    let created = [
-        filter.created_gt,
-        filter.created_gte,
-        filter.created_lt,
-        filter.created_lte,
-    ];
     let filtered = filter.description.is_some()
         || filter.query.is_some()
-        || created.iter().any(Option::is_some);
+        || filter.created.set().next().is_some();
     if filter.account_number.is_some() {
         "counterparties_by_account_number"
     } else if filter.routing_number.is_some() {
@@ -164,12 +158,7 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &ListFilter) -> Keyset {
     if let Some(routing_number) = &filter.routing_number {
         keyset = keyset.filter(Sql::new("routing_number = ?").bind(routing_number));
     }
-    keyset = keyset.created_within([
-        filter.created_gt,
-        filter.created_gte,
-        filter.created_lt,
-        filter.created_lte,
-    ]);
+    keyset = keyset.created_within(&filter.created);
     if let Some(needle) = &filter.description {
         keyset = keyset.filter(
             Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(needle)),

@@ -131,12 +131,7 @@ pub async fn list(
 pub fn list_keyset(platform_id: &PlatformId, filter: &DocumentFilter) -> Keyset {
     let mut keyset = Keyset::new(COLUMNS, "documents", SortKey::CREATED_AT, SortOrder::Desc)
         .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()));
-    keyset = keyset.created_within([
-        filter.created_gt,
-        filter.created_gte,
-        filter.created_lt,
-        filter.created_lte,
-    ]);
+    keyset = keyset.created_within(&filter.created);
     if let Some(d) = &filter.description {
         keyset = keyset.filter(
             Sql::new(dialect::contains_ci("description")).bind(dialect::contains_pattern(d)),

@@ -285,12 +285,7 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     )
     .filter(Sql::new("platform_id = ?").bind(platform_id.as_str()))
     .filter(Sql::new("deleted_at IS NULL"));
-    keyset = keyset.created_within([
-        filter.created_gt,
-        filter.created_gte,
-        filter.created_lt,
-        filter.created_lte,
-    ]);
+    keyset = keyset.created_within(&filter.created);
     // The root, and the entities not verified, are found through partial indexes that hold
     // only them, whose conditions are stated as written: SQLite matches a partial index's
     // condition by its text, before values are bound. Without them, `is_root=true` or

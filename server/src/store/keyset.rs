@@ -22,7 +22,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::page::{Cursor, Page, PageRequest, PaginationError, SortOrder};
+use crate::model::page::{CreatedRange, Cursor, Page, PageRequest, PaginationError, SortOrder};
 use crate::store::{Backend, Conflict, Retryable, Row, Sql, StoreError, Tx, Value, dialect};
 
 /// Why a list query failed: a cursor that is not in the list, or the store.
@@ -266,11 +266,10 @@ impl Keyset {
 
     /// Adds `created_at > gt`, `>= gte`, `< lt` and `<= lte` for the bounds that are set (the
     /// `created.*` filters every list takes).
-    pub fn created_within(mut self, [gt, gte, lt, lte]: [Option<DateTime<Utc>>; 4]) -> Keyset {
-        for (op, bound) in [(">", gt), (">=", gte), ("<", lt), ("<=", lte)] {
-            if let Some(bound) = bound {
-                self = self.filter(Sql::new(format!("created_at {op} ?")).bind(bound));
-            }
+    pub fn created_within(mut self, created: &CreatedRange) -> Keyset {
+        for (op, bound) in created.set() {
+            let condition = format!("created_at {} ?", op.symbol());
+            self = self.filter(Sql::new(condition).bind(bound));
         }
         self
     }

@@ -190,12 +190,7 @@ pub fn book_transfers_keyset(platform_id: &PlatformId, filter: &BookTransferFilt
     if let Some(status) = filter.status {
         keyset = keyset.filter(status_condition(status));
     }
-    keyset = keyset.created_within([
-        filter.created_gt,
-        filter.created_gte,
-        filter.created_lt,
-        filter.created_lte,
-    ]);
+    keyset = keyset.created_within(&filter.created);
     keyset
 }
 
