@@ -144,7 +144,6 @@ fn keep_connection(db: usize, conn: PoolConnection<Postgres>) {
     let _ = REQUEST_CONNECTION.try_with(|slot| *slot.borrow_mut() = Some((db, conn)));
 }
 
-static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// A pooled PostgreSQL connection idle for this long is pinged before it is lent.
@@ -588,10 +587,6 @@ impl Db {
     /// How many of this backend's embedded migrations the database has not applied; an error
     /// when it does not answer. For readiness.
     pub async fn pending_migrations(&self) -> Result<usize, StoreError> {
-        let migrator = match self.backend() {
-            Backend::Sqlite => &SQLITE_MIGRATOR,
-            Backend::Postgres => &POSTGRES_MIGRATOR,
-        };
         let applied: Vec<i64> = self
             .read_single(|tx| {
                 Box::pin(async move {
@@ -604,16 +599,21 @@ impl Db {
                 })
             })
             .await?;
-        Ok(migrator
-            .iter()
-            .filter(|m| m.migration_type.is_up_migration() && !applied.contains(&m.version))
-            .count())
+        let versions: Vec<i64> = match self.backend() {
+            Backend::Sqlite => sqlite::migrations().iter().map(|m| m.version).collect(),
+            Backend::Postgres => POSTGRES_MIGRATOR
+                .iter()
+                .filter(|m| m.migration_type.is_up_migration())
+                .map(|m| m.version)
+                .collect(),
+        };
+        Ok(versions.iter().filter(|v| !applied.contains(v)).count())
     }
 
     /// Applies the embedded migrations of this backend that have not run yet.
     pub async fn migrate(&self) -> Result<(), StoreError> {
         match &self.inner.pools {
-            Pools::Sqlite { writer, .. } => writer.migrate(&SQLITE_MIGRATOR).await?,
+            Pools::Sqlite { writer, .. } => writer.migrate().await?,
             Pools::Postgres(pool) => POSTGRES_MIGRATOR.run(pool).await?,
         }
         Ok(())
@@ -1459,6 +1459,22 @@ mod tests {
             sql.plan_each_run,
             "a fragment planned on each run plans its statement so"
         );
+    }
+
+    static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+
+    /// The embedded migrations read as sqlx's `migrate!` reads them: same versions,
+    /// descriptions, checksums and transaction flags.
+    #[test]
+    fn embedded_sqlite_migrations_equal_sqlxs() {
+        let ours = sqlite::migrations();
+        assert_eq!(ours.len(), SQLITE_MIGRATOR.iter().count());
+        for (m, theirs) in ours.iter().zip(SQLITE_MIGRATOR.iter()) {
+            assert_eq!(m.version, theirs.version);
+            assert_eq!(m.description, theirs.description);
+            assert_eq!(m.checksum, *theirs.checksum);
+            assert_eq!(m.no_tx, theirs.no_tx);
+        }
     }
 
     /// Databases that sqlx's own migrator set up (every bankd before the in-line SQLite layer)

@@ -28,9 +28,12 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{CachedStatement, Connection, ErrorCode, OpenFlags, ToSql};
-use sqlx::migrate::{MigrateError, Migrator};
 
 use super::{StoreError, Value};
+
+mod migrate;
+
+pub(super) use migrate::{migrate, migrations};
 
 /// Statements kept prepared per connection. bankd has a few hundred distinct statement texts;
 /// the ones on hot paths stay cached.
@@ -648,103 +651,6 @@ fn after_pass(frames: i64, restart_frames: i64, pass: Duration, behind: u32) -> 
     } else {
         AfterPass::CatchUp
     }
-}
-
-/// Applies the migrations of `migrator` that have not run, bookkept in sqlx's
-/// `_sqlx_migrations` table exactly as `sqlx::migrate` does, so databases migrated by either
-/// agree. Each migration runs in its own transaction; a changed or unknown applied migration is
-/// refused.
-pub(super) fn migrate(
-    conn: &Connection,
-    migrator: &Migrator,
-    busy_timeout: Duration,
-) -> Result<(), StoreError> {
-    // Another process may be migrating the same file: wait for its lock like any reader would.
-    conn.busy_timeout(busy_timeout)?;
-    let result = migrate_waiting(conn, migrator);
-    conn.busy_timeout(Duration::ZERO)?;
-    result
-}
-
-fn migrate_waiting(conn: &Connection, migrator: &Migrator) -> Result<(), StoreError> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
-            version BIGINT PRIMARY KEY,
-            description TEXT NOT NULL,
-            installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-            success BOOLEAN NOT NULL,
-            checksum BLOB NOT NULL,
-            execution_time BIGINT NOT NULL
-        );",
-    )?;
-    let dirty = fetch(
-        conn,
-        "SELECT version FROM _sqlx_migrations WHERE success = false ORDER BY version LIMIT 1",
-        &[],
-        true,
-    )?;
-    if let Some(row) = dirty.first() {
-        return Err(MigrateError::Dirty(row.get("version")?).into());
-    }
-    let applied = fetch(
-        conn,
-        "SELECT version, checksum FROM _sqlx_migrations ORDER BY version",
-        &[],
-        false,
-    )?;
-    let mut done = std::collections::HashMap::new();
-    for row in &applied {
-        done.insert(row.get::<i64>("version")?, row.get::<Vec<u8>>("checksum")?);
-    }
-    let known: Vec<_> = migrator
-        .iter()
-        .filter(|m| !m.migration_type.is_down_migration())
-        .collect();
-    if !migrator.ignore_missing
-        && let Some(version) = done
-            .keys()
-            .find(|v| !known.iter().any(|m| m.version == **v))
-    {
-        return Err(MigrateError::VersionMissing(*version).into());
-    }
-    for migration in known {
-        match done.get(&migration.version) {
-            Some(checksum) if *checksum == *migration.checksum => continue,
-            Some(_) => return Err(MigrateError::VersionMismatch(migration.version).into()),
-            None => {}
-        }
-        let started = Instant::now();
-        let in_tx = !migration.no_tx;
-        if in_tx {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-        }
-        let applied = conn.execute_batch(&migration.sql).and_then(|()| {
-            conn.execute(
-                "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
-                 execution_time) VALUES (?1, ?2, TRUE, ?3, -1)",
-                rusqlite::params![
-                    migration.version,
-                    migration.description.as_ref(),
-                    migration.checksum.as_ref()
-                ],
-            )
-        });
-        if let Err(e) = applied {
-            if in_tx {
-                let _ = conn.execute_batch("ROLLBACK");
-            }
-            return Err(e.into());
-        }
-        if in_tx {
-            conn.execute_batch("COMMIT")?;
-        }
-        let elapsed = i64::try_from(started.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        conn.execute(
-            "UPDATE _sqlx_migrations SET execution_time = ?1 WHERE version = ?2",
-            rusqlite::params![elapsed, migration.version],
-        )?;
-    }
-    Ok(())
 }
 
 /// The file behind a `sqlite:` URL, creating its directory; `None` for an in-memory database.

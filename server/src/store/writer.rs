@@ -40,7 +40,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use sqlx::migrate::Migrator;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 
 use super::{BoxFuture, Retryable, StoreError, Tx, sqlite};
@@ -477,10 +476,10 @@ impl GroupWriter {
     }
 
     /// Runs the migrations on the writer connection.
-    pub(super) async fn migrate(&self, migrator: &Migrator) -> Result<(), StoreError> {
+    pub(super) async fn migrate(&self) -> Result<(), StoreError> {
         let mut writer = self.take().await;
         writer.commit();
-        sqlite::migrate(&writer.conn, migrator, writer.busy_timeout)
+        sqlite::migrate(&writer.conn, writer.busy_timeout)
     }
 
     /// Commits any open batch and closes the connection's statements.
