@@ -18,7 +18,7 @@ use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUN
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
-use bankd::model::entities::EntityRecord;
+use bankd::model::entities::{EntityRecord, EntityType, VerificationStatus};
 use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use bankd::model::ledger::LedgerAccount;
 use bankd::model::page::{Bounds, Page, PageRequest, PaginationError, SortOrder};
@@ -233,8 +233,8 @@ async fn creating_a_platform_makes_a_root_entity_and_three_root_accounts(ctx: Ct
         .expect("root exists");
     assert_eq!(root.id, created.root_entity_id);
     assert!(root.is_root);
-    assert_eq!(root.entity_type, "BUSINESS");
-    assert_eq!(root.verification_status, "VERIFIED");
+    assert_eq!(root.entity_type, EntityType::Business);
+    assert_eq!(root.verification_status, VerificationStatus::Verified);
     assert_eq!(root.business_name.as_deref(), Some("Acme Bank"));
 
     let accounts = bank_accounts::list_all(&mut tx, &pid)
@@ -519,11 +519,11 @@ fn entity_record(platform_id: &PlatformId, name: &str, now: DateTime<Utc>) -> En
     EntityRecord {
         id: EntityId::generate(now),
         platform_id: platform_id.clone(),
-        entity_type: "BUSINESS".into(),
+        entity_type: EntityType::Business,
         name: name.into(),
         is_root: false,
         requires_screening: false,
-        verification_status: "VERIFIED".into(),
+        verification_status: VerificationStatus::Verified,
         first_name: None,
         last_name: None,
         business_name: Some(name.into()),
@@ -2012,11 +2012,11 @@ async fn sqlite_finds_rare_entities_through_their_own_indexes() {
     let platform = PlatformId::from_trusted("plat_x".to_owned());
     let filter = |is_root: Option<bool>, status: Option<&str>| EntityFilter {
         is_root,
-        verification_status: status.map(str::to_owned),
+        verification_status: status.map(|s| s.parse().expect("a status")),
         ..EntityFilter::default()
     };
     let business = |filter: EntityFilter| EntityFilter {
-        entity_type: Some("BUSINESS".to_owned()),
+        entity_type: Some(EntityType::Business),
         ..filter
     };
     let root = "USING INDEX entities_one_root (platform_id=?)";
@@ -2045,7 +2045,6 @@ async fn sqlite_finds_rare_entities_through_their_own_indexes() {
 /// With a single attempt allowed, the same situation fails: the retry is what made it work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite_transactions_retry_when_the_database_is_busy() {
-    use sqlx::Connection;
     for (max_attempts, should_succeed) in [(1, false), (60, true)] {
         let options = StoreOptions {
             sqlite_busy_timeout: Duration::from_millis(20),
@@ -2057,20 +2056,18 @@ async fn sqlite_transactions_retry_when_the_database_is_busy() {
             ..StoreOptions::default()
         };
         let (ctx, guard) = sqlite_db(&options).await;
-        let mut blocker = sqlx::SqliteConnection::connect(&ctx.url)
-            .await
-            .expect("blocker");
-        sqlx::query("BEGIN IMMEDIATE")
-            .execute(&mut blocker)
-            .await
+        let file = ctx
+            .url
+            .trim_start_matches("sqlite://")
+            .trim_end_matches("?mode=rwc");
+        let blocker = rusqlite::Connection::open(file).expect("blocker");
+        blocker
+            .execute_batch("BEGIN IMMEDIATE")
             .expect("take write lock");
         let release = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(400)).await;
-            sqlx::query("COMMIT")
-                .execute(&mut blocker)
-                .await
-                .expect("release");
-            blocker.close().await.expect("close");
+            blocker.execute_batch("COMMIT").expect("release");
+            drop(blocker);
         });
         let result = platforms::create_platform(&ctx.db, &SystemClock, &bank(), "Busy").await;
         if should_succeed {

@@ -6,31 +6,46 @@ use bank_api::models as wire;
 
 use crate::model::entities as model;
 
-impl From<wire::Address> for model::Address {
-    fn from(a: wire::Address) -> Self {
-        model::Address {
-            line_1: a.line_1,
-            line_2: a.line_2,
-            city: a.city,
-            state: a.state,
-            postal_code: a.postal_code,
-            country_code: a.country_code,
+/// `From` both ways between a wire type and its model twin with the same fields.
+macro_rules! twins {
+    ($wire:ident <-> $model:ident { $($field:ident),* }) => {
+        impl From<wire::$wire> for model::$model {
+            fn from(v: wire::$wire) -> Self {
+                model::$model { $($field: v.$field),* }
+            }
         }
-    }
+
+        impl From<model::$model> for wire::$wire {
+            fn from(v: model::$model) -> Self {
+                wire::$wire { $($field: v.$field),* }
+            }
+        }
+    };
 }
 
-impl From<model::Address> for wire::Address {
-    fn from(a: model::Address) -> Self {
-        wire::Address {
-            line_1: a.line_1,
-            line_2: a.line_2,
-            city: a.city,
-            state: a.state,
-            postal_code: a.postal_code,
-            country_code: a.country_code,
+twins!(Address <-> Address { line_1, line_2, city, state, postal_code, country_code });
+
+/// `From` both ways between a wire enumeration and its model twin with the same variants.
+macro_rules! twin_enums {
+    ($wire:ident <-> $model:ident { $($variant:ident),* }) => {
+        impl From<wire::$wire> for model::$model {
+            fn from(v: wire::$wire) -> Self {
+                match v { $(wire::$wire::$variant => model::$model::$variant),* }
+            }
         }
-    }
+
+        impl From<model::$model> for wire::$wire {
+            fn from(v: model::$model) -> Self {
+                match v { $(model::$model::$variant => wire::$wire::$variant),* }
+            }
+        }
+    };
 }
+
+twin_enums!(EntityType <-> EntityType { Person, Business });
+twin_enums!(VerificationStatus <-> VerificationStatus {
+    Unverified, Pending, ManualReview, Verified, Denied
+});
 
 impl From<model::RequirementValue> for wire::RequirementValue {
     fn from(v: model::RequirementValue) -> Self {

@@ -6,7 +6,6 @@ use bank_api::entities::*;
 use bank_api::models::{
     AdditionalRequirements, AssociatedPerson, AssociatedPersonList, AssociatedPersonRole,
     BusinessDetails, EmptyObject, Entity, EntityList, EntityListItem, EntityType, PersonDetails,
-    VerificationStatus,
 };
 
 use super::Bankd;
@@ -266,8 +265,8 @@ fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>
         is_root: input.is_root,
         name: input.name,
         query: input.query,
-        entity_type: input.r#type.map(|t| t.as_str().to_owned()),
-        verification_status: input.verification_status.map(|s| s.as_str().to_owned()),
+        entity_type: input.r#type.map(Into::into),
+        verification_status: input.verification_status.map(Into::into),
     };
     (page, filter)
 }
@@ -275,10 +274,6 @@ fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>
 // ---------------------------------------------------------------------------------------------
 // Wire shapes
 // ---------------------------------------------------------------------------------------------
-
-fn corrupt(column: &str) -> impl Fn(String) -> ApiError + '_ {
-    move |e| ApiError::internal(&format!("entities.{column}: {e}"))
-}
 
 fn person_details(row: &EntityRow) -> PersonDetails {
     let (c, d) = (&row.core, &row.details);
@@ -318,18 +313,12 @@ fn list_item(
     Ok(EntityListItem {
         id: c.id.as_str().to_owned(),
         name: c.name.clone(),
-        r#type: c
-            .entity_type
-            .parse::<EntityType>()
-            .map_err(corrupt("type"))?,
+        r#type: c.entity_type.into(),
         is_root: c.is_root,
         requires_screening: c.requires_screening,
         review_reasons: row.details.review_reasons.clone(),
         documents,
-        verification_status: c
-            .verification_status
-            .parse::<VerificationStatus>()
-            .map_err(corrupt("verification_status"))?,
+        verification_status: c.verification_status.into(),
         created_at: c.created_at,
         updated_at: c.updated_at,
     })

@@ -214,7 +214,7 @@ async fn resolve_reserve(
 }
 
 fn ensure_verified(entity: &EntityRecord) -> Result<()> {
-    if entity.verification_status == crate::model::entities::VERIFIED {
+    if entity.verification_status == crate::model::entities::VerificationStatus::Verified {
         Ok(())
     } else {
         Err(BankAccountError::EntityNotVerified)

@@ -22,10 +22,11 @@ use crate::idempotency::{self, WriteError, WriteRequest, Written};
 use crate::model::documents::{DocumentRecord, SignedDocument};
 use crate::model::entities::{
     Address, AssociatedPersonRole, BusinessFields, PersonFields, RequirementField,
-    RequirementFieldType, RequirementValue, VERIFIED,
+    RequirementFieldType, RequirementValue,
 };
 use crate::model::entities::{
-    AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow,
+    AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, EntityType,
+    VerificationStatus,
 };
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
@@ -33,8 +34,6 @@ use crate::store::documents as documents_repo;
 use crate::store::entities::{self as repo, Lock};
 use crate::store::{Conflict, Retryable, StoreError, Tx, platforms};
 
-pub const PERSON: &str = "PERSON";
-pub const BUSINESS: &str = "BUSINESS";
 /// The review reason the sandbox gives a `Review` name.
 pub const SANDBOX_REVIEW_REASON: &str = "other_review_reason";
 
@@ -226,11 +225,14 @@ impl BusinessChanges {
 }
 
 /// The sandbox verification outcome for a person's last name or a business name.
-pub fn sandbox_verification(name: &str) -> (&'static str, Vec<String>) {
+pub fn sandbox_verification(name: &str) -> (VerificationStatus, Vec<String>) {
     match name {
-        "Review" => ("MANUAL_REVIEW", vec![SANDBOX_REVIEW_REASON.to_owned()]),
-        "Denied" => ("DENIED", Vec::new()),
-        _ => (VERIFIED, Vec::new()),
+        "Review" => (
+            VerificationStatus::ManualReview,
+            vec![SANDBOX_REVIEW_REASON.to_owned()],
+        ),
+        "Denied" => (VerificationStatus::Denied, Vec::new()),
+        _ => (VerificationStatus::Verified, Vec::new()),
     }
 }
 
@@ -238,7 +240,7 @@ pub fn sandbox_verification(name: &str) -> (&'static str, Vec<String>) {
 /// platform and stays so: other accounts of the platform depend on it.
 fn reverify(row: &mut EntityRow) {
     let core = &mut row.core;
-    let (name, magic) = if core.entity_type == PERSON {
+    let (name, magic) = if core.entity_type == EntityType::Person {
         let first = core.first_name.clone().unwrap_or_default();
         let last = core.last_name.clone().unwrap_or_default();
         (format!("{first} {last}"), last)
@@ -251,7 +253,7 @@ fn reverify(row: &mut EntityRow) {
         return;
     }
     let (status, reasons) = sandbox_verification(&magic);
-    core.verification_status = status.to_owned();
+    core.verification_status = status;
     row.details.review_reasons = reasons;
 }
 
@@ -307,16 +309,16 @@ fn apply_business(row: &mut EntityRow, BusinessChanges(c): &BusinessChanges) {
     reverify(row);
 }
 
-fn new_row(platform_id: &PlatformId, entity_type: &str, now: DateTime<Utc>) -> EntityRow {
+fn new_row(platform_id: &PlatformId, entity_type: EntityType, now: DateTime<Utc>) -> EntityRow {
     EntityRow {
         core: EntityRecord {
             id: EntityId::generate(now),
             platform_id: platform_id.clone(),
-            entity_type: entity_type.to_owned(),
+            entity_type,
             name: String::new(),
             is_root: false,
             requires_screening: false,
-            verification_status: "UNVERIFIED".to_owned(),
+            verification_status: VerificationStatus::Unverified,
             first_name: None,
             last_name: None,
             business_name: None,
@@ -337,11 +339,11 @@ async fn create_in(
     let mut row;
     match changes {
         EntityChanges::Person(c) => {
-            row = new_row(platform_id, PERSON, clock.now());
+            row = new_row(platform_id, EntityType::Person, clock.now());
             apply_person(&mut row, c);
         }
         EntityChanges::Business(c) => {
-            row = new_row(platform_id, BUSINESS, clock.now());
+            row = new_row(platform_id, EntityType::Business, clock.now());
             apply_business(&mut row, c);
         }
     }
@@ -409,10 +411,10 @@ impl Entities<'_> {
             Box::pin(async move {
                 let mut row = live(tx, platform_id, id, Lock::ForChange).await?;
                 match changes {
-                    EntityChanges::Person(c) if row.core.entity_type == PERSON => {
+                    EntityChanges::Person(c) if row.core.entity_type == EntityType::Person => {
                         apply_person(&mut row, c)
                     }
-                    EntityChanges::Business(c) if row.core.entity_type == BUSINESS => {
+                    EntityChanges::Business(c) if row.core.entity_type == EntityType::Business => {
                         apply_business(&mut row, c)
                     }
                     EntityChanges::Person(_) => {
@@ -537,12 +539,12 @@ impl Entities<'_> {
                 // Both lookups come before the type checks: 404 precedes business-rule 400s.
                 let business = live(tx, platform_id, business_id, Lock::None).await?;
                 let person = live(tx, platform_id, person_id, Lock::None).await?;
-                if business.core.entity_type != BUSINESS {
+                if business.core.entity_type != EntityType::Business {
                     return Err(EntityError::TypeMismatch(
                         "the entity in the path is not a BUSINESS",
                     ));
                 }
-                if person.core.entity_type != PERSON {
+                if person.core.entity_type != EntityType::Person {
                     return Err(EntityError::TypeMismatch(
                         "person_entity_id is not a PERSON entity",
                     ));
@@ -577,7 +579,7 @@ impl Entities<'_> {
             let business_id = &business_id;
             Box::pin(async move {
                 let business = live(tx, platform_id, business_id, Lock::None).await?;
-                if business.core.entity_type != BUSINESS {
+                if business.core.entity_type != EntityType::Business {
                     return Err(EntityError::TypeMismatch(
                         "the entity in the path is not a BUSINESS",
                     ));
@@ -891,13 +893,25 @@ mod tests {
 
     #[test]
     fn sandbox_names_decide_verification() {
-        assert_eq!(sandbox_verification("Lovelace"), ("VERIFIED", vec![]));
+        assert_eq!(
+            sandbox_verification("Lovelace"),
+            (VerificationStatus::Verified, vec![])
+        );
         assert_eq!(
             sandbox_verification("Review"),
-            ("MANUAL_REVIEW", vec![SANDBOX_REVIEW_REASON.to_owned()])
+            (
+                VerificationStatus::ManualReview,
+                vec![SANDBOX_REVIEW_REASON.to_owned()]
+            )
         );
-        assert_eq!(sandbox_verification("Denied"), ("DENIED", vec![]));
-        assert_eq!(sandbox_verification("review"), ("VERIFIED", vec![]));
+        assert_eq!(
+            sandbox_verification("Denied"),
+            (VerificationStatus::Denied, vec![])
+        );
+        assert_eq!(
+            sandbox_verification("review"),
+            (VerificationStatus::Verified, vec![])
+        );
     }
 
     #[test]

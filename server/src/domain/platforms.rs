@@ -216,11 +216,11 @@ async fn create_in(
     let root = EntityRecord {
         id: EntityId::generate(now),
         platform_id: platform.id.clone(),
-        entity_type: "BUSINESS".to_owned(),
+        entity_type: crate::model::entities::EntityType::Business,
         name: name.to_owned(),
         is_root: true,
         requires_screening: false,
-        verification_status: crate::model::entities::VERIFIED.to_owned(),
+        verification_status: crate::model::entities::VerificationStatus::Verified,
         first_name: None,
         last_name: None,
         business_name: Some(name.to_owned()),

@@ -13,9 +13,74 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{EntityId, PlatformId};
 
-/// The verification status of nearly every entity: the one the entity lists index through their
-/// list order, the others having an index of their own (`store::entities::list_keyset`).
-pub const VERIFIED: &str = "VERIFIED";
+/// What an entity is. Serialized (and stored) in its wire spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum EntityType {
+    Person,
+    Business,
+}
+
+/// Where an entity's verification stands. Serialized (and stored) in its wire spelling.
+///
+/// `Verified` is the status of nearly every entity: the one the entity lists index through
+/// their list order, the others having an index of their own (`store::entities::list_keyset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum VerificationStatus {
+    Unverified,
+    Pending,
+    ManualReview,
+    Verified,
+    Denied,
+}
+
+impl EntityType {
+    pub const ALL: [EntityType; 2] = [EntityType::Person, EntityType::Business];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntityType::Person => "PERSON",
+            EntityType::Business => "BUSINESS",
+        }
+    }
+}
+
+impl VerificationStatus {
+    pub const ALL: [VerificationStatus; 5] = [
+        VerificationStatus::Unverified,
+        VerificationStatus::Pending,
+        VerificationStatus::ManualReview,
+        VerificationStatus::Verified,
+        VerificationStatus::Denied,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VerificationStatus::Unverified => "UNVERIFIED",
+            VerificationStatus::Pending => "PENDING",
+            VerificationStatus::ManualReview => "MANUAL_REVIEW",
+            VerificationStatus::Verified => "VERIFIED",
+            VerificationStatus::Denied => "DENIED",
+        }
+    }
+}
+
+/// `FromStr` for a spelled enum with `ALL` and `as_str`: the stored spelling back to the value.
+macro_rules! parse_spelled {
+    ($($t:ty),*) => {$(
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::ALL
+                    .into_iter()
+                    .find(|v| v.as_str() == s)
+                    .ok_or_else(|| format!("unknown {}: {s:?}", stringify!($t)))
+            }
+        }
+    )*};
+}
+parse_spelled!(EntityType, VerificationStatus);
 
 /// A postal address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,13 +190,11 @@ impl AssociatedPersonRole {
 pub struct EntityRecord {
     pub id: EntityId,
     pub platform_id: PlatformId,
-    /// `PERSON` or `BUSINESS`.
-    pub entity_type: String,
+    pub entity_type: EntityType,
     pub name: String,
     pub is_root: bool,
     pub requires_screening: bool,
-    /// `UNVERIFIED`, `PENDING`, `MANUAL_REVIEW`, `VERIFIED` or `DENIED`.
-    pub verification_status: String,
+    pub verification_status: VerificationStatus,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub business_name: Option<String>,
@@ -182,8 +245,8 @@ pub struct EntityFilter {
     /// Case-insensitive substring of the name, or an exact id.
     pub query: Option<String>,
     /// `PERSON` or `BUSINESS`.
-    pub entity_type: Option<String>,
-    pub verification_status: Option<String>,
+    pub entity_type: Option<EntityType>,
+    pub verification_status: Option<VerificationStatus>,
 }
 
 /// A link between a BUSINESS and a PERSON of the same platform.

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::entities::{
     AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, RequirementValue,
-    VERIFIED,
+    VerificationStatus,
 };
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
@@ -20,11 +20,11 @@ fn from_row(row: &Row) -> Result<EntityRecord, StoreError> {
     Ok(EntityRecord {
         id: EntityId::from_trusted(row.get("id")?),
         platform_id: PlatformId::from_trusted(row.get("platform_id")?),
-        entity_type: row.get("type")?,
+        entity_type: spelled(row, "type")?,
         name: row.get("name")?,
         is_root: row.get("is_root")?,
         requires_screening: row.get("requires_screening")?,
-        verification_status: row.get("verification_status")?,
+        verification_status: spelled(row, "verification_status")?,
         first_name: row.get("first_name")?,
         last_name: row.get("last_name")?,
         business_name: row.get("business_name")?,
@@ -36,21 +36,32 @@ fn from_row(row: &Row) -> Result<EntityRecord, StoreError> {
 pub async fn insert(tx: &mut Tx<'_>, entity: &EntityRecord) -> Result<(), StoreError> {
     let sql = Sql::new(format!(
         "INSERT INTO entities ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ))
-    .bind(entity.id.as_str())
-    .bind(entity.platform_id.as_str())
-    .bind(&entity.entity_type)
-    .bind(&entity.name)
-    .bind(entity.is_root)
-    .bind(entity.requires_screening)
-    .bind(&entity.verification_status)
-    .bind(entity.first_name.clone())
-    .bind(entity.last_name.clone())
-    .bind(entity.business_name.clone())
-    .bind(entity.created_at)
-    .bind(entity.updated_at);
-    tx.execute(sql).await?;
+    ));
+    tx.execute(bind_core(sql, entity)).await?;
     Ok(())
+}
+
+/// Binds the values of [`COLUMNS`], in their order.
+fn bind_core(sql: Sql, c: &EntityRecord) -> Sql {
+    sql.bind(c.id.as_str())
+        .bind(c.platform_id.as_str())
+        .bind(c.entity_type.as_str())
+        .bind(&c.name)
+        .bind(c.is_root)
+        .bind(c.requires_screening)
+        .bind(c.verification_status.as_str())
+        .bind(c.first_name.clone())
+        .bind(c.last_name.clone())
+        .bind(c.business_name.clone())
+        .bind(c.created_at)
+        .bind(c.updated_at)
+}
+
+/// The value of a column that holds an enumeration's spelling; an unknown one is corrupt.
+fn spelled<T: std::str::FromStr<Err = String>>(row: &Row, column: &str) -> Result<T, StoreError> {
+    row.get::<String>(column)?
+        .parse()
+        .map_err(StoreError::Corrupt)
 }
 
 /// The entity, unless absent, deleted or another platform's.
@@ -156,20 +167,8 @@ pub async fn insert_full(tx: &mut Tx<'_>, entity: &EntityRow) -> Result<(), Stor
         "INSERT INTO entities ({}) VALUES ({})",
         full_columns(),
         vec!["?"; 28].join(", ")
-    ))
-    .bind(c.id.as_str())
-    .bind(c.platform_id.as_str())
-    .bind(&c.entity_type)
-    .bind(&c.name)
-    .bind(c.is_root)
-    .bind(c.requires_screening)
-    .bind(&c.verification_status)
-    .bind(c.first_name.clone())
-    .bind(c.last_name.clone())
-    .bind(c.business_name.clone())
-    .bind(c.created_at)
-    .bind(c.updated_at);
-    let sql = bind_details(sql, d)?;
+    ));
+    let sql = bind_details(bind_core(sql, c), d)?;
     tx.execute(sql).await?;
     Ok(())
 }
@@ -214,7 +213,7 @@ pub async fn update_full(tx: &mut Tx<'_>, entity: &EntityRow) -> Result<bool, St
     .collect();
     let sql = Sql::new(format!("UPDATE entities SET {} WHERE ", sets.join(", ")))
         .bind(&c.name)
-        .bind(&c.verification_status)
+        .bind(c.verification_status.as_str())
         .bind(c.first_name.clone())
         .bind(c.last_name.clone())
         .bind(c.business_name.clone())
@@ -295,17 +294,18 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
     // reads `entities_by_type`, which SQLite picks by itself (an equality more than the list
     // index, in the same order); with a status other than VERIFIED, the review queue is named,
     // being the rarer of the two, where SQLite would otherwise take either.
-    match &filter.verification_status {
-        Some(status) if status == VERIFIED => {
-            keyset = keyset.filter(Sql::new(format!("verification_status = '{VERIFIED}'")));
+    let verified = VerificationStatus::Verified.as_str();
+    match filter.verification_status {
+        Some(VerificationStatus::Verified) => {
+            keyset = keyset.filter(Sql::new(format!("verification_status = '{verified}'")));
         }
         Some(status) => {
             keyset = keyset
                 .filter(
                     Sql::new(format!(
-                        "verification_status = ? AND verification_status <> '{VERIFIED}'"
+                        "verification_status = ? AND verification_status <> '{verified}'"
                     ))
-                    .bind(status),
+                    .bind(status.as_str()),
                 )
                 .through_index("entities_not_verified");
         }
@@ -331,8 +331,8 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &EntityFilter) -> Keyset {
                 .bind(query),
         );
     }
-    if let Some(t) = &filter.entity_type {
-        keyset = keyset.filter(Sql::new("type = ?").bind(t));
+    if let Some(t) = filter.entity_type {
+        keyset = keyset.filter(Sql::new("type = ?").bind(t.as_str()));
     }
     keyset
 }
