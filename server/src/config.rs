@@ -6,11 +6,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
-use sqlx::sqlite::SqliteSynchronous;
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::platforms::BankSettings;
-use crate::store::{DEFAULT_SQLITE_MMAP_MIB, PostgresIsolation, StoreOptions};
+use crate::store::{DEFAULT_SQLITE_MMAP_MIB, PostgresIsolation, SqliteSynchronous, StoreOptions};
 
 /// Shown by `bankd --help`: every setting, its file key, variable and default.
 pub const HELP: &str = "\

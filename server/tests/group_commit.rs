@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bankd::store::{Conflict, Db, Retryable, SLOW_HOLD, Sql, StoreError};
 use rand::Rng;
-use sqlx::Connection;
 use tokio::task::JoinSet;
 
 #[macro_use]
@@ -286,22 +285,15 @@ async fn cancelled_writes_are_all_or_nothing_and_never_keep_the_file_locked() {
         .url
         .trim_start_matches("sqlite://")
         .trim_end_matches("?mode=rwc");
-    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{path}"))
-        .await
-        .expect("second connection");
-    sqlx::query("PRAGMA busy_timeout = 2000")
-        .execute(&mut other)
-        .await
+    let other = rusqlite::Connection::open(path).expect("second connection");
+    other
+        .busy_timeout(Duration::from_millis(2000))
         .expect("busy timeout");
-    sqlx::query("BEGIN IMMEDIATE")
-        .execute(&mut other)
-        .await
+    other
+        .execute_batch("BEGIN IMMEDIATE")
         .expect("the write lock is free");
-    sqlx::query("ROLLBACK")
-        .execute(&mut other)
-        .await
-        .expect("rollback");
-    other.close().await.expect("close");
+    other.execute_batch("ROLLBACK").expect("rollback");
+    drop(other);
 
     let rows = committed_rows(&ctx.db).await;
     for n in 0..300 {

@@ -51,7 +51,6 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -61,7 +60,6 @@ use rand::Rng;
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteSynchronous};
 use sqlx::{Postgres, Row as _};
 
 /// The store's metric names (recorded through the `metrics` facade; `crate::metrics` serves
@@ -77,7 +75,7 @@ pub mod metric_names {
 
 pub use dialect::Backend;
 pub use postgres::Isolation as PostgresIsolation;
-pub use sqlite::{FromSqlite, SqliteRow};
+pub use sqlite::{FromSqlite, SqliteRow, Synchronous as SqliteSynchronous};
 pub use writer::{GroupCommitStats, SLOW_HOLD};
 
 tokio::task_local! {
@@ -163,6 +161,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("unsupported database URL scheme (expected sqlite: or postgres:)")]
     UnsupportedUrl,
+    #[error("invalid sqlite: URL: {0}")]
+    InvalidUrl(String),
     #[error("query has {placeholders} placeholders but {binds} bind values")]
     BindCount { placeholders: usize, binds: usize },
     #[error("stored value is invalid: {0}")]
@@ -511,14 +511,10 @@ impl Db {
     }
 
     async fn sqlite_pools(url: &str, options: &StoreOptions) -> Result<Pools, StoreError> {
-        let path = sqlite::database_path(&SqliteConnectOptions::from_str(url)?, url)?;
+        let path = sqlite::database_path(url)?;
         let settings = sqlite::Settings {
             path,
-            synchronous: match options.sqlite_synchronous {
-                SqliteSynchronous::Full | SqliteSynchronous::Extra => "FULL",
-                SqliteSynchronous::Normal => "NORMAL",
-                SqliteSynchronous::Off => "OFF",
-            },
+            synchronous: options.sqlite_synchronous.pragma(),
             busy_timeout: options.sqlite_busy_timeout,
             wal_restart_frames: sqlite::WAL_RESTART_FRAMES,
             reader_mmap_bytes: i64::try_from(options.sqlite_reader_mmap_bytes).unwrap_or(i64::MAX),
@@ -1459,68 +1455,6 @@ mod tests {
             sql.plan_each_run,
             "a fragment planned on each run plans its statement so"
         );
-    }
-
-    static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
-
-    /// The embedded migrations read as sqlx's `migrate!` reads them: same versions,
-    /// descriptions, checksums and transaction flags.
-    #[test]
-    fn embedded_sqlite_migrations_equal_sqlxs() {
-        let ours = sqlite::migrations();
-        assert_eq!(ours.len(), SQLITE_MIGRATOR.iter().count());
-        for (m, theirs) in ours.iter().zip(SQLITE_MIGRATOR.iter()) {
-            assert_eq!(m.version, theirs.version);
-            assert_eq!(m.description, theirs.description);
-            assert_eq!(m.checksum, *theirs.checksum);
-            assert_eq!(m.no_tx, theirs.no_tx);
-        }
-    }
-
-    /// Databases that sqlx's own migrator set up (every bankd before the in-line SQLite layer)
-    /// open unchanged; a migration whose text changed after it ran is refused, as sqlx does.
-    #[tokio::test]
-    async fn sqlite_databases_migrated_by_sqlx_open_and_changed_migrations_are_refused() {
-        use sqlx::Connection as _;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let url = format!("sqlite://{}/old.db?mode=rwc", dir.path().display());
-        let mut old = sqlx::SqliteConnection::connect(&url).await.expect("sqlx");
-        SQLITE_MIGRATOR.run(&mut old).await.expect("sqlx migrates");
-        old.close().await.expect("close");
-
-        let db = Db::connect(&url, &StoreOptions::default())
-            .await
-            .expect("connect");
-        db.migrate().await.expect("nothing left to apply");
-        let applied: i64 = db
-            .read(|tx| {
-                Box::pin(async move {
-                    let sql = Sql::new("SELECT COUNT(*) AS n FROM _sqlx_migrations");
-                    tx.fetch_one(sql).await?.get::<i64>("n")
-                })
-            })
-            .await
-            .expect("count");
-        assert_eq!(applied, SQLITE_MIGRATOR.iter().count() as i64);
-        db.write(|tx| {
-            Box::pin(async move {
-                let sql =
-                    Sql::new("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = ?")
-                        .bind(SQLITE_MIGRATOR.iter().next().expect("one").version);
-                tx.execute(sql).await
-            })
-        })
-        .await
-        .expect("tamper");
-        let err = db.migrate().await.expect_err("a changed migration");
-        assert!(
-            matches!(
-                err,
-                StoreError::Migrate(sqlx::migrate::MigrateError::VersionMismatch(_))
-            ),
-            "{err:?}"
-        );
-        db.close().await;
     }
 
     /// A file database with one table `t (n)` holding the row `1`.

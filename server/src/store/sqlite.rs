@@ -32,6 +32,7 @@ use rusqlite::{CachedStatement, Connection, ErrorCode, OpenFlags, ToSql};
 use super::{StoreError, Value};
 
 mod migrate;
+mod url;
 
 pub(super) use migrate::{migrate, migrations};
 
@@ -42,12 +43,35 @@ const STATEMENT_CACHE: usize = 256;
 /// The writer's page cache, KiB.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;
 
+/// SQLite's `synchronous` setting, as [`super::StoreOptions::sqlite_synchronous`] takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// Every commit is on disk before it is acknowledged.
+    #[default]
+    Full,
+    /// A commit may be lost on power loss (not on a crash of the process): benchmarks only.
+    Normal,
+    /// No syncs at all.
+    Off,
+}
+
+impl Synchronous {
+    /// The value of `PRAGMA synchronous`, as [`Settings::synchronous`] holds it.
+    pub(super) fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "FULL",
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Off => "OFF",
+        }
+    }
+}
+
 /// How a database file is opened.
 #[derive(Debug, Clone)]
 pub(super) struct Settings {
     /// The file, or `None` for a private in-memory database.
     pub path: Option<PathBuf>,
-    /// `FULL` or `NORMAL`.
+    /// `FULL`, `NORMAL` or `OFF` ([`Synchronous::pragma`]).
     pub synchronous: &'static str,
     pub busy_timeout: Duration,
     /// The log is restarted once it holds this many frames: see [`CheckpointSignal::after_commit`].
@@ -653,31 +677,18 @@ fn after_pass(frames: i64, restart_frames: i64, pass: Duration, behind: u32) -> 
     }
 }
 
-/// The file behind a `sqlite:` URL, creating its directory; `None` for an in-memory database.
-pub(super) fn database_path(
-    options: &sqlx::sqlite::SqliteConnectOptions,
-    url: &str,
-) -> Result<Option<PathBuf>, StoreError> {
-    // sqlx names `sqlite::memory:` `file:sqlx-in-memory-N` for its own shared cache, so the
-    // URL itself says whether the database is in memory.
-    let (database, query) = url
-        .trim_start_matches("sqlite:")
-        .trim_start_matches("//")
-        .split_once('?')
-        .unwrap_or((
-            url.trim_start_matches("sqlite:").trim_start_matches("//"),
-            "",
-        ));
-    if database == ":memory:" || query.split('&').any(|pair| pair == "mode=memory") {
+/// The file behind a `sqlite:` URL ([`url`] reads it), creating its directory; `None` for an
+/// in-memory database.
+pub(super) fn database_path(url: &str) -> Result<Option<PathBuf>, StoreError> {
+    let Some(file) = url::database_file(url)? else {
         return Ok(None);
-    }
-    let file = options.get_filename();
+    };
     // `bankd serve` must work on a fresh machine: create `./data` (or wherever the file goes)
     // rather than fail with "unable to open database file".
     if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
     }
-    Ok(Some(file.to_path_buf()))
+    Ok(Some(file))
 }
 
 #[cfg(test)]

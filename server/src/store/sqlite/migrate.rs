@@ -46,7 +46,7 @@ const FILES: &[(&str, &str)] = files![
 
 /// One embedded migration, as sqlx would have read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(in crate::store) struct Migration {
+pub struct Migration {
     pub version: i64,
     pub description: String,
     pub sql: &'static str,
@@ -75,7 +75,7 @@ impl Migration {
 }
 
 /// The embedded migrations, by version.
-pub(in crate::store) fn migrations() -> &'static [Migration] {
+pub fn migrations() -> &'static [Migration] {
     static MIGRATIONS: LazyLock<Vec<Migration>> = LazyLock::new(|| {
         let mut all: Vec<Migration> = FILES
             .iter()
@@ -90,10 +90,7 @@ pub(in crate::store) fn migrations() -> &'static [Migration] {
 /// Applies the embedded migrations that have not run, bookkept in sqlx's `_sqlx_migrations`
 /// table exactly as `sqlx::migrate` does, so databases migrated by either agree. Each migration
 /// runs in its own transaction; a changed or unknown applied migration is refused.
-pub(in crate::store) fn migrate(
-    conn: &Connection,
-    busy_timeout: Duration,
-) -> Result<(), StoreError> {
+pub fn migrate(conn: &Connection, busy_timeout: Duration) -> Result<(), StoreError> {
     // Another process may be migrating the same file: wait for its lock like any reader would.
     conn.busy_timeout(busy_timeout)?;
     let result = migrate_waiting(conn, migrations());
@@ -261,6 +258,73 @@ mod tests {
             .collect();
         assert_eq!(ours, sqlx);
         assert!(migrations().iter().all(|m| !m.no_tx));
+    }
+
+    /// A database as sqlx's migrator left it (every bankd before SQLite ran on rusqlite alone):
+    /// sqlx's bookkeeping table, the schema, and one row per migration with sqlx's checksum.
+    fn migrated_by_sqlx(path: &std::path::Path) {
+        let conn = Connection::open(path).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
+                version BIGINT PRIMARY KEY,
+                description TEXT NOT NULL,
+                installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+                success BOOLEAN NOT NULL,
+                checksum BLOB NOT NULL,
+                execution_time BIGINT NOT NULL
+            );",
+        )
+        .expect("bookkeeping");
+        for ((version, description, checksum), (_, sql)) in SQLX_CHECKSUMS.iter().zip(FILES) {
+            conn.execute_batch(sql).expect("schema");
+            conn.execute(
+                "INSERT INTO _sqlx_migrations (version, description, success, checksum, \
+                 execution_time) VALUES (?1, ?2, TRUE, ?3, 1000)",
+                rusqlite::params![version, description, hex::decode(checksum).expect("hex")],
+            )
+            .expect("row");
+        }
+    }
+
+    /// Databases that an earlier bankd migrated open with nothing left to apply; a migration
+    /// whose text changed after it ran is refused, as sqlx refuses it.
+    #[tokio::test]
+    async fn databases_migrated_by_sqlx_open_and_changed_migrations_are_refused() {
+        use crate::store::{Db, Sql, StoreOptions};
+        let dir = tempfile::tempdir().expect("tempdir");
+        migrated_by_sqlx(&dir.path().join("old.db"));
+        let url = format!("sqlite://{}/old.db?mode=rwc", dir.path().display());
+        let db = Db::connect(&url, &StoreOptions::default())
+            .await
+            .expect("connect");
+        db.migrate().await.expect("nothing left to apply");
+        assert_eq!(db.pending_migrations().await.expect("pending"), 0);
+        let applied: i64 = db
+            .read(|tx| {
+                Box::pin(async move {
+                    let sql = Sql::new("SELECT COUNT(*) AS n FROM _sqlx_migrations");
+                    tx.fetch_one(sql).await?.get::<i64>("n")
+                })
+            })
+            .await
+            .expect("count");
+        assert_eq!(applied, FILES.len() as i64);
+        db.write(|tx| {
+            Box::pin(async move {
+                let sql =
+                    Sql::new("UPDATE _sqlx_migrations SET checksum = x'00' WHERE version = ?")
+                        .bind(SQLX_CHECKSUMS[0].0);
+                tx.execute(sql).await
+            })
+        })
+        .await
+        .expect("tamper");
+        let err = db.migrate().await.expect_err("a changed migration");
+        assert!(
+            matches!(err, StoreError::Migrate(MigrateError::VersionMismatch(_))),
+            "{err:?}"
+        );
+        db.close().await;
     }
 
     #[test]
