@@ -1,0 +1,327 @@
+//! Request bodies and responses: which media type types them, their schemas (multipart forms as
+//! named types), response headers and links, and the variant name of each status.
+
+use std::collections::BTreeSet;
+
+use openapiv3 as oa;
+use openapiv3::ReferenceOr;
+
+use super::{Error, Parser, err, json_text, warn};
+use crate::ir::*;
+use crate::names;
+use crate::names::escape;
+
+/// A body taken as its bytes, whatever its content: no schema, or a multipart form that is not
+/// an object. The whole `content` is served as written.
+fn raw_body(body: &oa::RequestBody, content_type: &str, pointer: &str) -> Result<Body, Error> {
+    Ok(Body {
+        media: Media::Binary,
+        content_type: content_type.to_string(),
+        content_json: Some(json_text(&body.content, &format!("{pointer}/content"))?),
+        description: body.description.clone(),
+        required: body.required,
+        schema: Schema::default(),
+    })
+}
+
+/// Warns that a multipart body is taken as its bytes (`None`: the caller makes it raw).
+fn multipart_not_object(pointer: &str) -> Option<Schema> {
+    warn(
+        pointer,
+        "a multipart body that is not an object is taken as its bytes",
+    );
+    None
+}
+
+impl<'a> Parser<'a> {
+    /// A request body (resolved if a `$ref`), typed by its primary media type.
+    pub(super) fn request_body(
+        &mut self,
+        b: &ReferenceOr<oa::RequestBody>,
+        pointer: &str,
+        stem: &str,
+    ) -> Result<Body, Error> {
+        let (body, pointer) = self.resolve(b, pointer, "requestBodies", "request body", |c| {
+            &c.request_bodies
+        })?;
+        let Some((content_type, media)) = primary_media(&body.content) else {
+            return err(
+                &format!("{pointer}/content"),
+                "a request body needs a media type",
+            );
+        };
+        let mp = format!("{pointer}/content/{}", escape(content_type));
+        let kind = media_kind(content_type);
+        let content_json = several_media(&body.content, &format!("{pointer}/content"))?;
+        let Some(schema) = &media.schema else {
+            return raw_body(body, content_type, &pointer);
+        };
+        let schema = match (kind, schema) {
+            (Media::Multipart, s) => match self.multipart_schema(s, &mp, stem)? {
+                Some(schema) => schema,
+                None => return raw_body(body, content_type, &pointer),
+            },
+            (_, s) => self.convert_ref(s, &format!("{mp}/schema"), &format!("{stem}Body"))?,
+        };
+        // A binary string is bytes whatever the media type says.
+        let kind = if is_binary(&schema) {
+            Media::Binary
+        } else {
+            kind
+        };
+        if !body.required && kind != Media::Json {
+            warn(
+                &pointer,
+                "an optional body that is not JSON is taken as required",
+            );
+        }
+        Ok(Body {
+            media: kind,
+            content_type: content_type.clone(),
+            content_json,
+            description: body.description.clone(),
+            required: body.required,
+            schema,
+        })
+    }
+
+    /// The schema of a multipart body: a named type marked multipart (an inline object is
+    /// hoisted as `<stem>Form`, a referenced one marked). `None` when it is not an object.
+    fn multipart_schema(
+        &mut self,
+        schema: &ReferenceOr<oa::Schema>,
+        mp: &str,
+        stem: &str,
+    ) -> Result<Option<Schema>, Error> {
+        let sp = format!("{mp}/schema");
+        match schema {
+            ReferenceOr::Item(s) => {
+                let converted = self.convert(s, &sp, &format!("{stem}Form"), true)?;
+                if !matches!(converted.kind, Kind::Object(_)) {
+                    return Ok(multipart_not_object(mp));
+                }
+                Ok(Some(self.hoist(
+                    &format!("{stem}Form"),
+                    converted,
+                    &sp,
+                    true,
+                )))
+            }
+            ReferenceOr::Reference { reference } => {
+                let name = self.schema_ref(reference, &sp)?;
+                let t = self
+                    .types
+                    .iter_mut()
+                    .find(|t| t.name == name)
+                    .expect("resolved above");
+                if !matches!(t.schema.kind, Kind::Object(_)) {
+                    return Ok(multipart_not_object(mp));
+                }
+                t.multipart = true;
+                Ok(Some(Schema {
+                    kind: Kind::Ref(name),
+                    ..Schema::default()
+                }))
+            }
+        }
+    }
+
+    /// One response (resolved if a `$ref`): its variant name (unique among the operation's:
+    /// `variants`), its primary content, headers and links.
+    pub(super) fn response(
+        &mut self,
+        r: &ReferenceOr<oa::Response>,
+        status: Status,
+        pointer: &str,
+        stem: &str,
+        variants: &mut BTreeSet<String>,
+    ) -> Result<Response, Error> {
+        let (resp, pointer) =
+            self.resolve(r, pointer, "responses", "response", |c| &c.responses)?;
+        let variant = names::unique(status_variant(status), variants);
+        let content_json = several_media(&resp.content, &format!("{pointer}/content"))?;
+        let content = self.response_content(resp, &pointer, &format!("{stem}{variant}Body"))?;
+        let headers = self.response_headers(resp, &pointer)?;
+        let links = if resp.links.is_empty() {
+            None
+        } else {
+            Some(json_text(&resp.links, &format!("{pointer}/links"))?)
+        };
+        Ok(Response {
+            content_json,
+            status,
+            variant,
+            description: resp.description.clone(),
+            content,
+            headers,
+            links,
+        })
+    }
+
+    /// A response's primary media type with its schema (named `hint` if hoisted), and how it
+    /// is sent: forms, multipart answers and binary strings go as raw bytes.
+    fn response_content(
+        &mut self,
+        resp: &oa::Response,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<Option<(Media, String, Schema)>, Error> {
+        let Some((ct, media)) = primary_media(&resp.content) else {
+            return Ok(None);
+        };
+        let mp = format!("{pointer}/content/{}", escape(ct));
+        let schema = match &media.schema {
+            Some(s) => self.convert_ref(s, &format!("{mp}/schema"), hint)?,
+            None => Schema::default(),
+        };
+        let kind = match media_kind(ct) {
+            Media::Json | Media::Text if !is_binary(&schema) => media_kind(ct),
+            _ => Media::Binary,
+        };
+        Ok(Some((kind, ct.clone(), schema)))
+    }
+
+    /// A response's headers (resolved if `$ref`s), each with a unique Rust name. Headers are
+    /// written as text: a header whose schema is not a string says so in a warning.
+    fn response_headers(
+        &self,
+        resp: &oa::Response,
+        pointer: &str,
+    ) -> Result<Vec<ResponseHeader>, Error> {
+        let mut headers = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (name, h) in &resp.headers {
+            let hp = format!("{pointer}/headers/{}", escape(name));
+            let h = match h {
+                ReferenceOr::Item(h) => h,
+                ReferenceOr::Reference { reference } => {
+                    let found = reference
+                        .strip_prefix("#/components/headers/")
+                        .and_then(|n| self.components()?.headers.get(n));
+                    match found {
+                        Some(ReferenceOr::Item(h)) => h,
+                        _ => return err(&hp, format!("`$ref` to unknown header `{reference}`")),
+                    }
+                }
+            };
+            let is_string = matches!(
+                &h.format,
+                oa::ParameterSchemaOrContent::Schema(ReferenceOr::Item(oa::Schema {
+                    schema_kind: oa::SchemaKind::Type(oa::Type::String(_)),
+                    ..
+                }))
+            );
+            if !is_string {
+                warn(
+                    &hp,
+                    "a response header that is not a string schema is written as text",
+                );
+            }
+            headers.push(ResponseHeader {
+                name: name.clone(),
+                rust: names::unique(names::snake(name), &mut taken),
+                required: h.required,
+                description: h.description.clone(),
+            });
+        }
+        Ok(headers)
+    }
+}
+
+/// A `type: string, format: binary` schema: bytes, whatever the media type says.
+fn is_binary(s: &Schema) -> bool {
+    matches!(&s.kind, Kind::String { format, .. } if format.as_deref() == Some("binary"))
+}
+
+/// How a media type is read and written.
+pub(super) fn media_kind(content_type: &str) -> Media {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "application/json" => Media::Json,
+        e if e.ends_with("+json") => Media::Json,
+        "multipart/form-data" => Media::Multipart,
+        "application/x-www-form-urlencoded" => Media::Form,
+        "text/plain" => Media::Text,
+        _ => Media::Binary,
+    }
+}
+
+/// The media type a body or response is typed by when it lists several: JSON first, then
+/// multipart, form, text, and the first other one.
+fn primary_media(
+    content: &indexmap::IndexMap<String, oa::MediaType>,
+) -> Option<(&String, &oa::MediaType)> {
+    let rank = |ct: &str| match media_kind(ct) {
+        Media::Json => 0,
+        Media::Multipart => 1,
+        Media::Form => 2,
+        Media::Text => 3,
+        Media::Binary => 4,
+    };
+    content.iter().min_by_key(|(ct, _)| rank(ct))
+}
+
+/// The whole `content` map as JSON text when the generated code cannot say it itself: several
+/// media types (requests in the others are refused with 415, responses use the primary one),
+/// or one that is not its kind's usual name (`application/vnd.x+json`, `*/*`).
+fn several_media(
+    content: &indexmap::IndexMap<String, oa::MediaType>,
+    pointer: &str,
+) -> Result<Option<String>, Error> {
+    let usual = |ct: &str| {
+        matches!(
+            ct,
+            "application/json"
+                | "multipart/form-data"
+                | "application/x-www-form-urlencoded"
+                | "text/plain"
+                | "application/octet-stream"
+        )
+    };
+    if content.len() > 1 || content.keys().any(|ct| !usual(ct)) {
+        Ok(Some(json_text(content, pointer)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// Variant name from the status code, never from a description (a doc edit cannot rename code).
+pub fn status_variant(status: Status) -> String {
+    match status {
+        Status::Default => "Default".into(),
+        Status::Range(d) => format!("Status{d}xx"),
+        Status::Code(c) => match c {
+            200 => "Ok",
+            201 => "Created",
+            202 => "Accepted",
+            204 => "NoContent",
+            301 => "MovedPermanently",
+            302 => "Found",
+            304 => "NotModified",
+            400 => "BadRequest",
+            401 => "Unauthorized",
+            403 => "Forbidden",
+            404 => "NotFound",
+            405 => "MethodNotAllowed",
+            409 => "Conflict",
+            410 => "Gone",
+            412 => "PreconditionFailed",
+            413 => "PayloadTooLarge",
+            415 => "UnsupportedMediaType",
+            422 => "UnprocessableEntity",
+            429 => "TooManyRequests",
+            500 => "InternalServerError",
+            501 => "NotImplemented",
+            502 => "BadGateway",
+            503 => "ServiceUnavailable",
+            504 => "GatewayTimeout",
+            other => return format!("Status{other}"),
+        }
+        .into(),
+    }
+}

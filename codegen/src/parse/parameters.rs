@@ -1,0 +1,228 @@
+//! Parameters: where each is, how it is written (style, explode, delimiter), and a schema the
+//! runtime can read from text (or a JSON document, or a `deepObject`).
+
+use std::collections::BTreeSet;
+
+use openapiv3 as oa;
+use openapiv3::ReferenceOr;
+
+use super::bodies::media_kind;
+use super::{Error, Parser, err, warn};
+use crate::ir::*;
+use crate::names;
+use crate::names::escape;
+
+/// Where a parameter is and its style: the delimiter of an array's values, and whether it is a
+/// `deepObject` (only query parameters have a choice).
+fn style(param: &oa::Parameter) -> (&oa::ParameterData, Location, char, bool) {
+    match param {
+        oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path, ',', false),
+        oa::Parameter::Query {
+            parameter_data,
+            style,
+            ..
+        } => {
+            let (delimiter, deep_object) = match style {
+                oa::QueryStyle::Form => (',', false),
+                oa::QueryStyle::SpaceDelimited => (' ', false),
+                oa::QueryStyle::PipeDelimited => ('|', false),
+                oa::QueryStyle::DeepObject => (',', true),
+            };
+            (parameter_data, Location::Query, delimiter, deep_object)
+        }
+        oa::Parameter::Header { parameter_data, .. } => {
+            (parameter_data, Location::Header, ',', false)
+        }
+        oa::Parameter::Cookie { parameter_data, .. } => {
+            (parameter_data, Location::Cookie, ',', false)
+        }
+    }
+}
+
+/// The schema of a plain (text) parameter: what poem-openapi cannot read from text (objects,
+/// compositions, arrays of non-scalars outside the path) is taken as the raw text, with a warning.
+fn plain_schema(schema: Schema, location: Location, pointer: &str) -> Schema {
+    let raw_text = Schema {
+        kind: Kind::String {
+            format: None,
+            enum_values: Vec::new(),
+        },
+        description: schema.description.clone(),
+        ..Schema::default()
+    };
+    match &schema.kind {
+        Kind::Object(_) | Kind::OneOf { .. } | Kind::AnyOf(_) | Kind::AllOf(_) | Kind::Any => {
+            warn(
+                pointer,
+                "an object-valued parameter is taken as its raw text",
+            );
+            raw_text
+        }
+        Kind::Array(item) if location != Location::Path && !is_scalar(item) => {
+            warn(
+                pointer,
+                "an array of arrays or objects as a parameter is taken as its raw text",
+            );
+            raw_text
+        }
+        _ => schema,
+    }
+}
+
+/// Refuses the arrays a parameter cannot hold: in the path or a cookie, or of non-scalars. A
+/// JSON document (`json`) may hold anything.
+fn check_arrays(
+    schema: &Schema,
+    location: Location,
+    json: bool,
+    pointer: &str,
+) -> Result<(), Error> {
+    match &schema.kind {
+        _ if json => Ok(()),
+        Kind::Array(_) if location == Location::Path => {
+            err(pointer, "array path parameters are not supported")
+        }
+        Kind::Array(_) if location == Location::Cookie => {
+            err(pointer, "array cookie parameters are not supported")
+        }
+        Kind::Array(item) if !is_scalar(item) => err(
+            pointer,
+            "arrays of arrays or objects as parameters are not supported",
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A string, number, integer or boolean (what a parameter array may hold).
+fn is_scalar(s: &Schema) -> bool {
+    matches!(
+        s.kind,
+        Kind::String { .. }
+            | Kind::Integer { .. }
+            | Kind::Number { .. }
+            | Kind::Boolean
+            | Kind::Ref(_)
+    )
+}
+
+impl<'a> Parser<'a> {
+    /// One parameter (resolved if a `$ref`): where it is, how it is written, its schema as the
+    /// runtime reads it, and its Rust field name (unique among the operation's: `taken`).
+    pub(super) fn parameter(
+        &mut self,
+        p: &ReferenceOr<oa::Parameter>,
+        pointer: &str,
+        stem: &str,
+        taken: &mut BTreeSet<String>,
+    ) -> Result<Param, Error> {
+        let (param, pointer) =
+            self.resolve(p, pointer, "parameters", "parameter", |c| &c.parameters)?;
+        let (data, location, delimiter, deep_object) = style(param);
+        let (schema, content_type) = self.parameter_schema(data, &pointer, stem)?;
+        let schema = if deep_object {
+            self.deep_object(schema, &pointer, stem, &data.name)?
+        } else if content_type.is_some() {
+            // A JSON document: any schema, read by `runtime::JsonParam`.
+            self.json_param(schema, &pointer, stem, &data.name)
+        } else {
+            plain_schema(schema, location, &pointer)
+        };
+        check_arrays(&schema, location, content_type.is_some(), &pointer)?;
+        if location == Location::Path && !data.required {
+            return err(&pointer, "path parameters must be required");
+        }
+        let rust = names::field_name(&data.name, taken);
+        Ok(Param {
+            // Only `form` explodes by default (the other styles exist for one delimited value).
+            explode: data
+                .explode
+                .unwrap_or(location == Location::Query && delimiter == ','),
+            delimiter,
+            deep_object,
+            content_type,
+            name: data.name.clone(),
+            rust,
+            location,
+            required: data.required,
+            description: data.description.clone(),
+            deprecated: data.deprecated.unwrap_or(false),
+            schema,
+            pointer,
+        })
+    }
+
+    /// A parameter's schema as written: its `schema`, or the schema of its one JSON `content`
+    /// (then with that media type, the parameter being a JSON document).
+    fn parameter_schema(
+        &mut self,
+        data: &oa::ParameterData,
+        pointer: &str,
+        stem: &str,
+    ) -> Result<(Schema, Option<String>), Error> {
+        let hint = format!("{stem}{}", names::camel(&data.name));
+        let content = match &data.format {
+            oa::ParameterSchemaOrContent::Schema(s) => {
+                let schema = self.convert_ref(s, &format!("{pointer}/schema"), &hint)?;
+                return Ok((schema, None));
+            }
+            oa::ParameterSchemaOrContent::Content(content) => content,
+        };
+        let Some((media, m)) = content.iter().next() else {
+            return err(pointer, "a parameter's `content` names no media type");
+        };
+        if media_kind(media) != Media::Json {
+            return err(
+                pointer,
+                format!("a parameter with `{media}` content is not supported (JSON is)"),
+            );
+        }
+        let schema_pointer = format!("{pointer}/content/{}/schema", escape(media));
+        let schema = match &m.schema {
+            Some(s) => self.convert_ref(s, &schema_pointer, &hint)?,
+            None => Schema::default(),
+        };
+        Ok((schema, Some(media.clone())))
+    }
+
+    /// The schema of a JSON `content` parameter: an inline object gets a name (a Rust type).
+    fn json_param(&mut self, schema: Schema, pointer: &str, stem: &str, name: &str) -> Schema {
+        match schema.kind {
+            Kind::Object(ref o) if !o.properties.is_empty() => {
+                let hint = format!("{stem}{}", names::camel(name));
+                self.hoist(&hint, schema, pointer, false)
+            }
+            _ => schema,
+        }
+    }
+
+    /// The schema of a `deepObject` parameter: an object with properties (named, so it is a
+    /// Rust struct the runtime's `DeepObject` reads into).
+    fn deep_object(
+        &mut self,
+        schema: Schema,
+        pointer: &str,
+        stem: &str,
+        name: &str,
+    ) -> Result<Schema, Error> {
+        let target = match &schema.kind {
+            Kind::Ref(n) => self.types.iter().find(|t| &t.name == n).map(|t| &t.schema),
+            _ => Some(&schema),
+        };
+        match target.map(|s| &s.kind) {
+            Some(Kind::Object(o)) if !o.properties.is_empty() => {}
+            _ => {
+                return err(
+                    pointer,
+                    "a `deepObject` parameter needs an object schema with properties",
+                );
+            }
+        }
+        Ok(match schema.kind {
+            Kind::Ref(_) => schema,
+            _ => {
+                let hint = format!("{stem}{}", names::camel(name));
+                self.hoist(&hint, schema, &format!("{pointer}/schema"), false)
+            }
+        })
+    }
+}
