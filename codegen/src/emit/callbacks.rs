@@ -17,27 +17,66 @@ impl Emitter<'_> {
             .flat_map(|o| o.callbacks.iter().map(move |c| (o, c)))
     }
 
+    /// `callbacks.rs`: the `Callbacks` trait and `requests`.
     pub(super) fn callbacks(&self) -> TokenStream {
-        let methods: Vec<TokenStream> = self
-            .all_callbacks()
+        let methods = self.callback_methods();
+        let pushes = self.callback_pushes();
+        quote! {
+            //! The requests the server sends to its callers (`callbacks` in the document).
+            //!
+            //! The server implements [`Callbacks`]: one method per callback request, which builds
+            //! its payload for an event (or declines). A new callback is a missing method, and a
+            //! changed payload schema breaks the code that builds it.
+
+            /// One method per callback request the document declares.
+            pub trait Callbacks: Send + Sync + 'static {
+                /// What the server has in hand when callbacks may be due (an event, a change).
+                type Event;
+                #(#methods)*
+            }
+
+            /// The callback requests `event` calls for, in document order, bodies serialised.
+            pub fn requests<C: Callbacks>(
+                callbacks: &C,
+                event: &C::Event,
+            ) -> ::std::result::Result<::std::vec::Vec<crate::runtime::CallbackRequest>, ::serde_json::Error> {
+                let mut out = ::std::vec::Vec::new();
+                #(#pushes)*
+                ::std::result::Result::Ok(out)
+            }
+        }
+    }
+
+    /// What a callback's method returns: its body, or (without one) whether to send it.
+    fn callback_output(&self, c: &Callback) -> TokenStream {
+        match &c.body {
+            Some(b) => {
+                let t = self.rust_type(&b.schema, false);
+                quote!(::std::option::Option<#t>)
+            }
+            None => quote!(bool),
+        }
+    }
+
+    /// The `Callbacks` trait's methods, one per callback request.
+    fn callback_methods(&self) -> Vec<TokenStream> {
+        self.all_callbacks()
             .map(|(o, c)| {
                 let m = format_ident!("{}", c.rust);
                 let docs = callback_doc(o, c);
-                let out = match &c.body {
-                    Some(b) => {
-                        let t = self.rust_type(&b.schema, false);
-                        quote!(::std::option::Option<#t>)
-                    }
-                    None => quote!(bool),
-                };
+                let out = self.callback_output(c);
                 quote! {
                     #docs
                     fn #m(&self, event: &Self::Event) -> #out;
                 }
             })
-            .collect();
-        let pushes: Vec<TokenStream> = self
-            .all_callbacks()
+            .collect()
+    }
+
+    /// For each callback request, the code in `requests` that asks for its payload and, if
+    /// the event calls for it, pushes the request.
+    fn callback_pushes(&self) -> Vec<TokenStream> {
+        self.all_callbacks()
             .map(|(o, c)| {
                 let m = format_ident!("{}", c.rust);
                 let (op, name, method, expression) =
@@ -67,31 +106,7 @@ impl Emitter<'_> {
                     },
                 }
             })
-            .collect();
-        quote! {
-            //! The requests the server sends to its callers (`callbacks` in the document).
-            //!
-            //! The server implements [`Callbacks`]: one method per callback request, which builds
-            //! its payload for an event (or declines). A new callback is a missing method, and a
-            //! changed payload schema breaks the code that builds it.
-
-            /// One method per callback request the document declares.
-            pub trait Callbacks: Send + Sync + 'static {
-                /// What the server has in hand when callbacks may be due (an event, a change).
-                type Event;
-                #(#methods)*
-            }
-
-            /// The callback requests `event` calls for, in document order, bodies serialised.
-            pub fn requests<C: Callbacks>(
-                callbacks: &C,
-                event: &C::Event,
-            ) -> ::std::result::Result<::std::vec::Vec<crate::runtime::CallbackRequest>, ::serde_json::Error> {
-                let mut out = ::std::vec::Vec::new();
-                #(#pushes)*
-                ::std::result::Result::Ok(out)
-            }
-        }
+            .collect()
     }
 
     /// `impl Callbacks for DocumentOnly` (uninhabited), when the document has callbacks.
@@ -103,13 +118,7 @@ impl Emitter<'_> {
             .all_callbacks()
             .map(|(_, c)| {
                 let m = format_ident!("{}", c.rust);
-                let out = match &c.body {
-                    Some(b) => {
-                        let t = self.rust_type(&b.schema, false);
-                        quote!(::std::option::Option<#t>)
-                    }
-                    None => quote!(bool),
-                };
+                let out = self.callback_output(c);
                 quote!(fn #m(&self, _event: &Self::Event) -> #out { match *self {} })
             })
             .collect();
@@ -122,6 +131,8 @@ impl Emitter<'_> {
     }
 }
 
+/// The doc of a callback's method: summary, where the request goes, description, and what the
+/// receiver may answer.
 fn callback_doc(o: &Operation, c: &Callback) -> TokenStream {
     let mut text = String::new();
     if let Some(s) = &c.summary {

@@ -1,0 +1,310 @@
+//! `src/lib.rs`: the crate's module map, the document's constants, `DOCUMENT_PATCH` (what the
+//! served document needs beyond what poem-openapi can represent) and the `Document` type through
+//! which the runtime reads them.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Emitter, ident, is_csv, opt_str, tag_module, tag_phrase};
+use crate::ir::*;
+
+impl Emitter<'_> {
+    /// `lib.rs`: the crate's doc and module map, the document's constants, `DOCUMENT_PATCH`
+    /// and the `Document` type.
+    pub(super) fn lib(&self) -> TokenStream {
+        let api = self.api;
+        let docs = module_doc(api);
+        let mods = tag_modules(api);
+        let callbacks_mod = if self.all_callbacks().next().is_some() {
+            quote! {
+                /// The `Callbacks` trait: the requests the server sends to its callers.
+                #[rustfmt::skip]
+                pub mod callbacks;
+            }
+        } else {
+            quote!()
+        };
+        let title = &api.title;
+        let version = &api.version;
+        let description = opt_str(&api.description);
+        let headers = declared_headers(api);
+        let patch = document_patch(api);
+        let document = document_impl(api);
+        quote! {
+            #(#docs)*
+            // The output is formatted by prettyplease and pinned by `codegen check`; rustfmt
+            // formats some constructs differently, so `cargo fmt --all` must leave it alone:
+            // the crate root through `cfg_attr(rustfmt, ...)` (a plain inner tool attribute is
+            // unstable) and each module file through the attribute on its declaration.
+            #![cfg_attr(rustfmt, rustfmt::skip)]
+            #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code, deprecated)]
+
+            #[rustfmt::skip]
+            pub mod models;
+            #(#mods)*
+            #[rustfmt::skip]
+            pub mod server;
+            #callbacks_mod
+            pub use ::bank_codegen_runtime as runtime;
+
+            pub use poem_openapi::payload::Binary;
+            pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
+            pub use server::{Server, app, document, routes};
+
+            /// `info.title` of the document.
+            pub const TITLE: &str = #title;
+            /// `info.version` of the document.
+            pub const VERSION: &str = #version;
+            /// `info.description` of the document.
+            pub const DESCRIPTION: ::std::option::Option<&str> = #description;
+            /// Header parameters some operation declares (checked to be text before routing).
+            pub const DECLARED_HEADERS: &[&str] = &[#(#headers),*];
+            #patch
+            #document
+        }
+    }
+}
+
+/// The crate's doc: what each module holds.
+fn module_doc(api: &Api) -> Vec<TokenStream> {
+    let (title, version) = (&api.title, &api.version);
+    let module_doc = format!(
+        " Server-side contract of **{title}** {version}, generated from the OpenAPI document.\n\n \
+         - [`models`]: one type per schema.\n \
+         - one module per tag: a trait with one method per operation, typed inputs, and a response\n   enum per operation with exactly the statuses the document declares.\n \
+         - [`server`]: the poem-openapi routing glue; [`server::routes`] serves the API, `/openapi.json`,\n   `/openapi.yaml` and `/docs`.\n \
+         - [`runtime`]: validation, authentication and error plumbing shared by all generated code."
+    );
+    module_doc.lines().map(|l| quote!(#![doc = #l])).collect()
+}
+
+/// One `pub mod` per tag with a trait, each saying which operations it holds.
+fn tag_modules(api: &Api) -> Vec<TokenStream> {
+    api.trait_tags()
+        .map(|t| {
+            let m = ident(&tag_module(t));
+            let d = format!(
+                " {}: the `{}Api` trait, its inputs and responses.",
+                tag_phrase(t),
+                t.rust
+            );
+            quote!(#[doc = #d] #[rustfmt::skip] pub mod #m;)
+        })
+        .collect()
+}
+
+/// Header parameters some operation declares, sorted, each once.
+fn declared_headers(api: &Api) -> Vec<&str> {
+    let mut headers: Vec<&str> = api
+        .operations
+        .iter()
+        .flat_map(|o| o.params.iter())
+        .filter(|p| p.location == Location::Header)
+        .map(|p| p.name.as_str())
+        .collect();
+    headers.sort_unstable();
+    headers.dedup();
+    headers
+}
+
+/// `DOCUMENT_PATCH`: what the served document needs beyond what poem-openapi can represent,
+/// each table in document order.
+fn document_patch(api: &Api) -> TokenStream {
+    let openapi = &api.openapi;
+    let servers = &api.servers;
+    let scheme_json = api.security_schemes_json.as_deref().unwrap_or_default();
+    let global_json = api.global_security_json.as_deref().unwrap_or_default();
+    let op_security = operation_json(api, |o| o.security_json.as_deref());
+    let unexploded = param_rows(api, |p| {
+        let style = match p.delimiter {
+            ' ' => "spaceDelimited",
+            '|' => "pipeDelimited",
+            _ => "",
+        };
+        is_csv(p).then(|| style.to_string())
+    });
+    let callbacks_json = operation_json(api, |o| o.callbacks_json.as_deref());
+    let content_patches = content_patches(api);
+    let closed = closed_schemas(api);
+    let additional_flags: Vec<TokenStream> = api
+        .additional_flags
+        .iter()
+        .map(|(pointer, flag)| quote!((#pointer, #flag)))
+        .collect();
+    let links = rows(
+        api,
+        |o| o.responses.as_slice(),
+        |r| {
+            let (status, links) = (r.status.key(), r.links.as_ref()?);
+            Some(quote!(#status, #links))
+        },
+    );
+    let binary = rows(api, |o| o.responses.as_slice(), binary_schema);
+    let param_patterns = param_rows(api, |p| {
+        let pattern = p.schema.constraints.pattern.as_ref()?;
+        let typed = matches!(p.schema.kind, Kind::Ref(_)) || p.content_type.is_some();
+        (!typed).then(|| pattern.clone())
+    });
+    let content_params = param_rows(api, |p| p.content_type.clone());
+    quote! {
+        /// What the served document needs beyond what poem-openapi can represent.
+        pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
+            openapi: #openapi,
+            servers: &[#(#servers),*],
+            security_schemes: #scheme_json,
+            global_security: #global_json,
+            operation_security: &[#(#op_security),*],
+            unexploded_params: &[#(#unexploded),*],
+            callbacks: &[#(#callbacks_json),*],
+            content: &[#(#content_patches),*],
+            closed_schemas: &[#(#closed),*],
+            additional_flags: &[#(#additional_flags),*],
+            links: &[#(#links),*],
+            binary_schemas: &[#(#binary),*],
+            param_patterns: &[#(#param_patterns),*],
+            content_params: &[#(#content_params),*],
+        };
+    }
+}
+
+/// `(path, method, json)` for each operation that has the JSON text `json` picks (its own
+/// `security`, its `callbacks`), served as written.
+fn operation_json(api: &Api, json: impl Fn(&Operation) -> Option<&str>) -> Vec<TokenStream> {
+    api.operations
+        .iter()
+        .filter_map(|o| {
+            let json = json(o)?;
+            let (path, method) = (&o.path, &o.method);
+            Some(quote!((#path, #method, #json)))
+        })
+        .collect()
+}
+
+/// `(path, method, ...)` for each item of each operation (its parameters, its responses) that
+/// `row` says something of (`...`).
+fn rows<T>(
+    api: &Api,
+    items: fn(&Operation) -> &[T],
+    row: impl Fn(&T) -> Option<TokenStream>,
+) -> Vec<TokenStream> {
+    let row = &row;
+    api.operations
+        .iter()
+        .flat_map(|o| {
+            let (path, method) = (&o.path, &o.method);
+            items(o).iter().filter_map(move |x| {
+                let row = row(x)?;
+                Some(quote!((#path, #method, #row)))
+            })
+        })
+        .collect()
+}
+
+/// `(path, method, location, name, value)` for each parameter `value` says something of.
+fn param_rows(api: &Api, value: impl Fn(&Param) -> Option<String>) -> Vec<TokenStream> {
+    rows(
+        api,
+        |o| o.params.as_slice(),
+        |p| {
+            let v = value(p)?;
+            let (location, name) = (p.location.wire(), &p.name);
+            Some(quote!(#location, #name, #v))
+        },
+    )
+}
+
+/// The schema of a binary response, which poem-openapi cannot say: `status, content_type, json`.
+fn binary_schema(r: &Response) -> Option<TokenStream> {
+    let Some((Media::Binary, ct, schema)) = &r.content else {
+        return None;
+    };
+    let mut json = serde_json::json!({"type": "string", "format": "binary"});
+    if let Some(d) = &schema.description {
+        json["description"] = serde_json::Value::String(d.clone());
+    }
+    let json = json.to_string();
+    let status = r.status.key();
+    Some(quote!(#status, #ct, #json))
+}
+
+/// The `content` maps served as written (several media types, or unusual names): per
+/// operation, its request body's then its responses'.
+fn content_patches(api: &Api) -> Vec<TokenStream> {
+    api.operations
+        .iter()
+        .flat_map(|o| {
+            let (path, method) = (&o.path, &o.method);
+            let body = o
+                .body
+                .as_ref()
+                .and_then(|b| b.content_json.as_deref())
+                .map(|json| quote!((#path, #method, "requestBody", #json)));
+            let responses = o.responses.iter().filter_map(move |r| {
+                let json = r.content_json.as_deref()?;
+                let status = r.status.key();
+                Some(quote!((#path, #method, #status, #json)))
+            });
+            body.into_iter().chain(responses)
+        })
+        .collect()
+}
+
+/// The components closed to other properties (`additionalProperties: false`).
+fn closed_schemas(api: &Api) -> Vec<&str> {
+    api.types
+        .iter()
+        .filter(|t| {
+            !t.inline
+                && matches!(&t.schema.kind, Kind::Object(o) if o.additional == Additional::Closed)
+        })
+        .map(|t| t.name.as_str())
+        .collect()
+}
+
+/// `Document`, through which the runtime reads the patch, the declared headers, the security
+/// schemes and each operation's requirements.
+fn document_impl(api: &Api) -> TokenStream {
+    let schemes: Vec<TokenStream> = api.security_schemes.iter().map(scheme_def).collect();
+    let requirements: Vec<TokenStream> = api
+        .operations
+        .iter()
+        .map(|o| {
+            let alternatives = o.security.iter().map(|alt| {
+                let pairs = alt
+                    .iter()
+                    .map(|(name, scopes)| quote!((#name, &[#(#scopes),*])));
+                quote!(&[#(#pairs),*])
+            });
+            quote!(&[#(#alternatives),*])
+        })
+        .collect();
+    quote! {
+        /// This document, as the runtime's body extractors see it.
+        pub struct Document;
+
+        impl runtime::ApiDocument for Document {
+            const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
+            const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
+            const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[#(#schemes),*];
+            /// By operation, in document order.
+            const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[#(#requirements),*];
+        }
+    }
+}
+
+/// A scheme as the runtime reads its credentials.
+fn scheme_def(s: &SecurityScheme) -> TokenStream {
+    let name = &s.name;
+    let kind = match &s.kind {
+        SchemeKind::Http { scheme } if scheme == "basic" => quote!(Basic),
+        SchemeKind::Http { scheme } if scheme == "bearer" => quote!(Bearer),
+        SchemeKind::OAuth2 | SchemeKind::OpenIdConnect => quote!(Bearer),
+        SchemeKind::Http { scheme } => quote!(Http(#scheme)),
+        SchemeKind::ApiKey { location, name } => match location {
+            ApiKeyIn::Header => quote!(ApiKeyHeader(#name)),
+            ApiKeyIn::Query => quote!(ApiKeyQuery(#name)),
+            ApiKeyIn::Cookie => quote!(ApiKeyCookie(#name)),
+        },
+    };
+    quote!(runtime::SecuritySchemeDef { name: #name, kind: runtime::SchemeKind::#kind })
+}

@@ -1,0 +1,408 @@
+//! `src/models.rs`: one Rust type per named schema (string enums, structs, untagged enums,
+//! newtypes), each implementing the runtime's `SpecType` with the schema it documents.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{Emitter, Shape, date_time_writer, doc, ident};
+use crate::ir::*;
+use crate::names;
+
+impl Emitter<'_> {
+    /// `models.rs`, or the part of it that holds `types[range]` (the parts, rendered apart
+    /// and joined in order, are the whole file: the first carries the module's doc).
+    pub(super) fn models(&self, range: std::ops::Range<usize>) -> TokenStream {
+        let doc = if range.start == 0 {
+            quote! {
+                //! One Rust type per schema of the document (components, then inline schemas that need
+                //! a name). Each documents itself with the schema the document writes.
+            }
+        } else {
+            quote!()
+        };
+        let items: Vec<TokenStream> = self.api.types[range]
+            .iter()
+            .map(|t| self.model(t))
+            .collect();
+        quote! {
+            #doc
+            #(#items)*
+        }
+    }
+
+    fn model(&self, t: &TypeDef) -> TokenStream {
+        let name = ident(&t.rust);
+        let docs = doc(&t.schema.description);
+        let pointer_doc = format!(" Schema: `{}`.", t.pointer);
+        let body = match self.model_shape(t) {
+            Shape::Enum(values) => self.string_enum(&name, values),
+            Shape::Struct {
+                props,
+                required,
+                additional,
+            } => self.object_struct(&name, &t.name, &props, &required, &additional, t.multipart),
+            Shape::OneOf(variants) => self.one_of_enum(&name, &t.name, variants),
+            Shape::Newtype => {
+                let inner = self.rust_type(&t.schema, false);
+                quote! {
+                    #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+                    #[serde(transparent)]
+                    pub struct #name(pub #inner);
+                }
+            }
+        };
+        let type_name = if t.inline {
+            quote!(::std::option::Option::None)
+        } else {
+            let n = &t.name;
+            quote!(::std::option::Option::Some(#n))
+        };
+        let schema = self.meta_schema(&Schema {
+            nullable: false,
+            ..t.schema.clone()
+        });
+        let multipart = if t.multipart {
+            self.multipart_impl(&name, t)
+        } else {
+            quote!()
+        };
+        quote! {
+            #docs
+            #[doc = ""]
+            #[doc = #pointer_doc]
+            #body
+
+            impl crate::runtime::SpecType for #name {
+                const NAME: ::std::option::Option<&'static str> = #type_name;
+                fn schema(registry: &mut ::poem_openapi::registry::Registry) -> ::poem_openapi::registry::MetaSchema {
+                    let _ = &registry;
+                    #schema
+                }
+            }
+            crate::runtime::spec_type!(#name);
+            #multipart
+        }
+    }
+
+    /// What Rust item a named type becomes.
+    pub(crate) fn model_shape<'t>(&self, t: &'t TypeDef) -> Shape<'t> {
+        match &t.schema.kind {
+            Kind::String { enum_values, .. } if !enum_values.is_empty() => Shape::Enum(enum_values),
+            Kind::Object(o) if !o.all_of.is_empty() => {
+                let (props, required) = self.object_parts(&t.schema);
+                Shape::Struct {
+                    props,
+                    required,
+                    additional: o.additional.clone(),
+                }
+            }
+            Kind::Object(o) if !o.properties.is_empty() || o.additional == Additional::Closed => {
+                Shape::Struct {
+                    props: o.properties.clone(),
+                    required: o.required.clone(),
+                    additional: o.additional.clone(),
+                }
+            }
+            Kind::AllOf(members) if members.len() > 1 => {
+                let (props, required) = self.merged_properties(members);
+                Shape::Struct {
+                    props,
+                    required,
+                    additional: Additional::Open,
+                }
+            }
+            Kind::OneOf { variants, .. } | Kind::AnyOf(variants) => Shape::OneOf(variants),
+            _ => Shape::Newtype,
+        }
+    }
+
+    /// The fields of a model struct: one per property, then the map of additional properties
+    /// when they have a schema.
+    pub(crate) fn struct_fields(
+        &self,
+        container: &str,
+        props: &[Property],
+        required: &[String],
+        additional: &Additional,
+        multipart: bool,
+    ) -> Vec<(syn::Ident, TokenStream)> {
+        let mut fields: Vec<(syn::Ident, TokenStream)> = props
+            .iter()
+            .map(|p| {
+                let is_required = required.contains(&p.name);
+                let ty = self.field_type(&p.schema, is_required, multipart, container);
+                (ident(&p.rust), ty)
+            })
+            .collect();
+        if let Additional::Schema(v) = additional {
+            let t = self.rust_type(v, multipart);
+            let taken = props.iter().any(|p| p.rust == "additional_properties");
+            let field = if taken {
+                format_ident!("additional_properties_")
+            } else {
+                format_ident!("additional_properties")
+            };
+            fields.push((
+                field,
+                quote!(::std::collections::BTreeMap<::std::string::String, #t>),
+            ));
+        }
+        fields
+    }
+
+    /// The variants of a string enum, in document order.
+    pub(crate) fn enum_variants(values: &[String]) -> Vec<syn::Ident> {
+        let mut taken = std::collections::BTreeSet::new();
+        values
+            .iter()
+            .map(|v| ident(&names::unique(names::camel(v), &mut taken)))
+            .collect()
+    }
+
+    fn string_enum(&self, name: &syn::Ident, values: &[String]) -> TokenStream {
+        let variants = Self::enum_variants(values);
+        let decl: Vec<TokenStream> = variants
+            .iter()
+            .zip(values)
+            .map(|(id, v)| {
+                let d = format!(" `{v}`");
+                quote!(#[doc = #d] #[serde(rename = #v)] #id)
+            })
+            .collect();
+        quote! {
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize, ::serde::Deserialize)]
+            pub enum #name {
+                #(#decl),*
+            }
+
+            impl #name {
+                /// Every value, in document order.
+                pub const ALL: &'static [#name] = &[#(#name::#variants),*];
+
+                /// The value as it appears on the wire.
+                pub fn as_str(&self) -> &'static str {
+                    match self {
+                        #(#name::#variants => #values),*
+                    }
+                }
+            }
+
+            impl ::std::fmt::Display for #name {
+                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                    f.write_str(self.as_str())
+                }
+            }
+
+            impl ::std::str::FromStr for #name {
+                type Err = ::std::string::String;
+                fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+                    match s {
+                        #(#values => ::std::result::Result::Ok(#name::#variants),)*
+                        other => ::std::result::Result::Err(::std::format!("`{other}` is not a known {}", stringify!(#name))),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The type a schema holds by value (not behind a `Vec` or map): a reference, or `allOf` of one.
+    pub(super) fn direct_ref<'s>(&self, schema: &'s Schema) -> Option<&'s str> {
+        match &schema.kind {
+            Kind::Ref(n) => Some(n),
+            Kind::AllOf(members) if members.len() == 1 => self.direct_ref(&members[0]),
+            _ => None,
+        }
+    }
+
+    /// Whether type `from` holds type `target` by value, directly or through other types.
+    pub(super) fn contains(&self, from: &str, target: &str, seen: &mut Vec<String>) -> bool {
+        if from == target {
+            return true;
+        }
+        if seen.iter().any(|s| s == from) {
+            return false;
+        }
+        seen.push(from.to_string());
+        let schema = &self.typedef(from).schema;
+        let held: Vec<&Schema> = match &schema.kind {
+            Kind::Object(o) => o
+                .properties
+                .iter()
+                .map(|p| &p.schema)
+                .chain(&o.all_of)
+                .collect(),
+            Kind::AllOf(m) | Kind::AnyOf(m) | Kind::OneOf { variants: m, .. } => m.iter().collect(),
+            _ => vec![schema],
+        };
+        held.into_iter()
+            .filter_map(|s| self.direct_ref(s))
+            .any(|n| self.contains(n, target, seen))
+    }
+
+    fn object_struct(
+        &self,
+        name: &syn::Ident,
+        container: &str,
+        props: &[Property],
+        required: &[String],
+        additional: &Additional,
+        multipart: bool,
+    ) -> TokenStream {
+        let typed = self.struct_fields(container, props, required, additional, multipart);
+        let fields: Vec<TokenStream> = typed
+            .iter()
+            .enumerate()
+            .map(|(i, (id, ty))| {
+                let Some(p) = props.get(i) else {
+                    return quote! {
+                        /// Properties beyond the declared ones (`additionalProperties`).
+                        #[serde(flatten)]
+                        pub #id: #ty
+                    };
+                };
+                let is_required = required.contains(&p.name);
+                let docs = doc(&p.schema.description);
+                let deprecated = if p.schema.deprecated {
+                    quote!(#[deprecated])
+                } else {
+                    quote!()
+                };
+                let plain = p.rust.trim_start_matches("r#");
+                let rename = if plain != p.name {
+                    let n = &p.name;
+                    quote!(#[serde(rename = #n)])
+                } else {
+                    quote!()
+                };
+                let optional = if !is_required || p.schema.read_only || p.schema.write_only {
+                    quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")])
+                } else {
+                    quote!()
+                };
+                let written = date_time_writer(&p.schema, is_required);
+                quote!(#docs #deprecated #rename #optional #written pub #id: #ty)
+            })
+            .collect();
+        let deny = if *additional == Additional::Closed {
+            quote!(#[serde(deny_unknown_fields)])
+        } else {
+            quote!()
+        };
+        quote! {
+            #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+            #deny
+            pub struct #name {
+                #(#fields),*
+            }
+        }
+    }
+
+    /// Properties of every member of an `allOf`, merged in order.
+    fn merged_properties(&self, members: &[Schema]) -> (Vec<Property>, Vec<String>) {
+        let mut props: Vec<Property> = Vec::new();
+        let mut required: Vec<String> = Vec::new();
+        for m in members {
+            let (ps, rs) = self.object_parts(m);
+            for p in ps {
+                if let Some(existing) = props.iter_mut().find(|x| x.name == p.name) {
+                    *existing = p;
+                } else {
+                    props.push(p);
+                }
+            }
+            for r in rs {
+                if !required.contains(&r) {
+                    required.push(r);
+                }
+            }
+        }
+        (props, required)
+    }
+
+    pub(crate) fn object_parts(&self, s: &Schema) -> (Vec<Property>, Vec<String>) {
+        match &s.kind {
+            Kind::Ref(name) => self.object_parts(&self.typedef(name).schema),
+            Kind::Object(o) if o.all_of.is_empty() => (o.properties.clone(), o.required.clone()),
+            Kind::Object(o) => {
+                let mut members = o.all_of.clone();
+                members.push(Schema {
+                    kind: Kind::Object(Object {
+                        all_of: Vec::new(),
+                        ..o.clone()
+                    }),
+                    ..Schema::default()
+                });
+                self.merged_properties(&members)
+            }
+            Kind::AllOf(members) => self.merged_properties(members),
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+
+    fn one_of_enum(&self, name: &syn::Ident, container: &str, variants: &[Schema]) -> TokenStream {
+        let mut taken = std::collections::BTreeSet::new();
+        let decl: Vec<TokenStream> = variants
+            .iter()
+            .map(|v| {
+                let stem = match &v.kind {
+                    Kind::Ref(n) => self.typedef(n).rust.clone(),
+                    Kind::String { .. } => "String".into(),
+                    Kind::Integer { .. } => "Integer".into(),
+                    Kind::Number { .. } => "Number".into(),
+                    Kind::Boolean => "Boolean".into(),
+                    Kind::Array(_) => "Array".into(),
+                    _ => "Value".into(),
+                };
+                let id = ident(&names::unique(stem, &mut taken));
+                let mut ty = self.rust_type(v, false);
+                if self
+                    .direct_ref(v)
+                    .is_some_and(|n| self.contains(n, container, &mut Vec::new()))
+                {
+                    ty = quote!(::std::boxed::Box<#ty>);
+                }
+                quote!(#id(#ty))
+            })
+            .collect();
+        quote! {
+            #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+            #[serde(untagged)]
+            pub enum #name {
+                #(#decl),*
+            }
+        }
+    }
+
+    fn multipart_impl(&self, name: &syn::Ident, t: &TypeDef) -> TokenStream {
+        let Kind::Object(o) = &t.schema.kind else {
+            return quote!();
+        };
+        let files: Vec<&Property> = o
+            .properties
+            .iter()
+            .filter(|p| matches!(&p.schema.kind, Kind::String { format, .. } if format.as_deref() == Some("binary")))
+            .collect();
+        let names: Vec<&str> = files.iter().map(|p| p.name.as_str()).collect();
+        let attach: Vec<TokenStream> = files
+            .iter()
+            .map(|p| {
+                let id = ident(&p.rust);
+                let n = &p.name;
+                if o.required.contains(&p.name) {
+                    quote!(if let ::std::option::Option::Some(f) = files.remove(#n) { self.#id = f; })
+                } else {
+                    quote!(self.#id = files.remove(#n);)
+                }
+            })
+            .collect();
+        quote! {
+            impl crate::runtime::MultipartForm for #name {
+                const FILE_FIELDS: &'static [&'static str] = &[#(#names),*];
+                fn attach_files(&mut self, files: &mut ::std::collections::BTreeMap<::std::string::String, crate::runtime::FilePart>) {
+                    let _ = &files;
+                    #(#attach)*
+                }
+            }
+        }
+    }
+}

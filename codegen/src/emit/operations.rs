@@ -1,0 +1,343 @@
+//! `src/<tag>.rs`: per tag, a trait with one method per operation, the operations' input
+//! structs and their response enums (with `ErrorVariants` where the errors share a body).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::{Emitter, doc, doc_str, ident, is_csv, principal_param, tag_phrase};
+use crate::ir::*;
+
+impl Emitter<'_> {
+    pub(super) fn tag(&self, tag: &Tag) -> TokenStream {
+        let ops: Vec<&Operation> = self
+            .api
+            .operations
+            .iter()
+            .filter(|o| o.tag == tag.name)
+            .collect();
+        let trait_name = format_ident!("{}Api", tag.rust);
+        let module_doc = format!(" {}.", tag_phrase(tag));
+        let tag_doc = doc(&tag.description);
+        let methods: Vec<TokenStream> = ops.iter().map(|o| self.trait_method(o)).collect();
+        let inputs: Vec<TokenStream> = ops.iter().map(|o| self.input_struct(o)).collect();
+        let responses: Vec<TokenStream> = ops.iter().map(|o| self.response_enum(o)).collect();
+        quote! {
+            #![doc = #module_doc]
+
+            #tag_doc
+            ///
+            /// Implement this for your server; a missing operation is a compile error naming it.
+            pub trait #trait_name: crate::runtime::Hooks {
+                #(#methods)*
+            }
+
+            #(#inputs)*
+            #(#responses)*
+        }
+    }
+
+    fn op_doc(&self, o: &Operation) -> TokenStream {
+        let mut text = String::new();
+        if let Some(s) = &o.summary {
+            text.push_str(s.trim());
+            text.push_str("\n\n");
+        }
+        let id = if o.explicit_id {
+            format!("operationId `{}`", o.id)
+        } else {
+            "no operationId; named from method and path".to_string()
+        };
+        text.push_str(&format!(
+            "`{} {}` ({id}, `{}`)",
+            o.method.to_uppercase(),
+            o.path,
+            o.pointer
+        ));
+        if let Some(d) = &o.description {
+            text.push_str("\n\n");
+            text.push_str(d.trim());
+        }
+        doc_str(&text)
+    }
+
+    fn trait_method(&self, o: &Operation) -> TokenStream {
+        let m = ident(&o.rust);
+        let input = format_ident!("{}Input", o.type_stem);
+        let output = format_ident!("{}Response", o.type_stem);
+        let docs = self.op_doc(o);
+        let principal = principal_param(o, quote!(principal));
+        quote! {
+            #docs
+            fn #m(&self, #principal input: #input) -> impl ::std::future::Future<Output = #output> + Send;
+        }
+    }
+
+    fn input_struct(&self, o: &Operation) -> TokenStream {
+        let name = format_ident!("{}Input", o.type_stem);
+        let mut fields: Vec<TokenStream> = o
+            .params
+            .iter()
+            .map(|p| {
+                let id = ident(&p.rust);
+                let ty = self.param_type(p, false);
+                let loc = p.location.wire();
+                let d = format!(" `{}` ({loc}).", p.name);
+                let docs = doc(&p.description);
+                quote!(#[doc = #d] #docs pub #id: #ty)
+            })
+            .collect();
+        if let Some(b) = &o.body {
+            let ty = self.body_inner_type(b);
+            let docs = doc(&b.description);
+            let ty = if b.required {
+                ty
+            } else {
+                quote!(::std::option::Option<#ty>)
+            };
+            fields.push(quote!(#docs pub body: #ty));
+        }
+        let d = format!(
+            " Input of `{}`: its parameters and body, parsed and validated.",
+            o.id
+        );
+        quote! {
+            #[doc = #d]
+            #[derive(Debug, Clone, PartialEq)]
+            pub struct #name {
+                #(#fields),*
+            }
+        }
+    }
+
+    /// A parameter's type in its input struct (`wire`: as extracted, where a non-exploded array
+    /// is a `runtime::Csv`).
+    pub(crate) fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
+        let t = match &p.schema.kind {
+            _ if wire && p.content_type.is_some() => {
+                let t = self.rust_type(&p.schema, false);
+                quote!(crate::runtime::JsonParam<#t>)
+            }
+            Kind::Array(item) if wire && is_csv(p) => {
+                let i = self.rust_type(item, false);
+                match p.delimiter {
+                    ',' => quote!(crate::runtime::Csv<#i>),
+                    d => quote!(crate::runtime::Delimited<#i, #d>),
+                }
+            }
+            _ => self.rust_type(&p.schema, false),
+        };
+        if p.required || p.schema.default.is_some() {
+            t
+        } else {
+            quote!(::std::option::Option<#t>)
+        }
+    }
+
+    pub(crate) fn body_inner_type(&self, b: &Body) -> TokenStream {
+        match b.media {
+            Media::Binary => quote!(::std::vec::Vec<u8>),
+            Media::Text => quote!(::std::string::String),
+            _ => self.rust_type(&b.schema, b.media == Media::Multipart),
+        }
+    }
+
+    fn response_enum(&self, o: &Operation) -> TokenStream {
+        let name = format_ident!("{}Response", o.type_stem);
+        let variants: Vec<TokenStream> = o
+            .responses
+            .iter()
+            .map(|r| {
+                let v = ident(&r.variant);
+                let docs = doc_str(if r.description.is_empty() {
+                    " "
+                } else {
+                    &r.description
+                });
+                let status = match r.status {
+                    Status::Code(c) => quote!(#[oai(status = #c)]),
+                    Status::Range(_) => {
+                        let range = r.status.key();
+                        quote!(#[oai(status_range = #range)])
+                    }
+                    Status::Default => quote!(),
+                };
+                let mut fields = self.response_fields(r);
+                let first_header = fields.len() - r.headers.len();
+                for (f, h) in fields[first_header..].iter_mut().zip(&r.headers) {
+                    let (n, hd) = (&h.name, doc(&h.description));
+                    *f = quote!(#hd #[oai(header = #n)] #f);
+                }
+                if fields.is_empty() {
+                    quote!(#docs #status #v)
+                } else {
+                    quote!(#docs #status #v(#(#fields),*))
+                }
+            })
+            .collect();
+        let d = format!(
+            " Every response `{}` may give, one variant per declared status.",
+            o.id
+        );
+        let error_impl = self.error_variants(o, &name);
+        quote! {
+            #[doc = #d]
+            #[derive(::poem_openapi::ApiResponse)]
+            pub enum #name {
+                #(#variants),*
+            }
+            #error_impl
+        }
+    }
+
+    /// The field types of a response's variant, in order: the status (a range or `default`),
+    /// the body, then each header.
+    pub(crate) fn response_fields(&self, r: &Response) -> Vec<TokenStream> {
+        let mut fields = Vec::new();
+        if matches!(r.status, Status::Default | Status::Range(_)) {
+            fields.push(quote!(::poem::http::StatusCode));
+        }
+        if r.status == Status::Default && r.content.is_none() {
+            // poem-openapi needs a body beside the status of a `default` response.
+            fields.push(quote!(crate::runtime::NoBody));
+        }
+        if let Some((media, _, schema)) = &r.content {
+            fields.push(match media {
+                Media::Binary | Media::Form | Media::Multipart => {
+                    quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>)
+                }
+                Media::Text => {
+                    quote!(::poem_openapi::payload::PlainText<::std::string::String>)
+                }
+                _ => {
+                    let t = self.rust_type(schema, false);
+                    quote!(crate::runtime::Json<#t>)
+                }
+            });
+        }
+        for h in &r.headers {
+            fields.push(if h.required {
+                quote!(::std::string::String)
+            } else {
+                quote!(::std::option::Option<::std::string::String>)
+            });
+        }
+        fields
+    }
+
+    /// `ErrorVariants` for operations whose error responses (4xx, 5xx, `default`) all carry the
+    /// same JSON body type and no required headers: how the runtime answers an error with the
+    /// operation's own variants.
+    fn error_variants(&self, o: &Operation, name: &syn::Ident) -> TokenStream {
+        let errors = error_responses(o);
+        let Some(body_ty) = self.common_error_body(&errors) else {
+            return quote!();
+        };
+        let (arms, statuses, default_arm) = error_arms(&errors);
+        let failure_expr = failure_expr(&errors);
+        quote! {
+            impl crate::runtime::ErrorVariants<#body_ty> for #name {
+                fn server_failure(body: #body_ty) -> Self {
+                    #failure_expr
+                }
+                const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[#(#statuses),*];
+                fn from_error(status: u16, body: #body_ty) -> ::std::option::Option<Self> {
+                    match status {
+                        #(#arms,)*
+                        #default_arm,
+                    }
+                }
+            }
+        }
+    }
+
+    /// The body type every error response shares, if they do: each is JSON of the same Rust
+    /// type without required headers, and none is a range (a range's variant needs a status
+    /// the error cannot choose, so there is no generic mapping). `None` without errors.
+    fn common_error_body(&self, errors: &[&Response]) -> Option<TokenStream> {
+        if errors.iter().any(|r| matches!(r.status, Status::Range(_))) {
+            return None;
+        }
+        let mut body: Option<String> = None;
+        for r in errors {
+            let Some((Media::Json, _, schema)) = &r.content else {
+                return None;
+            };
+            if r.headers.iter().any(|h| h.required) {
+                return None;
+            }
+            let t = self.rust_type(schema, false).to_string();
+            if body.get_or_insert_with(|| t.clone()) != &t {
+                return None;
+            }
+        }
+        let (_, _, schema) = errors.first()?.content.as_ref()?;
+        Some(self.rust_type(schema, false))
+    }
+}
+
+/// An operation's error responses: 4xx and 5xx codes and ranges, and `default`.
+fn error_responses(o: &Operation) -> Vec<&Response> {
+    o.responses
+        .iter()
+        .filter(|r| {
+            matches!(r.status, Status::Default | Status::Range(4..))
+                || matches!(r.status, Status::Code(c) if c >= 400)
+        })
+        .collect()
+}
+
+/// `, None` for each (optional) header of a response: its variant's header fields, left out.
+fn header_nones(r: &Response) -> Vec<TokenStream> {
+    r.headers
+        .iter()
+        .map(|_| quote!(, ::std::option::Option::None))
+        .collect()
+}
+
+/// The `from_error` match arms (one per status code; `default` takes any other status), and
+/// `ERROR_STATUSES` (`None` for `default`), in document order.
+fn error_arms(errors: &[&Response]) -> (Vec<TokenStream>, Vec<TokenStream>, TokenStream) {
+    let mut arms = Vec::new();
+    let mut statuses = Vec::new();
+    let mut default_arm = quote!(_ => ::std::option::Option::None);
+    for r in errors {
+        let v = ident(&r.variant);
+        let nones = header_nones(r);
+        match r.status {
+            Status::Code(c) => {
+                arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(crate::runtime::Json(body) #(#nones)*))));
+                statuses.push(quote!(::std::option::Option::Some(#c)));
+            }
+            Status::Range(_) => {}
+            Status::Default => {
+                default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
+                    .ok()
+                    .map(|s| Self::#v(s, crate::runtime::Json(body) #(#nones)*)));
+                statuses.push(quote!(::std::option::Option::None));
+            }
+        }
+    }
+    (arms, statuses, default_arm)
+}
+
+/// `server_failure`'s answer: the 500 response, else `default` (as a 500), else the first error.
+fn failure_expr(errors: &[&Response]) -> TokenStream {
+    let failure = errors
+        .iter()
+        .find(|r| r.status == Status::Code(500))
+        .or_else(|| errors.iter().find(|r| r.status == Status::Default))
+        .or(errors.first());
+    let Some(failure) = failure else {
+        return quote!();
+    };
+    let fv = ident(&failure.variant);
+    let fnones = header_nones(failure);
+    match failure.status {
+        Status::Default => {
+            quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, crate::runtime::Json(body) #(#fnones)*))
+        }
+        Status::Code(_) | Status::Range(_) => {
+            quote!(Self::#fv(crate::runtime::Json(body) #(#fnones)*))
+        }
+    }
+}

@@ -1,0 +1,530 @@
+//! `src/server.rs`: the poem-openapi routing glue (one method per operation that extracts and
+//! validates its inputs, resolves the principal and calls the trait method), the server that
+//! cannot exist with which the document is computed, and the entry points.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{
+    Emitter, doc, doc_str, f64_lit, ident, is_csv, poem_path, principal_param, tag_module,
+};
+use crate::ir::*;
+use crate::names;
+
+impl Emitter<'_> {
+    /// `server.rs`: the `Server` bound (the hooks and every trait), the tags, the poem-openapi
+    /// `Api` with one method per operation, the document-only server and the entry points.
+    pub(super) fn server(&self) -> TokenStream {
+        let api = self.api;
+        let mut defaults = Vec::new();
+        let methods: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .map(|o| self.glue(o, &mut defaults))
+            .collect();
+        let document_only = self.document_only();
+        let bound = self.server_bound();
+        let tags_enum = tags_enum(api);
+        let entry_points = entry_points(api);
+        quote! {
+            //! poem-openapi routing glue: extracts and validates parameters and bodies, resolves the
+            //! principal, calls the trait method, and serialises the response enum.
+
+            use std::sync::Arc;
+            use poem::{EndpointExt, IntoEndpoint};
+
+            /// Everything a server implements: the hooks and one trait per tag.
+            pub trait Server: #bound {}
+            impl<T: #bound> Server for T {}
+
+            #tags_enum
+
+            /// The API as a poem-openapi service over a [`Server`].
+            ///
+            /// `None` only for [`document`]: the document is a property of the types, not of a
+            /// running server.
+            pub struct Api<S> {
+                server: ::std::option::Option<Arc<S>>,
+            }
+
+            impl<S: Server> Api<S> {
+                fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
+                    self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+                }
+            }
+
+            #[::poem_openapi::OpenApi]
+            impl<S: Server> Api<S> {
+                #(#methods)*
+            }
+
+            #(#defaults)*
+
+            #document_only
+            #entry_points
+        }
+    }
+
+    /// What a `Server` implements: the hooks, every tag's trait and the callbacks.
+    fn server_bound(&self) -> TokenStream {
+        let api = self.api;
+        let mut traits: Vec<TokenStream> = api
+            .trait_tags()
+            .map(|t| {
+                let m = ident(&tag_module(t));
+                let tr = format_ident!("{}Api", t.rust);
+                quote!(crate::#m::#tr)
+            })
+            .collect();
+        if self.all_callbacks().next().is_some() {
+            traits.push(quote!(crate::callbacks::Callbacks));
+        }
+        if traits.is_empty() {
+            quote!(crate::runtime::Hooks)
+        } else {
+            quote!(crate::runtime::Hooks #(+ #traits)*)
+        }
+    }
+
+    /// `DocumentOnly`, a server that cannot exist, implementing the hooks, every tag's trait
+    /// and the callbacks (methods that cannot be called): what the document is computed with.
+    fn document_only(&self) -> TokenStream {
+        let impls = self.document_only_impls();
+        let callbacks = self.document_only_callbacks();
+        quote! {
+            /// A server that cannot exist: the type with which [`document`] is computed without one.
+            pub enum DocumentOnly {}
+
+            impl crate::runtime::Hooks for DocumentOnly {
+                type Principal = ::std::convert::Infallible;
+                fn authenticate(&self, _credentials: crate::runtime::Credentials) -> impl ::std::future::Future<Output = ::std::result::Result<Self::Principal, crate::runtime::RequestError>> + Send {
+                    async move { match *self {} }
+                }
+                fn render_error(&self, _error: crate::runtime::RequestError, _request: &::poem::Request) -> ::poem::Response {
+                    match *self {}
+                }
+        }
+
+        #(#impls)*
+        #callbacks
+        }
+    }
+
+    /// Every tag's trait implemented for `DocumentOnly`.
+    fn document_only_impls(&self) -> Vec<TokenStream> {
+        let api = self.api;
+        api
+            .trait_tags()
+            .map(|t| {
+                let m = ident(&tag_module(t));
+                let tr = format_ident!("{}Api", t.rust);
+                let fns: Vec<TokenStream> = api
+                    .operations
+                    .iter()
+                    .filter(|o| o.tag == t.name)
+                    .map(|o| {
+                        let f = ident(&o.rust);
+                        let input = format_ident!("{}Input", o.type_stem);
+                        let output = format_ident!("{}Response", o.type_stem);
+                        let principal = principal_param(o, quote!(_principal));
+                        quote! {
+                            fn #f(&self, #principal _input: crate::#m::#input) -> impl ::std::future::Future<Output = crate::#m::#output> + Send {
+                                async move { match *self {} }
+                            }
+                        }
+                    })
+                    .collect();
+                quote! {
+                    impl crate::#m::#tr for DocumentOnly {
+                        #(#fns)*
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// One operation's method on the poem-openapi `Api`: its route and attributes, one
+    /// extractor per input, and the call of the trait method with the typed input. Parameter
+    /// defaults become functions, pushed onto `defaults`.
+    fn glue(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> TokenStream {
+        let m = ident(&o.rust);
+        let tag = self
+            .api
+            .tags
+            .iter()
+            .find(|t| t.name == o.tag)
+            .expect("every operation's tag is known");
+        let module = ident(&tag_module(tag));
+        let trait_name = format_ident!("{}Api", tag.rust);
+        let input = format_ident!("{}Input", o.type_stem);
+        let output = format_ident!("{}Response", o.type_stem);
+        let path = poem_path(&o.path);
+        let method = &o.method;
+        let op_id = if o.explicit_id {
+            let id = &o.id;
+            quote!(, operation_id = #id)
+        } else {
+            quote!()
+        };
+        let tag_exprs = self.tag_attrs(o);
+        let deprecated = if o.deprecated {
+            quote!(, deprecated)
+        } else {
+            quote!()
+        };
+        let docs = glue_doc(o);
+        let (args, fields) = self.glue_inputs(o, defaults);
+        let principal = if o.auth_mode() == AuthMode::None {
+            quote!()
+        } else {
+            quote!(auth.0,)
+        };
+        quote! {
+            #docs
+            #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated)]
+            async fn #m(&self, #(#args),*) -> ::std::result::Result<crate::#module::#output, crate::runtime::Rejection> {
+
+                let input = crate::#module::#input { #(#fields),* };
+                ::std::result::Result::Ok(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await)
+            }
+        }
+    }
+
+    /// `, tag = ApiTags::X` for each of an operation's tags.
+    fn tag_attrs(&self, o: &Operation) -> Vec<TokenStream> {
+        o.tags
+            .iter()
+            .map(|name| {
+                let t = self
+                    .api
+                    .tags
+                    .iter()
+                    .find(|t| t.served && &t.name == name)
+                    .expect("every served tag is known");
+                let e = format!("ApiTags::{}", t.rust);
+                quote!(, tag = #e)
+            })
+            .collect()
+    }
+
+    /// The extractors of an operation's method and the input fields read from them:
+    /// authentication first (a 401 comes before any 400), then each parameter, then the body.
+    fn glue_inputs(
+        &self,
+        o: &Operation,
+        defaults: &mut Vec<TokenStream>,
+    ) -> (Vec<TokenStream>, Vec<TokenStream>) {
+        let mut args = Vec::new();
+        let mut fields = Vec::new();
+        args.extend(self.auth_arg(o));
+        for p in &o.params {
+            let (arg, field) = self.param_arg(o, p, defaults);
+            args.push(arg);
+            fields.push(field);
+        }
+        if let Some(b) = &o.body {
+            args.push(self.body_arg(b));
+            fields.push(quote!(body: body.0));
+        }
+        (args, fields)
+    }
+
+    /// The authentication extractor of a secured operation, which knows the operation's
+    /// requirements by its index in the document.
+    fn auth_arg(&self, o: &Operation) -> Option<TokenStream> {
+        let index = Literal::usize_unsuffixed(
+            self.api
+                .operations
+                .iter()
+                .position(|x| std::ptr::eq(x, o))
+                .expect("the operation is the API's"),
+        );
+        match o.auth_mode() {
+            AuthMode::None => None,
+            AuthMode::Required => {
+                Some(quote!(auth: crate::runtime::Auth<S, crate::Document, #index>))
+            }
+            AuthMode::Optional => {
+                Some(quote!(auth: crate::runtime::OptionalAuth<S, crate::Document, #index>))
+            }
+        }
+    }
+
+    /// One parameter's extractor (its wrapper, type and `#[oai]` attributes) and the input field
+    /// read from it: a date, a delimited array or a JSON document is unwrapped once more.
+    fn param_arg(
+        &self,
+        o: &Operation,
+        p: &Param,
+        defaults: &mut Vec<TokenStream>,
+    ) -> (TokenStream, TokenStream) {
+        let local = format_ident!("p_{}", p.rust.trim_start_matches("r#"));
+        let field = ident(&p.rust);
+        let is_date = matches!(&p.schema.kind, Kind::String { format, .. } if format.as_deref() == Some("date"));
+        let inner = if is_date {
+            if p.required {
+                quote!(crate::runtime::Date)
+            } else {
+                quote!(::std::option::Option<crate::runtime::Date>)
+            }
+        } else {
+            self.param_type(p, true)
+        };
+        let wrapper = param_wrapper(p);
+        let attrs = self.param_attrs(o, p, defaults);
+        let docs = doc(&p.description);
+        let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>);
+        let wrapped = is_date || is_csv(p) || p.content_type.is_some();
+        let field = if wrapped && (p.required || p.schema.default.is_some()) {
+            quote!(#field: #local.0.0)
+        } else if wrapped {
+            quote!(#field: #local.0.map(|d| d.0))
+        } else {
+            quote!(#field: #local.0)
+        };
+        (arg, field)
+    }
+
+    /// A parameter's `#[oai]` attributes: its name, style, deprecation, validators and the
+    /// function of its default (pushed onto `defaults`).
+    fn param_attrs(
+        &self,
+        o: &Operation,
+        p: &Param,
+        defaults: &mut Vec<TokenStream>,
+    ) -> Vec<TokenStream> {
+        let name = &p.name;
+        let mut attrs = vec![quote!(name = #name)];
+        if p.deep_object {
+            attrs.push(quote!(style = "deep_object"));
+        }
+        if p.deprecated {
+            attrs.push(quote!(deprecated));
+        }
+        let v = param_validators(p);
+        if !v.is_empty() {
+            attrs.push(quote!(validator(#(#v),*)));
+        }
+        if let Some(d) = &p.schema.default {
+            let f = format!("__default_{}_{}", o.rust, p.rust.trim_start_matches("r#"));
+            let fid = ident(&f);
+            let value = self.default_expr(&p.schema, d);
+            let t = self.rust_type(&p.schema, false);
+            defaults.push(quote! {
+                fn #fid() -> #t { #value }
+            });
+            attrs.push(quote!(default = #f));
+        }
+        attrs
+    }
+
+    /// The body extractor: typed and validated by its media type; an optional JSON body may be
+    /// absent (any other is taken as required).
+    fn body_arg(&self, b: &Body) -> TokenStream {
+        let docs = doc(&b.description);
+        let ty = match b.media {
+            Media::Json => {
+                let t = self.rust_type(&b.schema, false);
+                quote!(crate::runtime::JsonBody<#t, crate::Document>)
+            }
+            Media::Multipart => {
+                let t = self.rust_type(&b.schema, true);
+                quote!(crate::runtime::MultipartBody<#t, crate::Document>)
+            }
+            Media::Form => {
+                let t = self.rust_type(&b.schema, false);
+                quote!(crate::runtime::FormBody<#t, crate::Document>)
+            }
+            Media::Text => quote!(::poem_openapi::payload::PlainText<::std::string::String>),
+            Media::Binary => quote!(crate::runtime::RawBody),
+        };
+        if b.required || b.media != Media::Json {
+            quote!(#docs body: #ty)
+        } else {
+            let t = self.rust_type(&b.schema, false);
+            quote!(#docs body: crate::runtime::OptionalJsonBody<#t, crate::Document>)
+        }
+    }
+
+    /// The Rust expression of a parameter's default value (`Default::default()` where the
+    /// value does not fit the type).
+    fn default_expr(&self, schema: &Schema, v: &serde_json::Value) -> TokenStream {
+        match (&schema.kind, v) {
+            (Kind::Ref(name), serde_json::Value::String(s)) => {
+                let t = self.typedef(name);
+                if let Kind::String { enum_values, .. } = &t.schema.kind {
+                    let mut taken = std::collections::BTreeSet::new();
+                    for ev in enum_values {
+                        let variant = names::unique(names::camel(ev), &mut taken);
+                        if ev == s {
+                            let ty = ident(&t.rust);
+                            let var = ident(&variant);
+                            return quote!(crate::models::#ty::#var);
+                        }
+                    }
+                }
+                quote!(::std::default::Default::default())
+            }
+            (Kind::Integer { format }, serde_json::Value::Number(n)) => {
+                let n = n.as_i64().unwrap_or_default();
+                if format.as_deref() == Some("int32") {
+                    let n = n as i32;
+                    quote!(#n)
+                } else {
+                    quote!(#n)
+                }
+            }
+            (Kind::Boolean, serde_json::Value::Bool(b)) => quote!(#b),
+            (Kind::String { .. }, serde_json::Value::String(s)) => quote!(#s.to_string()),
+            (Kind::Number { .. }, serde_json::Value::Number(n)) => {
+                let n = f64_lit(n.as_f64().unwrap_or_default());
+                quote!(#n as _)
+            }
+            _ => quote!(::std::default::Default::default()),
+        }
+    }
+}
+
+/// An operation's doc: summary and description (with no summary, the description starts the
+/// text, as poem-openapi reads the first paragraph as the summary).
+fn glue_doc(o: &Operation) -> TokenStream {
+    let mut doc_text = o.summary.clone().unwrap_or_default();
+    if let Some(d) = &o.description {
+        if doc_text.is_empty() {
+            // poem-openapi reads the first paragraph as the summary; keep it empty.
+            doc_text.push_str(d);
+        } else {
+            doc_text.push_str("\n\n");
+            doc_text.push_str(d);
+        }
+    }
+    doc_str(&doc_text)
+}
+
+/// The poem-openapi wrapper that extracts a parameter from where it is.
+fn param_wrapper(p: &Param) -> TokenStream {
+    match p.location {
+        _ if p.deep_object => quote!(crate::runtime::DeepObject),
+        Location::Path => quote!(::poem_openapi::param::Path),
+        Location::Query => quote!(::poem_openapi::param::Query),
+        Location::Header => quote!(::poem_openapi::param::Header),
+        Location::Cookie => quote!(::poem_openapi::param::Cookie),
+    }
+}
+
+/// A plain parameter's validators (poem-openapi's, but the pattern through
+/// `runtime::ParamPattern`); none for references, arrays and JSON documents.
+fn param_validators(p: &Param) -> Vec<TokenStream> {
+    let mut v = Vec::new();
+    if matches!(p.schema.kind, Kind::Ref(_) | Kind::Array(_)) || p.content_type.is_some() {
+        return v;
+    }
+    let c = &p.schema.constraints;
+    if let Some(x) = c.max_length {
+        v.push(quote!(max_length = #x));
+    }
+    if let Some(x) = c.min_length {
+        v.push(quote!(min_length = #x));
+    }
+    if let Some(x) = &c.pattern {
+        // Not poem-openapi's `pattern`, which compiles its regex on every request.
+        let check = format!("crate::runtime::ParamPattern({x:?})");
+        v.push(quote!(custom = #check));
+    }
+    if let Some(x) = c.maximum {
+        v.push(bound_validator("maximum", x, c.exclusive_maximum));
+    }
+    if let Some(x) = c.minimum {
+        v.push(bound_validator("minimum", x, c.exclusive_minimum));
+    }
+    v
+}
+
+/// `maximum(value = "x")` or `minimum(...)`, marked `exclusive` when the bound is.
+fn bound_validator(which: &str, x: f64, exclusive: bool) -> TokenStream {
+    let which = format_ident!("{which}");
+    let x = x.to_string();
+    if exclusive {
+        quote!(#which(value = #x, exclusive))
+    } else {
+        quote!(#which(value = #x))
+    }
+}
+
+/// The `ApiTags` enum of the served tags (none without).
+fn tags_enum(api: &Api) -> TokenStream {
+    let tag_variants: Vec<TokenStream> = api
+        .tags
+        .iter()
+        .filter(|t| t.served)
+        .map(|t| {
+            let v = ident(&t.rust);
+            let n = &t.name;
+            let d = doc(&t.description);
+            quote!(#d #[oai(rename = #n)] #v)
+        })
+        .collect();
+    if tag_variants.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            /// The document's tags.
+            #[derive(::poem_openapi::Tags)]
+            pub enum ApiTags {
+                #(#tag_variants),*
+            }
+        }
+    }
+}
+
+/// The service (with the document's description and servers) and the entry points:
+/// `document`, `routes` and `app`.
+fn entry_points(api: &Api) -> TokenStream {
+    let description = match &api.description {
+        Some(d) => quote!(let service = service.description(#d);),
+        None => quote!(),
+    };
+    let servers: Vec<TokenStream> = api
+        .servers
+        .iter()
+        .map(|s| quote!(let service = service.server(#s);))
+        .collect();
+    quote! {
+        fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
+            let service = ::poem_openapi::OpenApiService::new(Api { server }, crate::TITLE, crate::VERSION);
+            #description
+            #(#servers)*
+            service
+        }
+
+        /// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
+        /// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
+        pub fn document() -> ::serde_json::Value {
+            let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
+            let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
+            crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
+            doc
+        }
+
+        /// The API routes (authenticated through [`crate::runtime::Hooks`]), `/openapi.json`,
+        /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with
+        /// [`crate::runtime::ErrorRenderer`] (or use [`app`]).
+        pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
+            let doc = document();
+            let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
+            let yaml = ::serde_yaml::to_string(&doc).unwrap_or_default();
+            let svc = service(::std::option::Option::Some(server.clone()));
+            let docs = svc.swagger_ui();
+            ::poem::Route::new()
+                .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))
+                .at("/openapi.yaml", crate::runtime::static_endpoint(yaml, "application/yaml"))
+                .nest("/docs", docs)
+                .nest("/", svc.into_endpoint().with(crate::runtime::AuthMiddleware { hooks: server, declared_headers: crate::DECLARED_HEADERS }))
+        }
+
+        /// [`routes`] with every framework error rendered through [`crate::runtime::Hooks::render_error`].
+        pub fn app<S: Server>(server: Arc<S>) -> impl ::poem::Endpoint<Output = ::poem::Response> {
+            routes(server.clone()).with(crate::runtime::ErrorRenderer { hooks: server })
+        }
+    }
+}
