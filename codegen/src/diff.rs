@@ -576,6 +576,12 @@ impl<'a> Differ<'a> {
             };
             self.push(None, f);
         }
+        self.security_schemes_added();
+    }
+
+    /// Newly declared schemes (information: no operation requires them yet, or its own change
+    /// says so).
+    fn security_schemes_added(&mut self) {
         for n in &self.new.api.security_schemes {
             if !self
                 .old
@@ -703,6 +709,24 @@ impl<'a> Differ<'a> {
             };
             self.push(Some(cx), f);
         }
+        self.param_required(cx, op, np, breaks_build);
+        self.param_style(cx, op, np);
+        let at = schema::At {
+            dir: Dir::Request,
+            old_pointer: format!("{}/schema", op.pointer),
+            new_pointer: format!("{}/schema", np.pointer),
+            what: format!("parameter `{}`", np.name),
+            item: cx.input.clone(),
+            field_types: Some((
+                tokens(self.old.emit.param_type(op, false)),
+                tokens(self.new.emit.param_type(np, false)),
+            )),
+        };
+        self.schema(cx, &at, &op.schema, &np.schema);
+    }
+
+    /// A parameter that became required (breaking) or optional.
+    fn param_required(&mut self, cx: &OpCx, op: &Param, np: &Param, breaks_build: bool) {
         if op.required != np.required {
             let (id, level, what) = if np.required {
                 (
@@ -723,6 +747,11 @@ impl<'a> Differ<'a> {
             };
             self.push(Some(cx), f);
         }
+    }
+
+    /// How an array parameter is written (repeated keys or one delimited value), and its
+    /// deprecation.
+    fn param_style(&mut self, cx: &OpCx, op: &Param, np: &Param) {
         let is_array = |p: &Param| matches!(p.schema.kind, crate::ir::Kind::Array(_));
         if is_array(op) && is_array(np) && (op.explode, op.delimiter) != (np.explode, np.delimiter)
         {
@@ -759,18 +788,6 @@ impl<'a> Differ<'a> {
             };
             self.push(Some(cx), f);
         }
-        let at = schema::At {
-            dir: Dir::Request,
-            old_pointer: format!("{}/schema", op.pointer),
-            new_pointer: format!("{}/schema", np.pointer),
-            what: format!("parameter `{}`", np.name),
-            item: cx.input.clone(),
-            field_types: Some((
-                tokens(self.old.emit.param_type(op, false)),
-                tokens(self.new.emit.param_type(np, false)),
-            )),
-        };
-        self.schema(cx, &at, &op.schema, &np.schema);
     }
 
     fn body(&mut self, cx: &mut OpCx, o: &Operation, n: &Operation) {
@@ -881,6 +898,86 @@ fn is_success(s: Status) -> bool {
     matches!(s, Status::Code(200..=299) | Status::Range(2))
 }
 
+/// A finding of a response: rule, level, message and pointer.
+type Found = (&'static str, Level, String, String);
+
+/// What a response's body says to clients: added, removed, or of another media type.
+fn body_finding(or: &Response, nr: &Response, at: &str, old_at: &str) -> Option<Found> {
+    let key = nr.status.key();
+    Some(match (&or.content, &nr.content) {
+        (None, Some(_)) => (
+            "response-body-added",
+            Level::Info,
+            format!("status {key} now has a body"),
+            format!("{at}/content"),
+        ),
+        (Some(_), None) => (
+            "response-body-removed",
+            Level::Breaking,
+            format!("status {key} no longer has a body"),
+            format!("{old_at}/content"),
+        ),
+        (Some((_, oc, _)), Some((_, nc, _))) if oc != nc => (
+            "response-media-type-changed",
+            Level::Breaking,
+            format!("status {key}'s media type `{oc}` became `{nc}`"),
+            format!("{at}/content"),
+        ),
+        _ => return None,
+    })
+}
+
+/// What a response's headers say to clients: new, removed, or required no longer or now.
+fn header_findings(or: &Response, nr: &Response, at: &str, old_at: &str) -> Vec<Found> {
+    let key = nr.status.key();
+    let header =
+        |place: &str, name: &str| format!("{place}/headers/{}", crate::names::escape(name));
+    let mut found = Vec::new();
+    for nh in &nr.headers {
+        let same = or
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(&nh.name));
+        let (id, level, what) = match same {
+            None => ("response-header-added", Level::Info, "is new"),
+            Some(oh) if oh.required && !nh.required => (
+                "response-header-became-optional",
+                Level::Breaking,
+                "became optional",
+            ),
+            Some(oh) if !oh.required && nh.required => (
+                "response-header-became-required",
+                Level::Info,
+                "became required",
+            ),
+            Some(_) => continue,
+        };
+        let message = format!("header `{}` of status {key} {what}", nh.name);
+        found.push((id, level, message, header(at, &nh.name)));
+    }
+    for oh in &or.headers {
+        if !nr
+            .headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case(&oh.name))
+        {
+            let level = if oh.required {
+                Level::Breaking
+            } else {
+                Level::Warning
+            };
+            let message = format!("header `{}` of status {key} was removed", oh.name);
+            found.push((
+                "response-header-removed",
+                level,
+                message,
+                header(old_at, &oh.name),
+            ));
+        }
+    }
+    found
+}
+
 impl<'a> Differ<'a> {
     fn responses(&mut self, cx: &mut OpCx, o: &Operation, n: &Operation) {
         for nr in &n.responses {
@@ -947,6 +1044,7 @@ impl<'a> Differ<'a> {
             .join(", ")
     }
 
+    /// A status both documents declare: its body and headers, then its body's schema.
     fn response(
         &mut self,
         cx: &mut OpCx,
@@ -958,73 +1056,25 @@ impl<'a> Differ<'a> {
         let pointer = format!("{}/responses/{}", n.pointer, nr.status.key());
         let old_pointer = format!("{}/responses/{}", o.pointer, or.status.key());
         let breaks_build = Self::variant_types(&self.old, or) != Self::variant_types(&self.new, nr);
-        let key = nr.status.key();
-        let header = |at: &str, name: &str| format!("{at}/headers/{}", crate::names::escape(name));
-        let mut found: Vec<(&str, Level, String, String)> = Vec::new();
-        match (&or.content, &nr.content) {
-            (None, Some(_)) => found.push((
-                "response-body-added",
-                Level::Info,
-                format!("status {key} now has a body"),
-                format!("{pointer}/content"),
-            )),
-            (Some(_), None) => found.push((
-                "response-body-removed",
-                Level::Breaking,
-                format!("status {key} no longer has a body"),
-                format!("{old_pointer}/content"),
-            )),
-            (Some((_, oc, _)), Some((_, nc, _))) if oc != nc => found.push((
-                "response-media-type-changed",
-                Level::Breaking,
-                format!("status {key}'s media type `{oc}` became `{nc}`"),
-                format!("{pointer}/content"),
-            )),
-            _ => {}
-        }
-        for nh in &nr.headers {
-            let same = or
-                .headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(&nh.name));
-            let (id, level, what) = match same {
-                None => ("response-header-added", Level::Info, "is new"),
-                Some(oh) if oh.required && !nh.required => (
-                    "response-header-became-optional",
-                    Level::Breaking,
-                    "became optional",
-                ),
-                Some(oh) if !oh.required && nh.required => (
-                    "response-header-became-required",
-                    Level::Info,
-                    "became required",
-                ),
-                Some(_) => continue,
-            };
-            let message = format!("header `{}` of status {key} {what}", nh.name);
-            found.push((id, level, message, header(&pointer, &nh.name)));
-        }
-        for oh in &or.headers {
-            if !nr
-                .headers
-                .iter()
-                .any(|h| h.name.eq_ignore_ascii_case(&oh.name))
-            {
-                let level = if oh.required {
-                    Level::Breaking
-                } else {
-                    Level::Warning
-                };
-                let message = format!("header `{}` of status {key} was removed", oh.name);
-                found.push((
-                    "response-header-removed",
-                    level,
-                    message,
-                    header(&old_pointer, &oh.name),
-                ));
-            }
-        }
+        let mut found: Vec<Found> = body_finding(or, nr, &pointer, &old_pointer)
+            .into_iter()
+            .collect();
+        found.extend(header_findings(or, nr, &pointer, &old_pointer));
         self.push_all(cx, found, breaks_build, &cx.response.clone());
+        self.response_schema(cx, o, or, nr, &pointer);
+    }
+
+    /// The body schema of a response whose media type stayed, compared as data flowing to
+    /// clients.
+    fn response_schema(
+        &mut self,
+        cx: &mut OpCx,
+        o: &Operation,
+        or: &Response,
+        nr: &Response,
+        pointer: &str,
+    ) {
+        let key = nr.status.key();
         if let (Some((_, oc, os)), Some((_, nc, ns))) = (&or.content, &nr.content)
             && oc == nc
         {
@@ -1050,18 +1100,13 @@ impl<'a> Differ<'a> {
 
     /// Callbacks: the server sends them, so their bodies flow like responses.
     fn callbacks(&mut self, cx: &mut OpCx, o: &Operation, n: &Operation) {
-        let key = |c: &crate::ir::Callback| (c.name.clone(), c.method.clone());
-        // The server's side of a callback is its `Callbacks` method, which builds the payload.
-        let callback_cx = |c: &crate::ir::Callback| OpCx {
-            operation: cx.operation.clone(),
-            handler: format!("Callbacks::{}", c.rust),
-            input: format!("callbacks::Callbacks::{}", c.rust),
-            response: format!("callbacks::Callbacks::{}", c.rust),
-            visited: Vec::new(),
-        };
         for nc in &n.callbacks {
-            let mut ccx = callback_cx(nc);
-            let Some(oc) = o.callbacks.iter().find(|c| key(c) == key(nc)) else {
+            let mut ccx = callback_cx(cx, nc);
+            let Some(oc) = o
+                .callbacks
+                .iter()
+                .find(|c| callback_key(c) == callback_key(nc))
+            else {
                 let f = Finding {
                     id: "callback-added".into(),
                     level: Level::Info,
@@ -1094,9 +1139,18 @@ impl<'a> Differ<'a> {
                 self.schema(&mut ccx, &at, &ob.schema, &nb.schema);
             }
         }
+        self.callbacks_removed(cx, o, n);
+    }
+
+    /// Callbacks the new document no longer declares: clients stop receiving them.
+    fn callbacks_removed(&mut self, cx: &OpCx, o: &Operation, n: &Operation) {
         for oc in &o.callbacks {
-            if !n.callbacks.iter().any(|c| key(c) == key(oc)) {
-                let ccx = callback_cx(oc);
+            if !n
+                .callbacks
+                .iter()
+                .any(|c| callback_key(c) == callback_key(oc))
+            {
+                let ccx = callback_cx(cx, oc);
                 let f = Finding {
                     id: "callback-removed".into(),
                     level: Level::Warning,
@@ -1111,6 +1165,22 @@ impl<'a> Differ<'a> {
                 self.push(Some(&ccx), f);
             }
         }
+    }
+}
+
+/// A callback's identity across documents: its name and method.
+fn callback_key(c: &crate::ir::Callback) -> (String, String) {
+    (c.name.clone(), c.method.clone())
+}
+
+/// The server's side of a callback: its `Callbacks` method, which builds the payload.
+fn callback_cx(cx: &OpCx, c: &crate::ir::Callback) -> OpCx {
+    OpCx {
+        operation: cx.operation.clone(),
+        handler: format!("Callbacks::{}", c.rust),
+        input: format!("callbacks::Callbacks::{}", c.rust),
+        response: format!("callbacks::Callbacks::{}", c.rust),
+        visited: Vec::new(),
     }
 }
 

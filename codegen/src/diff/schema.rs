@@ -75,6 +75,30 @@ fn unwrap(s: &Schema) -> &Schema {
     }
 }
 
+/// The type a `oneOf`/`anyOf` member names (`None` for an inline member).
+fn member_name(s: &Schema) -> Option<String> {
+    match &unwrap(s).kind {
+        Kind::Ref(r) => Some(r.clone()),
+        _ => None,
+    }
+}
+
+/// Whether old member `a` (at `i`) is new member `b` (at `j`): the same type (or one the new
+/// document renamed), or inline members at the same position.
+fn members_match(
+    a: &Schema,
+    i: usize,
+    b: &Schema,
+    j: usize,
+    renames: &std::collections::BTreeMap<String, String>,
+) -> bool {
+    match (member_name(a), member_name(b)) {
+        (Some(x), Some(y)) => x == y || renames.get(&x) == Some(&y),
+        (None, None) => i == j,
+        _ => false,
+    }
+}
+
 impl<'a> Differ<'a> {
     /// Reports a finding at `at` (the new pointer, or the old one for a removal).
     fn report(
@@ -115,18 +139,7 @@ impl<'a> Differ<'a> {
             return self.retyped(cx, &at, o, n);
         }
         self.constraints(cx, &at, &o.constraints, &n.constraints);
-        if at.dir == Dir::Request && o.default != n.default {
-            let message = format!(
-                "the default {} became {}",
-                o.default
-                    .as_ref()
-                    .map_or("(none)".into(), |v| v.to_string()),
-                n.default
-                    .as_ref()
-                    .map_or("(none)".into(), |v| v.to_string())
-            );
-            self.report(cx, &at, "default-changed", Level::Warning, message, false);
-        }
+        self.default(cx, &at, o, n);
         match (&o.kind, &n.kind) {
             (
                 Kind::String {
@@ -162,6 +175,23 @@ impl<'a> Differ<'a> {
             }
             (Kind::AnyOf(ov), Kind::AnyOf(nv)) => self.members(cx, &at, "any-of", ov, nv),
             _ => {}
+        }
+    }
+
+    /// A request's default value: a changed one changes what the server reads when a client
+    /// leaves the value out.
+    fn default(&mut self, cx: &OpCx, at: &At, o: &Schema, n: &Schema) {
+        if at.dir == Dir::Request && o.default != n.default {
+            let message = format!(
+                "the default {} became {}",
+                o.default
+                    .as_ref()
+                    .map_or("(none)".into(), |v| v.to_string()),
+                n.default
+                    .as_ref()
+                    .map_or("(none)".into(), |v| v.to_string())
+            );
+            self.report(cx, at, "default-changed", Level::Warning, message, false);
         }
     }
 
@@ -339,6 +369,14 @@ impl<'a> Differ<'a> {
         for (name, ov, nv, is_max) in bounds {
             self.bound(cx, at, name, ov, nv, is_max);
         }
+        self.flags(cx, at, o, n);
+        self.multiple_of(cx, at, o.multiple_of, n.multiple_of);
+        self.pattern(cx, at, &o.pattern, &n.pattern);
+        self.value_enums(cx, at, &o.enum_values, &n.enum_values);
+    }
+
+    /// `exclusiveMaximum`, `exclusiveMinimum` and `uniqueItems`, each set or removed.
+    fn flags(&mut self, cx: &OpCx, at: &At, o: &Constraints, n: &Constraints) {
         for (name, ov, nv) in [
             (
                 "exclusive-maximum",
@@ -362,9 +400,16 @@ impl<'a> Differ<'a> {
                 self.report(cx, at, &format!("{name}-{verb}"), level, message, false);
             }
         }
-        self.multiple_of(cx, at, o.multiple_of, n.multiple_of);
-        self.pattern(cx, at, &o.pattern, &n.pattern);
-        let (oe, ne) = (&o.enum_values, &n.enum_values);
+    }
+
+    /// The `enum` of a non-string schema: values added or removed, or the list set or removed.
+    fn value_enums(
+        &mut self,
+        cx: &OpCx,
+        at: &At,
+        oe: &[serde_json::Value],
+        ne: &[serde_json::Value],
+    ) {
         if oe != ne {
             let show = |v: &[serde_json::Value]| {
                 v.iter()
@@ -659,27 +704,12 @@ impl<'a> Differ<'a> {
 
     /// `oneOf` / `anyOf` members, matched by the type they name (or position when inline).
     fn members(&mut self, cx: &mut OpCx, at: &At, rule: &str, o: &[Schema], n: &[Schema]) {
-        let name = |s: &Schema| match &unwrap(s).kind {
-            Kind::Ref(r) => Some(r.clone()),
-            _ => None,
-        };
-        let matches = |a: &Schema,
-                       i: usize,
-                       b: &Schema,
-                       j: usize,
-                       renames: &std::collections::BTreeMap<String, String>| {
-            match (name(a), name(b)) {
-                (Some(x), Some(y)) => x == y || renames.get(&x) == Some(&y),
-                (None, None) => i == j,
-                _ => false,
-            }
-        };
         let renames = self.renames.clone();
         for (j, nm) in n.iter().enumerate() {
             let found = o
                 .iter()
                 .enumerate()
-                .find(|(i, om)| matches(om, *i, nm, j, &renames));
+                .find(|(i, om)| members_match(om, *i, nm, j, &renames));
             match found {
                 Some((i, om)) => {
                     let inner = At {
@@ -690,7 +720,8 @@ impl<'a> Differ<'a> {
                     self.schema(cx, &inner, om, nm);
                 }
                 None => {
-                    let what = name(nm).map_or(format!("member {j}"), |r| format!("member `{r}`"));
+                    let what =
+                        member_name(nm).map_or(format!("member {j}"), |r| format!("member `{r}`"));
                     let breaks =
                         at.dir == Dir::Request && at.in_model() && at.field_types.is_none();
                     self.report(
@@ -708,9 +739,10 @@ impl<'a> Differ<'a> {
             if !n
                 .iter()
                 .enumerate()
-                .any(|(j, nm)| matches(om, i, nm, j, &renames))
+                .any(|(j, nm)| members_match(om, i, nm, j, &renames))
             {
-                let what = name(om).map_or(format!("member {i}"), |r| format!("member `{r}`"));
+                let what =
+                    member_name(om).map_or(format!("member {i}"), |r| format!("member `{r}`"));
                 self.report(
                     cx,
                     at,
