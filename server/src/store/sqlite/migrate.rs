@@ -87,6 +87,16 @@ pub fn migrations() -> &'static [Migration] {
     &MIGRATIONS
 }
 
+/// sqlx's bookkeeping table, as sqlx's SQLite migrator creates it.
+const BOOKKEEPING: &str = "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
+    version BIGINT PRIMARY KEY,
+    description TEXT NOT NULL,
+    installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    success BOOLEAN NOT NULL,
+    checksum BLOB NOT NULL,
+    execution_time BIGINT NOT NULL
+);";
+
 /// Applies the embedded migrations that have not run, bookkept in sqlx's `_sqlx_migrations`
 /// table exactly as `sqlx::migrate` does, so databases migrated by either agree. Each migration
 /// runs in its own transaction; a changed or unknown applied migration is refused.
@@ -99,16 +109,7 @@ pub fn migrate(conn: &Connection, busy_timeout: Duration) -> Result<(), StoreErr
 }
 
 fn migrate_waiting(conn: &Connection, migrations: &[Migration]) -> Result<(), StoreError> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
-            version BIGINT PRIMARY KEY,
-            description TEXT NOT NULL,
-            installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-            success BOOLEAN NOT NULL,
-            checksum BLOB NOT NULL,
-            execution_time BIGINT NOT NULL
-        );",
-    )?;
+    conn.execute_batch(BOOKKEEPING)?;
     let dirty = super::fetch(
         conn,
         "SELECT version FROM _sqlx_migrations WHERE success = false ORDER BY version LIMIT 1",
@@ -264,17 +265,7 @@ mod tests {
     /// sqlx's bookkeeping table, the schema, and one row per migration with sqlx's checksum.
     fn migrated_by_sqlx(path: &std::path::Path) {
         let conn = Connection::open(path).expect("open");
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS _sqlx_migrations (
-                version BIGINT PRIMARY KEY,
-                description TEXT NOT NULL,
-                installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP,
-                success BOOLEAN NOT NULL,
-                checksum BLOB NOT NULL,
-                execution_time BIGINT NOT NULL
-            );",
-        )
-        .expect("bookkeeping");
+        conn.execute_batch(BOOKKEEPING).expect("bookkeeping");
         for ((version, description, checksum), (_, sql)) in SQLX_CHECKSUMS.iter().zip(FILES) {
             conn.execute_batch(sql).expect("schema");
             conn.execute(
