@@ -20,7 +20,7 @@ use bankd::idempotency::{
 };
 use bankd::model::entities::{EntityRecord, EntityType, VerificationStatus};
 use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use bankd::model::ledger::LedgerAccount;
+use bankd::model::ledger::{AccountStatus, AccountType, LedgerAccount};
 use bankd::model::page::{Bounds, Page, PageRequest, PaginationError, SortOrder};
 use bankd::store::entities;
 use bankd::store::keyset::ListError;
@@ -242,12 +242,12 @@ async fn creating_a_platform_makes_a_root_entity_and_three_root_accounts(ctx: Ct
         .expect("accounts");
     let mut types: Vec<&str> = accounts.iter().map(|a| a.account_type.as_str()).collect();
     types.sort_unstable();
-    let mut expected = ROOT_ACCOUNT_TYPES.to_vec();
+    let mut expected: Vec<&str> = ROOT_ACCOUNT_TYPES.iter().map(|t| t.as_str()).collect();
     expected.sort_unstable();
     assert_eq!(types, expected);
     for account in &accounts {
         assert!(created.root_accounts.contains(&account.id));
-        assert_eq!(account.status, "open");
+        assert_eq!(account.status, AccountStatus::Open);
         assert_eq!(account.currency_code, "USD");
         assert_eq!(
             (
@@ -1478,7 +1478,7 @@ async fn a_ledger_entry_naming_a_missing_account_fails(ctx: Ctx) {
     let settlement = locked.first().expect("the settlement account").clone();
     let missing = LedgerAccount {
         id: BankAccountId::generate(now),
-        account_type: "CHECKING".into(),
+        account_type: AccountType::Checking,
         ..settlement.clone()
     };
     let mut journal = Journal::new([settlement.clone(), missing.clone()]);
@@ -1766,7 +1766,7 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
     let rare: [(AccountFilter, &str); 6] = [
         (
             AccountFilter {
-                account_type: Some("OVERDRAFT_RESERVE"),
+                account_type: Some(AccountType::OverdraftReserve),
                 ..AccountFilter::default()
             },
             "bank_accounts_one_root_per_type (platform_id=? AND type=?)",
@@ -1787,7 +1787,7 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
         ),
         (
             AccountFilter {
-                status: Some("closed"),
+                status: Some(AccountStatus::Closed),
                 ..AccountFilter::default()
             },
             "bank_accounts_not_open (platform_id=? AND status=?",
@@ -1803,7 +1803,7 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
         (
             AccountFilter {
                 currency_code: Some("EUR".to_owned()),
-                status: Some("frozen"),
+                status: Some(AccountStatus::Frozen),
                 is_overdraftable: Some(true),
                 ..AccountFilter::default()
             },
@@ -1831,9 +1831,9 @@ async fn sqlite_lists_rare_bank_accounts_from_their_own_indexes() {
     }
     // The common values: the sort's own index, in order, no sorting.
     let common = AccountFilter {
-        account_type: Some("CHECKING"),
+        account_type: Some(AccountType::Checking),
         currency_code: Some("USD".to_owned()),
-        status: Some("open"),
+        status: Some(AccountStatus::Open),
         is_overdraftable: Some(false),
         ..AccountFilter::default()
     };

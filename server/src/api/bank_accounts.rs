@@ -7,8 +7,8 @@ use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::bank_accounts::*;
 use bank_api::models::{
-    Balances, BankAccount, BankAccountHistory, BankAccountList, BankAccountSort, BankAccountStatus,
-    BankAccountType, BankAccountWithDetails, CreateBankAccountRequest, DailySummary, SortOrder,
+    Balances, BankAccount, BankAccountHistory, BankAccountList, BankAccountSort,
+    BankAccountWithDetails, CreateBankAccountRequest, DailySummary, SortOrder,
 };
 
 use super::Bankd;
@@ -187,8 +187,8 @@ fn list_query(input: ListBankAccountsInput) -> (Result<PageRequest, PaginationEr
         is_overdraftable: input.is_overdraftable,
         overdraft_reserve_account_id: input.overdraft_reserve_account_id,
         query: input.query,
-        status: input.status.map(|s| s.as_str()),
-        account_type: input.r#type.map(|t| t.as_str()),
+        status: input.status.map(Into::into),
+        account_type: input.r#type.map(Into::into),
         sort: match input.sort.unwrap_or(BankAccountSort::CreatedAt) {
             BankAccountSort::CreatedAt => SortField::CreatedAt,
             BankAccountSort::Balance => SortField::Balance,
@@ -209,10 +209,6 @@ fn wire_history(h: History) -> BankAccountHistory {
     }
 }
 
-fn corrupt(what: &str, value: &str) -> ApiError {
-    ApiError::internal(&format!("stored {what} `{value}` is not a known value"))
-}
-
 fn balances(a: &BankAccountRecord) -> Balances {
     Balances {
         available_amount: a.available_amount,
@@ -222,29 +218,16 @@ fn balances(a: &BankAccountRecord) -> Balances {
     }
 }
 
-fn kinds(a: &BankAccountRecord) -> Result<(BankAccountType, BankAccountStatus), ApiError> {
-    let kind = a
-        .account_type
-        .parse()
-        .map_err(|_| corrupt("bank account type", &a.account_type))?;
-    let status = a
-        .status
-        .parse()
-        .map_err(|_| corrupt("bank account status", &a.status))?;
-    Ok((kind, status))
-}
-
 /// The wire shape of a list item.
 fn wire_view(v: BankAccountView) -> Result<BankAccount, ApiError> {
-    let (kind, status) = kinds(&v.account)?;
     let a = v.account;
     Ok(BankAccount {
         balances: balances(&a),
         id: a.id.into_string(),
         description: a.description,
         display_name: a.display_name,
-        r#type: kind,
-        status,
+        r#type: a.account_type.into(),
+        status: a.status.into(),
         currency_code: a.currency_code,
         is_overdraftable: a.is_overdraftable,
         overdraft_reserve_account_id: a.overdraft_reserve_account_id.map(|id| id.into_string()),

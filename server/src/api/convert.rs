@@ -5,6 +5,7 @@
 use bank_api::models as wire;
 
 use crate::model::entities as model;
+use crate::model::ledger;
 
 /// `From` both ways between a wire type and its model twin with the same fields.
 macro_rules! twins {
@@ -27,23 +28,27 @@ twins!(Address <-> Address { line_1, line_2, city, state, postal_code, country_c
 
 /// `From` both ways between a wire enumeration and its model twin with the same variants.
 macro_rules! twin_enums {
-    ($wire:ident <-> $model:ident { $($variant:ident),* }) => {
-        impl From<wire::$wire> for model::$model {
+    ($wire:ident <-> $module:ident::$model:ident { $($variant:ident),* }) => {
+        impl From<wire::$wire> for $module::$model {
             fn from(v: wire::$wire) -> Self {
-                match v { $(wire::$wire::$variant => model::$model::$variant),* }
+                match v { $(wire::$wire::$variant => $module::$model::$variant),* }
             }
         }
 
-        impl From<model::$model> for wire::$wire {
-            fn from(v: model::$model) -> Self {
-                match v { $(model::$model::$variant => wire::$wire::$variant),* }
+        impl From<$module::$model> for wire::$wire {
+            fn from(v: $module::$model) -> Self {
+                match v { $($module::$model::$variant => wire::$wire::$variant),* }
             }
         }
     };
 }
 
-twin_enums!(EntityType <-> EntityType { Person, Business });
-twin_enums!(VerificationStatus <-> VerificationStatus {
+twin_enums!(EntityType <-> model::EntityType { Person, Business });
+twin_enums!(BankAccountType <-> ledger::AccountType {
+    Checking, OverdraftReserve, ProgramReserve, NetworkSettlementAccount
+});
+twin_enums!(BankAccountStatus <-> ledger::AccountStatus { Open, Closed, Frozen });
+twin_enums!(VerificationStatus <-> model::VerificationStatus {
     Unverified, Pending, ManualReview, Verified, Denied
 });
 

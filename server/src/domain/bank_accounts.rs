@@ -17,7 +17,7 @@ use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written
 use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::model::ledger::{CHECKING, RESERVE_ACCOUNT_TYPE};
+use crate::model::ledger::{AccountStatus, AccountType};
 use crate::model::money::{self, CURRENCIES, Comparison, Currency};
 use crate::model::page::{Page, PageRequest, PaginationError, SortOrder};
 use crate::store::bank_accounts::{
@@ -52,7 +52,7 @@ pub enum BankAccountError {
     #[error("overdraft_reserve_account_id must be the platform's OVERDRAFT_RESERVE account")]
     InvalidOverdraftReserve,
     #[error("the bank account is {0}")]
-    NotOpen(String),
+    NotOpen(AccountStatus),
     #[error("the bank account's balances are not all zero")]
     BalanceNotZero,
     /// An overdraft setting change on an account whose available amount is below zero: its
@@ -222,7 +222,7 @@ fn ensure_verified(entity: &EntityRecord) -> Result<()> {
 }
 
 fn ensure_overdraft_reserve(account: &BankAccountRecord) -> Result<()> {
-    if account.account_type == RESERVE_ACCOUNT_TYPE {
+    if account.account_type == AccountType::OverdraftReserve {
         Ok(())
     } else {
         Err(BankAccountError::InvalidOverdraftReserve)
@@ -267,8 +267,8 @@ async fn create(
     let mut account = BankAccountRecord {
         id: BankAccountId::generate(now),
         platform_id: platform_id.clone(),
-        account_type: CHECKING.to_owned(),
-        status: "open".to_owned(),
+        account_type: AccountType::Checking,
+        status: AccountStatus::Open,
         description: new.description.clone(),
         display_name: new.display_name.clone(),
         currency_code: new.currency.code().to_owned(),
@@ -483,7 +483,7 @@ impl BankAccounts<'_> {
                         "is required when is_overdraftable is true".to_owned(),
                     ));
                 }
-                if is_overdraftable && account.account_type != CHECKING {
+                if is_overdraftable && account.account_type != AccountType::Checking {
                     return Err(BankAccountError::InvalidField(
                         "is_overdraftable",
                         "only CHECKING accounts can be overdraftable".to_owned(),
@@ -520,10 +520,10 @@ impl BankAccounts<'_> {
             Box::pin(async move {
                 // Locked: a transfer must not move money in between the check and the close.
                 let account = find_for_update(tx, platform_id, id).await?;
-                if account.account_type != CHECKING {
+                if account.account_type != AccountType::Checking {
                     return Err(BankAccountError::RootAccount);
                 }
-                if account.status == "closed" {
+                if account.status == AccountStatus::Closed {
                     return Ok(());
                 }
                 let balances = [
@@ -680,8 +680,8 @@ pub struct ListQuery {
     pub is_overdraftable: Option<bool>,
     pub overdraft_reserve_account_id: Option<String>,
     pub query: Option<String>,
-    pub status: Option<&'static str>,
-    pub account_type: Option<&'static str>,
+    pub status: Option<AccountStatus>,
+    pub account_type: Option<AccountType>,
     pub sort: SortField,
     pub descending: bool,
 }
@@ -861,7 +861,7 @@ async fn create_account_number(
 ) -> Result<AccountNumberRecord> {
     // Locked: a concurrent close must not slip in between the status check and the insert.
     let account = find_for_update(tx, platform_id, bank_account_id).await?;
-    if account.status != "open" {
+    if account.status != AccountStatus::Open {
         return Err(BankAccountError::NotOpen(account.status));
     }
     let description = new.description.as_deref().unwrap_or("");
@@ -967,8 +967,8 @@ mod tests {
         BankAccountRecord {
             id: BankAccountId::from_trusted("bacc_account".into()),
             platform_id: PlatformId::from_trusted("plat_platform".into()),
-            account_type: CHECKING.into(),
-            status: "open".into(),
+            account_type: AccountType::Checking,
+            status: AccountStatus::Open,
             description: "Operating".into(),
             display_name: None,
             currency_code: "USD".into(),

@@ -307,14 +307,14 @@ fn shortfall(available: i64) -> Result<i64, LedgerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ledger::{Balances, OPEN, SETTLEMENT_ACCOUNT_TYPE};
+    use crate::model::ledger::{AccountStatus, AccountType, Balances};
     use chrono::Utc;
 
-    fn account(kind: &str, available: i64) -> LedgerAccount {
+    fn account(kind: AccountType, available: i64) -> LedgerAccount {
         LedgerAccount {
             id: BankAccountId::generate(Utc::now()),
-            account_type: kind.to_owned(),
-            status: OPEN.to_owned(),
+            account_type: kind,
+            status: AccountStatus::Open,
             currency_code: "USD".to_owned(),
             balances: Balances {
                 available,
@@ -327,8 +327,8 @@ mod tests {
 
     /// A checking account overdraftable on a reserve with `reserve_available`.
     fn overdraftable(available: i64, reserve_available: i64) -> (LedgerAccount, LedgerAccount) {
-        let reserve = account("OVERDRAFT_RESERVE", reserve_available);
-        let mut a = account("CHECKING", available);
+        let reserve = account(AccountType::OverdraftReserve, reserve_available);
+        let mut a = account(AccountType::Checking, available);
         a.is_overdraftable = true;
         a.overdraft_reserve_account_id = Some(reserve.id.clone());
         (a, reserve)
@@ -349,7 +349,10 @@ mod tests {
 
     #[test]
     fn a_plain_transfer_posts_two_balanced_legs() {
-        let (s, r) = (account("CHECKING", 100), account("CHECKING", 5));
+        let (s, r) = (
+            account(AccountType::Checking, 100),
+            account(AccountType::Checking, 5),
+        );
         let mut j = Journal::new([s.clone(), r.clone()]);
         j.transfer(&s.id, &r.id, 60, DebitPolicy::NoOverdraft)
             .expect("funds");
@@ -363,7 +366,10 @@ mod tests {
 
     #[test]
     fn a_debit_beyond_available_is_refused_without_overdraft() {
-        let (s, r) = (account("CHECKING", 100), account("CHECKING", 0));
+        let (s, r) = (
+            account(AccountType::Checking, 100),
+            account(AccountType::Checking, 0),
+        );
         let mut j = Journal::new([s.clone(), r.clone()]);
         assert_eq!(
             j.transfer(&s.id, &r.id, 101, DebitPolicy::NoOverdraft),
@@ -380,7 +386,7 @@ mod tests {
     #[test]
     fn an_overdraft_locks_the_shortfall_on_the_reserve_and_a_credit_repays_it_first() {
         let (s, reserve) = overdraftable(30, 1_000);
-        let r = account("CHECKING", 0);
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([s.clone(), reserve.clone(), r.clone()]);
         j.transfer(&s.id, &r.id, 100, DebitPolicy::OverdraftIfAllowed)
             .expect("covered");
@@ -413,7 +419,7 @@ mod tests {
     #[test]
     fn an_overdraft_the_reserve_cannot_cover_is_refused() {
         let (s, reserve) = overdraftable(0, 99);
-        let r = account("CHECKING", 0);
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([s.clone(), reserve.clone(), r.clone()]);
         assert_eq!(
             j.transfer(&s.id, &r.id, 100, DebitPolicy::OverdraftIfAllowed),
@@ -432,7 +438,7 @@ mod tests {
         let (mut s, mut reserve) = overdraftable(-40, 60);
         reserve.balances.locked = 40;
         s.balances.available = -40;
-        let r = account("CHECKING", 0);
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([s.clone(), reserve.clone(), r.clone()]);
         j.transfer(&s.id, &r.id, 60, DebitPolicy::OverdraftIfAllowed)
             .expect("covered");
@@ -444,7 +450,10 @@ mod tests {
 
     #[test]
     fn hold_release_and_partial_clear_balance() {
-        let (s, r) = (account("CHECKING", 100), account("CHECKING", 0));
+        let (s, r) = (
+            account(AccountType::Checking, 100),
+            account(AccountType::Checking, 0),
+        );
         let mut j = Journal::new([s.clone(), r.clone()]);
         j.hold(&s.id, 80, DebitPolicy::NoOverdraft).expect("funds");
         let entry = j.finish().expect("balanced");
@@ -465,7 +474,7 @@ mod tests {
 
     #[test]
     fn an_unbalanced_entry_is_refused() {
-        let r = account("CHECKING", 0);
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([r.clone()]);
         j.credit_available(&r.id, 5).expect("credit");
         assert!(matches!(j.finish(), Err(LedgerError::Inconsistent(_))));
@@ -473,7 +482,7 @@ mod tests {
 
     #[test]
     fn releasing_more_than_is_held_is_an_invariant_failure() {
-        let s = account("CHECKING", 0);
+        let s = account(AccountType::Checking, 0);
         let mut j = Journal::new([s.clone()]);
         assert!(matches!(
             j.release_hold(&s.id, 1),
@@ -483,8 +492,8 @@ mod tests {
 
     #[test]
     fn the_settlement_account_may_go_negative_without_bound() {
-        let settlement = account(SETTLEMENT_ACCOUNT_TYPE, 0);
-        let r = account("CHECKING", 0);
+        let settlement = account(AccountType::NetworkSettlementAccount, 0);
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([settlement.clone(), r.clone()]);
         j.transfer(&settlement.id, &r.id, 1_000, DebitPolicy::Unbounded)
             .expect("unbounded");
@@ -500,8 +509,8 @@ mod tests {
 
     #[test]
     fn overflowing_amounts_are_errors_not_wraps() {
-        let s = account(SETTLEMENT_ACCOUNT_TYPE, -10);
-        let r = account("CHECKING", i64::MAX - 5);
+        let s = account(AccountType::NetworkSettlementAccount, -10);
+        let r = account(AccountType::Checking, i64::MAX - 5);
         let mut j = Journal::new([s.clone(), r.clone()]);
         assert_eq!(
             j.transfer(&s.id, &r.id, 10, DebitPolicy::Unbounded),
@@ -516,7 +525,7 @@ mod tests {
 
     #[test]
     fn a_missing_account_is_reported_not_panicked() {
-        let s = account("CHECKING", 10);
+        let s = account(AccountType::Checking, 10);
         let mut j = Journal::new([s.clone()]);
         let other = BankAccountId::generate(Utc::now());
         assert!(matches!(
@@ -533,12 +542,15 @@ mod tests {
         use rand::rngs::StdRng;
         use rand::{Rng, SeedableRng};
 
-        let settlement = account(SETTLEMENT_ACCOUNT_TYPE, 0);
+        let settlement = account(AccountType::NetworkSettlementAccount, 0);
         let (od1, reserve) = overdraftable(0, 0);
-        let mut od2 = account("CHECKING", 0);
+        let mut od2 = account(AccountType::Checking, 0);
         od2.is_overdraftable = true;
         od2.overdraft_reserve_account_id = Some(reserve.id.clone());
-        let plain = [account("CHECKING", 0), account("CHECKING", 0)];
+        let plain = [
+            account(AccountType::Checking, 0),
+            account(AccountType::Checking, 0),
+        ];
         let mut state: BTreeMap<BankAccountId, LedgerAccount> =
             [settlement.clone(), od1, od2, reserve.clone()]
                 .into_iter()
@@ -612,8 +624,8 @@ mod tests {
     #[test]
     fn a_closed_reserve_cannot_cover_a_shortfall() {
         let (s, mut reserve) = overdraftable(0, 1_000);
-        reserve.status = "frozen".to_owned();
-        let r = account("CHECKING", 0);
+        reserve.status = AccountStatus::Frozen;
+        let r = account(AccountType::Checking, 0);
         let mut j = Journal::new([s.clone(), reserve, r.clone()]);
         assert_eq!(
             j.transfer(&s.id, &r.id, 1, DebitPolicy::OverdraftIfAllowed),

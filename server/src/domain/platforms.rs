@@ -10,6 +10,7 @@ use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
 use crate::model::entities::{RequirementField, RequirementFieldType};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
+use crate::model::ledger::{AccountStatus, AccountType};
 use crate::model::money::Currency;
 use crate::model::platforms::PlatformRecord;
 use crate::store::bank_accounts;
@@ -18,10 +19,10 @@ use crate::store::platforms;
 use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// The root account types every platform gets, in creation order.
-pub const ROOT_ACCOUNT_TYPES: [&str; 3] = [
-    "PROGRAM_RESERVE",
-    "OVERDRAFT_RESERVE",
-    "NETWORK_SETTLEMENT_ACCOUNT",
+pub const ROOT_ACCOUNT_TYPES: [AccountType; 3] = [
+    AccountType::ProgramReserve,
+    AccountType::OverdraftReserve,
+    AccountType::NetworkSettlementAccount,
 ];
 
 /// Longest platform name.
@@ -234,8 +235,8 @@ async fn create_in(
         let account = BankAccountRecord {
             id: BankAccountId::generate(now),
             platform_id: platform.id.clone(),
-            account_type: account_type.to_owned(),
-            status: "open".to_owned(),
+            account_type,
+            status: AccountStatus::Open,
             description: root_description(account_type).to_owned(),
             display_name: None,
             currency_code: Currency::usd().code().to_owned(),
@@ -266,11 +267,11 @@ async fn create_in(
     })
 }
 
-fn root_description(account_type: &str) -> &'static str {
+fn root_description(account_type: AccountType) -> &'static str {
     match account_type {
-        "PROGRAM_RESERVE" => "Program reserve",
-        "OVERDRAFT_RESERVE" => "Overdraft reserve",
-        _ => "Network settlement",
+        AccountType::ProgramReserve => "Program reserve",
+        AccountType::OverdraftReserve => "Overdraft reserve",
+        AccountType::NetworkSettlementAccount | AccountType::Checking => "Network settlement",
     }
 }
 

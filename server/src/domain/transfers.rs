@@ -25,7 +25,7 @@ use crate::idempotency::{self, IdempotencyError, WriteError, WriteRequest, Writt
 use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
-use crate::model::ledger::LedgerAccount;
+use crate::model::ledger::{AccountStatus, LedgerAccount};
 use crate::model::money::Currency;
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::model::transfers::{
@@ -68,7 +68,7 @@ pub enum TransferError {
     SameAccount(&'static str),
     /// A party of the movement is `closed` or `frozen`: (account id, status).
     #[error("bank account {0} is {1}")]
-    NotOpen(BankAccountId, String),
+    NotOpen(BankAccountId, AccountStatus),
     /// The transfer's currency is not the account's: (transfer currency, account currency).
     #[error("the transfer is in {0} but the bank account is in {1}")]
     CurrencyMismatch(String, String),
@@ -373,10 +373,7 @@ fn require_open(account: &LedgerAccount) -> Result<()> {
     if account.is_open() {
         Ok(())
     } else {
-        Err(TransferError::NotOpen(
-            account.id.clone(),
-            account.status.clone(),
-        ))
+        Err(TransferError::NotOpen(account.id.clone(), account.status))
     }
 }
 

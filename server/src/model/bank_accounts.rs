@@ -5,16 +5,15 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{AccountNumberId, BankAccountId, PlatformId};
+use crate::model::ledger::{AccountStatus, AccountType};
 
 /// A stored bank account. Balances are minor units of `currency_code`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BankAccountRecord {
     pub id: BankAccountId,
     pub platform_id: PlatformId,
-    /// `CHECKING`, `OVERDRAFT_RESERVE`, `PROGRAM_RESERVE` or `NETWORK_SETTLEMENT_ACCOUNT`.
-    pub account_type: String,
-    /// `open`, `closed` or `frozen`.
-    pub status: String,
+    pub account_type: AccountType,
+    pub status: AccountStatus,
     pub description: String,
     pub display_name: Option<String>,
     pub currency_code: String,

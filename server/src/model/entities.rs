@@ -66,20 +66,6 @@ impl VerificationStatus {
     }
 }
 
-/// `FromStr` for a spelled enum with `ALL` and `as_str`: the stored spelling back to the value.
-macro_rules! parse_spelled {
-    ($($t:ty),*) => {$(
-        impl std::str::FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                Self::ALL
-                    .into_iter()
-                    .find(|v| v.as_str() == s)
-                    .ok_or_else(|| format!("unknown {}: {s:?}", stringify!($t)))
-            }
-        }
-    )*};
-}
 parse_spelled!(EntityType, VerificationStatus);
 
 /// A postal address.

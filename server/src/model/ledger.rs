@@ -4,16 +4,74 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::model::ids::BankAccountId;
 
-/// The only type made through the API; root types are made with the platform.
-pub const CHECKING: &str = "CHECKING";
-/// The type of the account that stands for the outside world.
-pub const SETTLEMENT_ACCOUNT_TYPE: &str = "NETWORK_SETTLEMENT_ACCOUNT";
-/// The type of the account that covers overdrafts.
-pub const RESERVE_ACCOUNT_TYPE: &str = "OVERDRAFT_RESERVE";
-/// The only status that takes money movements.
-pub const OPEN: &str = "open";
+/// A bank account's type. `Checking` is the only type made through the API; the others are the
+/// platform's root accounts, made with it: `OverdraftReserve` covers overdrafts,
+/// `NetworkSettlementAccount` stands for the outside world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AccountType {
+    Checking,
+    OverdraftReserve,
+    ProgramReserve,
+    NetworkSettlementAccount,
+}
+
+impl AccountType {
+    pub const ALL: [AccountType; 4] = [
+        AccountType::Checking,
+        AccountType::OverdraftReserve,
+        AccountType::ProgramReserve,
+        AccountType::NetworkSettlementAccount,
+    ];
+
+    /// The stored (and wire) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountType::Checking => "CHECKING",
+            AccountType::OverdraftReserve => "OVERDRAFT_RESERVE",
+            AccountType::ProgramReserve => "PROGRAM_RESERVE",
+            AccountType::NetworkSettlementAccount => "NETWORK_SETTLEMENT_ACCOUNT",
+        }
+    }
+}
+
+/// A bank account's status; only `Open` takes money movements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccountStatus {
+    Open,
+    Closed,
+    Frozen,
+}
+
+impl AccountStatus {
+    pub const ALL: [AccountStatus; 3] = [
+        AccountStatus::Open,
+        AccountStatus::Closed,
+        AccountStatus::Frozen,
+    ];
+
+    /// The stored (and wire) spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccountStatus::Open => "open",
+            AccountStatus::Closed => "closed",
+            AccountStatus::Frozen => "frozen",
+        }
+    }
+}
+
+impl std::fmt::Display for AccountStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+parse_spelled!(AccountType, AccountStatus);
 
 /// One of the four balances of a bank account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,10 +138,8 @@ impl Balances {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LedgerAccount {
     pub id: BankAccountId,
-    /// `CHECKING`, `OVERDRAFT_RESERVE`, `PROGRAM_RESERVE` or `NETWORK_SETTLEMENT_ACCOUNT`.
-    pub account_type: String,
-    /// `open`, `closed` or `frozen`.
-    pub status: String,
+    pub account_type: AccountType,
+    pub status: AccountStatus,
     pub currency_code: String,
     pub balances: Balances,
     pub is_overdraftable: bool,
@@ -92,11 +148,11 @@ pub struct LedgerAccount {
 
 impl LedgerAccount {
     pub fn is_open(&self) -> bool {
-        self.status == OPEN
+        self.status == AccountStatus::Open
     }
 
     pub fn is_settlement(&self) -> bool {
-        self.account_type == SETTLEMENT_ACCOUNT_TYPE
+        self.account_type == AccountType::NetworkSettlementAccount
     }
 
     /// May `available` be negative at rest (the table's CHECK says the same)?

@@ -5,10 +5,11 @@ use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 
+use super::entities::spelled;
 use super::{Backend, Row, Sql, StoreError, Tx, dialect};
 use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::model::ledger::{CHECKING, OPEN};
+use crate::model::ledger::{AccountStatus, AccountType};
 use crate::model::money::{Comparison, Currency};
 use crate::model::page::{CreatedRange, Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
@@ -21,8 +22,8 @@ fn from_row(row: &Row) -> Result<BankAccountRecord, StoreError> {
     Ok(BankAccountRecord {
         id: BankAccountId::from_trusted(row.get("id")?),
         platform_id: PlatformId::from_trusted(row.get("platform_id")?),
-        account_type: row.get("type")?,
-        status: row.get("status")?,
+        account_type: spelled(row, "type")?,
+        status: spelled(row, "status")?,
         description: row.get("description")?,
         display_name: row.get("display_name")?,
         currency_code: row.get("currency_code")?,
@@ -49,8 +50,8 @@ pub async fn insert(tx: &mut Tx<'_>, account: &BankAccountRecord) -> Result<(), 
     ))
     .bind(account.id.as_str())
     .bind(account.platform_id.as_str())
-    .bind(&account.account_type)
-    .bind(&account.status)
+    .bind(account.account_type.as_str())
+    .bind(account.status.as_str())
     .bind(&account.description)
     .bind(account.display_name.clone())
     .bind(&account.currency_code)
@@ -109,13 +110,13 @@ pub async fn get_for_update(
 pub async fn find_root(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
-    account_type: &str,
+    account_type: AccountType,
 ) -> Result<Option<BankAccountRecord>, StoreError> {
     let sql = Sql::new(format!(
         "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = ? AND type = ? AND type <> 'CHECKING'"
     ))
     .bind(platform_id.as_str())
-    .bind(account_type);
+    .bind(account_type.as_str());
     tx.fetch_optional_as(sql, from_row).await
 }
 
@@ -401,8 +402,8 @@ pub struct AccountFilter {
     pub overdraft_reserve_account_id: Option<String>,
     /// Case-insensitive substring of description, display name or an owner's name, or the id.
     pub query: Option<String>,
-    pub status: Option<&'static str>,
-    pub account_type: Option<&'static str>,
+    pub status: Option<AccountStatus>,
+    pub account_type: Option<AccountType>,
 }
 
 fn balance_sql(condition: &BalanceCondition) -> Sql {
@@ -505,9 +506,11 @@ struct RareFilter {
 /// sort's own index, where most rows match.
 fn rare_filters(filter: &AccountFilter) -> Vec<RareFilter> {
     let mut rare = Vec::new();
-    if let Some(account_type) = filter.account_type.filter(|t| *t != CHECKING) {
+    let (checking, open) = (AccountType::Checking.as_str(), AccountStatus::Open.as_str());
+    if let Some(account_type) = filter.account_type.filter(|t| *t != AccountType::Checking) {
+        let account_type = account_type.as_str();
         rare.push(RareFilter {
-            condition: Sql::new(format!("type = '{account_type}' AND type <> '{CHECKING}'")),
+            condition: Sql::new(format!("type = '{account_type}' AND type <> '{checking}'")),
             index: "bank_accounts_one_root_per_type",
         });
     }
@@ -524,9 +527,9 @@ fn rare_filters(filter: &AccountFilter) -> Vec<RareFilter> {
             index: "bank_accounts_overdraftable",
         });
     }
-    if let Some(status) = filter.status.filter(|s| *s != OPEN) {
+    if let Some(status) = filter.status.filter(|s| *s != AccountStatus::Open) {
         rare.push(RareFilter {
-            condition: Sql::new(format!("status = '{status}' AND status <> '{OPEN}'")),
+            condition: Sql::new(format!("status = '{status}' AND status <> '{open}'")),
             index: "bank_accounts_not_open",
         });
     }
@@ -648,11 +651,12 @@ pub fn list_keyset_owned(
             .bind(pattern),
         );
     }
-    if filter.status == Some(OPEN) {
-        keyset = keyset.filter(Sql::new(format!("status = '{OPEN}'")));
+    if filter.status == Some(AccountStatus::Open) {
+        keyset = keyset.filter(Sql::new(format!("status = '{}'", AccountStatus::Open)));
     }
-    if filter.account_type == Some(CHECKING) {
-        keyset = keyset.filter(Sql::new(format!("type = '{CHECKING}'")));
+    if filter.account_type == Some(AccountType::Checking) {
+        let checking = AccountType::Checking.as_str();
+        keyset = keyset.filter(Sql::new(format!("type = '{checking}'")));
     }
     keyset
 }

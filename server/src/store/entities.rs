@@ -58,7 +58,10 @@ fn bind_core(sql: Sql, c: &EntityRecord) -> Sql {
 }
 
 /// The value of a column that holds an enumeration's spelling; an unknown one is corrupt.
-fn spelled<T: std::str::FromStr<Err = String>>(row: &Row, column: &str) -> Result<T, StoreError> {
+pub(super) fn spelled<T: std::str::FromStr<Err = String>>(
+    row: &Row,
+    column: &str,
+) -> Result<T, StoreError> {
     row.get::<String>(column)?
         .parse()
         .map_err(StoreError::Corrupt)

@@ -7,11 +7,10 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
+use super::entities::spelled;
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::ids::{BankAccountId, PlatformId};
-use crate::model::ledger::{
-    BalanceKind, Balances, Entry, LedgerAccount, RESERVE_ACCOUNT_TYPE, SETTLEMENT_ACCOUNT_TYPE,
-};
+use crate::model::ledger::{AccountType, BalanceKind, Balances, Entry, LedgerAccount};
 
 const COLUMNS: &str = "id, type, status, currency_code, available_amount, pending_amount, \
     holding_amount, locked_amount, is_overdraftable, overdraft_reserve_account_id";
@@ -19,8 +18,8 @@ const COLUMNS: &str = "id, type, status, currency_code, available_amount, pendin
 fn from_row(row: &Row) -> Result<LedgerAccount, StoreError> {
     Ok(LedgerAccount {
         id: BankAccountId::from_trusted(row.get("id")?),
-        account_type: row.get("type")?,
-        status: row.get("status")?,
+        account_type: spelled(row, "type")?,
+        status: spelled(row, "status")?,
         currency_code: row.get("currency_code")?,
         balances: Balances {
             available: row.get("available_amount")?,
@@ -78,8 +77,10 @@ pub async fn lock_accounts(
         let mut sql = Sql::new(format!(
             "SELECT {COLUMNS} FROM bank_accounts WHERE platform_id = "
         ));
-        sql.push_bind(platform_id.as_str())
-            .push(&format!(" AND type <> '{RESERVE_ACCOUNT_TYPE}' AND id IN "));
+        sql.push_bind(platform_id.as_str()).push(&format!(
+            " AND type <> '{}' AND id IN ",
+            AccountType::OverdraftReserve.as_str()
+        ));
         push_id_list(&mut sql, first.iter());
         locked_in_order(tx, sql).await?
     };
@@ -114,7 +115,9 @@ async fn settlement_account_id(
     // index's own condition, so that both engines use the one-root-per-type index.
     let sql = Sql::new(format!(
         "SELECT id FROM bank_accounts WHERE platform_id = ? \
-         AND type = '{SETTLEMENT_ACCOUNT_TYPE}' AND type <> 'CHECKING'"
+         AND type = '{}' AND type <> '{}'",
+        AccountType::NetworkSettlementAccount.as_str(),
+        AccountType::Checking.as_str()
     ))
     .bind(platform_id.as_str());
     tx.fetch_optional(sql)

@@ -3,6 +3,7 @@
 
 use bankd::model::bank_accounts::BankAccountRecord;
 use bankd::model::ids::BankAccountId;
+use bankd::model::ledger::{AccountStatus, AccountType};
 use bankd::store::Sql;
 use bankd::store::bank_accounts;
 use serde_json::{Value, json};
@@ -606,8 +607,8 @@ async fn open_account(app: &TestApp, platform: &str, owners: &[&str]) -> String 
     let account = BankAccountRecord {
         id: BankAccountId::generate(now),
         platform_id: platform_id.clone(),
-        account_type: "CHECKING".into(),
-        status: "open".into(),
+        account_type: AccountType::Checking,
+        status: AccountStatus::Open,
         description: "Joint".into(),
         display_name: None,
         currency_code: "USD".into(),
