@@ -395,7 +395,7 @@ impl<'a> Parser<'a> {
             if has_object_keywords || a.typ.is_some() || !a.all_of.is_empty() {
                 warn(pointer, "keywords beside `oneOf`/`anyOf` are not enforced");
             }
-            return self.loose_alternatives(a, pointer, hint);
+            return Ok((self.loose_alternatives(a, pointer, hint)?, true));
         }
         if a.not.is_some() {
             warn(
@@ -434,31 +434,28 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The `oneOf` (or, without one, the `anyOf`) of a schema with other keywords beside it;
-    /// always named. The siblings are not enforced (`any_schema` said so).
+    /// The `oneOf` (or, without one, the `anyOf`) of a schema with other keywords beside it
+    /// (always named, by the caller). The siblings are not enforced (`any_schema` said so).
     fn loose_alternatives(
         &mut self,
         a: &oa::AnySchema,
         pointer: &str,
         hint: &str,
-    ) -> Result<(Kind, bool), Error> {
+    ) -> Result<Kind, Error> {
         let (members, keyword) = if a.one_of.is_empty() {
             (&a.any_of, "anyOf")
         } else {
             (&a.one_of, "oneOf")
         };
         let members = self.members(members, pointer, keyword, hint)?;
-        Ok((
-            if keyword == "anyOf" {
-                Kind::AnyOf(members)
-            } else {
-                Kind::OneOf {
-                    variants: members,
-                    discriminator: None,
-                }
-            },
-            true,
-        ))
+        Ok(if keyword == "anyOf" {
+            Kind::AnyOf(members)
+        } else {
+            Kind::OneOf {
+                variants: members,
+                discriminator: None,
+            }
+        })
     }
 
     /// An object read from loose keywords: properties without `type`, or beside an `allOf`
