@@ -1,7 +1,17 @@
-//! PostgreSQL write transactions that bankd begins and ends itself.
+//! PostgreSQL: the pool, the connection a request keeps, migrations, statements, and the write
+//! transactions that bankd begins and ends itself. Everything here goes through sqlx.
 //!
-//! Design note. `sqlx::Transaction` marks itself ended only when its `COMMIT` succeeds. When
-//! the `COMMIT` fails, which is where a SERIALIZABLE transaction learns of most of its
+//! The pool. sqlx pings every connection it lends by default, one more round trip per
+//! transaction; bankd pings only a connection that sat idle for [`PING_IDLE`]. A request keeps
+//! the connection its key check used for its own statements ([`request_connection`]), which saves
+//! one acquisition and one of sqlx's checks of a connection on its way back to the pool.
+//! Statements are written once with `?` placeholders ([`super::Sql`]), numbered for PostgreSQL by
+//! [`super::dialect`] and prepared once per connection unless a fragment asks to be planned on
+//! each run ([`super::Sql::planned_each_run`]). Migrations are sqlx's own (`migrate!` and its
+//! migrator), bookkept in `_sqlx_migrations`.
+//!
+//! Write transactions. `sqlx::Transaction` marks itself ended only when its `COMMIT` succeeds.
+//! When the `COMMIT` fails, which is where a SERIALIZABLE transaction learns of most of its
 //! conflicts (SQLSTATE 40001), the server has already ended the transaction, but the dropped
 //! `sqlx::Transaction` still queues a `ROLLBACK`, and PostgreSQL answers each one with the
 //! warning "there is no transaction in progress". [`PgTx`] knows better: after its `COMMIT` or
@@ -22,14 +32,214 @@
 //! The lock is released after `COMMIT` or `ROLLBACK`; a connection whose release is in doubt
 //! is closed. Under READ COMMITTED, where row locks wait instead of failing, no gate is taken.
 //!
-//! Reads keep `sqlx::Transaction` ([`super::Db::begin_read`]): they never commit, and dropping
-//! one queues its `ROLLBACK` for the pool's check of the connection, off the request's path.
+//! Reads keep `sqlx::Transaction` ([`begin_read`]): they never commit, and dropping one queues
+//! its `ROLLBACK` for the pool's check of the connection, off the request's path.
 
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::PgConnection;
+use sqlx::postgres::{PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{Executor, Postgres};
 
-use super::StoreError;
+use super::{
+    PostgresPoolStats, Sql, StoreError, StoreOptions, Value, Violation, dialect, metric_names,
+};
+
+pub(super) static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The versions of the embedded migrations that apply.
+pub(super) fn migration_versions() -> Vec<i64> {
+    MIGRATOR
+        .iter()
+        .filter(|m| m.migration_type.is_up_migration())
+        .map(|m| m.version)
+        .collect()
+}
+
+/// A pooled connection idle for this long is pinged before it is lent.
+const PING_IDLE: Duration = Duration::from_secs(10);
+
+/// Opens the pool for a `postgres:`/`postgresql:` URL.
+pub(super) async fn connect(url: &str, options: &StoreOptions) -> Result<PgPool, StoreError> {
+    Ok(PgPoolOptions::new()
+        .max_connections(options.postgres_max_connections.max(1))
+        .acquire_timeout(options.acquire_timeout)
+        // sqlx pings every connection it lends by default: one more round trip per
+        // transaction. A connection in steady use is alive; only one that sat idle for a
+        // while (the server may have ended it) is pinged, and replaced if dead.
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= PING_IDLE {
+                    sqlx::Connection::ping(conn).await?;
+                }
+                Ok(true)
+            })
+        })
+        .connect(url)
+        .await?)
+}
+
+/// Whether the database's own default isolation (what a plain `BEGIN` gets) makes contended
+/// writes fail rather than wait: anything above read committed.
+pub(super) async fn default_fails_contended_writes(pool: &PgPool) -> Result<bool, StoreError> {
+    let level: String = sqlx::query_scalar("SHOW default_transaction_isolation")
+        .fetch_one(pool)
+        .await?;
+    Ok(!matches!(
+        level.as_str(),
+        "read committed" | "read uncommitted"
+    ))
+}
+
+/// Whether PostgreSQL refused text it cannot store (U+0000, SQLSTATE 22021 or 22P05).
+pub(super) fn is_unstorable_text(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|code| code == "22021" || code == "22P05")
+}
+
+/// The constraint a failed statement violated.
+pub(super) fn violation(error: &sqlx::Error) -> Option<Violation> {
+    use sqlx::error::ErrorKind;
+    let sqlx::Error::Database(db) = error else {
+        return None;
+    };
+    match db.kind() {
+        ErrorKind::UniqueViolation => Some(Violation::Unique),
+        ErrorKind::ForeignKeyViolation => Some(Violation::ForeignKey),
+        ErrorKind::CheckViolation => Some(Violation::Check),
+        _ => None,
+    }
+}
+
+/// The pool's state at this moment.
+pub(super) fn pool_stats(pool: &PgPool) -> PostgresPoolStats {
+    let idle = u32::try_from(pool.num_idle()).unwrap_or(u32::MAX);
+    PostgresPoolStats {
+        idle,
+        in_use: pool.size().saturating_sub(idle),
+        max: pool.options().get_max_connections(),
+    }
+}
+
+tokio::task_local! {
+    /// The PostgreSQL connection a request's key check used, kept for the request's own
+    /// statements, with the address of its database's state; see [`request_connection`].
+    static REQUEST_CONNECTION: RefCell<Option<(usize, PoolConnection<Postgres>)>>;
+}
+
+/// Runs one request so that, on PostgreSQL, its key check and its reads and writes use one
+/// pooled connection: [`super::Db::read_single_kept`] keeps the connection it used, and the
+/// request's next read or write takes it instead of another from the pool. sqlx checks every
+/// connection on its way back to the pool (a `Sync` and its answer); one connection a request
+/// instead of two saves one such round trip and one acquisition a request. Whatever is kept goes
+/// back to the pool when `fut` ends. Nothing changes on SQLite.
+pub async fn request_connection<F: Future>(fut: F) -> F::Output {
+    REQUEST_CONNECTION.scope(RefCell::new(None), fut).await
+}
+
+/// The request's kept connection, if it is `db`'s.
+fn take_kept_connection(db: usize) -> Option<PoolConnection<Postgres>> {
+    REQUEST_CONNECTION
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+        .and_then(|(owner, conn)| (owner == db).then_some(conn))
+}
+
+/// Keeps `conn` (idle, outside any transaction) for the request's next statement, if inside
+/// [`request_connection`]; otherwise it goes back to the pool.
+pub(super) fn keep_connection(db: usize, conn: PoolConnection<Postgres>) {
+    let _ = REQUEST_CONNECTION.try_with(|slot| *slot.borrow_mut() = Some((db, conn)));
+}
+
+/// A connection of `pool`: the request's kept one if any ([`request_connection`]), else one
+/// from the pool. `db` names the database ([`super::Db`]'s address).
+pub(super) async fn connection(
+    pool: &PgPool,
+    db: usize,
+) -> Result<PoolConnection<Postgres>, StoreError> {
+    match take_kept_connection(db) {
+        Some(conn) => Ok(conn),
+        None => {
+            let started = std::time::Instant::now();
+            let conn = pool.acquire().await?;
+            metrics::histogram!(metric_names::ACQUIRE_WAIT).record(started.elapsed().as_secs_f64());
+            Ok(conn)
+        }
+    }
+}
+
+/// Begins a read transaction with `begin` on [`connection`]. The transaction owns the
+/// connection and gives it back to the pool when it ends.
+pub(super) async fn begin_read(
+    pool: &PgPool,
+    db: usize,
+    begin: &'static str,
+) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
+    let conn = connection(pool, db).await?;
+    // sqlx's own `Pool::begin` does this; the function is public but hidden from its
+    // documentation, and the only way to a transaction that owns a given pooled connection.
+    Ok(sqlx::Transaction::begin(conn, Some(std::borrow::Cow::Borrowed(begin))).await?)
+}
+
+macro_rules! bind_all {
+    ($query:expr, $args:expr) => {{
+        let mut q = $query;
+        for arg in $args {
+            q = match arg {
+                Value::Text(v) => q.bind(v),
+                Value::I64(v) => q.bind(v),
+                Value::Bool(v) => q.bind(v),
+                Value::Bytes(v) => q.bind(v),
+                Value::Time(v) => q.bind(v),
+                Value::Date(v) => q.bind(v),
+            };
+        }
+        q
+    }};
+}
+
+/// The statement text with PostgreSQL's numbered placeholders, checked against the number of
+/// bind values. (SQLite keeps the text; `sqlite::prepare` checks the count against the prepared
+/// statement's.)
+fn statement(text: &str, binds: usize) -> Result<std::borrow::Cow<'_, str>, StoreError> {
+    let (text, placeholders) = dialect::placeholders(dialect::Backend::Postgres, text);
+    if placeholders != binds {
+        return Err(StoreError::BindCount {
+            placeholders,
+            binds,
+        });
+    }
+    Ok(text)
+}
+
+/// Runs a statement; answers the number of rows it changed.
+pub(super) async fn execute(conn: &mut PgConnection, sql: Sql) -> Result<u64, StoreError> {
+    let text = statement(&sql.text, sql.args.len())?;
+    let query = bind_all!(sqlx::query(&text).persistent(!sql.plan_each_run), sql.args);
+    Ok(query.execute(conn).await?.rows_affected())
+}
+
+/// Runs a query; answers its rows, or only its first when `first_only`.
+pub(super) async fn fetch(
+    conn: &mut PgConnection,
+    sql: Sql,
+    first_only: bool,
+) -> Result<Vec<PgRow>, StoreError> {
+    let text = statement(&sql.text, sql.args.len())?;
+    let query = bind_all!(sqlx::query(&text).persistent(!sql.plan_each_run), sql.args);
+    Ok(if first_only {
+        query.fetch_optional(conn).await?.into_iter().collect()
+    } else {
+        query.fetch_all(conn).await?
+    })
+}
 
 /// The isolation level that bankd asks of PostgreSQL for its write transactions.
 ///

@@ -5,7 +5,7 @@
 //! project's hardware that hand-off, not SQLite, was most of the cost of a small read or write
 //! (bench/README.md has the profile). A point lookup or a one-row insert on a warm page cache
 //! takes SQLite a few microseconds, less than one wake-up, so bankd runs SQLite statements
-//! directly on the task that needs them (rusqlite over the same bundled library sqlx links).
+//! directly on the task that needs them (rusqlite, over the SQLite it bundles).
 //!
 //! What blocks, and for how long: a statement runs to completion on a tokio worker. Reads are
 //! index lookups bounded by a page of at most 100 rows. Writes run on the one writer connection;
@@ -19,7 +19,15 @@
 //! Values keep the encoding sqlx gave them, so databases written before this module read back
 //! unchanged: times as RFC 3339 text (`to_rfc3339_opts(AutoSi)`), dates as `YYYY-MM-DD`, booleans
 //! as 0/1.
+//!
+//! What is here: opening a database from its `sqlite:` URL ([`connect`]; `sqlite/url.rs` reads it,
+//! [`Synchronous`] is the durability setting) into [`Pools`] (the one writer of `super::writer`,
+//! the readers, the checkpointer), the request's kept read transaction ([`request_snapshot`]),
+//! running statements and decoding rows, and the migrations (`sqlite/migrate.rs`).
+//! rusqlite is the only SQLite driver bankd links; sqlx serves PostgreSQL alone.
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,12 +37,147 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, Value as SqlValue, ValueRef};
 use rusqlite::{CachedStatement, Connection, ErrorCode, OpenFlags, ToSql};
 
-use super::{StoreError, Value};
+use super::{StoreError, StoreOptions, TxInner, Value, Violation, writer};
 
 mod migrate;
 mod url;
 
 pub(super) use migrate::{migrate, migrations};
+
+tokio::task_local! {
+    /// The read transaction that a `GET`'s key check left open on a SQLite reader, for the
+    /// request's first read; see [`request_snapshot`].
+    static REQUEST_SNAPSHOT: RefCell<Option<Reader>>;
+}
+
+/// Runs one read-only request (`GET`, `HEAD`) so that its key check and its first read share one
+/// SQLite read transaction, on one reader: [`super::Db::read_single_kept`] leaves the
+/// transaction open and the next [`super::Db::read_single`] or [`super::Db::read`] of the
+/// request runs in it. Starting and ending a read transaction (the WAL read lock in the
+/// shared-memory file, an `fcntl` and a mutex) was 16.6 % of a GET's profile for its two;
+/// bench/README.md has the figures. The key
+/// and the data then come from one snapshot, which is what a single statement would give.
+/// Whatever is left open is rolled back, and the reader given back, when `fut` ends; a write
+/// gives it back first ([`super::Db::write`]), so a snapshot never waits for the writer.
+pub async fn request_snapshot<F: Future>(fut: F) -> F::Output {
+    REQUEST_SNAPSHOT.scope(RefCell::new(None), fut).await
+}
+
+/// The request's open snapshot, if it is one of `readers`' (another database's is given back).
+pub(super) fn take_snapshot(readers: &Arc<Readers>) -> Option<Reader> {
+    REQUEST_SNAPSHOT
+        .try_with(|slot| slot.borrow_mut().take())
+        .ok()
+        .flatten()
+        .filter(|reader| reader.belongs_to(readers))
+}
+
+/// Ends the request's open snapshot, if any (rolled back, the reader given back).
+pub(super) fn release_snapshot() {
+    let taken = REQUEST_SNAPSHOT.try_with(|slot| slot.borrow_mut().take());
+    drop(taken);
+}
+
+/// Whether this task runs inside [`request_snapshot`].
+pub(super) fn in_request_snapshot() -> bool {
+    REQUEST_SNAPSHOT.try_with(|_| ()).is_ok()
+}
+
+/// Keeps `reader`, in its open read transaction, for the request's next read (to be ended by
+/// that read or when the request ends); outside [`request_snapshot`] it goes back at once.
+pub(super) fn keep_snapshot(reader: Reader) {
+    let _ = REQUEST_SNAPSHOT.try_with(|slot| *slot.borrow_mut() = Some(reader));
+}
+
+/// Opens the writer, the readers and the checkpointer for a `sqlite:` URL.
+pub(super) fn connect(url: &str, options: &StoreOptions) -> Result<Pools, StoreError> {
+    let path = database_path(url)?;
+    let settings = Settings {
+        path,
+        synchronous: options.sqlite_synchronous.pragma(),
+        busy_timeout: options.sqlite_busy_timeout,
+        wal_restart_frames: WAL_RESTART_FRAMES,
+        reader_mmap_bytes: i64::try_from(options.sqlite_reader_mmap_bytes).unwrap_or(i64::MAX),
+        log_buffer: options.sqlite_log_buffer,
+    };
+    let checkpointer = Checkpointer::start(&settings)?;
+    let writer = writer::GroupWriter::new(
+        settings.open_writer()?,
+        options.sqlite_busy_timeout,
+        checkpointer.as_ref().map(Checkpointer::signal),
+    );
+    // Separate connections to `:memory:` would each see their own empty database, so there
+    // the writer serves reads too, and cannot group-commit (a read would end the batch).
+    let in_memory = settings.in_memory();
+    let readers = (!in_memory).then(|| Readers::new(settings, options.sqlite_readers as usize));
+    Ok(Pools {
+        writer,
+        group_commit: options.sqlite_group_commit && !in_memory,
+        readers,
+        checkpointer,
+    })
+}
+
+/// A SQLite database's connections.
+pub(super) struct Pools {
+    /// The one writer connection.
+    pub writer: writer::GroupWriter,
+    /// Whether concurrent writes share a batch transaction (otherwise each write is a
+    /// transaction of its own on the writer).
+    pub group_commit: bool,
+    /// Reader connections; `None` for an in-memory database, where the writer reads too.
+    pub readers: Option<Arc<Readers>>,
+    /// Checkpoints the log off the writer; `None` in memory.
+    checkpointer: Option<Checkpointer>,
+}
+
+impl Pools {
+    /// A read transaction ([`super::Db::begin_read`]): the request's open snapshot if any, else
+    /// a reader that begins one; in memory, the writer.
+    pub async fn begin_read(&self) -> Result<TxInner, StoreError> {
+        Ok(match &self.readers {
+            Some(readers) => match take_snapshot(readers) {
+                Some(reader) => TxInner::SqliteReader(reader),
+                None => {
+                    let reader = readers.acquire()?;
+                    control(reader.conn(), "BEGIN")?;
+                    TxInner::SqliteReader(reader)
+                }
+            },
+            None => {
+                let (writer, role) = self.writer.read(true).await?;
+                TxInner::Writer(writer, role)
+            }
+        })
+    }
+
+    /// A connection for one statement outside any transaction ([`super::Db::read_single`]):
+    /// the request's open snapshot if any, else a reader; in memory, the writer.
+    pub async fn single_read(&self) -> Result<TxInner, StoreError> {
+        Ok(match &self.readers {
+            Some(readers) => match take_snapshot(readers) {
+                Some(reader) => TxInner::SqliteReader(reader),
+                None => TxInner::SqliteReader(readers.acquire()?),
+            },
+            None => {
+                let (writer, role) = self.writer.read(false).await?;
+                TxInner::Writer(writer, role)
+            }
+        })
+    }
+
+    /// Closes the readers, then the writer (committing any open batch), then stops the
+    /// checkpointer.
+    pub async fn close(&self) {
+        if let Some(readers) = &self.readers {
+            readers.close();
+        }
+        self.writer.close().await;
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.stop();
+        }
+    }
+}
 
 /// Statements kept prepared per connection. bankd has a few hundred distinct statement texts;
 /// the ones on hot paths stay cached.
@@ -191,6 +334,17 @@ pub(super) fn is_busy(error: &rusqlite::Error) -> bool {
 pub(super) fn extended_code(error: &rusqlite::Error) -> Option<i32> {
     match error {
         rusqlite::Error::SqliteFailure(e, _) => Some(e.extended_code),
+        _ => None,
+    }
+}
+
+/// The constraint a failed statement violated, by SQLite's extended result codes:
+/// SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY, _FOREIGNKEY and _CHECK.
+pub(super) fn violation(error: &rusqlite::Error) -> Option<Violation> {
+    match extended_code(error)? {
+        2067 | 1555 => Some(Violation::Unique),
+        787 => Some(Violation::ForeignKey),
+        275 => Some(Violation::Check),
         _ => None,
     }
 }
@@ -692,342 +846,4 @@ pub(super) fn database_path(url: &str) -> Result<Option<PathBuf>, StoreError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn memory() -> Connection {
-        Settings {
-            path: None,
-            synchronous: "FULL",
-            busy_timeout: Duration::from_secs(1),
-            wal_restart_frames: WAL_RESTART_FRAMES,
-            reader_mmap_bytes: 0,
-            log_buffer: true,
-        }
-        .open_writer()
-        .expect("open")
-    }
-
-    #[test]
-    fn values_round_trip_in_sqlx_encoding() {
-        let conn = memory();
-        control(
-            &conn,
-            "CREATE TABLE t (s TEXT, n INTEGER, b BOOLEAN, t TEXT, d TEXT, x BLOB)",
-        )
-        .expect("create");
-        let time = DateTime::parse_from_rfc3339("2026-11-23T09:43:35.056022Z")
-            .expect("time")
-            .with_timezone(&Utc);
-        let date = NaiveDate::from_ymd_opt(2026, 2, 28).expect("date");
-        let changed = execute(
-            &conn,
-            "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)",
-            &[
-                Value::Text(Some("a\0b".into())),
-                Value::I64(Some(-7)),
-                Value::Bool(Some(true)),
-                Value::Time(Some(time)),
-                Value::Date(Some(date)),
-                Value::Bytes(None),
-            ],
-        )
-        .expect("insert");
-        assert_eq!(changed, 1);
-        let rows = fetch(&conn, "SELECT * FROM t", &[], false).expect("select");
-        let row = &rows[0];
-        assert_eq!(row.get::<String>("s").expect("s"), "a\0b");
-        assert_eq!(row.get::<i64>("n").expect("n"), -7);
-        assert!(row.get::<bool>("b").expect("b"));
-        assert_eq!(row.get::<DateTime<Utc>>("t").expect("t"), time);
-        assert_eq!(row.get::<NaiveDate>("d").expect("d"), date);
-        assert_eq!(row.get::<Option<Vec<u8>>>("x").expect("x"), None);
-        // The stored text is sqlx's: databases written by sqlx read back, and the other way.
-        let raw = fetch(&conn, "SELECT t, d FROM t", &[], true).expect("raw");
-        assert_eq!(
-            raw[0].get::<String>("t").expect("t"),
-            "2026-11-23T09:43:35.056022+00:00"
-        );
-        assert_eq!(raw[0].get::<String>("d").expect("d"), "2026-02-28");
-        // Wrong types and unknown columns are errors, not panics.
-        assert!(row.get::<i64>("s").is_err());
-        assert!(row.get::<String>("missing").is_err());
-    }
-
-    #[test]
-    fn columns_are_found_by_name_in_any_order() {
-        let conn = memory();
-        let rows = fetch(
-            &conn,
-            "SELECT 1 AS a, 2 AS b, 3 AS n_a, 4 AS ab, 5 AS c",
-            &[],
-            true,
-        )
-        .expect("select");
-        let row = &rows[0];
-        let get = |prefix: &str, name: &str| row.get_prefixed::<i64>(prefix, name).ok();
-        // In the statement's order, backwards, skipping, and again after a miss.
-        assert_eq!(get("", "a"), Some(1));
-        assert_eq!(get("", "b"), Some(2));
-        assert_eq!(get("", "c"), Some(5));
-        assert_eq!(get("", "ab"), Some(4));
-        assert_eq!(get("", "a"), Some(1));
-        assert_eq!(get("", "missing"), None);
-        assert_eq!(get("", "b"), Some(2));
-        // A prefixed name is the whole name, not a name that merely ends the same.
-        assert_eq!(get("n_", "a"), Some(3));
-        assert_eq!(get("n_", "b"), None);
-        assert_eq!(get("a", "b"), Some(4));
-        assert_eq!(get("", "n_a"), Some(3));
-    }
-
-    #[test]
-    fn sqlite_own_timestamps_decode_as_utc() {
-        let t = parse_time("2026-11-23 09:43:35").expect("parse");
-        assert_eq!(t.to_rfc3339(), "2026-11-23T09:43:35+00:00");
-    }
-
-    #[test]
-    fn execute_counts_changed_rows_and_reads_count_none() {
-        let conn = memory();
-        control(&conn, "CREATE TABLE t (n INTEGER)").expect("create");
-        let args = [
-            Value::I64(Some(1)),
-            Value::I64(Some(2)),
-            Value::I64(Some(3)),
-        ];
-        assert_eq!(
-            execute(&conn, "INSERT INTO t VALUES (?), (?), (?)", &args).expect("insert"),
-            3
-        );
-        assert_eq!(execute(&conn, "SELECT n FROM t", &[]).expect("select"), 0);
-        assert_eq!(
-            execute(&conn, "CREATE INDEX t_n ON t (n)", &[]).expect("ddl"),
-            0
-        );
-        assert_eq!(
-            execute(
-                &conn,
-                "UPDATE t SET n = n + 1 WHERE n > ?",
-                &[Value::I64(Some(1))]
-            )
-            .expect("update"),
-            2
-        );
-    }
-
-    #[test]
-    fn constraint_errors_keep_their_extended_codes() {
-        let conn = memory();
-        control(
-            &conn,
-            "CREATE TABLE t (n INTEGER PRIMARY KEY, m INTEGER UNIQUE CHECK (m > 0))",
-        )
-        .expect("create");
-        control(&conn, "INSERT INTO t VALUES (1, 1)").expect("insert");
-        let code = |sql: &str| match control(&conn, sql) {
-            Err(StoreError::Sqlite(e)) => extended_code(&e),
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(code("INSERT INTO t VALUES (2, 1)"), Some(2067));
-        assert_eq!(code("INSERT INTO t VALUES (1, 2)"), Some(1555));
-        assert_eq!(code("INSERT INTO t VALUES (3, -1)"), Some(275));
-    }
-
-    /// A database file in `dir` with its checkpointer and writer, and a table `t (s TEXT)`.
-    fn logged_db(
-        dir: &tempfile::TempDir,
-        synchronous: &'static str,
-        wal_restart_frames: i64,
-    ) -> (Settings, PathBuf, Checkpointer, Connection) {
-        let path = dir.path().join("log.db");
-        let settings = Settings {
-            path: Some(path.clone()),
-            synchronous,
-            busy_timeout: Duration::from_secs(1),
-            wal_restart_frames,
-            reader_mmap_bytes: 0,
-            log_buffer: true,
-        };
-        let checkpointer = Checkpointer::start(&settings)
-            .expect("start")
-            .expect("a file");
-        let writer = settings.open_writer().expect("writer");
-        control(&writer, "CREATE TABLE t (s TEXT)").expect("create");
-        (settings, path, checkpointer, writer)
-    }
-
-    /// One transaction of `n` rows of 200 bytes into `t`.
-    fn commit_rows(writer: &Connection, n: usize) {
-        control(writer, "BEGIN IMMEDIATE").expect("begin");
-        for _ in 0..n {
-            let row = [Value::Text(Some("x".repeat(200)))];
-            execute(writer, "INSERT INTO t VALUES (?)", &row).expect("insert");
-        }
-        control(writer, "COMMIT").expect("commit");
-    }
-
-    #[test]
-    fn only_full_durability_writes_the_log_through_the_buffer() {
-        let settings = |synchronous, log_buffer| Settings {
-            path: Some(PathBuf::from("unused.db")),
-            synchronous,
-            busy_timeout: Duration::from_secs(1),
-            wal_restart_frames: WAL_RESTART_FRAMES,
-            reader_mmap_bytes: 0,
-            log_buffer,
-        };
-        assert!(settings("FULL", true).buffers_log());
-        assert!(!settings("FULL", false).buffers_log());
-        // NORMAL publishes a commit's frames without the sync that empties the buffer.
-        assert!(!settings("NORMAL", true).buffers_log());
-        assert!(!settings("OFF", true).buffers_log());
-    }
-
-    #[test]
-    fn the_writer_keeps_undo_pages_and_a_large_cache_in_memory() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (_, _, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
-        let pragma = |name: &str| -> i64 {
-            writer
-                .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
-                .expect(name)
-        };
-        // 2 = MEMORY: savepoint sub-journals never go to a temporary file.
-        assert_eq!(pragma("temp_store"), 2);
-        assert_eq!(pragma("cache_size"), -WRITER_CACHE_KIB);
-        checkpointer.stop();
-    }
-
-    /// `.cargo/config.toml` builds the bundled SQLite without the shared page-cache pool and
-    /// without allocation statistics, both of which take a process-wide mutex on every page
-    /// fetch or allocation (bench/README.md, "Fixed so far"). A build without that file (or with
-    /// `LIBSQLITE3_FLAGS` set otherwise) would still work, only slower: this says so.
-    #[test]
-    fn the_bundled_sqlite_has_no_process_wide_cache_or_allocation_mutex() {
-        let conn = Connection::open_in_memory().expect("open");
-        let mut stmt = conn.prepare("PRAGMA compile_options").expect("prepare");
-        let options: Vec<String> = stmt
-            .query_map([], |r| r.get(0))
-            .expect("query")
-            .collect::<Result<_, _>>()
-            .expect("rows");
-        assert!(options.iter().any(|o| o == "THREADSAFE=1"), "{options:?}");
-        assert!(
-            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
-            "{options:?}"
-        );
-        assert!(
-            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
-            "{options:?}"
-        );
-    }
-
-    #[test]
-    fn readers_map_the_file_as_configured() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (mut settings, _, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
-        commit_rows(&writer, 100);
-        settings.reader_mmap_bytes = 1 << 20;
-        let mmap_size = |settings: &Settings| -> i64 {
-            let reader = settings.open_reader().expect("reader");
-            let rows: i64 = reader
-                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-                .expect("read");
-            assert_eq!(rows, 100);
-            reader
-                .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-                .expect("mmap_size")
-        };
-        assert_eq!(mmap_size(&settings), 1 << 20);
-        settings.reader_mmap_bytes = 0;
-        assert_eq!(mmap_size(&settings), 0);
-        // The writer reads through its own large cache and is not mapped.
-        let writer_mmap: i64 = writer
-            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-            .expect("mmap_size");
-        assert_eq!(writer_mmap, 0);
-        checkpointer.stop();
-    }
-
-    #[test]
-    fn a_log_due_for_a_restart_is_caught_up_first_within_a_bound() {
-        let long = RESTART_LAG * 4;
-        assert_eq!(after_pass(10, 100, long, 0), AfterPass::Pause);
-        assert_eq!(after_pass(100, 100, RESTART_LAG, 0), AfterPass::Restart);
-        assert_eq!(after_pass(100, 100, long, 0), AfterPass::CatchUp);
-        assert_eq!(
-            after_pass(100, 100, long, MAX_CATCH_UP_PASSES - 1),
-            AfterPass::CatchUp
-        );
-        // However slowly the passes shrink, the log is restarted.
-        assert_eq!(
-            after_pass(100, 100, long, MAX_CATCH_UP_PASSES),
-            AfterPass::Restart
-        );
-    }
-
-    #[test]
-    fn the_checkpointer_copies_the_log_into_the_database_after_commits() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (_, path, checkpointer, writer) = logged_db(&dir, "FULL", WAL_RESTART_FRAMES);
-        let commit_rows = |n: usize| commit_rows(&writer, n);
-        let file_len = || std::fs::metadata(&path).expect("stat").len();
-        // The writer never checkpoints by itself: the rows stay in the log.
-        commit_rows(1_000);
-        std::thread::sleep(CHECKPOINT_PAUSE * 4);
-        assert!(file_len() < 100_000, "{} bytes", file_len());
-        // Told about a commit, the checkpointer copies them.
-        commit_rows(1_000);
-        checkpointer.signal().after_commit(&writer);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while file_len() < 400_000 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(file_len() >= 400_000, "{} bytes", file_len());
-        checkpointer.stop();
-    }
-
-    #[test]
-    fn the_log_is_rewound_under_steady_reads_and_writes() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (settings, path, checkpointer, writer) = logged_db(&dir, "NORMAL", 64);
-        // Two readers taking turns, so that one is always inside the log: without a restart,
-        // SQLite never finds the moment to rewind it.
-        let stop = Arc::new(AtomicBool::new(false));
-        let readers: Vec<_> = (0..2)
-            .map(|i| {
-                let (settings, stop) = (settings.clone(), stop.clone());
-                std::thread::spawn(move || {
-                    let reader = settings.open_reader().expect("reader");
-                    std::thread::sleep(Duration::from_millis(i));
-                    while !stop.load(Ordering::Acquire) {
-                        control(&reader, "BEGIN").expect("begin");
-                        fetch(&reader, "SELECT count(*) AS n FROM t", &[], false).expect("read");
-                        std::thread::sleep(Duration::from_millis(2));
-                        control(&reader, "COMMIT").expect("end");
-                    }
-                })
-            })
-            .collect();
-        let signal = checkpointer.signal();
-        let wal = path.with_extension("db-wal");
-        let mut largest = 0;
-        for _ in 0..400 {
-            commit_rows(&writer, 20);
-            signal.after_commit(&writer);
-            largest = largest.max(std::fs::metadata(&wal).expect("stat").len());
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        stop.store(true, Ordering::Release);
-        for reader in readers {
-            reader.join().expect("reader");
-        }
-        checkpointer.stop();
-        // Never rewound, the log reaches about 6.6 MB here (400 commits, each rewriting a few
-        // pages); rewound once the checkpointer has seen 64 frames, about 1.2 MB. The bound
-        // leaves room for a checkpointer thread that runs late on busy cores: 3.4 MB was seen
-        // once with the whole workspace's tests running on two.
-        assert!(largest < 4_500_000, "the log reached {largest} bytes");
-    }
-}
+mod tests;

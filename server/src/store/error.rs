@@ -1,0 +1,67 @@
+//! The storage layer's one error type, [`StoreError`], and what the domain asks of it: whether a
+//! constraint was violated (each backend reads its own codes: `sqlite::violation`,
+//! `postgres::violation`) and whether the database refused text it cannot store. Whether an
+//! error is worth another attempt is [`super::Retryable`]'s question (`retry.rs`).
+
+use super::{postgres, sqlite};
+
+/// Failures of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("unsupported database URL scheme (expected sqlite: or postgres:)")]
+    UnsupportedUrl,
+    #[error("invalid sqlite: URL: {0}")]
+    InvalidUrl(String),
+    #[error("query has {placeholders} placeholders but {binds} bind values")]
+    BindCount { placeholders: usize, binds: usize },
+    #[error("stored value is invalid: {0}")]
+    Corrupt(String),
+    /// Another write of the same group commit broke the shared transaction; run again.
+    #[error("the group commit this write belonged to was rolled back")]
+    BatchAborted,
+}
+
+/// The constraint kinds the domain tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Violation {
+    Unique,
+    ForeignKey,
+    Check,
+}
+
+impl StoreError {
+    /// Whether the database refused text it cannot store (PostgreSQL refuses U+0000 with
+    /// SQLSTATE 22021 or 22P05): the client's input, wherever it slipped past validation.
+    pub fn is_unstorable_text(&self) -> bool {
+        matches!(self, StoreError::Database(e) if postgres::is_unstorable_text(e))
+    }
+
+    fn violation(&self) -> Option<Violation> {
+        match self {
+            StoreError::Database(e) => postgres::violation(e),
+            StoreError::Sqlite(e) => sqlite::violation(e),
+            _ => None,
+        }
+    }
+
+    /// A UNIQUE or PRIMARY KEY constraint was violated.
+    pub fn is_unique_violation(&self) -> bool {
+        self.violation() == Some(Violation::Unique)
+    }
+
+    /// A FOREIGN KEY constraint was violated.
+    pub fn is_foreign_key_violation(&self) -> bool {
+        self.violation() == Some(Violation::ForeignKey)
+    }
+
+    /// A CHECK constraint was violated (for example a balance going below zero).
+    pub fn is_check_violation(&self) -> bool {
+        self.violation() == Some(Violation::Check)
+    }
+}
