@@ -717,18 +717,7 @@ impl<'s> Tx<'s> {
             let _ = self.rollback().await;
             return Err(e);
         }
-        match self.inner {
-            TxInner::SqliteReader(reader) => {
-                if !reader.conn().is_autocommit() {
-                    sqlite::control(reader.conn(), "COMMIT")?;
-                }
-            }
-            TxInner::Writer(w, role) => writer::end(w, role, true).await?,
-            TxInner::Postgres(tx) => tx.commit().await?,
-            TxInner::PostgresRead(tx) => tx.commit().await?,
-            TxInner::PostgresSingle(_) => {}
-        }
-        Ok(())
+        self.end(true).await
     }
 
     /// Ends a read transaction: nothing in it is kept. On PostgreSQL without waiting: dropping
@@ -745,14 +734,22 @@ impl<'s> Tx<'s> {
     }
 
     pub async fn rollback(self) -> Result<(), StoreError> {
+        self.end(false).await
+    }
+
+    /// Commits (`commit`) or rolls back whatever transaction is open; queued writes are not
+    /// sent ([`Tx::commit`] flushes them first).
+    async fn end(self, commit: bool) -> Result<(), StoreError> {
         match self.inner {
             TxInner::SqliteReader(reader) => {
                 if !reader.conn().is_autocommit() {
-                    sqlite::control(reader.conn(), "ROLLBACK")?;
+                    sqlite::control(reader.conn(), if commit { "COMMIT" } else { "ROLLBACK" })?;
                 }
             }
-            TxInner::Writer(w, role) => writer::end(w, role, false).await?,
+            TxInner::Writer(w, role) => writer::end(w, role, commit).await?,
+            TxInner::Postgres(tx) if commit => tx.commit().await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
+            TxInner::PostgresRead(tx) if commit => tx.commit().await?,
             TxInner::PostgresRead(tx) => tx.rollback().await?,
             TxInner::PostgresSingle(_) => {}
         }
