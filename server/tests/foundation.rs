@@ -18,6 +18,7 @@ use bankd::domain::platforms::{self, CreatedPlatform, PlatformError, ROOT_ACCOUN
 use bankd::idempotency::{
     self, IdempotencyError, IdempotencyKey, Outcome, RequestFingerprint, StoredResponse,
 };
+use bankd::model::documents::DocumentType;
 use bankd::model::entities::{EntityRecord, EntityType, VerificationStatus};
 use bankd::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use bankd::model::ledger::{AccountStatus, AccountType, LedgerAccount};
@@ -1958,7 +1959,7 @@ async fn sqlite_lists_documents_through_the_index_of_their_exact_filter() {
         ..DocumentFilter::default()
     };
     let kind = DocumentFilter {
-        document_type: Some("articles_of_incorporation".to_owned()),
+        document_type: Some(DocumentType::IrsLetter),
         ..DocumentFilter::default()
     };
     let recent = |filter: DocumentFilter| DocumentFilter {

@@ -5,7 +5,7 @@
 use bank_api::models as wire;
 
 use crate::model::entities as model;
-use crate::model::ledger;
+use crate::model::{counterparties, documents, ledger};
 
 /// `From` both ways between a wire type and its model twin with the same fields.
 macro_rules! twins {
@@ -44,10 +44,19 @@ macro_rules! twin_enums {
 }
 
 twin_enums!(EntityType <-> model::EntityType { Person, Business });
+twin_enums!(AssociatedPersonRole <-> model::AssociatedPersonRole { ControlPerson, BeneficialOwner });
 twin_enums!(BankAccountType <-> ledger::AccountType {
     Checking, OverdraftReserve, ProgramReserve, NetworkSettlementAccount
 });
 twin_enums!(BankAccountStatus <-> ledger::AccountStatus { Open, Closed, Frozen });
+twin_enums!(RoutingNumberType <-> counterparties::RoutingNumberType { Aba, Bic });
+twin_enums!(AccountType <-> counterparties::CounterpartyAccountType { Checking, Savings });
+twin_enums!(LegalType <-> counterparties::LegalType {
+    Business, NonProfit, Individual, SoleProprietor
+});
+twin_enums!(DocumentType <-> documents::DocumentType {
+IdentityLicense, IdentityPassport, IdentityUtility, BankStatement, W9, IrsLetter, CertificateOfBusinessFormation, EinConfirmation, CheckAttachment, MonthlyStatement, CardDisputeEvidence, Other
+});
 twin_enums!(VerificationStatus <-> model::VerificationStatus {
     Unverified, Pending, ManualReview, Verified, Denied
 });
@@ -146,17 +155,6 @@ impl From<model::RequirementField> for wire::AdditionalRequirementField {
             required: f.required,
             values: f.values,
             max_length: f.max_length,
-        }
-    }
-}
-
-impl From<wire::AssociatedPersonRole> for model::AssociatedPersonRole {
-    fn from(r: wire::AssociatedPersonRole) -> Self {
-        match r {
-            wire::AssociatedPersonRole::ControlPerson => model::AssociatedPersonRole::ControlPerson,
-            wire::AssociatedPersonRole::BeneficialOwner => {
-                model::AssociatedPersonRole::BeneficialOwner
-            }
         }
     }
 }

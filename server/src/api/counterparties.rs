@@ -6,9 +6,9 @@ use bank_api::counterparties::*;
 use bank_api::models::{self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject};
 
 use super::Bankd;
-use super::errors::{ApiError, fail};
+use super::errors::fail;
 use crate::auth::Principal;
-use crate::domain::counterparties::{self, NewCounterparty, RoutingNumberType};
+use crate::domain::counterparties::{self, NewCounterparty};
 use crate::model::counterparties::{CounterpartyRecord, ListFilter, Sort};
 use crate::model::page::{PageRequest, PaginationError, SortOrder};
 
@@ -25,16 +25,12 @@ impl CounterpartiesApi for Bankd {
                 .list(&principal.platform_id, &filter, &page?)
                 .await
         };
-        let wired = match listed.await {
-            Ok(page) => page.try_map(wire),
-            Err(e) => Err(e.into()),
-        };
-        match wired {
+        match listed.await.map(|page| page.map(wire)) {
             Ok(page) => ListCounterpartiesResponse::Ok(Json(CounterpartyList {
                 counterparties: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -43,16 +39,13 @@ impl CounterpartiesApi for Bankd {
         principal: Principal,
         input: CreateCounterpartyInput,
     ) -> CreateCounterpartyResponse {
-        let new = match new_counterparty(input.body).and_then(|n| Ok(counterparties::validate(n)?))
-        {
+        let new = match counterparties::validate(new_counterparty(input.body)) {
             Ok(new) => new,
-            Err(e) => return fail(e),
+            Err(e) => return fail(e.into()),
         };
         let counterparties = self.services.counterparties();
         match counterparties.create(&principal.platform_id, &new).await {
-            Ok(record) => {
-                wire(record).map_or_else(fail, |c| CreateCounterpartyResponse::Ok(Json(c)))
-            }
+            Ok(record) => CreateCounterpartyResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
         }
     }
@@ -67,7 +60,7 @@ impl CounterpartiesApi for Bankd {
             .get(&principal.platform_id, &input.counterparty_id)
             .await
         {
-            Ok(record) => wire(record).map_or_else(fail, |c| GetCounterpartyResponse::Ok(Json(c))),
+            Ok(record) => GetCounterpartyResponse::Ok(Json(wire(record))),
             Err(e) => fail(e.into()),
         }
     }
@@ -117,77 +110,44 @@ fn list_query(
     (page, filter)
 }
 
-/// The request's fields for the rules (the address kept as its JSON text).
-fn new_counterparty(b: models::CreateCounterpartyRequest) -> Result<NewCounterparty, ApiError> {
-    let address = b
-        .address
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|e| ApiError::internal(&e))?;
-    Ok(NewCounterparty {
+/// The request's fields for the rules.
+fn new_counterparty(b: models::CreateCounterpartyRequest) -> NewCounterparty {
+    NewCounterparty {
         routing_number: b.routing_number,
-        routing_number_type: match b.routing_number_type {
-            Some(models::RoutingNumberType::Bic) => RoutingNumberType::Bic,
-            Some(models::RoutingNumberType::Aba) | None => RoutingNumberType::Aba,
-        },
+        routing_number_type: b.routing_number_type.map(Into::into).unwrap_or_default(),
         account_number: b.account_number,
-        account_type: b.account_type.map(|t| t.as_str()),
+        account_type: b.account_type.map(Into::into),
         name: b.name,
         description: b.description,
         email: b.email,
         phone: b.phone,
-        address,
+        address: b.address.map(Into::into),
         legal_id: b.legal_id,
-        legal_type: b.legal_type.map(|t| t.as_str()),
+        legal_type: b.legal_type.map(Into::into),
         local_bank_code: b.local_bank_code,
         local_account_number: b.local_account_number,
-    })
+    }
 }
 
-/// The wire shape of a stored counterparty; a stored value the spec cannot express is
-/// corruption (500), never guessed at.
-fn wire(c: CounterpartyRecord) -> Result<Counterparty, ApiError> {
-    let id = c.id.as_str().to_owned();
-    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
-        ApiError::internal(&format!("stored counterparty {id}: {what}: {e}"))
-    };
-    let routing_number_type = c
-        .routing_number_type
-        .parse()
-        .map_err(|e: String| corrupt("routing_number_type", &e))?;
-    let account_type = c
-        .account_type
-        .map(|t| t.parse())
-        .transpose()
-        .map_err(|e: String| corrupt("account_type", &e))?;
-    let legal_type = c
-        .legal_type
-        .map(|t| t.parse())
-        .transpose()
-        .map_err(|e: String| corrupt("legal_type", &e))?;
-    let address = c
-        .address
-        .as_deref()
-        .map(serde_json::from_str)
-        .transpose()
-        .map_err(|e| corrupt("address", &e))?;
-    Ok(Counterparty {
-        id,
-        routing_number: c.routing_number,
-        routing_number_type,
-        account_number: c.account_number,
-        account_type,
-        name: c.name,
-        description: c.description,
-        email: c.email,
-        phone: c.phone,
-        address,
-        legal_id: c.legal_id,
-        legal_type,
-        local_bank_code: c.local_bank_code,
-        local_account_number: c.local_account_number,
+/// The wire shape of a stored counterparty.
+fn wire(c: CounterpartyRecord) -> Counterparty {
+    let f = c.fields;
+    Counterparty {
+        id: c.id.into_string(),
+        routing_number: f.routing_number,
+        routing_number_type: f.routing_number_type.into(),
+        account_number: f.account_number,
+        account_type: f.account_type.map(Into::into),
+        name: f.name,
+        description: f.description,
+        email: f.email,
+        phone: f.phone,
+        address: f.address.map(Into::into),
+        legal_id: f.legal_id,
+        legal_type: f.legal_type.map(Into::into),
+        local_bank_code: f.local_bank_code,
+        local_account_number: f.local_account_number,
         created_at: c.created_at,
         updated_at: c.updated_at,
-    })
+    }
 }

@@ -3,11 +3,11 @@
 use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::documents::*;
-use bank_api::models::{Document, DocumentList, DocumentType, UploadDocumentRequest};
+use bank_api::models::{Document, DocumentList, UploadDocumentRequest};
 use poem_openapi::payload::Binary;
 
 use super::Bankd;
-use super::errors::{ApiError, DOCS_BASE, fail};
+use super::errors::{DOCS_BASE, fail};
 use super::idempotent::{self, replayed_header, write_request};
 use crate::auth::Principal;
 use crate::domain::documents::{self, DocumentError, NewDocument};
@@ -27,16 +27,12 @@ impl DocumentsApi for Bankd {
                 .list(&principal.platform_id, &filter, &page?)
                 .await
         };
-        match listed
-            .await
-            .map_err(ApiError::from)
-            .and_then(|p| p.try_map(wire))
-        {
+        match listed.await.map(|p| p.map(wire)) {
             Ok(page) => ListDocumentsResponse::Ok(Json(DocumentList {
                 documents: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -56,12 +52,9 @@ impl DocumentsApi for Bankd {
         let uploaded = documents
             .upload(&principal.platform_id, &upload, write)
             .await;
-        match uploaded
-            .map_err(ApiError::from)
-            .and_then(|w| Ok((wire(w.value)?, w.replayed)))
-        {
-            Ok((d, replayed)) => UploadDocumentResponse::Ok(Json(d), replayed_header(replayed)),
-            Err(e) => fail(e),
+        match uploaded {
+            Ok(w) => UploadDocumentResponse::Ok(Json(wire(w.value)), replayed_header(w.replayed)),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -74,9 +67,9 @@ impl DocumentsApi for Bankd {
         let found = documents
             .get(&principal.platform_id, &input.document_id)
             .await;
-        match found.map_err(ApiError::from).and_then(wire) {
-            Ok(d) => GetDocumentResponse::Ok(Json(d)),
-            Err(e) => fail(e),
+        match found {
+            Ok(d) => GetDocumentResponse::Ok(Json(wire(d))),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -109,7 +102,7 @@ fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError
         description: input.description,
         file_name: input.file_name,
         tag: input.tag,
-        document_type: input.r#type.map(|t| t.as_str().to_owned()),
+        document_type: input.r#type.map(Into::into),
     };
     (page, filter)
 }
@@ -118,7 +111,7 @@ fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError
 fn new_document(body: UploadDocumentRequest) -> Result<NewDocument, DocumentError> {
     let file = body.file;
     NewDocument::parse(
-        body.r#type.as_str(),
+        body.r#type.into(),
         body.description,
         body.tag,
         body.entity_id,
@@ -151,17 +144,13 @@ fn base_url() -> &'static str {
 }
 
 /// The wire shape of a stored document, with its signed link.
-pub(super) fn wire(d: SignedDocument) -> Result<Document, ApiError> {
+pub(super) fn wire(d: SignedDocument) -> Document {
     let url = d.url(base_url());
     let d = d.record;
-    let r#type: DocumentType = d
-        .document_type
-        .parse()
-        .map_err(|e: String| ApiError::internal(&format!("documents.type: {e}")))?;
-    Ok(Document {
+    Document {
         url,
         id: d.id.into_string(),
-        r#type,
+        r#type: d.document_type.into(),
         tag: d.tag,
         description: d.description,
         file_name: d.file_name,
@@ -171,5 +160,5 @@ pub(super) fn wire(d: SignedDocument) -> Result<Document, ApiError> {
         entity_id: d.entity_id.map(|id| id.into_string()),
         created_at: d.created_at,
         updated_at: d.updated_at,
-    })
+    }
 }

@@ -4,8 +4,8 @@ use crate::model::page::Bounds;
 use bank_api::Json;
 use bank_api::entities::*;
 use bank_api::models::{
-    AdditionalRequirements, AssociatedPerson, AssociatedPersonList, AssociatedPersonRole,
-    BusinessDetails, EmptyObject, Entity, EntityList, EntityListItem, EntityType, PersonDetails,
+    AdditionalRequirements, AssociatedPerson, AssociatedPersonList, BusinessDetails, EmptyObject,
+    Entity, EntityList, EntityListItem, EntityType, PersonDetails,
 };
 
 use super::Bankd;
@@ -98,13 +98,12 @@ impl EntitiesApi for Bankd {
         let (page, filter) = list_query(input);
         let entities = self.entities();
         let listed = async { entities.list(&principal.platform_id, &filter, &page?).await };
-        let wired = listed.await.map_err(ApiError::from);
-        match wired.and_then(|p| p.try_map(list_item_wire)) {
+        match listed.await.map(|p| p.map(list_item_wire)) {
             Ok(page) => ListEntitiesResponse::Ok(Json(EntityList {
                 entities: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -113,9 +112,9 @@ impl EntitiesApi for Bankd {
             .entities()
             .get(&principal.platform_id, &input.entity_id)
             .await;
-        match found.map_err(ApiError::from).and_then(view_wire) {
-            Ok(e) => GetEntityResponse::Ok(Json(e)),
-            Err(e) => fail(e),
+        match found {
+            Ok(view) => GetEntityResponse::Ok(Json(view_wire(view))),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -146,13 +145,15 @@ impl EntitiesApi for Bankd {
                 .list_associations(&principal.platform_id, business, &page?)
                 .await
         };
-        let wired = listed.await.map_err(ApiError::from);
-        match wired.and_then(|p| p.try_map(|(link, person)| association_wire(link, &person))) {
+        match listed
+            .await
+            .map(|p| p.map(|(link, person)| association_wire(link, &person)))
+        {
             Ok(page) => ListAssociatedPersonsResponse::Ok(Json(AssociatedPersonList {
                 associated_persons: page.items,
                 has_more: page.has_more,
             })),
-            Err(e) => fail(e),
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -169,10 +170,11 @@ impl EntitiesApi for Bankd {
         };
         let entities = self.entities();
         let created = entities.create_association(&principal.platform_id, &input.entity_id, &new);
-        let wired = created.await.map_err(ApiError::from);
-        match wired.and_then(|(link, person)| association_wire(link, &person)) {
-            Ok(a) => CreateAssociatedPersonResponse::Ok(Json(a)),
-            Err(e) => fail(e),
+        match created.await {
+            Ok((link, person)) => {
+                CreateAssociatedPersonResponse::Ok(Json(association_wire(link, &person)))
+            }
+            Err(e) => fail(e.into()),
         }
     }
 
@@ -227,7 +229,7 @@ impl Bankd {
             .create(&principal.platform_id, &changes?, write)
             .await?;
         Ok((
-            entity_wire(created.value, Vec::new())?,
+            entity_wire(created.value, Vec::new()),
             replayed_header(created.replayed),
         ))
     }
@@ -243,7 +245,7 @@ impl Bankd {
             .entities()
             .update(&principal.platform_id, id, &changes?)
             .await?;
-        view_wire(updated)
+        Ok(view_wire(updated))
     }
 
     /// Today's date (UTC), which bounds a date of birth.
@@ -305,12 +307,9 @@ fn business_details(row: &EntityRow) -> BusinessDetails {
 }
 
 /// The fields an entity record and a list item share.
-fn list_item(
-    row: &EntityRow,
-    documents: Vec<bank_api::models::Document>,
-) -> Result<EntityListItem, ApiError> {
+fn list_item(row: &EntityRow, documents: Vec<bank_api::models::Document>) -> EntityListItem {
     let c = &row.core;
-    Ok(EntityListItem {
+    EntityListItem {
         id: c.id.as_str().to_owned(),
         name: c.name.clone(),
         r#type: c.entity_type.into(),
@@ -321,17 +320,14 @@ fn list_item(
         verification_status: c.verification_status.into(),
         created_at: c.created_at,
         updated_at: c.updated_at,
-    })
+    }
 }
 
 /// The entity record: the list item's fields plus the details of its type.
-fn entity_wire(
-    row: EntityRow,
-    documents: Vec<bank_api::models::Document>,
-) -> Result<Entity, ApiError> {
-    let item = list_item(&row, documents)?;
+fn entity_wire(row: EntityRow, documents: Vec<bank_api::models::Document>) -> Entity {
+    let item = list_item(&row, documents);
     let is_person = item.r#type == EntityType::Person;
-    Ok(Entity {
+    Entity {
         person_details: is_person.then(|| person_details(&row)),
         business_details: (!is_person).then(|| business_details(&row)),
         id: item.id,
@@ -344,44 +340,29 @@ fn entity_wire(
         verification_status: item.verification_status,
         created_at: item.created_at,
         updated_at: item.updated_at,
-    })
+    }
 }
 
-fn documents_wire(
-    documents: Vec<SignedDocument>,
-) -> Result<Vec<bank_api::models::Document>, ApiError> {
+fn documents_wire(documents: Vec<SignedDocument>) -> Vec<bank_api::models::Document> {
     documents.into_iter().map(document_wire).collect()
 }
 
-fn view_wire(view: EntityView) -> Result<Entity, ApiError> {
-    let documents = documents_wire(view.documents)?;
-    entity_wire(view.entity, documents)
+fn view_wire(view: EntityView) -> Entity {
+    entity_wire(view.entity, documents_wire(view.documents))
 }
 
-fn list_item_wire(view: EntityView) -> Result<EntityListItem, ApiError> {
-    let documents = documents_wire(view.documents)?;
-    list_item(&view.entity, documents)
+fn list_item_wire(view: EntityView) -> EntityListItem {
+    list_item(&view.entity, documents_wire(view.documents))
 }
 
-fn association_wire(
-    link: AssociationRecord,
-    person: &EntityRow,
-) -> Result<AssociatedPerson, ApiError> {
-    let roles = link
-        .roles
-        .iter()
-        .map(|r| {
-            r.parse::<AssociatedPersonRole>()
-                .map_err(|e| ApiError::internal(&format!("associated_persons.roles: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(AssociatedPerson {
+fn association_wire(link: AssociationRecord, person: &EntityRow) -> AssociatedPerson {
+    AssociatedPerson {
         person_entity_id: link.person_entity_id.into_string(),
-        roles,
+        roles: link.roles.into_iter().map(Into::into).collect(),
         title_in_business: link.title_in_business,
         person_details: person_details(person),
         created_at: link.created_at,
-    })
+    }
 }
 
 fn requirements_wire(view: RequirementsView) -> AdditionalRequirements {

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
-use crate::model::counterparties::{CounterpartyRecord, ListFilter};
+use crate::model::counterparties::{
+    CounterpartyFields, CounterpartyRecord, ListFilter, RoutingNumberType,
+};
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::counterparties as store;
@@ -52,44 +54,8 @@ impl Retryable for CounterpartyError {
     }
 }
 
-/// What `routing_number` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RoutingNumberType {
-    /// A 9-digit US routing number.
-    #[default]
-    Aba,
-    /// An ISO 9362 bank identifier code.
-    Bic,
-}
-
-impl RoutingNumberType {
-    /// The stored (and wire) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RoutingNumberType::Aba => "aba",
-            RoutingNumberType::Bic => "bic",
-        }
-    }
-}
-
-/// A counterparty as a client asks for it, before any check. Enumerations (`account_type`,
-/// `legal_type`) arrive already parsed into their wire spelling; `address` is opaque JSON.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NewCounterparty {
-    pub routing_number: String,
-    pub routing_number_type: RoutingNumberType,
-    pub account_number: String,
-    pub account_type: Option<&'static str>,
-    pub name: Option<String>,
-    pub description: Option<String>,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    pub address: Option<String>,
-    pub legal_id: Option<String>,
-    pub legal_type: Option<&'static str>,
-    pub local_bank_code: Option<String>,
-    pub local_account_number: Option<String>,
-}
+/// A counterparty as a client asks for it, before any check.
+pub type NewCounterparty = CounterpartyFields;
 
 /// A [`NewCounterparty`] whose fields are all valid; only [`validate`] makes one.
 #[derive(Debug, Clone, PartialEq)]
@@ -323,22 +289,9 @@ async fn create_in(
     platform_id: &PlatformId,
     new: &ValidCounterparty,
 ) -> Result<CounterpartyRecord, CounterpartyError> {
-    let new = &new.0;
     let record = CounterpartyRecord {
         id: CounterpartyId::generate(now),
-        routing_number: new.routing_number.clone(),
-        routing_number_type: new.routing_number_type.as_str().to_owned(),
-        account_number: new.account_number.clone(),
-        account_type: new.account_type.map(str::to_owned),
-        name: new.name.clone(),
-        description: new.description.clone(),
-        email: new.email.clone(),
-        phone: new.phone.clone(),
-        address: new.address.clone(),
-        legal_id: new.legal_id.clone(),
-        legal_type: new.legal_type.map(str::to_owned),
-        local_bank_code: new.local_bank_code.clone(),
-        local_account_number: new.local_account_number.clone(),
+        fields: new.0.clone(),
         created_at: now,
         updated_at: now,
     };

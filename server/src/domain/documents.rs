@@ -20,7 +20,7 @@ use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
 use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written};
-use crate::model::documents::{DocumentFilter, DocumentRecord, SignedDocument};
+use crate::model::documents::{DocumentFilter, DocumentRecord, DocumentType, SignedDocument};
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as repo;
@@ -36,8 +36,6 @@ pub const MAX_DESCRIPTION_LEN: usize = 127;
 pub const MAX_TAG_LEN: usize = 255;
 /// Longest accepted file name (characters).
 pub const MAX_FILE_NAME_LEN: usize = 255;
-/// The document type that has its own upload endpoint.
-pub const CARD_DISPUTE_EVIDENCE: &str = "card_dispute_evidence";
 
 /// Failures of document operations. HTTP-agnostic.
 #[derive(Debug, thiserror::Error)]
@@ -191,8 +189,7 @@ pub async fn signing_key(db: &Db, clock: &dyn Clock) -> Result<SigningKey, Store
 /// A validated upload, ready to store.
 #[derive(Debug, Clone)]
 pub struct NewDocument {
-    /// Wire value of the type.
-    pub document_type: String,
+    pub document_type: DocumentType,
     pub description: Option<String>,
     pub tag: Option<String>,
     /// The entity id as sent: a malformed one fails the lookup exactly like an unknown one.
@@ -208,7 +205,7 @@ impl NewDocument {
     /// Checks the parts of an upload that the schema cannot (file name, content type) and
     /// computes the checksum. `file_name` and `content_type` come from the file part's headers.
     pub fn parse(
-        document_type: &str,
+        document_type: DocumentType,
         description: Option<String>,
         tag: Option<String>,
         entity_id: Option<String>,
@@ -256,7 +253,7 @@ impl NewDocument {
             .unwrap_or_else(|| "application/octet-stream".to_owned());
         let checksum = hex::encode(Sha256::digest(&content));
         Ok(NewDocument {
-            document_type: document_type.to_owned(),
+            document_type,
             description,
             tag,
             entity_id,
@@ -325,7 +322,7 @@ async fn upload_in(
             Some(id)
         }
     };
-    if upload.document_type == CARD_DISPUTE_EVIDENCE {
+    if upload.document_type == DocumentType::CardDisputeEvidence {
         return Err(DocumentError::TypeNotAllowed);
     }
     let now = clock.now();
@@ -335,7 +332,7 @@ async fn upload_in(
         id: DocumentId::generate(now),
         platform_id: platform_id.clone(),
         entity_id,
-        document_type: upload.document_type.clone(),
+        document_type: upload.document_type,
         tag: upload.tag.clone(),
         description: upload.description.clone(),
         file_name: upload.file_name.clone(),
@@ -552,7 +549,7 @@ mod tests {
     #[test]
     fn uploads_get_a_checksum_and_safe_defaults() {
         let doc = NewDocument::parse(
-            "other",
+            DocumentType::Other,
             None,
             None,
             None,
@@ -582,7 +579,7 @@ mod tests {
         assert!(!is_media_type("a/b/c"));
         assert!(
             NewDocument::parse(
-                "other",
+                DocumentType::Other,
                 None,
                 None,
                 None,

@@ -553,7 +553,7 @@ impl Entities<'_> {
                     platform_id: platform_id.clone(),
                     business_entity_id: business_id.clone(),
                     person_entity_id: person_id.clone(),
-                    roles: new.roles.iter().map(|r| r.as_str().to_owned()).collect(),
+                    roles: new.roles.clone(),
                     title_in_business: new.title_in_business.clone(),
                     created_at: clock.now(),
                 };

@@ -1,31 +1,61 @@
-//! Counterparties as the rules and the store share them: the stored record and the list query.
+//! Counterparties as the rules and the store share them: their fields and kinds, the stored
+//! record and the list query.
 
-use crate::model::page::CreatedRange;
 use chrono::{DateTime, Utc};
 
+use crate::model::entities::Address;
 use crate::model::ids::CounterpartyId;
-use crate::model::page::SortOrder;
+use crate::model::page::{CreatedRange, SortOrder};
 
-/// A stored counterparty. Enumerations are in their wire spelling; `address` is JSON.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CounterpartyRecord {
-    pub id: CounterpartyId,
+spelled_enum! {
+    /// How a counterparty's bank is named: a nine-digit ABA routing transit number, or an
+    /// ISO 9362 bank identifier code.
+    #[derive(Default)]
+    pub enum RoutingNumberType {
+        #[default]
+        Aba = "aba",
+        Bic = "bic",
+    }
+}
+
+spelled_enum! {
+    /// The kind of a counterparty's account.
+    pub enum CounterpartyAccountType { Checking = "checking", Savings = "savings" }
+}
+
+spelled_enum! {
+    /// The legal form of a counterparty.
+    pub enum LegalType {
+        Business = "business",
+        NonProfit = "non_profit",
+        Individual = "individual",
+        SoleProprietor = "sole_proprietor",
+    }
+}
+
+/// A counterparty's own fields: what a client gives (checked by the rules) and what is stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CounterpartyFields {
     pub routing_number: String,
-    /// `aba` or `bic`.
-    pub routing_number_type: String,
+    pub routing_number_type: RoutingNumberType,
     pub account_number: String,
-    /// `checking` or `savings`.
-    pub account_type: Option<String>,
+    pub account_type: Option<CounterpartyAccountType>,
     pub name: Option<String>,
     pub description: Option<String>,
     pub email: Option<String>,
     pub phone: Option<String>,
-    pub address: Option<String>,
+    pub address: Option<Address>,
     pub legal_id: Option<String>,
-    /// `business`, `non_profit`, `individual` or `sole_proprietor`.
-    pub legal_type: Option<String>,
+    pub legal_type: Option<LegalType>,
     pub local_bank_code: Option<String>,
     pub local_account_number: Option<String>,
+}
+
+/// A stored counterparty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterpartyRecord {
+    pub id: CounterpartyId,
+    pub fields: CounterpartyFields,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

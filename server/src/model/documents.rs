@@ -7,14 +7,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 
+spelled_enum! {
+    /// What a document is.
+    pub enum DocumentType {
+        IdentityLicense = "identity_license",
+        IdentityPassport = "identity_passport",
+        IdentityUtility = "identity_utility",
+        BankStatement = "bank_statement",
+        W9 = "w9",
+        IrsLetter = "irs_letter",
+        CertificateOfBusinessFormation = "certificate_of_business_formation",
+        EinConfirmation = "ein_confirmation",
+        CheckAttachment = "check_attachment",
+        MonthlyStatement = "monthly_statement",
+        CardDisputeEvidence = "card_dispute_evidence",
+        Other = "other",
+    }
+}
+
 /// A stored document's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocumentRecord {
     pub id: DocumentId,
     pub platform_id: PlatformId,
     pub entity_id: Option<EntityId>,
-    /// The wire value of the document type (`identity_license`, ...).
-    pub document_type: String,
+    pub document_type: DocumentType,
     pub tag: Option<String>,
     pub description: Option<String>,
     pub file_name: String,
@@ -36,8 +53,8 @@ pub struct DocumentFilter {
     pub file_name: Option<String>,
     /// Exact tag.
     pub tag: Option<String>,
-    /// Exact type (wire value).
-    pub document_type: Option<String>,
+    /// Exact type.
+    pub document_type: Option<DocumentType>,
 }
 
 /// A document with its signed download link (`expires`, Unix seconds, and the signature): what

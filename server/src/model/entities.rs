@@ -13,60 +13,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::ids::{EntityId, PlatformId};
 
-/// What an entity is. Serialized (and stored) in its wire spelling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum EntityType {
-    Person,
-    Business,
+spelled_enum! {
+    /// What an entity is.
+    pub enum EntityType { Person = "PERSON", Business = "BUSINESS" }
 }
 
-/// Where an entity's verification stands. Serialized (and stored) in its wire spelling.
-///
-/// `Verified` is the status of nearly every entity: the one the entity lists index through
-/// their list order, the others having an index of their own (`store::entities::list_keyset`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum VerificationStatus {
-    Unverified,
-    Pending,
-    ManualReview,
-    Verified,
-    Denied,
-}
-
-impl EntityType {
-    pub const ALL: [EntityType; 2] = [EntityType::Person, EntityType::Business];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EntityType::Person => "PERSON",
-            EntityType::Business => "BUSINESS",
-        }
+spelled_enum! {
+    /// Where an entity's verification stands. `Verified` is the status of nearly every entity:
+    /// the one the entity lists index through their list order, the others having an index of
+    /// their own (`store::entities::list_keyset`).
+    pub enum VerificationStatus {
+        Unverified = "UNVERIFIED",
+        Pending = "PENDING",
+        ManualReview = "MANUAL_REVIEW",
+        Verified = "VERIFIED",
+        Denied = "DENIED",
     }
 }
-
-impl VerificationStatus {
-    pub const ALL: [VerificationStatus; 5] = [
-        VerificationStatus::Unverified,
-        VerificationStatus::Pending,
-        VerificationStatus::ManualReview,
-        VerificationStatus::Verified,
-        VerificationStatus::Denied,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerificationStatus::Unverified => "UNVERIFIED",
-            VerificationStatus::Pending => "PENDING",
-            VerificationStatus::ManualReview => "MANUAL_REVIEW",
-            VerificationStatus::Verified => "VERIFIED",
-            VerificationStatus::Denied => "DENIED",
-        }
-    }
-}
-
-parse_spelled!(EntityType, VerificationStatus);
 
 /// A postal address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,29 +108,12 @@ pub struct RequirementField {
     pub max_length: Option<i32>,
 }
 
-/// The role of a person associated with a business.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AssociatedPersonRole {
-    ControlPerson,
-    BeneficialOwner,
-}
-
-impl AssociatedPersonRole {
-    pub const ALL: [AssociatedPersonRole; 2] = [
-        AssociatedPersonRole::ControlPerson,
-        AssociatedPersonRole::BeneficialOwner,
-    ];
-
-    /// The stored (and wire) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AssociatedPersonRole::ControlPerson => "control_person",
-            AssociatedPersonRole::BeneficialOwner => "beneficial_owner",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<AssociatedPersonRole> {
-        Self::ALL.into_iter().find(|r| r.as_str() == text)
+spelled_enum! {
+    /// The role of a person associated with a business (stored as a JSON list).
+    #[derive(PartialOrd, Ord)]
+    pub enum AssociatedPersonRole {
+        ControlPerson = "control_person",
+        BeneficialOwner = "beneficial_owner",
     }
 }
 
@@ -241,8 +187,7 @@ pub struct AssociationRecord {
     pub platform_id: PlatformId,
     pub business_entity_id: EntityId,
     pub person_entity_id: EntityId,
-    /// Wire values (`control_person`, `beneficial_owner`).
-    pub roles: Vec<String>,
+    pub roles: Vec<AssociatedPersonRole>,
     pub title_in_business: Option<String>,
     pub created_at: DateTime<Utc>,
 }

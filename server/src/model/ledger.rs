@@ -4,74 +4,24 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::model::ids::BankAccountId;
 
-/// A bank account's type. `Checking` is the only type made through the API; the others are the
-/// platform's root accounts, made with it: `OverdraftReserve` covers overdrafts,
-/// `NetworkSettlementAccount` stands for the outside world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AccountType {
-    Checking,
-    OverdraftReserve,
-    ProgramReserve,
-    NetworkSettlementAccount,
-}
-
-impl AccountType {
-    pub const ALL: [AccountType; 4] = [
-        AccountType::Checking,
-        AccountType::OverdraftReserve,
-        AccountType::ProgramReserve,
-        AccountType::NetworkSettlementAccount,
-    ];
-
-    /// The stored (and wire) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountType::Checking => "CHECKING",
-            AccountType::OverdraftReserve => "OVERDRAFT_RESERVE",
-            AccountType::ProgramReserve => "PROGRAM_RESERVE",
-            AccountType::NetworkSettlementAccount => "NETWORK_SETTLEMENT_ACCOUNT",
-        }
+spelled_enum! {
+    /// A bank account's type. `Checking` is the only type made through the API; the others are
+    /// the platform's root accounts, made with it: `OverdraftReserve` covers overdrafts,
+    /// `NetworkSettlementAccount` stands for the outside world.
+    pub enum AccountType {
+        Checking = "CHECKING",
+        OverdraftReserve = "OVERDRAFT_RESERVE",
+        ProgramReserve = "PROGRAM_RESERVE",
+        NetworkSettlementAccount = "NETWORK_SETTLEMENT_ACCOUNT",
     }
 }
 
-/// A bank account's status; only `Open` takes money movements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AccountStatus {
-    Open,
-    Closed,
-    Frozen,
+spelled_enum! {
+    /// A bank account's status; only `Open` takes money movements.
+    pub enum AccountStatus { Open = "open", Closed = "closed", Frozen = "frozen" }
 }
-
-impl AccountStatus {
-    pub const ALL: [AccountStatus; 3] = [
-        AccountStatus::Open,
-        AccountStatus::Closed,
-        AccountStatus::Frozen,
-    ];
-
-    /// The stored (and wire) spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccountStatus::Open => "open",
-            AccountStatus::Closed => "closed",
-            AccountStatus::Frozen => "frozen",
-        }
-    }
-}
-
-impl std::fmt::Display for AccountStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-parse_spelled!(AccountType, AccountStatus);
 
 /// One of the four balances of a bank account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

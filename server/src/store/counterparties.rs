@@ -3,8 +3,9 @@
 
 use chrono::{DateTime, Utc};
 
+use super::entities::{optional_json_column, optional_spelled, spelled, to_json};
 use super::{Row, Sql, StoreError, Tx, dialect};
-use crate::model::counterparties::{CounterpartyRecord, ListFilter, Sort};
+use crate::model::counterparties::{CounterpartyFields, CounterpartyRecord, ListFilter, Sort};
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, SortOrder};
 use crate::store::keyset::{Keyset, ListError, SortKey, SortKind};
@@ -16,19 +17,21 @@ const COLUMNS: &str = "id, routing_number, routing_number_type, account_number, 
 fn from_row(row: &Row) -> Result<CounterpartyRecord, StoreError> {
     Ok(CounterpartyRecord {
         id: CounterpartyId::from_trusted(row.get("id")?),
-        routing_number: row.get("routing_number")?,
-        routing_number_type: row.get("routing_number_type")?,
-        account_number: row.get("account_number")?,
-        account_type: row.get("account_type")?,
-        name: row.get("name")?,
-        description: row.get("description")?,
-        email: row.get("email")?,
-        phone: row.get("phone")?,
-        address: row.get("address")?,
-        legal_id: row.get("legal_id")?,
-        legal_type: row.get("legal_type")?,
-        local_bank_code: row.get("local_bank_code")?,
-        local_account_number: row.get("local_account_number")?,
+        fields: CounterpartyFields {
+            routing_number: row.get("routing_number")?,
+            routing_number_type: spelled(row, "routing_number_type")?,
+            account_number: row.get("account_number")?,
+            account_type: optional_spelled(row, "account_type")?,
+            name: row.get("name")?,
+            description: row.get("description")?,
+            email: row.get("email")?,
+            phone: row.get("phone")?,
+            address: optional_json_column(row, "address")?,
+            legal_id: row.get("legal_id")?,
+            legal_type: optional_spelled(row, "legal_type")?,
+            local_bank_code: row.get("local_bank_code")?,
+            local_account_number: row.get("local_account_number")?,
+        },
         created_at: row.get("created_at")?,
         updated_at: row.get("updated_at")?,
     })
@@ -39,25 +42,27 @@ pub async fn insert(
     platform_id: &PlatformId,
     c: &CounterpartyRecord,
 ) -> Result<(), StoreError> {
+    let f = &c.fields;
+    let address = f.address.as_ref().map(to_json).transpose()?;
     let sql = Sql::new(format!(
         "INSERT INTO counterparties (platform_id, {COLUMNS}) \
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     ))
     .bind(platform_id.as_str())
     .bind(c.id.as_str())
-    .bind(&c.routing_number)
-    .bind(&c.routing_number_type)
-    .bind(&c.account_number)
-    .bind(c.account_type.clone())
-    .bind(c.name.clone())
-    .bind(c.description.clone())
-    .bind(c.email.clone())
-    .bind(c.phone.clone())
-    .bind(c.address.clone())
-    .bind(c.legal_id.clone())
-    .bind(c.legal_type.clone())
-    .bind(c.local_bank_code.clone())
-    .bind(c.local_account_number.clone())
+    .bind(&f.routing_number)
+    .bind(f.routing_number_type.as_str())
+    .bind(&f.account_number)
+    .bind(f.account_type.map(|t| t.as_str()))
+    .bind(f.name.clone())
+    .bind(f.description.clone())
+    .bind(f.email.clone())
+    .bind(f.phone.clone())
+    .bind(address)
+    .bind(f.legal_id.clone())
+    .bind(f.legal_type.map(|t| t.as_str()))
+    .bind(f.local_bank_code.clone())
+    .bind(f.local_account_number.clone())
     .bind(c.created_at)
     .bind(c.updated_at);
     tx.execute(sql).await?;

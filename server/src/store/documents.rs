@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::entities::spelled;
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::documents::{DocumentFilter, DocumentRecord};
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
@@ -21,7 +22,7 @@ fn from_row(row: &Row) -> Result<DocumentRecord, StoreError> {
         entity_id: row
             .get::<Option<String>>("entity_id")?
             .map(EntityId::from_trusted),
-        document_type: row.get("type")?,
+        document_type: spelled(row, "type")?,
         tag: row.get("tag")?,
         description: row.get("description")?,
         file_name: row.get("file_name")?,
@@ -45,7 +46,7 @@ pub async fn insert(
     .bind(record.id.as_str())
     .bind(record.platform_id.as_str())
     .bind(record.entity_id.as_ref().map(|id| id.as_str()))
-    .bind(&record.document_type)
+    .bind(record.document_type.as_str())
     .bind(record.tag.clone())
     .bind(record.description.clone())
     .bind(&record.file_name)
@@ -143,8 +144,8 @@ pub fn list_keyset(platform_id: &PlatformId, filter: &DocumentFilter) -> Keyset 
     if let Some(t) = &filter.tag {
         keyset = keyset.filter(Sql::new("tag = ?").bind(t));
     }
-    if let Some(t) = &filter.document_type {
-        keyset = keyset.filter(Sql::new("type = ?").bind(t));
+    if let Some(t) = filter.document_type {
+        keyset = keyset.filter(Sql::new("type = ?").bind(t.as_str()));
     }
     keyset
 }

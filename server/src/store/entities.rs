@@ -67,6 +67,17 @@ pub(super) fn spelled<T: std::str::FromStr<Err = String>>(
         .map_err(StoreError::Corrupt)
 }
 
+/// [`spelled`] for a nullable column.
+pub(super) fn optional_spelled<T: std::str::FromStr<Err = String>>(
+    row: &Row,
+    column: &str,
+) -> Result<Option<T>, StoreError> {
+    let text: Option<String> = row.get(column)?;
+    text.map(|t| t.parse())
+        .transpose()
+        .map_err(StoreError::Corrupt)
+}
+
 /// The entity, unless absent, deleted or another platform's.
 pub async fn get(
     tx: &mut Tx<'_>,
@@ -124,22 +135,27 @@ fn full_columns() -> String {
 /// Decodes a JSON column the application wrote.
 fn json_column<T: serde::de::DeserializeOwned>(row: &Row, name: &str) -> Result<T, StoreError> {
     let text: String = row.get(name)?;
-    serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("entities.{name}: {e}")))
+    serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
+}
+
+/// Decodes a nullable JSON column the application wrote.
+pub(super) fn optional_json_column<T: serde::de::DeserializeOwned>(
+    row: &Row,
+    name: &str,
+) -> Result<Option<T>, StoreError> {
+    let text: Option<String> = row.get(name)?;
+    text.map(|text| serde_json::from_str(&text))
+        .transpose()
+        .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
 }
 
 /// Encodes a value for a JSON column.
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 fn full_from_row(row: &Row) -> Result<EntityRow, StoreError> {
-    let address = match row.get::<Option<String>>("address")? {
-        None => None,
-        Some(text) => Some(
-            serde_json::from_str(&text)
-                .map_err(|e| StoreError::Corrupt(format!("entities.address: {e}")))?,
-        ),
-    };
+    let address = optional_json_column(row, "address")?;
     Ok(EntityRow {
         core: from_row(row)?,
         details: EntityDetails {
