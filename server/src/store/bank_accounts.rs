@@ -5,7 +5,6 @@ use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 
-use super::entities::spelled;
 use super::{Backend, Row, Sql, StoreError, Tx, dialect};
 use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
@@ -22,8 +21,8 @@ fn from_row(row: &Row) -> Result<BankAccountRecord, StoreError> {
     Ok(BankAccountRecord {
         id: BankAccountId::from_trusted(row.get("id")?),
         platform_id: PlatformId::from_trusted(row.get("platform_id")?),
-        account_type: spelled(row, "type")?,
-        status: spelled(row, "status")?,
+        account_type: row.spelled("type")?,
+        status: row.spelled("status")?,
         description: row.get("description")?,
         display_name: row.get("display_name")?,
         currency_code: row.get("currency_code")?,

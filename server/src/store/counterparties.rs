@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::entities::{optional_json_column, optional_spelled, spelled, to_json};
+use super::to_json;
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::counterparties::{CounterpartyFields, CounterpartyRecord, ListFilter, Sort};
 use crate::model::ids::{CounterpartyId, PlatformId};
@@ -19,16 +19,16 @@ fn from_row(row: &Row) -> Result<CounterpartyRecord, StoreError> {
         id: CounterpartyId::from_trusted(row.get("id")?),
         fields: CounterpartyFields {
             routing_number: row.get("routing_number")?,
-            routing_number_type: spelled(row, "routing_number_type")?,
+            routing_number_type: row.spelled("routing_number_type")?,
             account_number: row.get("account_number")?,
-            account_type: optional_spelled(row, "account_type")?,
+            account_type: row.optional_spelled("account_type")?,
             name: row.get("name")?,
             description: row.get("description")?,
             email: row.get("email")?,
             phone: row.get("phone")?,
-            address: optional_json_column(row, "address")?,
+            address: row.optional_json("address")?,
             legal_id: row.get("legal_id")?,
-            legal_type: optional_spelled(row, "legal_type")?,
+            legal_type: row.optional_spelled("legal_type")?,
             local_bank_code: row.get("local_bank_code")?,
             local_account_number: row.get("local_account_number")?,
         },

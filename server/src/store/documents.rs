@@ -5,7 +5,6 @@
 
 use chrono::{DateTime, Utc};
 
-use super::entities::spelled;
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::documents::{DocumentFilter, DocumentRecord};
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
@@ -22,7 +21,7 @@ fn from_row(row: &Row) -> Result<DocumentRecord, StoreError> {
         entity_id: row
             .get::<Option<String>>("entity_id")?
             .map(EntityId::from_trusted),
-        document_type: spelled(row, "type")?,
+        document_type: row.spelled("type")?,
         tag: row.get("tag")?,
         description: row.get("description")?,
         file_name: row.get("file_name")?,

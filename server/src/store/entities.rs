@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::{Row, Sql, StoreError, Tx, dialect};
+use super::{Row, Sql, StoreError, Tx, dialect, to_json};
 use crate::model::entities::{
     AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, RequirementValue,
     VerificationStatus,
@@ -20,11 +20,11 @@ fn from_row(row: &Row) -> Result<EntityRecord, StoreError> {
     Ok(EntityRecord {
         id: EntityId::from_trusted(row.get("id")?),
         platform_id: PlatformId::from_trusted(row.get("platform_id")?),
-        entity_type: spelled(row, "type")?,
+        entity_type: row.spelled("type")?,
         name: row.get("name")?,
         is_root: row.get("is_root")?,
         requires_screening: row.get("requires_screening")?,
-        verification_status: spelled(row, "verification_status")?,
+        verification_status: row.spelled("verification_status")?,
         first_name: row.get("first_name")?,
         last_name: row.get("last_name")?,
         business_name: row.get("business_name")?,
@@ -55,27 +55,6 @@ fn bind_core(sql: Sql, c: &EntityRecord) -> Sql {
         .bind(c.business_name.clone())
         .bind(c.created_at)
         .bind(c.updated_at)
-}
-
-/// The value of a column that holds an enumeration's spelling; an unknown one is corrupt.
-pub(super) fn spelled<T: std::str::FromStr<Err = String>>(
-    row: &Row,
-    column: &str,
-) -> Result<T, StoreError> {
-    row.get::<String>(column)?
-        .parse()
-        .map_err(StoreError::Corrupt)
-}
-
-/// [`spelled`] for a nullable column.
-pub(super) fn optional_spelled<T: std::str::FromStr<Err = String>>(
-    row: &Row,
-    column: &str,
-) -> Result<Option<T>, StoreError> {
-    let text: Option<String> = row.get(column)?;
-    text.map(|t| t.parse())
-        .transpose()
-        .map_err(StoreError::Corrupt)
 }
 
 /// The entity, unless absent, deleted or another platform's.
@@ -132,34 +111,12 @@ fn full_columns() -> String {
     format!("{COLUMNS}, {DETAIL_COLUMNS}")
 }
 
-/// Decodes a JSON column the application wrote.
-fn json_column<T: serde::de::DeserializeOwned>(row: &Row, name: &str) -> Result<T, StoreError> {
-    let text: String = row.get(name)?;
-    serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
-}
-
-/// Decodes a nullable JSON column the application wrote.
-pub(super) fn optional_json_column<T: serde::de::DeserializeOwned>(
-    row: &Row,
-    name: &str,
-) -> Result<Option<T>, StoreError> {
-    let text: Option<String> = row.get(name)?;
-    text.map(|text| serde_json::from_str(&text))
-        .transpose()
-        .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
-}
-
-/// Encodes a value for a JSON column.
-pub(super) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
-}
-
 fn full_from_row(row: &Row) -> Result<EntityRow, StoreError> {
-    let address = optional_json_column(row, "address")?;
+    let address = row.optional_json("address")?;
     Ok(EntityRow {
         core: from_row(row)?,
         details: EntityDetails {
-            review_reasons: json_column(row, "review_reasons")?,
+            review_reasons: row.json("review_reasons")?,
             middle_name: row.get("middle_name")?,
             date_of_birth: row.get("date_of_birth")?,
             email: row.get("email")?,
@@ -171,9 +128,9 @@ fn full_from_row(row: &Row) -> Result<EntityRow, StoreError> {
             website: row.get("website")?,
             year_of_incorporation: row.get("year_of_incorporation")?,
             description: row.get("description")?,
-            countries_of_operation: json_column(row, "countries_of_operation")?,
+            countries_of_operation: row.json("countries_of_operation")?,
             address,
-            additional_requirements: json_column(row, "additional_requirements")?,
+            additional_requirements: row.json("additional_requirements")?,
             additional_requirements_updated_at: row.get("additional_requirements_updated_at")?,
         },
     })
@@ -488,7 +445,7 @@ pub async fn list_associations(
                 platform_id: person.core.platform_id.clone(),
                 business_entity_id: EntityId::from_trusted(row.get("ap_business_entity_id")?),
                 person_entity_id: person.core.id.clone(),
-                roles: json_column(row, "ap_roles")?,
+                roles: row.json("ap_roles")?,
                 title_in_business: row.get("ap_title_in_business")?,
                 created_at: row.get("ap_created_at")?,
             };

@@ -7,7 +7,6 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-use super::entities::spelled;
 use super::{Row, Sql, StoreError, Tx, dialect};
 use crate::model::ids::{BankAccountId, PlatformId};
 use crate::model::ledger::{AccountType, BalanceKind, Balances, Entry, LedgerAccount};
@@ -18,8 +17,8 @@ const COLUMNS: &str = "id, type, status, currency_code, available_amount, pendin
 fn from_row(row: &Row) -> Result<LedgerAccount, StoreError> {
     Ok(LedgerAccount {
         id: BankAccountId::from_trusted(row.get("id")?),
-        account_type: spelled(row, "type")?,
-        status: spelled(row, "status")?,
+        account_type: row.spelled("type")?,
+        status: row.spelled("status")?,
         currency_code: row.get("currency_code")?,
         balances: Balances {
             available: row.get("available_amount")?,

@@ -86,7 +86,7 @@ pub use postgres::Isolation as PostgresIsolation;
 pub use postgres::request_connection;
 use retry::RetryCounters;
 pub use retry::{Conflict, RetryCounts, RetryPolicy, Retryable};
-pub use sql::{Column, Row, Sql, Value};
+pub use sql::{Column, Row, Sql, Value, to_json};
 pub use sqlite::{FromSqlite, SqliteRow, Synchronous as SqliteSynchronous, request_snapshot};
 pub use writer::{GroupCommitStats, SLOW_HOLD};
 

@@ -141,6 +141,47 @@ impl Row {
             Row::Postgres(r) => r.try_get(format!("{prefix}{name}").as_str())?,
         })
     }
+
+    /// Decodes column `name`, which holds an enumeration's spelling; an unknown spelling is
+    /// corrupt.
+    pub fn spelled<T: std::str::FromStr<Err = String>>(&self, name: &str) -> Result<T, StoreError> {
+        self.get::<String>(name)?
+            .parse()
+            .map_err(StoreError::Corrupt)
+    }
+
+    /// [`Row::spelled`] for a nullable column.
+    pub fn optional_spelled<T: std::str::FromStr<Err = String>>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let text: Option<String> = self.get(name)?;
+        text.map(|t| t.parse())
+            .transpose()
+            .map_err(StoreError::Corrupt)
+    }
+
+    /// Decodes column `name`, a JSON text the application wrote.
+    pub fn json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, StoreError> {
+        let text: String = self.get(name)?;
+        serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
+    }
+
+    /// [`Row::json`] for a nullable column.
+    pub fn optional_json<T: serde::de::DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let text: Option<String> = self.get(name)?;
+        text.map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("{name}: {e}")))
+    }
+}
+
+/// Encodes a value for a JSON column.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
 #[cfg(test)]
