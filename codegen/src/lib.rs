@@ -6,6 +6,8 @@
 //! - [`emit`]: renders the IR with `quote`, formats with `prettyplease`; deterministic.
 //! - [`check`]: compares a directory with what the document produces, as a readable diff.
 //! - [`diff`]: what an edit of the document does to clients and to the server.
+//! - [`names`]: document names as Rust identifiers, the same way every time.
+//! - [`pattern`]: ECMA-262 `pattern`s (shared with the runtime, which checks values with it).
 //!
 //! Nothing here is specific to one API: the bankd document is one input among the fixtures.
 
