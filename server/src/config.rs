@@ -244,6 +244,24 @@ where
         .map_err(|e: T::Err| invalid(name, e.to_string()))
 }
 
+/// Sets each field whose variable is present: `"VAR" => field` parses the value as the field's
+/// type (a clear error naming the variable otherwise), `as text` takes it as it is.
+macro_rules! overrides {
+    ($config:ident, $env:ident; $($var:literal => $field:ident $(as $text:ident)?),* $(,)?) => {
+        $(
+            if let Some(v) = $env($var) {
+                $config.$field = overrides!(@value $var, v $(, $text)?);
+            }
+        )*
+    };
+    (@value $var:literal, $v:ident) => {
+        parse_env($var, &$v)?
+    };
+    (@value $var:literal, $v:ident, text) => {
+        $v
+    };
+}
+
 impl Config {
     /// Loads defaults, then `file` if given, then variables from `env` (a lookup function so
     /// tests need not touch the process environment), and validates the result.
@@ -265,59 +283,29 @@ impl Config {
                 })?
             }
         };
-        if let Some(v) = env("BANKD_DATABASE_URL") {
-            config.database_url = v;
-        }
-        if let Some(v) = env("BANKD_LISTEN") {
-            config.listen = parse_env("BANKD_LISTEN", &v)?;
-        }
-        if let Some(v) = env("BANKD_ROUTING_NUMBER") {
-            config.routing_number = v;
-        }
-        if let Some(v) = env("BANKD_BIC") {
-            config.bic = v;
-        }
-        if let Some(v) = env("BANKD_MAX_DOCUMENT_BYTES") {
-            config.max_document_bytes = parse_env("BANKD_MAX_DOCUMENT_BYTES", &v)?;
-        }
-        if let Some(v) = env("BANKD_REQUEST_TIMEOUT_SECS") {
-            config.request_timeout_secs = parse_env("BANKD_REQUEST_TIMEOUT_SECS", &v)?;
-        }
-        if let Some(v) = env("BANKD_SQLITE_BUSY_TIMEOUT_MS") {
-            config.sqlite_busy_timeout_ms = parse_env("BANKD_SQLITE_BUSY_TIMEOUT_MS", &v)?;
-        }
-        if let Some(v) = env("BANKD_DATABASE_MAX_CONNECTIONS") {
-            config.database_max_connections = parse_env("BANKD_DATABASE_MAX_CONNECTIONS", &v)?;
-        }
-        if let Some(v) = env("BANKD_POSTGRES_ISOLATION") {
-            config.postgres_isolation = parse_env("BANKD_POSTGRES_ISOLATION", &v)?;
-        }
-        if let Some(v) = env("BANKD_SQLITE_SYNCHRONOUS") {
-            config.sqlite_synchronous = parse_env("BANKD_SQLITE_SYNCHRONOUS", &v)?;
-        }
-        if let Some(v) = env("BANKD_SQLITE_GROUP_COMMIT") {
-            config.sqlite_group_commit = parse_env("BANKD_SQLITE_GROUP_COMMIT", &v)?;
-        }
-        if let Some(v) = env("BANKD_SQLITE_MMAP_MIB") {
-            config.sqlite_mmap_mib = parse_env("BANKD_SQLITE_MMAP_MIB", &v)?;
-        }
-        if let Some(v) = env("BANKD_SQLITE_LOG_BUFFER") {
-            config.sqlite_log_buffer = parse_env("BANKD_SQLITE_LOG_BUFFER", &v)?;
-        }
-        if let Some(v) = env("BANKD_METRICS") {
-            config.metrics = parse_env("BANKD_METRICS", &v)?;
-        }
+        overrides!(config, env;
+            "BANKD_DATABASE_URL" => database_url as text,
+            "BANKD_LISTEN" => listen,
+            "BANKD_ROUTING_NUMBER" => routing_number as text,
+            "BANKD_BIC" => bic as text,
+            "BANKD_MAX_DOCUMENT_BYTES" => max_document_bytes,
+            "BANKD_REQUEST_TIMEOUT_SECS" => request_timeout_secs,
+            "BANKD_SQLITE_BUSY_TIMEOUT_MS" => sqlite_busy_timeout_ms,
+            "BANKD_DATABASE_MAX_CONNECTIONS" => database_max_connections,
+            "BANKD_POSTGRES_ISOLATION" => postgres_isolation,
+            "BANKD_SQLITE_SYNCHRONOUS" => sqlite_synchronous,
+            "BANKD_SQLITE_GROUP_COMMIT" => sqlite_group_commit,
+            "BANKD_SQLITE_MMAP_MIB" => sqlite_mmap_mib,
+            "BANKD_SQLITE_LOG_BUFFER" => sqlite_log_buffer,
+            "BANKD_METRICS" => metrics,
+            "BANKD_LOG_FORMAT" => log_format,
+            "BANKD_SHUTDOWN_GRACE_SECS" => shutdown_grace_secs,
+        );
         if let Some(v) = env("BANKD_METRICS_LISTEN") {
             config.metrics_listen = match v.trim() {
                 "" => None,
                 addr => Some(parse_env("BANKD_METRICS_LISTEN", addr)?),
             };
-        }
-        if let Some(v) = env("BANKD_LOG_FORMAT") {
-            config.log_format = parse_env("BANKD_LOG_FORMAT", &v)?;
-        }
-        if let Some(v) = env("BANKD_SHUTDOWN_GRACE_SECS") {
-            config.shutdown_grace_secs = parse_env("BANKD_SHUTDOWN_GRACE_SECS", &v)?;
         }
         config.validate()?;
         Ok(config)

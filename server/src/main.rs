@@ -279,46 +279,15 @@ async fn check_ledger(db: &Db, platform: &str) -> anyhow::Result<()> {
 }
 
 async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<()> {
-    if let Some(created) =
-        platforms::ensure_sandbox_platform(&db, clock.as_ref(), &config.bank_settings()).await?
-    {
-        // Printed once, on the first start: the only time this key is ever shown.
-        print_json(&serde_json::json!({
-            "platform_id": created.platform.id.as_str(),
-            "api_key": created.api_key.expose_secret(),
-        }));
-    }
-
+    announce_sandbox_platform(&db, clock.as_ref(), &config).await?;
     let purge = tokio::spawn(purge_idempotency_keys(db.clone(), clock.clone()));
-    let listen = config.listen;
-    let grace = config.shutdown_grace();
-    let metrics_listen = config.metrics_listen;
-    let state_db = db.clone();
-    let metrics = if config.metrics {
-        let backend = match db.backend() {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        };
-        Metrics::install(backend)
-    } else {
-        None
-    };
-    let state = AppState {
-        services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings()),
-        db,
-        config: Arc::new(config),
-        clock,
-        metrics,
-    };
-    // One signal for both listeners; a second one ends the process at once.
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        let _ = stop.send(true);
-        shutdown_signal().await;
-        eprintln!("bankd: a second signal: exiting without waiting");
-        std::process::exit(1);
-    });
+    let (listen, grace, metrics_listen) = (
+        config.listen,
+        config.shutdown_grace(),
+        config.metrics_listen,
+    );
+    let state = app_state(db.clone(), config, clock);
+    let stopped = stop_on_signals();
     let signalled = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|s| *s).await;
     };
@@ -348,9 +317,70 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             Ok(Ok(())) => {}
         }
     }
-    if let Some(stats) = state_db.group_commit_stats() {
-        // How well concurrent writes shared their commits: an operator's first question when
-        // SQLite writes are slow.
+    report_at_shutdown(&db);
+    // The writer's open batch commits (or fails, and its members have answered so) before the
+    // connections close.
+    db.close().await;
+    tracing::info!("stopped");
+    served.with_context(|| format!("cannot serve on {listen}"))
+}
+
+/// Creates the sandbox platform on the first start and prints its key: the only time this key
+/// is ever shown.
+async fn announce_sandbox_platform(
+    db: &Db,
+    clock: &dyn Clock,
+    config: &Config,
+) -> anyhow::Result<()> {
+    let bank = config.bank_settings();
+    if let Some(created) = platforms::ensure_sandbox_platform(db, clock, &bank).await? {
+        print_json(&serde_json::json!({
+            "platform_id": created.platform.id.as_str(),
+            "api_key": created.api_key.expose_secret(),
+        }));
+    }
+    Ok(())
+}
+
+/// The shared state of both listeners, with the metrics recorder when metrics are on.
+fn app_state(db: Db, config: Config, clock: Arc<dyn Clock>) -> AppState {
+    let metrics = if config.metrics {
+        let backend = match db.backend() {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        };
+        Metrics::install(backend)
+    } else {
+        None
+    };
+    AppState {
+        services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings()),
+        db,
+        config: Arc::new(config),
+        clock,
+        metrics,
+    }
+}
+
+/// One stop signal for both listeners, set by the first SIGINT/SIGTERM; a second one ends the
+/// process at once.
+fn stop_on_signals() -> tokio::sync::watch::Receiver<bool> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        let _ = stop.send(true);
+        shutdown_signal().await;
+        eprintln!("bankd: a second signal: exiting without waiting");
+        std::process::exit(1);
+    });
+    stopped
+}
+
+/// Logs what an operator asks first about a run: how well concurrent SQLite writes shared their
+/// commits, and how many transactions conflicted and ran again (SERIALIZABLE, deadlocks, a busy
+/// SQLite file), and whether any request got 503 for it.
+fn report_at_shutdown(db: &Db) {
+    if let Some(stats) = db.group_commit_stats() {
         tracing::info!(
             members = stats.members,
             commits = stats.commits,
@@ -362,9 +392,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
             "group commit totals at shutdown"
         );
     }
-    let retries = state_db.retry_counts();
-    // Transactions that conflicted and ran again (SERIALIZABLE, deadlocks, a busy SQLite file):
-    // how much contention the process saw, and whether any request got 503 for it.
+    let retries = db.retry_counts();
     tracing::info!(
         target: "bankd::retries",
         serialization = retries.serialization,
@@ -374,11 +402,6 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         exhausted = retries.exhausted,
         "transaction retries at shutdown"
     );
-    // The writer's open batch commits (or fails, and its members have answered so) before the
-    // connections close.
-    state_db.close().await;
-    tracing::info!("stopped");
-    served.with_context(|| format!("cannot serve on {listen}"))
 }
 
 /// Deletes expired idempotency records hourly; failures are logged and retried next hour.

@@ -106,7 +106,6 @@ impl Metrics {
 
 /// HELP texts and units.
 fn describe() {
-    use crate::store::metric_names as store;
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_counter!(
         HTTP_REQUESTS,
@@ -131,6 +130,13 @@ fn describe() {
         BUILD_INFO,
         "1, labelled with the build's version, commit and backend."
     );
+    describe_store();
+}
+
+/// HELP texts and units of the storage layer's metrics.
+fn describe_store() {
+    use crate::store::metric_names as store;
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
     describe_gauge!(
         SQLITE_QUEUE,
         "SQLite writes queued for the one writer or working in its open batch."

@@ -265,29 +265,19 @@ async fn create(
     }
     let now = clock.now();
     let mut account = BankAccountRecord {
-        id: BankAccountId::generate(now),
-        platform_id: platform_id.clone(),
-        account_type: AccountType::Checking,
-        status: AccountStatus::Open,
-        description: new.description.clone(),
         display_name: new.display_name.clone(),
-        currency_code: new.currency.code().to_owned(),
-        available_amount: 0,
-        pending_amount: 0,
-        holding_amount: 0,
-        locked_amount: 0,
         is_overdraftable: new.is_overdraftable,
         overdraft_reserve_account_id: reserve.map(|r| r.id),
-        default_account_number_id: None,
-        created_at: now,
-        updated_at: now,
+        ..BankAccountRecord::opened(
+            BankAccountId::generate(now),
+            platform_id.clone(),
+            AccountType::Checking,
+            new.description.clone(),
+            new.currency.code().to_owned(),
+            now,
+        )
     };
-    repo::insert(tx, &account).await?;
-    repo::add_owner(tx, platform_id, &account.id, &entity.id, 0, now).await?;
-    let number =
-        platforms::create_account_number(tx, clock, bank, platform_id, &account.id, "").await?;
-    repo::set_default_account_number(tx, platform_id, &account.id, &number.id, now).await?;
-    account.default_account_number_id = Some(number.id.clone());
+    let number = platforms::open_account(tx, clock, bank, &mut account, &entity.id).await?;
     Ok(BankAccountDetails {
         account,
         owners: vec![entity.id],

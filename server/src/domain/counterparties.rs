@@ -61,11 +61,26 @@ pub type NewCounterparty = CounterpartyFields;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidCounterparty(NewCounterparty);
 
+/// Field name → what is wrong with it.
+type Problems = BTreeMap<String, String>;
+
 /// Checks every field of `new` (no database), collecting all problems.
 pub fn validate(new: NewCounterparty) -> Result<ValidCounterparty, CounterpartyError> {
-    let mut errors = BTreeMap::new();
+    let mut problems = Problems::new();
+    check_bank_fields(&new, &mut problems);
+    check_text_fields(&new, &mut problems);
+    check_contact_fields(&new, &mut problems);
+    if problems.is_empty() {
+        Ok(ValidCounterparty(new))
+    } else {
+        Err(CounterpartyError::InvalidFields(problems))
+    }
+}
+
+/// The routing and account numbers, by what the routing number is.
+fn check_bank_fields(new: &NewCounterparty, problems: &mut Problems) {
     let mut bad = |field: &str, message: String| {
-        errors.insert(field.to_owned(), message);
+        problems.insert(field.to_owned(), message);
     };
     match new.routing_number_type {
         RoutingNumberType::Aba => {
@@ -96,6 +111,10 @@ pub fn validate(new: NewCounterparty) -> Result<ValidCounterparty, CounterpartyE
             }
         }
     }
+}
+
+/// The free-text fields: their lengths, and no control characters.
+fn check_text_fields(new: &NewCounterparty, problems: &mut Problems) {
     let text_fields = [
         ("name", &new.name, 1, MAX_TEXT_LEN),
         ("description", &new.description, 0, MAX_TEXT_LEN),
@@ -109,35 +128,36 @@ pub fn validate(new: NewCounterparty) -> Result<ValidCounterparty, CounterpartyE
         ),
     ];
     for (field, value, min, max) in text_fields {
-        if let Some(value) = value {
-            let len = value.chars().count();
-            if len < min || len > max {
-                bad(field, format!("must be {min} to {max} characters long"));
-            } else if value.chars().any(char::is_control) {
-                bad(field, "must not contain control characters".to_owned());
-            }
-        }
+        let Some(value) = value else { continue };
+        let len = value.chars().count();
+        let problem = if len < min || len > max {
+            format!("must be {min} to {max} characters long")
+        } else if value.chars().any(char::is_control) {
+            "must not contain control characters".to_owned()
+        } else {
+            continue;
+        };
+        problems.insert(field.to_owned(), problem);
     }
+}
+
+/// The email address and the phone number, when given.
+fn check_contact_fields(new: &NewCounterparty, problems: &mut Problems) {
     if let Some(email) = &new.email
         && !is_plain_email(email)
     {
-        bad(
-            "email",
+        problems.insert(
+            "email".to_owned(),
             "must be a plain email address (name@example.com)".to_owned(),
         );
     }
     if let Some(phone) = &new.phone
         && !is_e164(phone)
     {
-        bad(
-            "phone",
+        problems.insert(
+            "phone".to_owned(),
             "must be in E.164 format: + and 8 to 15 digits".to_owned(),
         );
-    }
-    if errors.is_empty() {
-        Ok(ValidCounterparty(new))
-    } else {
-        Err(CounterpartyError::InvalidFields(errors))
     }
 }
 

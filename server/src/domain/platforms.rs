@@ -10,7 +10,7 @@ use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
 use crate::model::entities::{RequirementField, RequirementFieldType};
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
-use crate::model::ledger::{AccountStatus, AccountType};
+use crate::model::ledger::AccountType;
 use crate::model::money::Currency;
 use crate::model::platforms::PlatformRecord;
 use crate::store::bank_accounts;
@@ -232,29 +232,15 @@ async fn create_in(
 
     let mut root_accounts = Vec::with_capacity(ROOT_ACCOUNT_TYPES.len());
     for account_type in ROOT_ACCOUNT_TYPES {
-        let account = BankAccountRecord {
-            id: BankAccountId::generate(now),
-            platform_id: platform.id.clone(),
+        let mut account = BankAccountRecord::opened(
+            BankAccountId::generate(now),
+            platform.id.clone(),
             account_type,
-            status: AccountStatus::Open,
-            description: root_description(account_type).to_owned(),
-            display_name: None,
-            currency_code: Currency::usd().code().to_owned(),
-            available_amount: 0,
-            pending_amount: 0,
-            holding_amount: 0,
-            locked_amount: 0,
-            is_overdraftable: false,
-            overdraft_reserve_account_id: None,
-            default_account_number_id: None,
-            created_at: now,
-            updated_at: now,
-        };
-        bank_accounts::insert(tx, &account).await?;
-        bank_accounts::add_owner(tx, &platform.id, &account.id, &root.id, 0, now).await?;
-        let number = create_account_number(tx, clock, bank, &platform.id, &account.id, "").await?;
-        bank_accounts::set_default_account_number(tx, &platform.id, &account.id, &number.id, now)
-            .await?;
+            root_description(account_type).to_owned(),
+            Currency::usd().code().to_owned(),
+            now,
+        );
+        open_account(tx, clock, bank, &mut account, &root.id).await?;
         root_accounts.push(account.id);
     }
 
@@ -287,6 +273,25 @@ pub fn random_account_number(rng: &mut impl Rng) -> String {
         out.push(char::from(b'0' + rng.gen_range(0..10u8)));
     }
     out
+}
+
+/// Stores a new `account` owned by `owner` inside `tx`, with its default account number
+/// (answered, and set on `account`). Deferred writes, as [`bank_accounts::insert`] says.
+pub(crate) async fn open_account(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    bank: &BankSettings,
+    account: &mut BankAccountRecord,
+    owner: &EntityId,
+) -> Result<AccountNumberRecord, PlatformError> {
+    let (platform_id, now) = (&account.platform_id, account.created_at);
+    bank_accounts::insert(tx, account).await?;
+    bank_accounts::add_owner(tx, platform_id, &account.id, owner, 0, now).await?;
+    let number = create_account_number(tx, clock, bank, platform_id, &account.id, "").await?;
+    bank_accounts::set_default_account_number(tx, platform_id, &account.id, &number.id, now)
+        .await?;
+    account.default_account_number_id = Some(number.id.clone());
+    Ok(number)
 }
 
 /// Creates an account number on a bank account inside `tx`, drawing random numbers until one is

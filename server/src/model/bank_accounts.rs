@@ -28,6 +28,37 @@ pub struct BankAccountRecord {
     pub updated_at: DateTime<Utc>,
 }
 
+impl BankAccountRecord {
+    /// A new open account with nothing in it and no account number yet; overdraft settings off.
+    pub fn opened(
+        id: BankAccountId,
+        platform_id: PlatformId,
+        account_type: AccountType,
+        description: String,
+        currency_code: String,
+        now: DateTime<Utc>,
+    ) -> BankAccountRecord {
+        BankAccountRecord {
+            id,
+            platform_id,
+            account_type,
+            status: AccountStatus::Open,
+            description,
+            display_name: None,
+            currency_code,
+            available_amount: 0,
+            pending_amount: 0,
+            holding_amount: 0,
+            locked_amount: 0,
+            is_overdraftable: false,
+            overdraft_reserve_account_id: None,
+            default_account_number_id: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 /// A stored account number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AccountNumberRecord {
