@@ -1349,23 +1349,31 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
             ))
         })?;
         let registry = registry_of::<T>();
-        let mut errors = BTreeMap::new();
-        validate(
-            &registry,
-            &T::schema_ref(),
-            &value,
-            "",
-            &D::is_closed,
-            &mut errors,
-        );
-        if !errors.is_empty() {
-            let message = summarize(&errors);
-            return Err(RequestError::invalid(message, errors).into());
-        }
-        T::parse_from_json(Some(value))
-            .map(|v| JsonBody(v, PhantomData))
-            .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
+        checked_body::<T, D>(&registry, value).map(|v| JsonBody(v, PhantomData))
     }
+}
+
+/// A body's JSON value validated against `T`'s schema (every problem collected, 400 with the
+/// fields) and then typed.
+fn checked_body<T: ParseFromJSON, D: ApiDocument>(
+    registry: &Registry,
+    value: Value,
+) -> poem::Result<T> {
+    let mut errors = BTreeMap::new();
+    validate(
+        registry,
+        &T::schema_ref(),
+        &value,
+        "",
+        &D::is_closed,
+        &mut errors,
+    );
+    if !errors.is_empty() {
+        let message = summarize(&errors);
+        return Err(RequestError::invalid(message, errors).into());
+    }
+    T::parse_from_json(Some(value))
+        .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
 }
 
 poem_openapi::impl_apirequest_for_payload!(JsonBody<T, D>, T: Type + ParseFromJSON + 'static, D: ApiDocument);
@@ -1608,23 +1616,7 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
                 }
             }
         }
-        let value = Value::Object(object);
-        let mut errors = BTreeMap::new();
-        validate(
-            &registry,
-            &T::schema_ref(),
-            &value,
-            "",
-            &D::is_closed,
-            &mut errors,
-        );
-        if !errors.is_empty() {
-            let message = summarize(&errors);
-            return Err(RequestError::invalid(message, errors).into());
-        }
-        T::parse_from_json(Some(value))
-            .map(|v| FormBody(v, PhantomData))
-            .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
+        checked_body::<T, D>(&registry, Value::Object(object)).map(|v| FormBody(v, PhantomData))
     }
 }
 
