@@ -3,7 +3,7 @@
 
 use bankd::model::bank_accounts::BankAccountRecord;
 use bankd::model::ids::BankAccountId;
-use bankd::model::ledger::{AccountStatus, AccountType};
+use bankd::model::ledger::AccountType;
 use bankd::store::Sql;
 use bankd::store::bank_accounts;
 use serde_json::{Value, json};
@@ -604,24 +604,14 @@ async fn listing_entities_pages_in_both_directions(app: TestApp) {
 async fn open_account(app: &TestApp, platform: &str, owners: &[&str]) -> String {
     let now = app.state.clock.now();
     let platform_id = bankd::model::ids::PlatformId::from_trusted(platform.to_owned());
-    let account = BankAccountRecord {
-        id: BankAccountId::generate(now),
-        platform_id: platform_id.clone(),
-        account_type: AccountType::Checking,
-        status: AccountStatus::Open,
-        description: "Joint".into(),
-        display_name: None,
-        currency_code: "USD".into(),
-        available_amount: 0,
-        pending_amount: 0,
-        holding_amount: 0,
-        locked_amount: 0,
-        is_overdraftable: false,
-        overdraft_reserve_account_id: None,
-        default_account_number_id: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let account = BankAccountRecord::opened(
+        BankAccountId::generate(now),
+        platform_id.clone(),
+        AccountType::Checking,
+        "Joint".into(),
+        "USD".into(),
+        now,
+    );
     let owners: Vec<bankd::model::ids::EntityId> = owners
         .iter()
         .map(|o| bankd::model::ids::EntityId::from_trusted((*o).to_owned()))
