@@ -273,10 +273,15 @@ fn handler_at(stub: &str, line: usize, message: &str) -> Vec<String> {
             .map(|m| format!("{t}::{m}"))
             .collect();
     }
+    // Handlers are `async fn`, the callback builders plain `fn`.
     let method = lines[..line]
         .iter()
         .rev()
-        .find_map(|l| l.trim().strip_prefix("async fn "))
+        .find_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("async fn ")
+                .or_else(|| l.strip_prefix("fn "))
+        })
         .and_then(|l| l.split('(').next())
         .expect("inside a method");
     vec![format!("{}::{method}", trait_of(line))]

@@ -48,7 +48,7 @@ impl Emitter<'_> {
     }
 
     /// What a callback's method returns: its body, or (without one) whether to send it.
-    fn callback_output(&self, c: &Callback) -> TokenStream {
+    pub(super) fn callback_output(&self, c: &Callback) -> TokenStream {
         match &c.body {
             Some(b) => {
                 let t = self.rust_type(&b.schema, false);
