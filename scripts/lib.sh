@@ -5,6 +5,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"
 SCHEMATHESIS_VERSION="4.32.5"
 OPENAPI_PYTHON_CLIENT_VERSION="0.29.1"
+# The reference Standard Webhooks library: the scenario verifies bankd's signatures with it.
+STANDARDWEBHOOKS_VERSION="1.1.0"
 
 # Creates .venv with the pinned tools (idempotent).
 ensure_venv() {
@@ -12,7 +14,8 @@ ensure_venv() {
     python3 -m venv "$VENV"
   fi
   "$VENV/bin/pip" install --quiet --disable-pip-version-check \
-    "schemathesis==$SCHEMATHESIS_VERSION" "openapi-python-client==$OPENAPI_PYTHON_CLIENT_VERSION"
+    "schemathesis==$SCHEMATHESIS_VERSION" "openapi-python-client==$OPENAPI_PYTHON_CLIENT_VERSION" \
+    "standardwebhooks==$STANDARDWEBHOOKS_VERSION"
 }
 
 # Starts bankd on a fresh SQLite database in $WORK; sets BANKD_URL, BANKD_KEY, BANKD_PID.

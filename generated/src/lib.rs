@@ -49,8 +49,17 @@ pub mod ach_transfers;
 /// Operations tagged `Simulations`: the `SimulationsApi` trait, its inputs and responses.
 #[rustfmt::skip]
 pub mod simulations;
+/// Operations tagged `Events`: the `EventsApi` trait, its inputs and responses.
+#[rustfmt::skip]
+pub mod events;
+/// Operations tagged `Webhooks`: the `WebhooksApi` trait, its inputs and responses.
+#[rustfmt::skip]
+pub mod webhooks;
 #[rustfmt::skip]
 pub mod server;
+/// The `Callbacks` trait: the requests the server sends to its callers.
+#[rustfmt::skip]
+pub mod callbacks;
 pub use ::bank_codegen_runtime as runtime;
 pub use poem_openapi::payload::Binary;
 pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
@@ -73,7 +82,13 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/documents/{document_id}/content", "get", "[]")],
     unexploded_params: &[],
-    callbacks: &[],
+    callbacks: &[
+        (
+            "/webhook-endpoints",
+            "post",
+            "{\"event\":{\"{$request.body#/url}\":{\"post\":{\"tags\":[\"Webhooks\"],\"summary\":\"An event of the platform\",\"description\":\"Delivery of one event, following the Standard Webhooks specification (https://www.standardwebhooks.com/): the body is the event exactly as `GET /events/{event_id}` answers it. `webhook-signature` is `v1,` followed by the base64 HMAC-SHA256, keyed with the bytes of the endpoint's secret (the base64 after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}`; while a rotated secret overlaps, the header lists both signatures separated by a space. Any 2xx answer within the server's timeout acknowledges the event; anything else (another status, a redirect, a timeout, a refused connection) is retried with exponential backoff and jitter, up to the server's maximum number of attempts. Delivery is at least once and unordered: the same `webhook-id` may arrive more than once, and receivers order by `created_at`.\",\"parameters\":[{\"in\":\"header\",\"name\":\"webhook-id\",\"description\":\"The event's id, the same on every attempt (deduplicate on it).\",\"required\":true,\"schema\":{\"type\":\"string\"},\"style\":\"simple\"},{\"in\":\"header\",\"name\":\"webhook-timestamp\",\"description\":\"Unix time of this attempt in seconds; receivers reject old ones.\",\"required\":true,\"schema\":{\"type\":\"string\"},\"style\":\"simple\"},{\"in\":\"header\",\"name\":\"webhook-signature\",\"description\":\"Space-separated `v1,<base64 signature>` entries, one per valid secret.\",\"required\":true,\"schema\":{\"type\":\"string\"},\"style\":\"simple\"}],\"requestBody\":{\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Event\"}}},\"required\":true},\"responses\":{\"2XX\":{\"description\":\"The receiver accepted the event; no further attempt is made.\"},\"4XX\":{\"description\":\"The receiver refused the event; the attempt failed and the event is sent again later.\"},\"5XX\":{\"description\":\"The receiver failed; the attempt failed and the event is sent again later.\"}}}}}}",
+        ),
+    ],
     content: &[],
     closed_schemas: &[
         "EmptyObject",
@@ -96,6 +111,8 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         "CreateBookTransferRequest",
         "ClearBookTransferRequest",
         "SimulateAchRequest",
+        "CreateWebhookEndpointRequest",
+        "UpdateWebhookEndpointRequest",
     ],
     additional_flags: &[
         ("#/components/schemas/EmptyObject", false),
@@ -118,6 +135,8 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("#/components/schemas/CreateBookTransferRequest", false),
         ("#/components/schemas/ClearBookTransferRequest", false),
         ("#/components/schemas/SimulateAchRequest", false),
+        ("#/components/schemas/CreateWebhookEndpointRequest", false),
+        ("#/components/schemas/UpdateWebhookEndpointRequest", false),
     ],
     links: &[
         (
@@ -251,6 +270,16 @@ impl runtime::ApiDocument for Document {
         &[&[("BasicAuth", &[])]],
         &[&[("BasicAuth", &[])]],
         &[],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
+        &[&[("BasicAuth", &[])]],
         &[&[("BasicAuth", &[])]],
         &[&[("BasicAuth", &[])]],
         &[&[("BasicAuth", &[])]],

@@ -17,12 +17,14 @@ pub struct Error {
     ///   `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,
     ///   `associated_person_already_linked`, `invalid_additional_requirements`,
     ///   `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,
-    ///   `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`.
+    ///   `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,
+    ///   `invalid_webhook_url`.
     /// - 401: `unauthorized`, `invalid_signature`.
     /// - 403: `sandbox_only`.
     /// - 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,
     ///   `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,
-    ///   `book_transfer_not_found`, `ach_transfer_not_found`.
+    ///   `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,
+    ///   `webhook_endpoint_not_found`, `webhook_delivery_not_found`.
     /// - 409: `idempotency_key_in_use`.
     /// - 422: `idempotency_key_reused`.
     /// - 500: `internal_error`.
@@ -53,7 +55,7 @@ impl crate::runtime::SpecType for Error {
                 ::poem_openapi::types::Type > ::schema_ref() }), ("code", crate
                 ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
                 .description =
-                ::std::option::Option::Some("Stable snake_case code that programs branch on. Codes by status:\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\n  `associated_person_already_linked`, `invalid_additional_requirements`,\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`.\n- 401: `unauthorized`, `invalid_signature`.\n- 403: `sandbox_only`.\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\n  `book_transfer_not_found`, `ach_transfer_not_found`.\n- 409: `idempotency_key_in_use`.\n- 422: `idempotency_key_reused`.\n- 500: `internal_error`.\n- 503: `transaction_conflict`.");
+                ::std::option::Option::Some("Stable snake_case code that programs branch on. Codes by status:\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\n  `associated_person_already_linked`, `invalid_additional_requirements`,\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,\n  `invalid_webhook_url`.\n- 401: `unauthorized`, `invalid_signature`.\n- 403: `sandbox_only`.\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\n  `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,\n  `webhook_endpoint_not_found`, `webhook_delivery_not_found`.\n- 409: `idempotency_key_in_use`.\n- 422: `idempotency_key_reused`.\n- 500: `internal_error`.\n- 503: `transaction_conflict`.");
                 s.example = ::serde_json::from_str:: < ::serde_json::Value >
                 ("\"invalid_limit\"").ok(); s })), ("message", crate ::runtime::inline({
                 let mut s = crate ::runtime::schema("string"); s.description =
@@ -86,7 +88,7 @@ impl crate::runtime::SpecType for Error {
     }
 }
 crate::runtime::spec_type!(Error);
-/// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.
+/// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.
 ///
 /// Schema: `#/components/schemas/ErrorType`.
 #[derive(
@@ -135,6 +137,12 @@ pub enum ErrorType {
     /// `platform_error`
     #[serde(rename = "platform_error")]
     PlatformError,
+    /// `event_error`
+    #[serde(rename = "event_error")]
+    EventError,
+    /// `webhook_error`
+    #[serde(rename = "webhook_error")]
+    WebhookError,
     /// `server_error`
     #[serde(rename = "server_error")]
     ServerError,
@@ -153,6 +161,8 @@ impl ErrorType {
         ErrorType::TransferError,
         ErrorType::IdempotencyError,
         ErrorType::PlatformError,
+        ErrorType::EventError,
+        ErrorType::WebhookError,
         ErrorType::ServerError,
     ];
     /// The value as it appears on the wire.
@@ -169,6 +179,8 @@ impl ErrorType {
             ErrorType::TransferError => "transfer_error",
             ErrorType::IdempotencyError => "idempotency_error",
             ErrorType::PlatformError => "platform_error",
+            ErrorType::EventError => "event_error",
+            ErrorType::WebhookError => "webhook_error",
             ErrorType::ServerError => "server_error",
         }
     }
@@ -205,6 +217,8 @@ impl ::std::str::FromStr for ErrorType {
             "transfer_error" => ::std::result::Result::Ok(ErrorType::TransferError),
             "idempotency_error" => ::std::result::Result::Ok(ErrorType::IdempotencyError),
             "platform_error" => ::std::result::Result::Ok(ErrorType::PlatformError),
+            "event_error" => ::std::result::Result::Ok(ErrorType::EventError),
+            "webhook_error" => ::std::result::Result::Ok(ErrorType::WebhookError),
             "server_error" => ::std::result::Result::Ok(ErrorType::ServerError),
             other => {
                 ::std::result::Result::Err(
@@ -236,10 +250,12 @@ impl crate::runtime::SpecType for ErrorType {
                 ::serde_json::Value::String("transfer_error".to_string()),
                 ::serde_json::Value::String("idempotency_error".to_string()),
                 ::serde_json::Value::String("platform_error".to_string()),
+                ::serde_json::Value::String("event_error".to_string()),
+                ::serde_json::Value::String("webhook_error".to_string()),
                 ::serde_json::Value::String("server_error".to_string())
             ];
             s.description = ::std::option::Option::Some(
-                "Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.",
+                "Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.",
             );
             s
         }
@@ -5327,3 +5343,1761 @@ impl crate::runtime::SpecType for SimulateAchRequest {
     }
 }
 crate::runtime::spec_type!(SimulateAchRequest);
+/// What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount).
+///
+/// Schema: `#/components/schemas/EventType`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum EventType {
+    /// `entity.created`
+    #[serde(rename = "entity.created")]
+    EntityCreated,
+    /// `entity.updated`
+    #[serde(rename = "entity.updated")]
+    EntityUpdated,
+    /// `entity.deleted`
+    #[serde(rename = "entity.deleted")]
+    EntityDeleted,
+    /// `bank_account.created`
+    #[serde(rename = "bank_account.created")]
+    BankAccountCreated,
+    /// `bank_account.updated`
+    #[serde(rename = "bank_account.updated")]
+    BankAccountUpdated,
+    /// `bank_account.closed`
+    #[serde(rename = "bank_account.closed")]
+    BankAccountClosed,
+    /// `bank_account.overdrafted`
+    #[serde(rename = "bank_account.overdrafted")]
+    BankAccountOverdrafted,
+    /// `account_number.created`
+    #[serde(rename = "account_number.created")]
+    AccountNumberCreated,
+    /// `account_number.updated`
+    #[serde(rename = "account_number.updated")]
+    AccountNumberUpdated,
+    /// `counterparty.created`
+    #[serde(rename = "counterparty.created")]
+    CounterpartyCreated,
+    /// `counterparty.deleted`
+    #[serde(rename = "counterparty.deleted")]
+    CounterpartyDeleted,
+    /// `document.created`
+    #[serde(rename = "document.created")]
+    DocumentCreated,
+    /// `book.transfer.completed`
+    #[serde(rename = "book.transfer.completed")]
+    BookTransferCompleted,
+    /// `book.transfer.hold_created`
+    #[serde(rename = "book.transfer.hold_created")]
+    BookTransferHoldCreated,
+    /// `book.transfer.canceled`
+    #[serde(rename = "book.transfer.canceled")]
+    BookTransferCanceled,
+    /// `ach.incoming_transfer.completed`
+    #[serde(rename = "ach.incoming_transfer.completed")]
+    AchIncomingTransferCompleted,
+    /// `ach.incoming_transfer.returned`
+    #[serde(rename = "ach.incoming_transfer.returned")]
+    AchIncomingTransferReturned,
+}
+impl EventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [EventType] = &[
+        EventType::EntityCreated,
+        EventType::EntityUpdated,
+        EventType::EntityDeleted,
+        EventType::BankAccountCreated,
+        EventType::BankAccountUpdated,
+        EventType::BankAccountClosed,
+        EventType::BankAccountOverdrafted,
+        EventType::AccountNumberCreated,
+        EventType::AccountNumberUpdated,
+        EventType::CounterpartyCreated,
+        EventType::CounterpartyDeleted,
+        EventType::DocumentCreated,
+        EventType::BookTransferCompleted,
+        EventType::BookTransferHoldCreated,
+        EventType::BookTransferCanceled,
+        EventType::AchIncomingTransferCompleted,
+        EventType::AchIncomingTransferReturned,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EventType::EntityCreated => "entity.created",
+            EventType::EntityUpdated => "entity.updated",
+            EventType::EntityDeleted => "entity.deleted",
+            EventType::BankAccountCreated => "bank_account.created",
+            EventType::BankAccountUpdated => "bank_account.updated",
+            EventType::BankAccountClosed => "bank_account.closed",
+            EventType::BankAccountOverdrafted => "bank_account.overdrafted",
+            EventType::AccountNumberCreated => "account_number.created",
+            EventType::AccountNumberUpdated => "account_number.updated",
+            EventType::CounterpartyCreated => "counterparty.created",
+            EventType::CounterpartyDeleted => "counterparty.deleted",
+            EventType::DocumentCreated => "document.created",
+            EventType::BookTransferCompleted => "book.transfer.completed",
+            EventType::BookTransferHoldCreated => "book.transfer.hold_created",
+            EventType::BookTransferCanceled => "book.transfer.canceled",
+            EventType::AchIncomingTransferCompleted => "ach.incoming_transfer.completed",
+            EventType::AchIncomingTransferReturned => "ach.incoming_transfer.returned",
+        }
+    }
+}
+impl ::std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for EventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "entity.created" => ::std::result::Result::Ok(EventType::EntityCreated),
+            "entity.updated" => ::std::result::Result::Ok(EventType::EntityUpdated),
+            "entity.deleted" => ::std::result::Result::Ok(EventType::EntityDeleted),
+            "bank_account.created" => {
+                ::std::result::Result::Ok(EventType::BankAccountCreated)
+            }
+            "bank_account.updated" => {
+                ::std::result::Result::Ok(EventType::BankAccountUpdated)
+            }
+            "bank_account.closed" => {
+                ::std::result::Result::Ok(EventType::BankAccountClosed)
+            }
+            "bank_account.overdrafted" => {
+                ::std::result::Result::Ok(EventType::BankAccountOverdrafted)
+            }
+            "account_number.created" => {
+                ::std::result::Result::Ok(EventType::AccountNumberCreated)
+            }
+            "account_number.updated" => {
+                ::std::result::Result::Ok(EventType::AccountNumberUpdated)
+            }
+            "counterparty.created" => {
+                ::std::result::Result::Ok(EventType::CounterpartyCreated)
+            }
+            "counterparty.deleted" => {
+                ::std::result::Result::Ok(EventType::CounterpartyDeleted)
+            }
+            "document.created" => ::std::result::Result::Ok(EventType::DocumentCreated),
+            "book.transfer.completed" => {
+                ::std::result::Result::Ok(EventType::BookTransferCompleted)
+            }
+            "book.transfer.hold_created" => {
+                ::std::result::Result::Ok(EventType::BookTransferHoldCreated)
+            }
+            "book.transfer.canceled" => {
+                ::std::result::Result::Ok(EventType::BookTransferCanceled)
+            }
+            "ach.incoming_transfer.completed" => {
+                ::std::result::Result::Ok(EventType::AchIncomingTransferCompleted)
+            }
+            "ach.incoming_transfer.returned" => {
+                ::std::result::Result::Ok(EventType::AchIncomingTransferReturned)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!("`{other}` is not a known {}", stringify!(EventType)),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for EventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "EventType",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("entity.created".to_string()),
+                ::serde_json::Value::String("entity.updated".to_string()),
+                ::serde_json::Value::String("entity.deleted".to_string()),
+                ::serde_json::Value::String("bank_account.created".to_string()),
+                ::serde_json::Value::String("bank_account.updated".to_string()),
+                ::serde_json::Value::String("bank_account.closed".to_string()),
+                ::serde_json::Value::String("bank_account.overdrafted".to_string()),
+                ::serde_json::Value::String("account_number.created".to_string()),
+                ::serde_json::Value::String("account_number.updated".to_string()),
+                ::serde_json::Value::String("counterparty.created".to_string()),
+                ::serde_json::Value::String("counterparty.deleted".to_string()),
+                ::serde_json::Value::String("document.created".to_string()),
+                ::serde_json::Value::String("book.transfer.completed".to_string()),
+                ::serde_json::Value::String("book.transfer.hold_created".to_string()),
+                ::serde_json::Value::String("book.transfer.canceled".to_string()),
+                ::serde_json::Value::String("ach.incoming_transfer.completed"
+                .to_string()),
+                ::serde_json::Value::String("ach.incoming_transfer.returned".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount).",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(EventType);
+/// What happened to the entity.
+///
+/// Schema: `#/components/schemas/EntityEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum EntityEventType {
+    /// `entity.created`
+    #[serde(rename = "entity.created")]
+    EntityCreated,
+    /// `entity.updated`
+    #[serde(rename = "entity.updated")]
+    EntityUpdated,
+    /// `entity.deleted`
+    #[serde(rename = "entity.deleted")]
+    EntityDeleted,
+}
+impl EntityEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [EntityEventType] = &[
+        EntityEventType::EntityCreated,
+        EntityEventType::EntityUpdated,
+        EntityEventType::EntityDeleted,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EntityEventType::EntityCreated => "entity.created",
+            EntityEventType::EntityUpdated => "entity.updated",
+            EntityEventType::EntityDeleted => "entity.deleted",
+        }
+    }
+}
+impl ::std::fmt::Display for EntityEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for EntityEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "entity.created" => ::std::result::Result::Ok(EntityEventType::EntityCreated),
+            "entity.updated" => ::std::result::Result::Ok(EntityEventType::EntityUpdated),
+            "entity.deleted" => ::std::result::Result::Ok(EntityEventType::EntityDeleted),
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(EntityEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for EntityEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("entity.created".to_string()),
+                ::serde_json::Value::String("entity.updated".to_string()),
+                ::serde_json::Value::String("entity.deleted".to_string())
+            ];
+            s.description = ::std::option::Option::Some("What happened to the entity.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(EntityEventType);
+/// An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.
+///
+/// Schema: `#/components/schemas/EntityEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct EntityEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::EntityEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::Entity,
+}
+impl crate::runtime::SpecType for EntityEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "EntityEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::EntityEventType as
+                ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::EntityEventType as ::poem_openapi::types::Type > ::schema_ref()
+                }), ("created_at", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::Entity as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::Entity as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(EntityEvent);
+/// What happened to the bank account.
+///
+/// Schema: `#/components/schemas/BankAccountEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum BankAccountEventType {
+    /// `bank_account.created`
+    #[serde(rename = "bank_account.created")]
+    BankAccountCreated,
+    /// `bank_account.updated`
+    #[serde(rename = "bank_account.updated")]
+    BankAccountUpdated,
+    /// `bank_account.closed`
+    #[serde(rename = "bank_account.closed")]
+    BankAccountClosed,
+    /// `bank_account.overdrafted`
+    #[serde(rename = "bank_account.overdrafted")]
+    BankAccountOverdrafted,
+}
+impl BankAccountEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [BankAccountEventType] = &[
+        BankAccountEventType::BankAccountCreated,
+        BankAccountEventType::BankAccountUpdated,
+        BankAccountEventType::BankAccountClosed,
+        BankAccountEventType::BankAccountOverdrafted,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            BankAccountEventType::BankAccountCreated => "bank_account.created",
+            BankAccountEventType::BankAccountUpdated => "bank_account.updated",
+            BankAccountEventType::BankAccountClosed => "bank_account.closed",
+            BankAccountEventType::BankAccountOverdrafted => "bank_account.overdrafted",
+        }
+    }
+}
+impl ::std::fmt::Display for BankAccountEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for BankAccountEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "bank_account.created" => {
+                ::std::result::Result::Ok(BankAccountEventType::BankAccountCreated)
+            }
+            "bank_account.updated" => {
+                ::std::result::Result::Ok(BankAccountEventType::BankAccountUpdated)
+            }
+            "bank_account.closed" => {
+                ::std::result::Result::Ok(BankAccountEventType::BankAccountClosed)
+            }
+            "bank_account.overdrafted" => {
+                ::std::result::Result::Ok(BankAccountEventType::BankAccountOverdrafted)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(BankAccountEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for BankAccountEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("bank_account.created".to_string()),
+                ::serde_json::Value::String("bank_account.updated".to_string()),
+                ::serde_json::Value::String("bank_account.closed".to_string()),
+                ::serde_json::Value::String("bank_account.overdrafted".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the bank account.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(BankAccountEventType);
+/// An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.
+///
+/// Schema: `#/components/schemas/BankAccountEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct BankAccountEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::BankAccountEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::BankAccountWithDetails,
+}
+impl crate::runtime::SpecType for BankAccountEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "BankAccountEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::BankAccountEventType
+                as ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::BankAccountEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::BankAccountWithDetails as
+                ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::BankAccountWithDetails as ::poem_openapi::types::Type >
+                ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(BankAccountEvent);
+/// What happened to the account number.
+///
+/// Schema: `#/components/schemas/AccountNumberEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum AccountNumberEventType {
+    /// `account_number.created`
+    #[serde(rename = "account_number.created")]
+    AccountNumberCreated,
+    /// `account_number.updated`
+    #[serde(rename = "account_number.updated")]
+    AccountNumberUpdated,
+}
+impl AccountNumberEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [AccountNumberEventType] = &[
+        AccountNumberEventType::AccountNumberCreated,
+        AccountNumberEventType::AccountNumberUpdated,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AccountNumberEventType::AccountNumberCreated => "account_number.created",
+            AccountNumberEventType::AccountNumberUpdated => "account_number.updated",
+        }
+    }
+}
+impl ::std::fmt::Display for AccountNumberEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for AccountNumberEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "account_number.created" => {
+                ::std::result::Result::Ok(AccountNumberEventType::AccountNumberCreated)
+            }
+            "account_number.updated" => {
+                ::std::result::Result::Ok(AccountNumberEventType::AccountNumberUpdated)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(AccountNumberEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for AccountNumberEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("account_number.created".to_string()),
+                ::serde_json::Value::String("account_number.updated".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the account number.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(AccountNumberEventType);
+/// An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.
+///
+/// Schema: `#/components/schemas/AccountNumberEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct AccountNumberEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::AccountNumberEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::AccountNumber,
+}
+impl crate::runtime::SpecType for AccountNumberEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "AccountNumberEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::AccountNumberEventType
+                as ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::AccountNumberEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::AccountNumber as ::poem_openapi::types::Type
+                > ::register(registry); < crate ::models::AccountNumber as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(AccountNumberEvent);
+/// What happened to the counterparty.
+///
+/// Schema: `#/components/schemas/CounterpartyEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum CounterpartyEventType {
+    /// `counterparty.created`
+    #[serde(rename = "counterparty.created")]
+    CounterpartyCreated,
+    /// `counterparty.deleted`
+    #[serde(rename = "counterparty.deleted")]
+    CounterpartyDeleted,
+}
+impl CounterpartyEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [CounterpartyEventType] = &[
+        CounterpartyEventType::CounterpartyCreated,
+        CounterpartyEventType::CounterpartyDeleted,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CounterpartyEventType::CounterpartyCreated => "counterparty.created",
+            CounterpartyEventType::CounterpartyDeleted => "counterparty.deleted",
+        }
+    }
+}
+impl ::std::fmt::Display for CounterpartyEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for CounterpartyEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "counterparty.created" => {
+                ::std::result::Result::Ok(CounterpartyEventType::CounterpartyCreated)
+            }
+            "counterparty.deleted" => {
+                ::std::result::Result::Ok(CounterpartyEventType::CounterpartyDeleted)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(CounterpartyEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for CounterpartyEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("counterparty.created".to_string()),
+                ::serde_json::Value::String("counterparty.deleted".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the counterparty.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CounterpartyEventType);
+/// An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.
+///
+/// Schema: `#/components/schemas/CounterpartyEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct CounterpartyEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::CounterpartyEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::Counterparty,
+}
+impl crate::runtime::SpecType for CounterpartyEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "CounterpartyEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::CounterpartyEventType
+                as ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::CounterpartyEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::Counterparty as ::poem_openapi::types::Type
+                > ::register(registry); < crate ::models::Counterparty as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CounterpartyEvent);
+/// What happened to the document.
+///
+/// Schema: `#/components/schemas/DocumentEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum DocumentEventType {
+    /// `document.created`
+    #[serde(rename = "document.created")]
+    DocumentCreated,
+}
+impl DocumentEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [DocumentEventType] = &[DocumentEventType::DocumentCreated];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DocumentEventType::DocumentCreated => "document.created",
+        }
+    }
+}
+impl ::std::fmt::Display for DocumentEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for DocumentEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "document.created" => {
+                ::std::result::Result::Ok(DocumentEventType::DocumentCreated)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(DocumentEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for DocumentEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("document.created".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the document.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(DocumentEventType);
+/// An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).
+///
+/// Schema: `#/components/schemas/DocumentEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct DocumentEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::DocumentEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::Document,
+}
+impl crate::runtime::SpecType for DocumentEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "DocumentEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::DocumentEventType as
+                ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::DocumentEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::Document as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::Document as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(DocumentEvent);
+/// What happened to the book transfer.
+///
+/// Schema: `#/components/schemas/BookTransferEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum BookTransferEventType {
+    /// `book.transfer.completed`
+    #[serde(rename = "book.transfer.completed")]
+    BookTransferCompleted,
+    /// `book.transfer.hold_created`
+    #[serde(rename = "book.transfer.hold_created")]
+    BookTransferHoldCreated,
+    /// `book.transfer.canceled`
+    #[serde(rename = "book.transfer.canceled")]
+    BookTransferCanceled,
+}
+impl BookTransferEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [BookTransferEventType] = &[
+        BookTransferEventType::BookTransferCompleted,
+        BookTransferEventType::BookTransferHoldCreated,
+        BookTransferEventType::BookTransferCanceled,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            BookTransferEventType::BookTransferCompleted => "book.transfer.completed",
+            BookTransferEventType::BookTransferHoldCreated => {
+                "book.transfer.hold_created"
+            }
+            BookTransferEventType::BookTransferCanceled => "book.transfer.canceled",
+        }
+    }
+}
+impl ::std::fmt::Display for BookTransferEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for BookTransferEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "book.transfer.completed" => {
+                ::std::result::Result::Ok(BookTransferEventType::BookTransferCompleted)
+            }
+            "book.transfer.hold_created" => {
+                ::std::result::Result::Ok(BookTransferEventType::BookTransferHoldCreated)
+            }
+            "book.transfer.canceled" => {
+                ::std::result::Result::Ok(BookTransferEventType::BookTransferCanceled)
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(BookTransferEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for BookTransferEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("book.transfer.completed".to_string()),
+                ::serde_json::Value::String("book.transfer.hold_created".to_string()),
+                ::serde_json::Value::String("book.transfer.canceled".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the book transfer.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(BookTransferEventType);
+/// An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.
+///
+/// Schema: `#/components/schemas/BookTransferEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct BookTransferEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::BookTransferEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::BookTransfer,
+}
+impl crate::runtime::SpecType for BookTransferEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "BookTransferEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::BookTransferEventType
+                as ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::BookTransferEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::BookTransfer as ::poem_openapi::types::Type
+                > ::register(registry); < crate ::models::BookTransfer as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(BookTransferEvent);
+/// What happened to the ACH transfer.
+///
+/// Schema: `#/components/schemas/AchTransferEvent/properties/type`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum AchTransferEventType {
+    /// `ach.incoming_transfer.completed`
+    #[serde(rename = "ach.incoming_transfer.completed")]
+    AchIncomingTransferCompleted,
+    /// `ach.incoming_transfer.returned`
+    #[serde(rename = "ach.incoming_transfer.returned")]
+    AchIncomingTransferReturned,
+}
+impl AchTransferEventType {
+    /// Every value, in document order.
+    pub const ALL: &'static [AchTransferEventType] = &[
+        AchTransferEventType::AchIncomingTransferCompleted,
+        AchTransferEventType::AchIncomingTransferReturned,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AchTransferEventType::AchIncomingTransferCompleted => {
+                "ach.incoming_transfer.completed"
+            }
+            AchTransferEventType::AchIncomingTransferReturned => {
+                "ach.incoming_transfer.returned"
+            }
+        }
+    }
+}
+impl ::std::fmt::Display for AchTransferEventType {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for AchTransferEventType {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "ach.incoming_transfer.completed" => {
+                ::std::result::Result::Ok(
+                    AchTransferEventType::AchIncomingTransferCompleted,
+                )
+            }
+            "ach.incoming_transfer.returned" => {
+                ::std::result::Result::Ok(
+                    AchTransferEventType::AchIncomingTransferReturned,
+                )
+            }
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(AchTransferEventType)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for AchTransferEventType {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("ach.incoming_transfer.completed"
+                .to_string()),
+                ::serde_json::Value::String("ach.incoming_transfer.returned".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "What happened to the ACH transfer.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(AchTransferEventType);
+/// An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.
+///
+/// Schema: `#/components/schemas/AchTransferEvent`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct AchTransferEvent {
+    /// Id of the event (prefix `evnt_`).
+    pub id: ::std::string::String,
+    pub r#type: crate::models::AchTransferEventType,
+    /// When the change was committed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    pub data: crate::models::AchTransfer,
+}
+impl crate::runtime::SpecType for AchTransferEvent {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "AchTransferEvent",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
+                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("type", { < crate ::models::AchTransferEventType
+                as ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::AchTransferEventType as ::poem_openapi::types::Type >
+                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the change was committed."); s })),
+                ("data", { < crate ::models::AchTransfer as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::AchTransfer as
+                ::poem_openapi::types::Type > ::schema_ref() })
+            ];
+            s.required = ::std::vec!["id", "type", "created_at", "data"];
+            s.description = ::std::option::Option::Some(
+                "An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(AchTransferEvent);
+/// Something that happened to a resource of the platform, selected by `type`.
+///
+/// Schema: `#/components/schemas/Event`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(untagged)]
+pub enum Event {
+    EntityEvent(crate::models::EntityEvent),
+    BankAccountEvent(crate::models::BankAccountEvent),
+    AccountNumberEvent(crate::models::AccountNumberEvent),
+    CounterpartyEvent(crate::models::CounterpartyEvent),
+    DocumentEvent(crate::models::DocumentEvent),
+    BookTransferEvent(crate::models::BookTransferEvent),
+    AchTransferEvent(crate::models::AchTransferEvent),
+}
+impl crate::runtime::SpecType for Event {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "Event",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("");
+            s.one_of = ::std::vec![
+                { < crate ::models::EntityEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::EntityEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::BankAccountEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::BankAccountEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::AccountNumberEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::AccountNumberEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::CounterpartyEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::CounterpartyEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::DocumentEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::DocumentEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::BookTransferEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::BookTransferEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
+                ::models::AchTransferEvent as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::AchTransferEvent as
+                ::poem_openapi::types::Type > ::schema_ref() }
+            ];
+            s.discriminator = ::std::option::Option::Some(::poem_openapi::registry::MetaDiscriminatorObject {
+                property_name: "type",
+                mapping: ::std::vec![
+                    ("entity.created".to_string(), "#/components/schemas/EntityEvent"
+                    .to_string()), ("entity.updated".to_string(),
+                    "#/components/schemas/EntityEvent".to_string()), ("entity.deleted"
+                    .to_string(), "#/components/schemas/EntityEvent".to_string()),
+                    ("bank_account.created".to_string(),
+                    "#/components/schemas/BankAccountEvent".to_string()),
+                    ("bank_account.updated".to_string(),
+                    "#/components/schemas/BankAccountEvent".to_string()),
+                    ("bank_account.closed".to_string(),
+                    "#/components/schemas/BankAccountEvent".to_string()),
+                    ("bank_account.overdrafted".to_string(),
+                    "#/components/schemas/BankAccountEvent".to_string()),
+                    ("account_number.created".to_string(),
+                    "#/components/schemas/AccountNumberEvent".to_string()),
+                    ("account_number.updated".to_string(),
+                    "#/components/schemas/AccountNumberEvent".to_string()),
+                    ("counterparty.created".to_string(),
+                    "#/components/schemas/CounterpartyEvent".to_string()),
+                    ("counterparty.deleted".to_string(),
+                    "#/components/schemas/CounterpartyEvent".to_string()),
+                    ("document.created".to_string(), "#/components/schemas/DocumentEvent"
+                    .to_string()), ("book.transfer.completed".to_string(),
+                    "#/components/schemas/BookTransferEvent".to_string()),
+                    ("book.transfer.hold_created".to_string(),
+                    "#/components/schemas/BookTransferEvent".to_string()),
+                    ("book.transfer.canceled".to_string(),
+                    "#/components/schemas/BookTransferEvent".to_string()),
+                    ("ach.incoming_transfer.completed".to_string(),
+                    "#/components/schemas/AchTransferEvent".to_string()),
+                    ("ach.incoming_transfer.returned".to_string(),
+                    "#/components/schemas/AchTransferEvent".to_string())
+                ],
+            });
+            s.description = ::std::option::Option::Some(
+                "Something that happened to a resource of the platform, selected by `type`.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(Event);
+/// One page of events.
+///
+/// Schema: `#/components/schemas/EventList`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct EventList {
+    /// The events of the page, newest first.
+    pub events: ::std::vec::Vec<crate::models::Event>,
+    /// Whether more objects exist beyond this page in the direction of travel.
+    pub has_more: bool,
+}
+impl crate::runtime::SpecType for EventList {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "EventList",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("events", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::Event as ::poem_openapi::types::Type > ::register(registry); <
+                crate ::models::Event as ::poem_openapi::types::Type > ::schema_ref()
+                })); s.description =
+                ::std::option::Option::Some("The events of the page, newest first."); s
+                })), ("has_more", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("boolean"); s.description =
+                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
+                s }))
+            ];
+            s.required = ::std::vec!["events", "has_more"];
+            s.description = ::std::option::Option::Some("One page of events.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(EventList);
+/// An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).
+///
+/// Schema: `#/components/schemas/EventSelector`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(transparent)]
+pub struct EventSelector(pub ::std::string::String);
+impl crate::runtime::SpecType for EventSelector {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "EventSelector",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.description = ::std::option::Option::Some(
+                "An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).",
+            );
+            s.min_length = ::std::option::Option::Some(1usize);
+            s.max_length = ::std::option::Option::Some(64usize);
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(EventSelector);
+/// A URL that receives the platform's events, signed with `secret`.
+///
+/// Schema: `#/components/schemas/WebhookEndpoint`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct WebhookEndpoint {
+    /// Id of the endpoint (prefix `wend_`).
+    pub id: ::std::string::String,
+    /// Where events are sent (`POST`).
+    pub url: ::std::string::String,
+    /// Free text for the platform's own use; empty by default.
+    pub description: ::std::string::String,
+    /// The event types and prefixes the endpoint receives; empty means every event.
+    pub enabled_events: ::std::vec::Vec<crate::models::EventSelector>,
+    /// A disabled endpoint receives nothing.
+    pub is_disabled: bool,
+    /// The signing secret, `whsec_` followed by the base64 of 32 random bytes.
+    pub secret: ::std::string::String,
+    /// When the endpoint was created.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    /// When the endpoint last changed.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub updated_at: ::chrono::DateTime<::chrono::Utc>,
+}
+impl crate::runtime::SpecType for WebhookEndpoint {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "WebhookEndpoint",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the endpoint (prefix `wend_`)."); s
+                .pattern = ::std::option::Option::Some("^wend_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("url", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("uri"); s.description =
+                ::std::option::Option::Some("Where events are sent (`POST`)."); s })),
+                ("description", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Free text for the platform's own use; empty by default.");
+                s })), ("enabled_events", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::EventSelector as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::EventSelector as
+                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
+                ::std::option::Option::Some("The event types and prefixes the endpoint receives; empty means every event.");
+                s })), ("is_disabled", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("boolean"); s.description =
+                ::std::option::Option::Some("A disabled endpoint receives nothing."); s
+                })), ("secret", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("The signing secret, `whsec_` followed by the base64 of 32 random bytes.");
+                s.pattern = ::std::option::Option::Some("^whsec_[A-Za-z0-9+/]{43}=$"
+                .to_string()); s })), ("created_at", crate ::runtime::inline({ let mut s
+                = crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the endpoint was created."); s })),
+                ("updated_at", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the endpoint last changed."); s }))
+            ];
+            s.required = ::std::vec![
+                "id", "url", "description", "enabled_events", "is_disabled", "secret",
+                "created_at", "updated_at"
+            ];
+            s.description = ::std::option::Option::Some(
+                "A URL that receives the platform's events, signed with `secret`.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(WebhookEndpoint);
+/// A webhook endpoint to register.
+///
+/// Schema: `#/components/schemas/CreateWebhookEndpointRequest`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateWebhookEndpointRequest {
+    /// An `http` or `https` URL, at most 2 048 characters.
+    pub url: ::std::string::String,
+    /// Free text for the platform's own use.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub description: ::std::option::Option<::std::string::String>,
+    /// Event types and prefixes to receive; absent or empty means every event.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub enabled_events: ::std::option::Option<
+        ::std::vec::Vec<crate::models::EventSelector>,
+    >,
+}
+impl crate::runtime::SpecType for CreateWebhookEndpointRequest {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "CreateWebhookEndpointRequest",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("url", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("An `http` or `https` URL, at most 2 048 characters.");
+                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
+                ::std::option::Option::Some(2048usize); s })), ("description", crate
+                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
+                .description =
+                ::std::option::Option::Some("Free text for the platform's own use."); s
+                .max_length = ::std::option::Option::Some(500usize); s })),
+                ("enabled_events", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::EventSelector as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::EventSelector as
+                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
+                ::std::option::Option::Some("Event types and prefixes to receive; absent or empty means every event.");
+                s.max_items = ::std::option::Option::Some(64usize); s }))
+            ];
+            s.required = ::std::vec!["url"];
+            s.description = ::std::option::Option::Some(
+                "A webhook endpoint to register.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreateWebhookEndpointRequest);
+/// The fields of a webhook endpoint to change.
+///
+/// Schema: `#/components/schemas/UpdateWebhookEndpointRequest`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateWebhookEndpointRequest {
+    /// An `http` or `https` URL, at most 2 048 characters.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub url: ::std::option::Option<::std::string::String>,
+    /// Free text for the platform's own use.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub description: ::std::option::Option<::std::string::String>,
+    /// Event types and prefixes to receive; empty means every event.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub enabled_events: ::std::option::Option<
+        ::std::vec::Vec<crate::models::EventSelector>,
+    >,
+    /// Whether the endpoint stops receiving events.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub is_disabled: ::std::option::Option<bool>,
+}
+impl crate::runtime::SpecType for UpdateWebhookEndpointRequest {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "UpdateWebhookEndpointRequest",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("url", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("An `http` or `https` URL, at most 2 048 characters.");
+                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
+                ::std::option::Option::Some(2048usize); s })), ("description", crate
+                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
+                .description =
+                ::std::option::Option::Some("Free text for the platform's own use."); s
+                .max_length = ::std::option::Option::Some(500usize); s })),
+                ("enabled_events", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::EventSelector as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::EventSelector as
+                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
+                ::std::option::Option::Some("Event types and prefixes to receive; empty means every event.");
+                s.max_items = ::std::option::Option::Some(64usize); s })),
+                ("is_disabled", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("boolean"); s.description =
+                ::std::option::Option::Some("Whether the endpoint stops receiving events.");
+                s }))
+            ];
+            s.description = ::std::option::Option::Some(
+                "The fields of a webhook endpoint to change.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(UpdateWebhookEndpointRequest);
+/// One page of webhook endpoints.
+///
+/// Schema: `#/components/schemas/WebhookEndpointList`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct WebhookEndpointList {
+    /// The webhook endpoints of the page, newest first.
+    pub webhook_endpoints: ::std::vec::Vec<crate::models::WebhookEndpoint>,
+    /// Whether more objects exist beyond this page in the direction of travel.
+    pub has_more: bool,
+}
+impl crate::runtime::SpecType for WebhookEndpointList {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "WebhookEndpointList",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("webhook_endpoints", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::WebhookEndpoint as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::WebhookEndpoint as
+                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
+                ::std::option::Option::Some("The webhook endpoints of the page, newest first.");
+                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("boolean"); s.description =
+                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
+                s }))
+            ];
+            s.required = ::std::vec!["webhook_endpoints", "has_more"];
+            s.description = ::std::option::Option::Some(
+                "One page of webhook endpoints.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(WebhookEndpointList);
+/// `pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.
+///
+/// Schema: `#/components/schemas/WebhookDeliveryStatus`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum WebhookDeliveryStatus {
+    /// `pending`
+    #[serde(rename = "pending")]
+    Pending,
+    /// `succeeded`
+    #[serde(rename = "succeeded")]
+    Succeeded,
+    /// `failed`
+    #[serde(rename = "failed")]
+    Failed,
+}
+impl WebhookDeliveryStatus {
+    /// Every value, in document order.
+    pub const ALL: &'static [WebhookDeliveryStatus] = &[
+        WebhookDeliveryStatus::Pending,
+        WebhookDeliveryStatus::Succeeded,
+        WebhookDeliveryStatus::Failed,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WebhookDeliveryStatus::Pending => "pending",
+            WebhookDeliveryStatus::Succeeded => "succeeded",
+            WebhookDeliveryStatus::Failed => "failed",
+        }
+    }
+}
+impl ::std::fmt::Display for WebhookDeliveryStatus {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for WebhookDeliveryStatus {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "pending" => ::std::result::Result::Ok(WebhookDeliveryStatus::Pending),
+            "succeeded" => ::std::result::Result::Ok(WebhookDeliveryStatus::Succeeded),
+            "failed" => ::std::result::Result::Ok(WebhookDeliveryStatus::Failed),
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}", stringify!(WebhookDeliveryStatus)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for WebhookDeliveryStatus {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "WebhookDeliveryStatus",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("pending".to_string()),
+                ::serde_json::Value::String("succeeded".to_string()),
+                ::serde_json::Value::String("failed".to_string())
+            ];
+            s.description = ::std::option::Option::Some(
+                "`pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(WebhookDeliveryStatus);
+/// One attempt to deliver an event to a webhook endpoint.
+///
+/// Schema: `#/components/schemas/WebhookDelivery`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct WebhookDelivery {
+    /// Id of the attempt (prefix `wdlv_`).
+    pub id: ::std::string::String,
+    /// The event sent (prefix `evnt_`); also the `webhook-id` header of the request.
+    pub event_id: ::std::string::String,
+    /// 1 for the first attempt of the event to this endpoint, then 2, 3, ...
+    pub attempt: i32,
+    pub status: crate::models::WebhookDeliveryStatus,
+    /// The HTTP status the receiver answered; null when it answered none or the attempt is pending.
+    pub response_status: ::std::option::Option<i32>,
+    /// Milliseconds from sending to the receiver's answer or the failure; null while pending.
+    pub latency_ms: ::std::option::Option<i64>,
+    /// Why a failed attempt failed (`timed out after 10000 ms`, `redirect not followed`, ...); null otherwise.
+    pub error: ::std::option::Option<::std::string::String>,
+    /// When the attempt was scheduled.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
+    pub created_at: ::chrono::DateTime<::chrono::Utc>,
+    /// When a pending attempt is due; null once it was made.
+    #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
+    pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+}
+impl crate::runtime::SpecType for WebhookDelivery {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "WebhookDelivery",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("id", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Id of the attempt (prefix `wdlv_`)."); s
+                .pattern = ::std::option::Option::Some("^wdlv_[0-9A-Za-z]{27}$"
+                .to_string()); s })), ("event_id", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("The event sent (prefix `evnt_`); also the `webhook-id` header of the request.");
+                s })), ("attempt", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("integer"); s.format =
+                ::std::option::Option::Some("int32"); s.description =
+                ::std::option::Option::Some("1 for the first attempt of the event to this endpoint, then 2, 3, ...");
+                s.minimum = ::std::option::Option::Some(1f64); s })), ("status", { <
+                crate ::models::WebhookDeliveryStatus as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::WebhookDeliveryStatus as
+                ::poem_openapi::types::Type > ::schema_ref() }), ("response_status",
+                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
+                s.format = ::std::option::Option::Some("int32"); s.description =
+                ::std::option::Option::Some("The HTTP status the receiver answered; null when it answered none or the attempt is pending.");
+                s.nullable = true; s })), ("latency_ms", crate ::runtime::inline({ let
+                mut s = crate ::runtime::schema("integer"); s.format =
+                ::std::option::Option::Some("int64"); s.description =
+                ::std::option::Option::Some("Milliseconds from sending to the receiver's answer or the failure; null while pending.");
+                s.nullable = true; s })), ("error", crate ::runtime::inline({ let mut s =
+                crate ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("Why a failed attempt failed (`timed out after 10000 ms`, `redirect not followed`, ...); null otherwise.");
+                s.nullable = true; s })), ("created_at", crate ::runtime::inline({ let
+                mut s = crate ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When the attempt was scheduled."); s })),
+                ("next_attempt_at", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.format =
+                ::std::option::Option::Some("date-time"); s.description =
+                ::std::option::Option::Some("When a pending attempt is due; null once it was made.");
+                s.nullable = true; s }))
+            ];
+            s.required = ::std::vec![
+                "id", "event_id", "attempt", "status", "response_status", "latency_ms",
+                "error", "created_at", "next_attempt_at"
+            ];
+            s.description = ::std::option::Option::Some(
+                "One attempt to deliver an event to a webhook endpoint.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(WebhookDelivery);
+/// One page of delivery attempts.
+///
+/// Schema: `#/components/schemas/WebhookDeliveryList`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct WebhookDeliveryList {
+    /// The attempts of the page, newest first.
+    pub deliveries: ::std::vec::Vec<crate::models::WebhookDelivery>,
+    /// Whether more objects exist beyond this page in the direction of travel.
+    pub has_more: bool,
+}
+impl crate::runtime::SpecType for WebhookDeliveryList {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "WebhookDeliveryList",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("deliveries", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
+                ::models::WebhookDelivery as ::poem_openapi::types::Type >
+                ::register(registry); < crate ::models::WebhookDelivery as
+                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
+                ::std::option::Option::Some("The attempts of the page, newest first."); s
+                })), ("has_more", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("boolean"); s.description =
+                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
+                s }))
+            ];
+            s.required = ::std::vec!["deliveries", "has_more"];
+            s.description = ::std::option::Option::Some(
+                "One page of delivery attempts.",
+            );
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(WebhookDeliveryList);

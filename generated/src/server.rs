@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 /// Everything a server implements: the hooks and one trait per tag.
-pub trait Server: crate::runtime::Hooks + crate::platform::PlatformApi + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi + crate::account_numbers::AccountNumbersApi + crate::ach_positive_pay_rules::AchPositivePayRulesApi + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi + crate::simulations::SimulationsApi {}
+pub trait Server: crate::runtime::Hooks + crate::platform::PlatformApi + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi + crate::account_numbers::AccountNumbersApi + crate::ach_positive_pay_rules::AchPositivePayRulesApi + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi + crate::simulations::SimulationsApi + crate::events::EventsApi + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks {}
 impl<
     T: crate::runtime::Hooks + crate::platform::PlatformApi
         + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi
@@ -13,7 +13,8 @@ impl<
         + crate::ach_positive_pay_rules::AchPositivePayRulesApi
         + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi
         + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi
-        + crate::simulations::SimulationsApi,
+        + crate::simulations::SimulationsApi + crate::events::EventsApi
+        + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks,
 > Server for T {}
 /// The document's tags.
 #[derive(::poem_openapi::Tags)]
@@ -48,6 +49,12 @@ pub enum ApiTags {
     /// Sandbox-only endpoints that simulate events from outside the platform, such as incoming ACH transfers. Refused to `live_` keys.
     #[oai(rename = "Simulations")]
     Simulations,
+    /// Changes to the platform's resources, as a list to read and as signed webhooks pushed to registered endpoints.
+    #[oai(rename = "Events")]
+    Events,
+    /// Endpoints that receive the platform's events (Standard Webhooks signatures), and their delivery attempts.
+    #[oai(rename = "Webhooks")]
+    Webhooks,
 }
 /// The API as a poem-openapi service over a [`Server`].
 ///
@@ -2081,6 +2088,402 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+    /// List events
+    ///
+    /// Lists the events of the platform, newest first. An event records one change a client can observe through the API; its `data` is the changed resource as its own `GET` answered at that moment. Events are written in the transaction of the change they describe: a change that was rolled back has no event, and an idempotent replay adds none.
+    #[oai(
+        path = "/events",
+        method = "get",
+        operation_id = "list_events",
+        tag = "ApiTags::Events"
+    )]
+    async fn list_events(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 45>,
+        /// Only events of this type (exact).
+        #[oai(name = "type")]
+        p_type: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::models::EventType>,
+        >,
+        /// Only objects created strictly after this time.
+        #[oai(name = "created.gt")]
+        p_created_gt: ::poem_openapi::param::Query<
+            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+        >,
+        /// Only objects created at or after this time.
+        #[oai(name = "created.gte")]
+        p_created_gte: ::poem_openapi::param::Query<
+            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+        >,
+        /// Only objects created strictly before this time.
+        #[oai(name = "created.lt")]
+        p_created_lt: ::poem_openapi::param::Query<
+            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+        >,
+        /// Only objects created at or before this time.
+        #[oai(name = "created.lte")]
+        p_created_lte: ::poem_openapi::param::Query<
+            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+        >,
+        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "starting_after", validator(max_length = 64usize))]
+        p_starting_after: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "ending_before", validator(max_length = 64usize))]
+        p_ending_before: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+        #[oai(
+            name = "limit",
+            validator(maximum(value = "100"), minimum(value = "1")),
+            default = "__default_list_events_limit"
+        )]
+        p_limit: ::poem_openapi::param::Query<i64>,
+    ) -> ::std::result::Result<
+        crate::events::ListEventsResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::events::ListEventsInput {
+            r#type: p_type.0,
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::events::EventsApi>::list_events(self.server()?, auth.0, input)
+                .await,
+        )
+    }
+    /// Get an event
+    ///
+    /// Returns one event.
+    #[oai(
+        path = "/events/:event_id",
+        method = "get",
+        operation_id = "get_event",
+        tag = "ApiTags::Events"
+    )]
+    async fn get_event(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 46>,
+        /// Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.
+        #[oai(name = "event_id")]
+        p_event_id: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::events::GetEventResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::events::GetEventInput {
+            event_id: p_event_id.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::events::EventsApi>::get_event(self.server()?, auth.0, input)
+                .await,
+        )
+    }
+    /// List webhook endpoints
+    ///
+    /// Lists the webhook endpoints of the platform, newest first.
+    #[oai(
+        path = "/webhook-endpoints",
+        method = "get",
+        operation_id = "list_webhook_endpoints",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn list_webhook_endpoints(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 47>,
+        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "starting_after", validator(max_length = 64usize))]
+        p_starting_after: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "ending_before", validator(max_length = 64usize))]
+        p_ending_before: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+        #[oai(
+            name = "limit",
+            validator(maximum(value = "100"), minimum(value = "1")),
+            default = "__default_list_webhook_endpoints_limit"
+        )]
+        p_limit: ::poem_openapi::param::Query<i64>,
+    ) -> ::std::result::Result<
+        crate::webhooks::ListWebhookEndpointsResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::ListWebhookEndpointsInput {
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::list_webhook_endpoints(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Create a webhook endpoint
+    ///
+    /// Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. The answer carries the endpoint's signing `secret`.
+    #[oai(
+        path = "/webhook-endpoints",
+        method = "post",
+        operation_id = "create_webhook_endpoint",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn create_webhook_endpoint(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 48>,
+        /// The endpoint to register.
+        body: crate::runtime::JsonBody<
+            crate::models::CreateWebhookEndpointRequest,
+            crate::Document,
+        >,
+    ) -> ::std::result::Result<
+        crate::webhooks::CreateWebhookEndpointResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::CreateWebhookEndpointInput {
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::create_webhook_endpoint(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Get a webhook endpoint
+    ///
+    /// Returns one webhook endpoint.
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id",
+        method = "get",
+        operation_id = "get_webhook_endpoint",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn get_webhook_endpoint(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 49>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::webhooks::GetWebhookEndpointResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::GetWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::get_webhook_endpoint(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Delete a webhook endpoint
+    ///
+    /// Deletes a webhook endpoint and its pending deliveries; it is 404 afterwards.
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id",
+        method = "delete",
+        operation_id = "delete_webhook_endpoint",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn delete_webhook_endpoint(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 50>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::webhooks::DeleteWebhookEndpointResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::DeleteWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::delete_webhook_endpoint(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Update a webhook endpoint
+    ///
+    /// Changes the fields present in the body; the others keep their values. The `url` rules and `enabled_events` rules of the create apply. A disabled endpoint receives nothing; events created while it is disabled are not sent later.
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id",
+        method = "patch",
+        operation_id = "update_webhook_endpoint",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn update_webhook_endpoint(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 51>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+        /// The fields to change.
+        body: crate::runtime::JsonBody<
+            crate::models::UpdateWebhookEndpointRequest,
+            crate::Document,
+        >,
+    ) -> ::std::result::Result<
+        crate::webhooks::UpdateWebhookEndpointResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::UpdateWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::update_webhook_endpoint(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Rotate a webhook endpoint's secret
+    ///
+    /// Gives the endpoint a new signing secret. For the next 24 hours deliveries are signed with both the new and the previous secret, so a receiver can switch without missing events.
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id/rotate-secret",
+        method = "post",
+        operation_id = "rotate_webhook_endpoint_secret",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn rotate_webhook_endpoint_secret(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 52>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::webhooks::RotateWebhookEndpointSecretResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::RotateWebhookEndpointSecretInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// List an endpoint's delivery attempts
+    ///
+    /// Lists the delivery attempts of one webhook endpoint, newest first: each attempt made (`succeeded` or `failed`, with the receiver's status, the latency and the error) and the next one scheduled (`pending`, with `next_attempt_at`).
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id/deliveries",
+        method = "get",
+        operation_id = "list_webhook_deliveries",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn list_webhook_deliveries(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 53>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "starting_after", validator(max_length = 64usize))]
+        p_starting_after: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+        #[oai(name = "ending_before", validator(max_length = 64usize))]
+        p_ending_before: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+        #[oai(
+            name = "limit",
+            validator(maximum(value = "100"), minimum(value = "1")),
+            default = "__default_list_webhook_deliveries_limit"
+        )]
+        p_limit: ::poem_openapi::param::Query<i64>,
+    ) -> ::std::result::Result<
+        crate::webhooks::ListWebhookDeliveriesResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::ListWebhookDeliveriesInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::list_webhook_deliveries(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
+    /// Send an event again
+    ///
+    /// Schedules a new attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome; the answer is the new `pending` attempt.
+    #[oai(
+        path = "/webhook-endpoints/:webhook_endpoint_id/deliveries/:webhook_delivery_id/retry",
+        method = "post",
+        operation_id = "retry_webhook_delivery",
+        tag = "ApiTags::Webhooks"
+    )]
+    async fn retry_webhook_delivery(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 54>,
+        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+        #[oai(name = "webhook_endpoint_id")]
+        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
+        /// Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.
+        #[oai(name = "webhook_delivery_id")]
+        p_webhook_delivery_id: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::webhooks::RetryWebhookDeliveryResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::webhooks::RetryWebhookDeliveryInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            webhook_delivery_id: p_webhook_delivery_id.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::webhooks::WebhooksApi>::retry_webhook_delivery(
+                    self.server()?,
+                    auth.0,
+                    input,
+                )
+                .await,
+        )
+    }
 }
 fn __default_list_entities_limit() -> i64 {
     10i64
@@ -2110,6 +2513,15 @@ fn __default_list_book_transfers_limit() -> i64 {
     10i64
 }
 fn __default_list_ach_transfers_limit() -> i64 {
+    10i64
+}
+fn __default_list_events_limit() -> i64 {
+    10i64
+}
+fn __default_list_webhook_endpoints_limit() -> i64 {
+    10i64
+}
+fn __default_list_webhook_deliveries_limit() -> i64 {
     10i64
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
@@ -2552,6 +2964,105 @@ impl crate::simulations::SimulationsApi for DocumentOnly {
         Output = crate::simulations::SimulateReceiveAchDebitResponse,
     > + Send {
         async move { match *self {} }
+    }
+}
+impl crate::events::EventsApi for DocumentOnly {
+    fn list_events(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::events::ListEventsInput,
+    ) -> impl ::std::future::Future<Output = crate::events::ListEventsResponse> + Send {
+        async move { match *self {} }
+    }
+    fn get_event(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::events::GetEventInput,
+    ) -> impl ::std::future::Future<Output = crate::events::GetEventResponse> + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::webhooks::WebhooksApi for DocumentOnly {
+    fn list_webhook_endpoints(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::ListWebhookEndpointsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::ListWebhookEndpointsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn create_webhook_endpoint(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::CreateWebhookEndpointInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::CreateWebhookEndpointResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn get_webhook_endpoint(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::GetWebhookEndpointInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::GetWebhookEndpointResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn delete_webhook_endpoint(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::DeleteWebhookEndpointInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::DeleteWebhookEndpointResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn update_webhook_endpoint(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::UpdateWebhookEndpointInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::UpdateWebhookEndpointResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn rotate_webhook_endpoint_secret(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::RotateWebhookEndpointSecretInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::RotateWebhookEndpointSecretResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn list_webhook_deliveries(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::ListWebhookDeliveriesInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::ListWebhookDeliveriesResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn retry_webhook_delivery(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::webhooks::RetryWebhookDeliveryInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::webhooks::RetryWebhookDeliveryResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+}
+impl crate::callbacks::Callbacks for DocumentOnly {
+    type Event = ::std::convert::Infallible;
+    fn create_webhook_endpoint_event(
+        &self,
+        _event: &Self::Event,
+    ) -> ::std::option::Option<crate::models::Event> {
+        match *self {}
     }
 }
 fn service<S: Server>(

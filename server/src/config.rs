@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
 use crate::domain::platforms::BankSettings;
+use crate::domain::webhooks::WebhookSettings;
 use crate::store::{DEFAULT_SQLITE_MMAP_MIB, PostgresIsolation, SqliteSynchronous, StoreOptions};
 
 /// Shown by `bankd --help`: every setting, its file key, variable and default.
@@ -42,6 +43,14 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
   shutdown_grace_secs    BANKD_SHUTDOWN_GRACE_SECS        30 (on SIGTERM or SIGINT, how long
                                                           requests in flight may finish; a second
                                                           signal exits at once)
+  webhook_timeout_ms     BANKD_WEBHOOK_TIMEOUT_MS         10000 (one delivery attempt, answer read)
+  webhook_retry_initial_ms BANKD_WEBHOOK_RETRY_INITIAL_MS 60000 (wait after a first failed attempt;
+                                                          doubles per attempt, at most 4 hours)
+  webhook_max_attempts   BANKD_WEBHOOK_MAX_ATTEMPTS       25 (attempts per event and endpoint)
+  webhook_max_in_flight  BANKD_WEBHOOK_MAX_IN_FLIGHT      32 (deliveries under way at once)
+  webhook_allow_private_targets BANKD_WEBHOOK_ALLOW_PRIVATE_TARGETS
+                                                          (unset: true when `listen` is a loopback
+                                                          address, a local sandbox; else false)
 The config file is also read from BANKD_CONFIG. Logs go to stderr, filtered by BANKD_LOG
 (e.g. `info`, `bankd=debug`).";
 
@@ -84,6 +93,17 @@ pub struct Config {
     pub log_format: LogFormat,
     /// How long requests in flight may finish after SIGTERM or SIGINT.
     pub shutdown_grace_secs: u64,
+    /// How long one webhook delivery attempt may take.
+    pub webhook_timeout_ms: u64,
+    /// The wait after a first failed delivery attempt (doubling after each later one).
+    pub webhook_retry_initial_ms: u64,
+    /// Delivery attempts per event and endpoint.
+    pub webhook_max_attempts: u32,
+    /// Delivery attempts under way at once, in this process.
+    pub webhook_max_in_flight: usize,
+    /// Whether webhooks may target loopback, private and link-local addresses; unset, whether
+    /// `listen` is a loopback address.
+    pub webhook_allow_private_targets: Option<bool>,
 }
 
 /// The log line formats.
@@ -170,6 +190,11 @@ impl Default for Config {
             metrics_listen: None,
             log_format: LogFormat::Text,
             shutdown_grace_secs: 30,
+            webhook_timeout_ms: 10_000,
+            webhook_retry_initial_ms: 60_000,
+            webhook_max_attempts: 25,
+            webhook_max_in_flight: 32,
+            webhook_allow_private_targets: None,
         }
     }
 }
@@ -194,6 +219,14 @@ impl std::fmt::Debug for Config {
             .field("metrics_listen", &self.metrics_listen)
             .field("log_format", &self.log_format)
             .field("shutdown_grace_secs", &self.shutdown_grace_secs)
+            .field("webhook_timeout_ms", &self.webhook_timeout_ms)
+            .field("webhook_retry_initial_ms", &self.webhook_retry_initial_ms)
+            .field("webhook_max_attempts", &self.webhook_max_attempts)
+            .field("webhook_max_in_flight", &self.webhook_max_in_flight)
+            .field(
+                "webhook_allow_private_targets",
+                &self.webhook_allow_private_targets,
+            )
             .finish()
     }
 }
@@ -300,7 +333,17 @@ impl Config {
             "BANKD_METRICS" => metrics,
             "BANKD_LOG_FORMAT" => log_format,
             "BANKD_SHUTDOWN_GRACE_SECS" => shutdown_grace_secs,
+            "BANKD_WEBHOOK_TIMEOUT_MS" => webhook_timeout_ms,
+            "BANKD_WEBHOOK_RETRY_INITIAL_MS" => webhook_retry_initial_ms,
+            "BANKD_WEBHOOK_MAX_ATTEMPTS" => webhook_max_attempts,
+            "BANKD_WEBHOOK_MAX_IN_FLIGHT" => webhook_max_in_flight,
         );
+        if let Some(v) = env("BANKD_WEBHOOK_ALLOW_PRIVATE_TARGETS") {
+            config.webhook_allow_private_targets = match v.trim() {
+                "" => None,
+                v => Some(parse_env("BANKD_WEBHOOK_ALLOW_PRIVATE_TARGETS", v)?),
+            };
+        }
         if let Some(v) = env("BANKD_METRICS_LISTEN") {
             config.metrics_listen = match v.trim() {
                 "" => None,
@@ -345,6 +388,18 @@ impl Config {
         if self.database_max_connections == 0 {
             return Err(invalid("database_max_connections", "must be positive"));
         }
+        let positive = [
+            ("webhook_timeout_ms", self.webhook_timeout_ms == 0),
+            (
+                "webhook_retry_initial_ms",
+                self.webhook_retry_initial_ms == 0,
+            ),
+            ("webhook_max_attempts", self.webhook_max_attempts == 0),
+            ("webhook_max_in_flight", self.webhook_max_in_flight == 0),
+        ];
+        if let Some((name, _)) = positive.iter().find(|(_, zero)| *zero) {
+            return Err(invalid(name, "must be positive"));
+        }
         Ok(())
     }
 
@@ -370,6 +425,18 @@ impl Config {
             sqlite_reader_mmap_bytes: self.sqlite_mmap_mib.saturating_mul(1 << 20),
             sqlite_log_buffer: self.sqlite_log_buffer,
             ..StoreOptions::default()
+        }
+    }
+
+    /// The webhook delivery rules.
+    pub fn webhook_settings(&self) -> WebhookSettings {
+        WebhookSettings {
+            allow_private_targets: self
+                .webhook_allow_private_targets
+                .unwrap_or_else(|| self.listen.ip().is_loopback()),
+            max_attempts: self.webhook_max_attempts,
+            retry_initial: Duration::from_millis(self.webhook_retry_initial_ms),
+            timeout: Duration::from_millis(self.webhook_timeout_ms),
         }
     }
 

@@ -13,6 +13,8 @@
 //! - [`app`]: the poem application; the one place routes are assembled (shell).
 //! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables (shell).
 //! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`) (shell).
+//! - [`webhook_sender`]: the HTTP client that delivers webhooks: no redirects, bounded time and body, targets checked after DNS (shell).
+//! - [`webhook_worker`]: the delivery loop of the event outbox: claim, sign, send, record (shell).
 //! - [`clock`]: injected time ([`clock::SystemClock`], [`clock::FixedClock`]); every layer's leaf.
 
 pub mod api;
@@ -25,3 +27,5 @@ pub mod idempotency;
 pub mod metrics;
 pub mod model;
 pub mod store;
+pub mod webhook_sender;
+pub mod webhook_worker;

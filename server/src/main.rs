@@ -286,8 +286,17 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         config.shutdown_grace(),
         config.metrics_listen,
     );
+    let sender = webhook_sender(&config)?;
+    let slots = config.webhook_max_in_flight;
     let state = app_state(db.clone(), config, clock);
     let stopped = stop_on_signals();
+    let worker = tokio::spawn(bankd::webhook_worker::run(
+        state.services.clone(),
+        Arc::new(bankd::api::Bankd::new(state.services.clone())),
+        sender,
+        slots,
+        stopped.clone(),
+    ));
     let signalled = |mut stopped: tokio::sync::watch::Receiver<bool>| async move {
         let _ = stopped.wait_for(|s| *s).await;
     };
@@ -310,6 +319,10 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
         .await;
     purge.abort();
     let _ = purge.await;
+    // Stopped by the same signal: it has finished the attempts it had under way.
+    if let Err(e) = worker.await {
+        tracing::warn!(error = %e, "the webhook worker failed");
+    }
     if let Some(server) = metrics_server {
         match server.await {
             Ok(Err(e)) => tracing::warn!(error = %e, "the metrics listener failed"),
@@ -342,6 +355,19 @@ async fn announce_sandbox_platform(
     Ok(())
 }
 
+/// The process's webhook client, from the configuration.
+fn webhook_sender(config: &Config) -> anyhow::Result<bankd::webhook_sender::WebhookSender> {
+    let settings = config.webhook_settings();
+    let sender =
+        bankd::webhook_sender::WebhookSender::new(bankd::webhook_sender::SenderSettings {
+            timeout: settings.timeout,
+            allow_private_targets: settings.allow_private_targets,
+            max_in_flight: config.webhook_max_in_flight,
+            user_agent: format!("bankd/{}", env!("CARGO_PKG_VERSION")),
+        })?;
+    Ok(sender)
+}
+
 /// The shared state of both listeners, with the metrics recorder when metrics are on.
 fn app_state(db: Db, config: Config, clock: Arc<dyn Clock>) -> AppState {
     let metrics = if config.metrics {
@@ -354,7 +380,8 @@ fn app_state(db: Db, config: Config, clock: Arc<dyn Clock>) -> AppState {
         None
     };
     AppState {
-        services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings()),
+        services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings())
+            .with_webhooks(config.webhook_settings()),
         db,
         config: Arc::new(config),
         clock,

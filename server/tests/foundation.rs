@@ -93,7 +93,7 @@ async fn count(ctx: &Ctx, sql: &'static str) -> i64 {
 /// bankd process on the database (the document link signing key).
 const GLOBAL_TABLES: [&str; 2] = ["_sqlx_migrations", "server_secrets"];
 
-const TABLES: [&str; 16] = [
+const TABLES: [&str; 19] = [
     "platforms",
     "api_keys",
     "entities",
@@ -108,6 +108,9 @@ const TABLES: [&str; 16] = [
     "ach_transfers",
     "ledger_postings",
     "idempotency_keys",
+    "events",
+    "webhook_endpoints",
+    "webhook_deliveries",
     "_sqlx_migrations",
     "server_secrets",
 ];

@@ -267,6 +267,38 @@ impl BankdProcess {
         wait_healthy(&self.base);
     }
 
+    /// Starts another `bankd serve` on the same database (a second process of a scale-out
+    /// deployment), on a free port; it shares the first one's platform and key.
+    pub fn start_another(&self, env: &[(&str, &str)]) -> BankdProcess {
+        let port = free_port();
+        let log = std::env::temp_dir().join(format!("bankd-{}.log", random_suffix()));
+        let stderr = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(bankd_binary())
+            .args([
+                "--database-url",
+                &self.database_url,
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("BANKD_LOG", "info")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("bankd starts");
+        let base = format!("http://127.0.0.1:{port}");
+        wait_healthy(&base);
+        BankdProcess {
+            base,
+            key: self.key.clone(),
+            platform_id: self.platform_id.clone(),
+            database_url: self.database_url.clone(),
+            child,
+            stderr_log: log,
+        }
+    }
+
     /// Sends the process a signal by name (`TERM`, `INT`), as an operator's `kill` does.
     pub fn signal(&self, name: &str) {
         let sent = Command::new("kill")

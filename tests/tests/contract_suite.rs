@@ -711,6 +711,142 @@ async fn scenario(d: &Driver, bankd: &BankdProcess) {
     .await;
     d.err(M::DELETE, "/entities/enti_nope", Some(k), None, 404)
         .await;
+    events_and_webhooks(d, k, &k2).await;
+}
+
+/// Events and webhook endpoints: every operation's success and its errors (the deliveries
+/// themselves are tested in `webhooks.rs`).
+async fn events_and_webhooks(d: &Driver, k: &str, other_key: &str) {
+    use Method as M;
+    let events = d.ok(M::GET, "/events?limit=5", k, None).await;
+    let event = events["events"][0]["id"]
+        .as_str()
+        .expect("an event")
+        .to_owned();
+    d.ok(M::GET, &format!("/events/{event}"), k, None).await;
+    d.ok(
+        M::GET,
+        "/events?type=book.transfer.completed&limit=2",
+        k,
+        None,
+    )
+    .await;
+    d.err(M::GET, "/events?type=no.such.type", Some(k), None, 400)
+        .await;
+    d.err(
+        M::GET,
+        &format!("/events/{event}"),
+        Some(other_key),
+        None,
+        404,
+    )
+    .await;
+
+    // A closed port on loopback: deliveries fail, which is fine here.
+    let url = "http://127.0.0.1:9/hooks";
+    let created = d
+        .ok(
+            M::POST,
+            "/webhook-endpoints",
+            k,
+            Some(json!({"url": url, "description": "Ledger sync", "enabled_events": ["book.transfer.*", "entity.created"]})),
+        )
+        .await;
+    let wend = created["id"].as_str().expect("id").to_owned();
+    assert!(
+        created["secret"]
+            .as_str()
+            .expect("secret")
+            .starts_with("whsec_")
+    );
+    d.err(
+        M::POST,
+        "/webhook-endpoints",
+        Some(k),
+        Some(json!({"url": "ftp://example.com"})),
+        400,
+    )
+    .await;
+    d.err(
+        M::POST,
+        "/webhook-endpoints",
+        Some(k),
+        Some(json!({"url": url, "enabled_events": ["nope"]})),
+        400,
+    )
+    .await;
+    d.ok(M::GET, "/webhook-endpoints?limit=2", k, None).await;
+    d.err(M::GET, "/webhook-endpoints?limit=0", Some(k), None, 400)
+        .await;
+    let path = format!("/webhook-endpoints/{wend}");
+    d.ok(M::GET, &path, k, None).await;
+    d.err(M::GET, &path, Some(other_key), None, 404).await;
+    d.ok(
+        M::PATCH,
+        &path,
+        k,
+        Some(json!({"description": "Renamed", "is_disabled": false})),
+    )
+    .await;
+    d.err(
+        M::PATCH,
+        &path,
+        Some(k),
+        Some(json!({"url": "gopher://x"})),
+        400,
+    )
+    .await;
+    let rotated = d
+        .ok(M::POST, &format!("{path}/rotate-secret"), k, None)
+        .await;
+    assert_ne!(rotated["secret"], created["secret"], "a new secret");
+    d.err(
+        M::POST,
+        "/webhook-endpoints/wend_nope/rotate-secret",
+        Some(k),
+        None,
+        404,
+    )
+    .await;
+
+    // An event the endpoint subscribes to makes a delivery attempt.
+    d.ok(
+        M::POST,
+        "/entities/person",
+        k,
+        Some(json!({"first_name": "Hook", "last_name": "Ed"})),
+    )
+    .await;
+    let deliveries = d.ok(M::GET, &format!("{path}/deliveries"), k, None).await;
+    let delivery = deliveries["deliveries"][0]["id"]
+        .as_str()
+        .expect("a delivery attempt")
+        .to_owned();
+    d.err(
+        M::GET,
+        &format!("{path}/deliveries?limit=1000"),
+        Some(k),
+        None,
+        400,
+    )
+    .await;
+    d.ok(
+        M::POST,
+        &format!("{path}/deliveries/{delivery}/retry"),
+        k,
+        None,
+    )
+    .await;
+    d.err(
+        M::POST,
+        &format!("{path}/deliveries/wdlv_nope/retry"),
+        Some(k),
+        None,
+        404,
+    )
+    .await;
+    d.ok(M::DELETE, &path, k, None).await;
+    d.err(M::DELETE, &path, Some(k), None, 404).await;
 }
 
 async fn run(backend: Backend, name: &str) {

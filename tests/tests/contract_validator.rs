@@ -70,7 +70,7 @@ fn nullable_fields_accept_null_and_routes_prefer_literal_segments() {
         Some("create_person_entity")
     );
     assert_eq!(c.operation("GET", "/entities/enti_1"), Some("get_entity"));
-    assert_eq!(c.operation_ids().len(), 45);
+    assert_eq!(c.operation_ids().len(), 55);
 }
 
 #[test]

@@ -398,6 +398,13 @@ fn fixture(base: &str, key: &str) -> Ids {
             }
         }
     };
+    // First, so that every later change has a delivery attempt (to a closed port).
+    let endpoint = try_id(
+        "POST",
+        "/webhook-endpoints",
+        json!({"url": "http://127.0.0.1:9/fuzz"}),
+        "id",
+    );
     let person = try_id(
         "POST",
         "/entities/person",
@@ -485,6 +492,24 @@ fn fixture(base: &str, key: &str) -> Ids {
         book.unwrap_or_else(|| absent_id("book")),
     );
     ids.insert("document_id", absent_id("docu"));
+    let delivery = endpoint.as_ref().and_then(|e| {
+        let list = common::ok(
+            base,
+            key,
+            "GET",
+            &format!("/webhook-endpoints/{e}/deliveries"),
+            None,
+        );
+        list["deliveries"][0]["id"].as_str().map(str::to_owned)
+    });
+    ids.insert(
+        "webhook_endpoint_id",
+        endpoint.unwrap_or_else(|| absent_id("wend")),
+    );
+    ids.insert(
+        "webhook_delivery_id",
+        delivery.unwrap_or_else(|| absent_id("wdlv")),
+    );
     Ids(ids)
 }
 

@@ -93,7 +93,7 @@ impl AccountNumbersApi for Bankd {
 }
 
 /// The wire shape of a stored account number.
-fn wire(n: AccountNumberRecord) -> AccountNumber {
+pub(super) fn wire(n: AccountNumberRecord) -> AccountNumber {
     AccountNumber {
         id: n.id.into_string(),
         bank_account_id: n.bank_account_id.into_string(),

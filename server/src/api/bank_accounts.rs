@@ -239,7 +239,7 @@ fn wire_view(v: BankAccountView) -> Result<BankAccount, ApiError> {
 
 /// The wire shape of a bank account with its default account number: the list item's fields
 /// plus the number's.
-fn wire_details(d: BankAccountDetails) -> Result<BankAccountWithDetails, ApiError> {
+pub(super) fn wire_details(d: BankAccountDetails) -> Result<BankAccountWithDetails, ApiError> {
     let n = d.default_number;
     let a = wire_view(BankAccountView {
         account: d.account,

@@ -171,7 +171,7 @@ fn status_to_wire(status: BookTransferStatus) -> WireStatus {
 }
 
 /// The wire shape of a stored book transfer.
-fn wire(t: BookTransferRecord) -> BookTransfer {
+pub(super) fn wire(t: BookTransferRecord) -> BookTransfer {
     BookTransfer {
         id: t.id.into_string(),
         amount: t.amount,

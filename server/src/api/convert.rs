@@ -5,7 +5,7 @@
 use bank_api::models as wire;
 
 use crate::model::entities as model;
-use crate::model::{counterparties, documents, ledger};
+use crate::model::{counterparties, documents, events, ledger, webhooks};
 
 /// `From` both ways between a wire type and its model twin with the same fields.
 macro_rules! twins {
@@ -57,6 +57,14 @@ twin_enums!(LegalType <-> counterparties::LegalType {
 twin_enums!(DocumentType <-> documents::DocumentType {
 IdentityLicense, IdentityPassport, IdentityUtility, BankStatement, W9, IrsLetter, CertificateOfBusinessFormation, EinConfirmation, CheckAttachment, MonthlyStatement, CardDisputeEvidence, Other
 });
+twin_enums!(EventType <-> events::EventType {
+    EntityCreated, EntityUpdated, EntityDeleted, BankAccountCreated, BankAccountUpdated,
+    BankAccountClosed, BankAccountOverdrafted, AccountNumberCreated, AccountNumberUpdated,
+    CounterpartyCreated, CounterpartyDeleted, DocumentCreated, BookTransferCompleted,
+    BookTransferHoldCreated, BookTransferCanceled, AchIncomingTransferCompleted,
+    AchIncomingTransferReturned
+});
+twin_enums!(WebhookDeliveryStatus <-> webhooks::DeliveryStatus { Pending, Succeeded, Failed });
 twin_enums!(VerificationStatus <-> model::VerificationStatus {
     Unverified, Pending, ManualReview, Verified, Denied
 });

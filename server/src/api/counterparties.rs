@@ -130,7 +130,7 @@ fn new_counterparty(b: models::CreateCounterpartyRequest) -> NewCounterparty {
 }
 
 /// The wire shape of a stored counterparty.
-fn wire(c: CounterpartyRecord) -> Counterparty {
+pub(super) fn wire(c: CounterpartyRecord) -> Counterparty {
     let f = c.fields;
     Counterparty {
         id: c.id.into_string(),

@@ -347,7 +347,7 @@ fn documents_wire(documents: Vec<SignedDocument>) -> Vec<bank_api::models::Docum
     documents.into_iter().map(document_wire).collect()
 }
 
-fn view_wire(view: EntityView) -> Entity {
+pub(super) fn view_wire(view: EntityView) -> Entity {
     entity_wire(view.entity, documents_wire(view.documents))
 }
 

@@ -22,10 +22,12 @@ use crate::domain::bank_accounts::BankAccountError;
 use crate::domain::counterparties::CounterpartyError;
 use crate::domain::documents::DocumentError;
 use crate::domain::entities::EntityError;
+use crate::domain::events::EventError;
 use crate::domain::history::HistoryError;
 use crate::domain::platforms::PlatformError;
 use crate::domain::positive_pay::PositivePayError;
 use crate::domain::transfers::TransferError;
+use crate::domain::webhooks::WebhookError;
 use crate::idempotency::{IdempotencyError, WriteError};
 use crate::model::page::PaginationError;
 
@@ -621,6 +623,38 @@ impl From<PositivePayError> for ApiError {
             ),
             PositivePayError::Pagination(e) => e.into(),
             PositivePayError::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<EventError> for ApiError {
+    fn from(e: EventError) -> Self {
+        match e {
+            EventError::NotFound => {
+                ApiError::not_found(ErrorType::EventError, "event_not_found", "event")
+            }
+            EventError::Pagination(e) => e.into(),
+            EventError::Store(e) => Fault::from(e).into(),
+        }
+    }
+}
+
+impl From<WebhookError> for ApiError {
+    fn from(e: WebhookError) -> Self {
+        let t = ErrorType::WebhookError;
+        match e {
+            WebhookError::Invalid(details) => ApiError::invalid_fields(details),
+            WebhookError::InvalidUrl(message) => {
+                field_error(t, "invalid_webhook_url", "url", message)
+            }
+            WebhookError::EndpointNotFound => {
+                ApiError::not_found(t, "webhook_endpoint_not_found", "webhook endpoint")
+            }
+            WebhookError::DeliveryNotFound => {
+                ApiError::not_found(t, "webhook_delivery_not_found", "webhook delivery")
+            }
+            WebhookError::Pagination(e) => e.into(),
+            WebhookError::Store(e) => Fault::from(e).into(),
         }
     }
 }

@@ -13,10 +13,12 @@ mod counterparties;
 mod documents;
 mod entities;
 pub mod errors;
+mod events;
 pub mod idempotent;
 mod platform;
 mod positive_pay;
 mod simulations;
+mod webhooks;
 
 use bank_api::runtime::{Credential, Credentials, Hooks, RequestError};
 use poem::{IntoResponse, Response};
@@ -30,6 +32,16 @@ pub struct Bankd {
     pub services: Services,
     /// The document's routes, for `Allow` headers.
     pub routes: std::sync::Arc<PathTemplates>,
+}
+
+impl Bankd {
+    /// The server over `services`, with the served document's routes.
+    pub fn new(services: Services) -> Bankd {
+        Bankd {
+            services,
+            routes: std::sync::Arc::new(PathTemplates::from_document(&bank_api::document())),
+        }
+    }
 }
 
 /// The document's path templates with their methods and operation ids: to log

@@ -11,11 +11,15 @@
 
 use crate::model::page::{Bounds, CreatedRange};
 
+use chrono::{DateTime, Utc};
+
 use crate::clock::Clock;
+use crate::domain::events::{self, EventData};
 use crate::domain::platforms::{self, BankSettings, PlatformError};
 use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written};
 use crate::model::bank_accounts::{AccountNumberRecord, BankAccountRecord};
 use crate::model::entities::EntityRecord;
+use crate::model::events::EventType;
 use crate::model::ids::{AccountNumberId, BankAccountId, EntityId, PlatformId};
 use crate::model::ledger::{AccountStatus, AccountType};
 use crate::model::money::{self, CURRENCIES, Comparison, Currency};
@@ -278,11 +282,46 @@ async fn create(
         )
     };
     let number = platforms::open_account(tx, clock, bank, &mut account, &entity.id).await?;
-    Ok(BankAccountDetails {
+    let details = BankAccountDetails {
         account,
         owners: vec![entity.id],
         default_number: number,
-    })
+    };
+    let created = EventType::BankAccountCreated;
+    record_event(
+        tx,
+        platform_id,
+        now,
+        created,
+        EventData::BankAccount(Box::new(details.clone())),
+    )
+    .await?;
+    Ok(details)
+}
+
+/// An event about an account or account number, in the change's transaction.
+async fn record_event(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    event_type: EventType,
+    data: EventData,
+) -> Result<()> {
+    Ok(events::record(tx, now, platform_id, event_type, data).await?)
+}
+
+/// The account's details after a change, recorded as `event_type`.
+async fn changed(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    event_type: EventType,
+    id: &BankAccountId,
+) -> Result<BankAccountDetails> {
+    let d = details(tx, platform_id, id).await?;
+    let data = EventData::BankAccount(Box::new(d.clone()));
+    record_event(tx, platform_id, now, event_type, data).await?;
+    Ok(d)
 }
 
 // ------------------------------------------------------------------------------ read
@@ -294,9 +333,21 @@ async fn details(
     platform_id: &PlatformId,
     id: &BankAccountId,
 ) -> Result<BankAccountDetails> {
-    let found = repo::get_with_details(tx, platform_id, id)
+    details_in(tx, platform_id, id)
         .await?
-        .ok_or(BankAccountError::NotFound)?;
+        .ok_or(BankAccountError::NotFound)
+}
+
+/// The account `id` with its details as its GET answers them, read in `tx` (the snapshot of
+/// an event about it).
+pub(crate) async fn details_in(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &BankAccountId,
+) -> Result<Option<BankAccountDetails>, StoreError> {
+    let Some(found) = repo::get_with_details(tx, platform_id, id).await? else {
+        return Ok(None);
+    };
     // Every account gets its default number in the transaction that creates it.
     let default_number = found.default_number.ok_or_else(|| {
         StoreError::Corrupt(format!(
@@ -304,11 +355,11 @@ async fn details(
             found.account.id
         ))
     })?;
-    Ok(BankAccountDetails {
+    Ok(Some(BankAccountDetails {
         account: found.account,
         owners: found.owners,
         default_number,
-    })
+    }))
 }
 
 /// The account addressed by a path id, unless malformed, absent or another platform's.
@@ -496,7 +547,8 @@ impl BankAccounts<'_> {
                 if !repo::update_fields(tx, platform_id, &account.id, &changes, now).await? {
                     return Err(BankAccountError::NotFound);
                 }
-                details(tx, platform_id, &account.id).await
+                let updated = EventType::BankAccountUpdated;
+                changed(tx, platform_id, now, updated, &account.id).await
             })
         })
         .await
@@ -525,9 +577,12 @@ impl BankAccounts<'_> {
                 if balances.iter().any(|b| *b != 0) {
                     return Err(BankAccountError::BalanceNotZero);
                 }
-                if !repo::close(tx, platform_id, &account.id, clock.now()).await? {
+                let now = clock.now();
+                if !repo::close(tx, platform_id, &account.id, now).await? {
                     return Err(BankAccountError::NotFound);
                 }
+                let closed = EventType::BankAccountClosed;
+                changed(tx, platform_id, now, closed, &account.id).await?;
                 Ok(())
             })
         })
@@ -549,20 +604,15 @@ impl BankAccounts<'_> {
                 let account = find_for_update(tx, platform_id, id).await?;
                 let entity = resolve_entity(tx, platform_id, entity_id).await?;
                 let owners = repo::owners(tx, platform_id, &account.id).await?;
-                if !owners.contains(&entity.id) {
-                    ensure_verified(&entity)?;
-                    let position = repo::next_owner_position(tx, platform_id, &account.id).await?;
-                    repo::add_owner(
-                        tx,
-                        platform_id,
-                        &account.id,
-                        &entity.id,
-                        position,
-                        clock.now(),
-                    )
-                    .await?;
+                if owners.contains(&entity.id) {
+                    return details(tx, platform_id, &account.id).await;
                 }
-                details(tx, platform_id, &account.id).await
+                ensure_verified(&entity)?;
+                let position = repo::next_owner_position(tx, platform_id, &account.id).await?;
+                let now = clock.now();
+                repo::add_owner(tx, platform_id, &account.id, &entity.id, position, now).await?;
+                let updated = EventType::BankAccountUpdated;
+                changed(tx, platform_id, now, updated, &account.id).await
             })
         })
         .await
@@ -614,7 +664,11 @@ impl BankAccounts<'_> {
                 {
                     return Err(BankAccountError::AccountNumberNotFound);
                 }
-                find_account_number(tx, platform_id, current.id.as_str()).await
+                let updated = find_account_number(tx, platform_id, current.id.as_str()).await?;
+                let data = EventData::AccountNumber(Box::new(updated.clone()));
+                let event_type = EventType::AccountNumberUpdated;
+                record_event(tx, platform_id, now, event_type, data).await?;
+                Ok(updated)
             })
         })
         .await
@@ -870,6 +924,9 @@ async fn create_account_number(
         )
         .await?;
     }
+    let data = EventData::AccountNumber(Box::new(record.clone()));
+    let created = EventType::AccountNumberCreated;
+    record_event(tx, platform_id, record.created_at, created, data).await?;
     Ok(record)
 }
 

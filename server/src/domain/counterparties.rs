@@ -14,9 +14,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use crate::domain::bank_codes::{is_valid_aba_routing_number, is_valid_bic};
+use crate::domain::events::{self, EventData};
 use crate::model::counterparties::{
     CounterpartyFields, CounterpartyRecord, ListFilter, RoutingNumberType,
 };
+use crate::model::events::EventType;
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::counterparties as store;
@@ -273,18 +275,22 @@ impl Counterparties<'_> {
     ) -> Result<(), CounterpartyError> {
         let now = self.clock.now();
         let id = CounterpartyId::parse(id).ok_or(CounterpartyError::NotFound)?;
-        let deleted = self
-            .db
+        self.db
             .write(|tx| {
                 let id = &id;
-                Box::pin(async move { store::mark_deleted(tx, platform_id, id, now).await })
+                Box::pin(async move {
+                    // The event shows the counterparty as its last GET did.
+                    let Some(last) = store::get(tx, platform_id, id).await? else {
+                        return Err(CounterpartyError::NotFound);
+                    };
+                    if !store::mark_deleted(tx, platform_id, id, now).await? {
+                        return Err(CounterpartyError::NotFound);
+                    }
+                    let deleted = EventType::CounterpartyDeleted;
+                    record_event(tx, platform_id, now, deleted, last).await
+                })
             })
-            .await?;
-        if deleted {
-            Ok(())
-        } else {
-            Err(CounterpartyError::NotFound)
-        }
+            .await
     }
 
     /// One page of the platform's counterparties matching `filter`.
@@ -316,7 +322,21 @@ async fn create_in(
         updated_at: now,
     };
     store::insert(tx, platform_id, &record).await?;
+    let created = EventType::CounterpartyCreated;
+    record_event(tx, platform_id, now, created, record.clone()).await?;
     Ok(record)
+}
+
+/// An event about a counterparty, in the change's transaction.
+async fn record_event(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    event_type: EventType,
+    counterparty: CounterpartyRecord,
+) -> Result<(), CounterpartyError> {
+    let data = EventData::Counterparty(Box::new(counterparty));
+    Ok(events::record(tx, now, platform_id, event_type, data).await?)
 }
 
 #[cfg(test)]

@@ -19,8 +19,10 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
+use crate::domain::events::{self, EventData};
 use crate::idempotency::{self, IdempotencyKey, WriteError, WriteRequest, Written};
 use crate::model::documents::{DocumentFilter, DocumentRecord, DocumentType, SignedDocument};
+use crate::model::events::EventType;
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as repo;
@@ -344,7 +346,10 @@ async fn upload_in(
     };
     repo::insert(tx, &record, &upload.content).await?;
     let key = signing_key_in(tx, clock).await?;
-    Ok(LinkSigner::new(key, now).sign(record))
+    let signed = LinkSigner::new(key, now).sign(record);
+    let data = EventData::Document(Box::new(signed.clone()));
+    events::record(tx, now, platform_id, EventType::DocumentCreated, data).await?;
+    Ok(signed)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::clock::Clock;
 use crate::domain::documents::{self, LinkSigner};
+use crate::domain::events::{self, EventData};
 use crate::idempotency::{self, WriteError, WriteRequest, Written};
 use crate::model::documents::{DocumentRecord, SignedDocument};
 use crate::model::entities::{
@@ -28,6 +29,7 @@ use crate::model::entities::{
     AssociationRecord, EntityDetails, EntityFilter, EntityRecord, EntityRow, EntityType,
     VerificationStatus,
 };
+use crate::model::events::EventType;
 use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as documents_repo;
@@ -348,11 +350,47 @@ async fn create_in(
         }
     }
     repo::insert_full(tx, &row).await?;
+    let view = EntityView {
+        entity: row.clone(),
+        documents: Vec::new(),
+    };
+    record_event(
+        tx,
+        platform_id,
+        row.core.created_at,
+        EventType::EntityCreated,
+        view,
+    )
+    .await?;
     Ok(row)
 }
 
+/// An event about an entity, in the change's transaction.
+async fn record_event(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    event_type: EventType,
+    view: EntityView,
+) -> Result<(), StoreError> {
+    let data = EventData::Entity(Box::new(view));
+    events::record(tx, now, platform_id, event_type, data).await
+}
+
+/// The entity as its GET shows it, read in `tx`.
+async fn view_in(
+    tx: &mut Tx<'_>,
+    clock: &dyn Clock,
+    platform_id: &PlatformId,
+    row: EntityRow,
+) -> Result<EntityView, StoreError> {
+    let documents = documents_repo::list_for_entities(tx, platform_id, &[&row.core.id]).await?;
+    let key = documents::signing_key_in(tx, clock).await?;
+    Ok(LinkSigner::new(key, clock.now()).view(row, documents))
+}
+
 /// An entity with its documents (newest first), as the entity record shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EntityView {
     pub entity: EntityRow,
     pub documents: Vec<SignedDocument>,
@@ -424,13 +462,14 @@ impl Entities<'_> {
                         return Err(EntityError::TypeMismatch("the entity is not a BUSINESS"));
                     }
                 }
-                row.core.updated_at = clock.now();
+                let now = clock.now();
+                row.core.updated_at = now;
                 if !repo::update_full(tx, &row).await? {
                     return Err(EntityError::NotFound);
                 }
-                let documents = documents_repo::list_for_entities(tx, platform_id, &[id]).await?;
-                let key = documents::signing_key_in(tx, clock).await?;
-                Ok(LinkSigner::new(key, clock.now()).view(row, documents))
+                let view = view_in(tx, clock, platform_id, row).await?;
+                record_event(tx, platform_id, now, EventType::EntityUpdated, view.clone()).await?;
+                Ok(view)
             })
         })
         .await
@@ -509,13 +548,17 @@ impl Entities<'_> {
                 // new owner. TODO-correctness: a transaction that read the entity as live before this
                 // commit and inserts its owner after it can still slip in on PostgreSQL, unless it
                 // re-reads the entity with a lock.
-                live(tx, platform_id, id, Lock::ForDelete).await?;
+                let row = live(tx, platform_id, id, Lock::ForDelete).await?;
                 if repo::owns_unclosed_bank_accounts(tx, platform_id, id).await? {
                     return Err(EntityError::HasBankAccounts);
                 }
-                if !repo::mark_deleted(tx, platform_id, id, clock.now()).await? {
+                let now = clock.now();
+                // The event shows the entity as its last GET did.
+                let view = view_in(tx, clock, platform_id, row).await?;
+                if !repo::mark_deleted(tx, platform_id, id, now).await? {
                     return Err(EntityError::NotFound);
                 }
+                record_event(tx, platform_id, now, EventType::EntityDeleted, view).await?;
                 Ok(())
             })
         })

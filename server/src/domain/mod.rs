@@ -7,11 +7,15 @@ pub mod bank_codes;
 pub mod counterparties;
 pub mod documents;
 pub mod entities;
+pub mod events;
 pub mod history;
 pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;
 pub mod transfers;
+pub mod webhook_signing;
+pub mod webhook_targets;
+pub mod webhooks;
 
 /// A store failure as the edge needs to know it: the one classification the error table maps
 /// (the details go to the log, never to the client).
@@ -50,6 +54,8 @@ pub struct Services {
     clock: std::sync::Arc<dyn crate::clock::Clock>,
     /// The bank's identifiers that new account numbers carry.
     bank: platforms::BankSettings,
+    /// How webhooks are delivered (targets allowed, retries, timeout).
+    webhooks: webhooks::WebhookSettings,
 }
 
 impl Services {
@@ -58,7 +64,18 @@ impl Services {
         clock: std::sync::Arc<dyn crate::clock::Clock>,
         bank: platforms::BankSettings,
     ) -> Services {
-        Services { db, clock, bank }
+        Services {
+            db,
+            clock,
+            bank,
+            webhooks: webhooks::WebhookSettings::default(),
+        }
+    }
+
+    /// The same services with these webhook delivery settings.
+    pub fn with_webhooks(mut self, settings: webhooks::WebhookSettings) -> Services {
+        self.webhooks = settings;
+        self
     }
 
     /// The clock every service reads.
@@ -73,6 +90,23 @@ impl Services {
         presented: &str,
     ) -> Result<Option<crate::auth::Principal>, Fault> {
         Ok(crate::auth::authenticate(&self.db, presented).await?)
+    }
+
+    pub fn webhook_endpoints(&self) -> webhooks::WebhookEndpoints<'_> {
+        webhooks::WebhookEndpoints {
+            db: &self.db,
+            clock: self.clock.as_ref(),
+            settings: &self.webhooks,
+        }
+    }
+
+    /// The delivery worker's side of the event outbox.
+    pub fn outbox(&self) -> webhooks::Outbox<'_> {
+        webhooks::Outbox {
+            db: &self.db,
+            clock: self.clock.as_ref(),
+            settings: &self.webhooks,
+        }
     }
 
     pub fn bank_accounts(&self) -> bank_accounts::BankAccounts<'_> {
@@ -123,6 +157,7 @@ services! {
     counterparties => counterparties::Counterparties;
     documents => documents::Documents;
     entities => entities::Entities;
+    events => events::Events;
     platforms => platforms::Platforms;
     positive_pay => positive_pay::PositivePay;
     transfers => transfers::Transfers;
@@ -176,6 +211,8 @@ macro_rules! from_list_error {
 
 from_list_error!(
     bank_accounts::BankAccountError,
+    events::EventError,
+    webhooks::WebhookError,
     counterparties::CounterpartyError,
     documents::DocumentError,
     entities::EntityError,

@@ -19,13 +19,15 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::events::{self, EventData};
 use crate::domain::ledger::{DebitPolicy, Journal, LedgerError};
 use crate::domain::positive_pay;
 use crate::idempotency::{self, IdempotencyError, WriteError, WriteRequest, Written};
+use crate::model::events::EventType;
 use crate::model::ids::{
     AccountNumberId, AchTransferId, BankAccountId, BookTransferId, PlatformId,
 };
-use crate::model::ledger::{AccountStatus, LedgerAccount};
+use crate::model::ledger::{AccountStatus, BalanceKind, Entry, LedgerAccount};
 use crate::model::money::Currency;
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::model::transfers::{
@@ -456,7 +458,50 @@ async fn create_book_transfer(
     };
     repo::insert_book_transfer(tx, platform_id, &record).await?;
     ledger_store::write_entry(tx, platform_id, &entry, book_source(&record, "create"), now).await?;
+    let event_type = if request.hold {
+        EventType::BookTransferHoldCreated
+    } else {
+        EventType::BookTransferCompleted
+    };
+    record_book_event(tx, platform_id, now, event_type, &record).await?;
+    record_overdraft(tx, platform_id, now, &entry, &record.sender_bank_account_id).await?;
     Ok(record)
+}
+
+/// The event of a book transfer's change, in its transaction.
+async fn record_book_event(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    event_type: EventType,
+    transfer: &BookTransferRecord,
+) -> Result<()> {
+    let data = EventData::BookTransfer(Box::new(transfer.clone()));
+    Ok(events::record(tx, now, platform_id, event_type, data).await?)
+}
+
+/// `bank_account.overdrafted` for `debited` when `entry` locked a shortfall on an overdraft
+/// reserve (the only way an account goes below zero), with the account as its GET now answers.
+async fn record_overdraft(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    now: DateTime<Utc>,
+    entry: &Entry,
+    debited: &BankAccountId,
+) -> Result<()> {
+    let drew_on_reserve = entry
+        .postings
+        .iter()
+        .any(|p| p.balance == BalanceKind::Locked && p.amount > 0);
+    if !drew_on_reserve {
+        return Ok(());
+    }
+    let details = crate::domain::bank_accounts::details_in(tx, platform_id, debited)
+        .await?
+        .ok_or_else(|| TransferError::Internal("the overdrawn account vanished".into()))?;
+    let data = EventData::BankAccount(Box::new(details));
+    let overdrafted = EventType::BankAccountOverdrafted;
+    Ok(events::record(tx, now, platform_id, overdrafted, data).await?)
 }
 
 fn book_source<'a>(record: &'a BookTransferRecord, event: &'a str) -> Source<'a> {
@@ -553,6 +598,8 @@ async fn clear_book_transfer(
         now,
     )
     .await?;
+    let completed = EventType::BookTransferCompleted;
+    record_book_event(tx, platform_id, now, completed, &transfer).await?;
     Ok(transfer)
 }
 
@@ -583,6 +630,8 @@ async fn cancel_book_transfer(
         now,
     )
     .await?;
+    let canceled = EventType::BookTransferCanceled;
+    record_book_event(tx, platform_id, now, canceled, &transfer).await?;
     Ok(transfer)
 }
 
@@ -667,7 +716,7 @@ async fn receive_ach(
         updated_at: now,
     };
     repo::insert_ach_transfer(tx, platform_id, &record).await?;
-    if return_code.is_none() {
+    let event_type = if return_code.is_none() {
         let entry = journal.finish()?;
         let source = Source {
             source_type: "ach_transfer",
@@ -676,7 +725,13 @@ async fn receive_ach(
             currency_code: &record.currency_code,
         };
         ledger_store::write_entry(tx, platform_id, &entry, source, now).await?;
-    }
+        record_overdraft(tx, platform_id, now, &entry, &record.bank_account_id).await?;
+        EventType::AchIncomingTransferCompleted
+    } else {
+        EventType::AchIncomingTransferReturned
+    };
+    let data = EventData::AchTransfer(Box::new(record.clone()));
+    events::record(tx, now, platform_id, event_type, data).await?;
     Ok(record)
 }
 

@@ -34,7 +34,7 @@ spelled_enum! {
 }
 
 /// A counterparty's own fields: what a client gives (checked by the rules) and what is stored.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CounterpartyFields {
     pub routing_number: String,
     pub routing_number_type: RoutingNumberType,
@@ -52,7 +52,7 @@ pub struct CounterpartyFields {
 }
 
 /// A stored counterparty.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CounterpartyRecord {
     pub id: CounterpartyId,
     pub fields: CounterpartyFields,

@@ -183,6 +183,12 @@ id_types! {
     BookTransferId => "book";
     /// An ACH transfer.
     AchTransferId => "acht";
+    /// An event (something that happened to a resource).
+    EventId => "evnt";
+    /// A webhook endpoint.
+    WebhookEndpointId => "wend";
+    /// One attempt to deliver an event to a webhook endpoint.
+    WebhookDeliveryId => "wdlv";
 }
 
 #[cfg(test)]

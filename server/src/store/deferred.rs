@@ -21,7 +21,11 @@
 //!   second write to a table already queued sends the queue first ([`written_table`]). A write
 //!   must not read a table other than its own (a sub-select, `INSERT ... SELECT`); every
 //!   deferred write is a plain `INSERT ... VALUES` or an `UPDATE`/`DELETE` filtered on its own
-//!   columns.
+//!   columns, except the fan-out of an event to its webhook endpoints (`INSERT INTO
+//!   webhook_deliveries ... SELECT ... FROM webhook_endpoints`): it reads a table that no
+//!   transaction emitting an event writes, so the shared snapshot shows it as a statement of
+//!   its own would. Its count is whatever the matching endpoints make ([`Deferred::rows`]
+//!   `None`).
 //! - Constraints are checked as before: `CHECK` and `UNIQUE` per row, foreign keys at the end of
 //!   the statement, when every item's rows exist.
 //! - An error (a violated constraint, a serialization failure) surfaces at the next statement or
@@ -31,11 +35,11 @@
 
 use super::Sql;
 
-/// One queued write: the statement, and the rows it must change.
+/// One queued write: the statement, and the rows it must change (`None`: any number).
 #[derive(Debug)]
 pub struct Deferred {
     pub sql: Sql,
-    pub rows: u64,
+    pub rows: Option<u64>,
     /// Names the write in the `Corrupt` error of a wrong count.
     pub what: &'static str,
 }
@@ -43,13 +47,12 @@ pub struct Deferred {
 impl Deferred {
     /// The error for a write that changed `changed` rows, or `Ok` when that is what it meant.
     pub fn check(&self, changed: u64) -> Result<(), super::StoreError> {
-        if changed == self.rows {
-            Ok(())
-        } else {
-            Err(super::StoreError::Corrupt(format!(
-                "{}: {changed} rows changed where {} were meant",
-                self.what, self.rows
-            )))
+        match self.rows {
+            Some(meant) if meant != changed => Err(super::StoreError::Corrupt(format!(
+                "{}: {changed} rows changed where {meant} were meant",
+                self.what
+            ))),
+            _ => Ok(()),
         }
     }
 }
@@ -134,14 +137,14 @@ mod tests {
         let mut writes = [
             Deferred {
                 sql: Sql::new("INSERT INTO a (x) VALUES (?)").bind(1i64),
-                rows: 1,
+                rows: Some(1),
                 what: "a",
             },
             Deferred {
                 sql: Sql::new("UPDATE b SET y = ? WHERE id = ?")
                     .bind("v")
                     .bind(2i64),
-                rows: 1,
+                rows: Some(1),
                 what: "b",
             },
         ];
@@ -167,7 +170,7 @@ mod tests {
     fn a_wrong_count_is_corruption_named_by_the_write() {
         let write = Deferred {
             sql: Sql::new("UPDATE b SET y = 1"),
-            rows: 2,
+            rows: Some(2),
             what: "both balances",
         };
         assert!(write.check(2).is_ok());

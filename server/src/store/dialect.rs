@@ -119,6 +119,19 @@ pub fn list_agg(backend: Backend, expression: &str) -> String {
     }
 }
 
+/// An SQL expression of `len` (at most 32) random lower-case hexadecimal digits, new for each
+/// row: ids of rows that one `INSERT ... SELECT` makes, where Rust cannot make one per row.
+/// Hex digits are base62 digits, so the text completes an id (`model::ids`).
+pub fn random_hex(backend: Backend, len: usize) -> String {
+    let len = len.min(32);
+    match backend {
+        Backend::Sqlite => format!("substr(lower(hex(randomblob(16))), 1, {len})"),
+        Backend::Postgres => {
+            format!("substr(md5(random()::text || clock_timestamp()::text), 1, {len})")
+        }
+    }
+}
+
 /// A case-insensitive substring predicate on `column`, with one placeholder that takes
 /// [`contains_pattern`] of the needle. `LOWER` on both sides rather than PostgreSQL's `ILIKE`,
 /// which SQLite lacks. (SQLite's `LOWER` folds ASCII only; PostgreSQL folds Unicode.)

@@ -44,6 +44,7 @@ pub mod dialect;
 pub mod documents;
 pub mod entities;
 mod error;
+pub mod events;
 pub mod idempotency;
 pub mod keyset;
 pub mod ledger;
@@ -55,6 +56,7 @@ mod retry;
 mod sql;
 mod sqlite;
 pub mod transfers;
+pub mod webhooks;
 mod writer;
 
 use std::collections::HashSet;
@@ -606,6 +608,25 @@ impl<'s> Tx<'s> {
         &mut self,
         sql: Sql,
         rows: u64,
+        what: &'static str,
+    ) -> Result<(), StoreError> {
+        self.defer(sql, Some(rows), what).await
+    }
+
+    /// Like [`Tx::execute_deferred`] for a write whose row count is not known in advance (the
+    /// fan-out of an event to the endpoints that subscribe to it).
+    pub async fn execute_deferred_any(
+        &mut self,
+        sql: Sql,
+        what: &'static str,
+    ) -> Result<(), StoreError> {
+        self.defer(sql, None, what).await
+    }
+
+    async fn defer(
+        &mut self,
+        sql: Sql,
+        rows: Option<u64>,
         what: &'static str,
     ) -> Result<(), StoreError> {
         let mut write = deferred::Deferred { sql, rows, what };

@@ -34,6 +34,17 @@ impl Objects {
 
 async fn seed_a(app: &TestApp) -> Objects {
     let k = &app.a.key;
+    // First, so that every later change has a delivery attempt to this endpoint. An address
+    // literal: the name of a public host would need a resolver, and this process sends nothing.
+    let endpoint = app
+        .post(
+            "/webhook-endpoints",
+            k,
+            &json!({"url": "https://93.184.215.14/hooks"}),
+        )
+        .await
+        .expect(200);
+    let wend = endpoint["id"].as_str().expect("id").to_owned();
     let person = app
         .post(
             "/entities/person",
@@ -106,7 +117,23 @@ async fn seed_a(app: &TestApp) -> Objects {
         .expect("sent");
     let doc = crate::helpers::answer(resp).await.expect(200);
     let doc = doc["id"].as_str().expect("id").to_owned();
+    let events = app.get("/events?limit=1", k).await.expect(200);
+    let evnt = events["events"][0]["id"]
+        .as_str()
+        .expect("an event")
+        .to_owned();
+    let deliveries = app
+        .get(&format!("/webhook-endpoints/{wend}/deliveries?limit=1"), k)
+        .await
+        .expect(200);
+    let wdlv = deliveries["deliveries"][0]["id"]
+        .as_str()
+        .expect("a delivery")
+        .to_owned();
     Objects(vec![
+        ("event_id", evnt),
+        ("webhook_endpoint_id", wend),
+        ("webhook_delivery_id", wdlv),
         ("entity_id", person),
         ("bank_account_id", bacc),
         ("account_number_id", acno),
@@ -133,6 +160,7 @@ fn valid_body(operation_id: &str, entity: &str) -> Option<Value> {
         "add_bank_account_owner" => json!({"entity_id": entity}),
         "create_account_number" | "update_account_number" => json!({"description": "X"}),
         "clear_book_transfer" => json!({}),
+        "update_webhook_endpoint" => json!({"description": "X"}),
         _ => return None,
     })
 }
@@ -144,11 +172,18 @@ struct IdOperation {
     operation_id: String,
     /// The path parameter, e.g. `bank_account_id`.
     param: String,
+    /// Whether `param` is the path's first id (the one a foreign key is refused on).
+    first: bool,
 }
 
 impl IdOperation {
-    fn path(&self, id: &str) -> String {
-        self.template.replace(&format!("{{{}}}", self.param), id)
+    /// The path with `id` for the parameter and the caller's own objects for any other.
+    fn path(&self, id: &str, own: &Objects) -> String {
+        let mut path = self.template.replace(&format!("{{{}}}", self.param), id);
+        for (param, object) in &own.0 {
+            path = path.replace(&format!("{{{param}}}"), object);
+        }
+        path
     }
 
     /// `<resource>_not_found` for the parameter's resource.
@@ -157,11 +192,18 @@ impl IdOperation {
         format!("{resource}_not_found")
     }
 
-    async fn call(&self, app: &TestApp, id: &str, key: &str, entity: &str) -> Answer {
+    async fn call(
+        &self,
+        app: &TestApp,
+        id: &str,
+        key: &str,
+        own: &Objects,
+        entity: &str,
+    ) -> Answer {
         let body = valid_body(&self.operation_id, entity);
         app.call(
             self.method.clone(),
-            &self.path(id),
+            &self.path(id, own),
             Some(key),
             body.as_ref(),
             &[],
@@ -200,33 +242,37 @@ fn id_operations() -> Vec<IdOperation> {
             .split('/')
             .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
             .collect();
-        let [param] = params[..] else {
-            assert!(params.is_empty(), "{template}: more than one path id");
-            continue;
-        };
         for (method, op) in item.as_object().expect("operations") {
             let operation_id = op["operationId"].as_str().expect("operationId");
             if operation_id == "get_document_content" {
                 continue;
             }
-            ops.push(IdOperation {
-                method: Method::from_bytes(method.to_ascii_uppercase().as_bytes()).expect("method"),
-                template: template.clone(),
-                operation_id: operation_id.to_owned(),
-                param: param.to_owned(),
-            });
+            // A path with two ids (an endpoint's delivery) is tried on each of them.
+            for (i, param) in params.iter().enumerate() {
+                ops.push(IdOperation {
+                    method: Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+                        .expect("method"),
+                    template: template.clone(),
+                    operation_id: operation_id.to_owned(),
+                    param: (*param).to_owned(),
+                    first: i == 0,
+                });
+            }
         }
     }
-    // 28 operations address an object by a path id; the signed download is the one skipped.
-    assert_eq!(ops.len(), 27, "operations with a path id");
+    // 35 operations address an object by a path id (one of them, an endpoint's delivery, by
+    // two); the signed download is the one skipped.
+    assert_eq!(ops.len(), 35, "operations with a path id, per id");
     ops
 }
 
 async fn another_platforms_key_gets_404_on_every_operation_that_names_an_object(app: TestApp) {
     let objects = seed_a(&app).await;
-    for op in id_operations() {
+    for op in id_operations().into_iter().filter(|op| op.first) {
         let id = objects.id(&op.param);
-        let r = op.call(&app, id, &app.b.key, &app.b.root_entity_id).await;
+        let r = op
+            .call(&app, id, &app.b.key, &objects, &app.b.root_entity_id)
+            .await;
         op.assert_not_found(&r, "another platform's key and A's", id);
     }
     // Ids of A in the body of B's requests are not found either.
@@ -303,7 +349,7 @@ async fn a_malformed_overlong_or_unknown_id_is_404_on_every_operation_that_names
             ("another kind's id", other_kind.to_owned()),
         ];
         for (case, id) in &cases {
-            let r = op.call(&app, id, a, person).await;
+            let r = op.call(&app, id, a, &objects, person).await;
             op.assert_not_found(&r, &format!("A's own key and {case}"), id);
         }
     }

@@ -1,0 +1,187 @@
+//! The delivery worker: every `bankd serve` process runs one. It claims due attempts from the
+//! event outbox (`domain::webhooks::Outbox`), builds each body through the generated callback
+//! (`bank_api::callbacks::requests`), signs it (Standard Webhooks), sends it with the shared
+//! [`WebhookSender`] and records the outcome, which schedules the next attempt of a failure.
+//!
+//! Design note. The worker claims no more attempts than it has free sending slots, so a
+//! claimed attempt is always under way: on a graceful shutdown it stops claiming and waits for
+//! the attempts in flight (each bounded by the timeout), and nothing claimed is left waiting.
+//! A process killed mid-attempt leaves a lease that expires after the timeout and a margin;
+//! any worker then claims the attempt again and sends it with the same `webhook-id`
+//! (at-least-once). An idle worker asks the database with a read every [`POLL`] whether
+//! anything is due, so it never takes SQLite's writer for nothing; the lag from commit to
+//! delivery is therefore up to one poll interval plus the send.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bank_api::callbacks::{self, Callbacks};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+
+use crate::domain::Services;
+use crate::domain::events::Event;
+use crate::domain::webhook_signing::{WebhookSecret, signature_header};
+use crate::domain::webhook_targets::WebhookTarget;
+use crate::domain::webhooks::signing_secrets;
+use crate::model::webhooks::{AttemptOutcome, ClaimedDelivery};
+use crate::webhook_sender::{Attempt, WebhookSender};
+
+/// How often an idle worker looks for due attempts.
+pub const POLL: Duration = Duration::from_millis(100);
+/// How long a lease outlives the attempt's timeout (the outcome's write, a slow disk).
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// How long to wait after the database failed before trying again.
+const BACKOFF_ON_ERROR: Duration = Duration::from_secs(1);
+
+/// Runs until `stop` turns true, then waits for the attempts in flight.
+pub async fn run<C>(
+    services: Services,
+    callbacks: Arc<C>,
+    sender: WebhookSender,
+    slots: usize,
+    mut stop: watch::Receiver<bool>,
+) where
+    C: Callbacks<Event = Event>,
+{
+    let free = Arc::new(Semaphore::new(slots.max(1)));
+    let mut in_flight = JoinSet::new();
+    let lease = services.outbox().settings().timeout + LEASE_MARGIN;
+    while !*stop.borrow() {
+        while in_flight.try_join_next().is_some() {}
+        let room = free.available_permits();
+        let claimed = if room == 0 {
+            Ok(Vec::new())
+        } else {
+            services
+                .outbox()
+                .claim(i64::try_from(room).unwrap_or(i64::MAX), lease)
+                .await
+        };
+        let wait = match claimed {
+            Ok(claimed) if claimed.is_empty() => POLL,
+            Ok(claimed) => {
+                for delivery in claimed {
+                    let Ok(permit) = free.clone().try_acquire_owned() else {
+                        break;
+                    };
+                    let (services, callbacks, sender) =
+                        (services.clone(), callbacks.clone(), sender.clone());
+                    in_flight.spawn(async move {
+                        deliver(&services, callbacks.as_ref(), &sender, delivery).await;
+                        drop(permit);
+                    });
+                }
+                Duration::ZERO
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "webhook worker cannot claim deliveries");
+                BACKOFF_ON_ERROR
+            }
+        };
+        if !wait.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.changed() => {}
+            }
+        } else {
+            // Let finished attempts hand back their slots before claiming again.
+            tokio::task::yield_now().await;
+        }
+    }
+    while in_flight.join_next().await.is_some() {}
+}
+
+/// Makes one claimed attempt and records it.
+async fn deliver<C>(
+    services: &Services,
+    callbacks: &C,
+    sender: &WebhookSender,
+    claimed: ClaimedDelivery,
+) where
+    C: Callbacks<Event = Event>,
+{
+    let attempt = attempt(services, callbacks, sender, &claimed).await;
+    let outcome = AttemptOutcome {
+        succeeded: attempt.succeeded,
+        response_status: attempt.status.map(i32::from),
+        latency_ms: i64::try_from(attempt.latency_ms).unwrap_or(i64::MAX),
+        error: attempt.error,
+    };
+    let jitter = rand::random::<f64>();
+    if let Err(e) = services
+        .outbox()
+        .record_attempt(&claimed, &outcome, jitter)
+        .await
+    {
+        // The lease expires and the attempt is made again: at-least-once.
+        tracing::warn!(delivery = %claimed.delivery.id, error = %e, "webhook attempt not recorded");
+    }
+    tracing::debug!(
+        delivery = %claimed.delivery.id,
+        event = %claimed.event.id,
+        succeeded = outcome.succeeded,
+        status = ?outcome.response_status,
+        "webhook attempt"
+    );
+}
+
+/// Builds, signs and sends the attempt's request; what went wrong before sending is a failed
+/// attempt too (the platform sees why in its delivery log).
+async fn attempt<C>(
+    services: &Services,
+    callbacks: &C,
+    sender: &WebhookSender,
+    claimed: &ClaimedDelivery,
+) -> Attempt
+where
+    C: Callbacks<Event = Event>,
+{
+    let refused = |error: &str| Attempt {
+        status: None,
+        latency_ms: 0,
+        error: Some(error.to_owned()),
+        succeeded: false,
+    };
+    let event = match Event::try_from(claimed.event.clone()) {
+        Ok(event) => event,
+        Err(e) => {
+            tracing::error!(event = %claimed.event.id, error = %e, "stored event unreadable");
+            return refused("internal error: the event cannot be read");
+        }
+    };
+    let body = match callbacks::requests(callbacks, &event) {
+        Ok(requests) => match requests.into_iter().next() {
+            Some(request) => request.body,
+            None => return refused("internal error: the event has no payload"),
+        },
+        Err(e) => {
+            tracing::error!(event = %claimed.event.id, error = %e, "event payload not serialised");
+            return refused("internal error: the event cannot be serialised");
+        }
+    };
+    let target = match WebhookTarget::parse(&claimed.endpoint.url) {
+        Ok(target) => target,
+        Err(e) => return refused(&e.to_string()),
+    };
+    let now = services.clock().now();
+    let secrets = match signing_secrets(&claimed.endpoint, now) {
+        Ok(secrets) => secrets,
+        Err(e) => {
+            tracing::error!(endpoint = %claimed.endpoint.id, error = %e, "endpoint secret unreadable");
+            return refused("internal error: the endpoint's secret cannot be read");
+        }
+    };
+    let timestamp = now.timestamp();
+    let id = claimed.event.id.as_str();
+    let secrets: Vec<&WebhookSecret> = secrets.iter().collect();
+    let headers = [
+        ("webhook-id", id.to_owned()),
+        ("webhook-timestamp", timestamp.to_string()),
+        (
+            "webhook-signature",
+            signature_header(&secrets, id, timestamp, &body),
+        ),
+    ];
+    sender.send(&target, &headers, body).await
+}
