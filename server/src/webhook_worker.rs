@@ -49,15 +49,19 @@ pub async fn run<C>(
     let lease = services.outbox().settings().timeout + LEASE_MARGIN;
     while !*stop.borrow() {
         while in_flight.try_join_next().is_some() {}
+        if free.available_permits() == 0 {
+            // Every slot is sending: claim again as soon as one is free, not after a poll.
+            tokio::select! {
+                permit = free.acquire() => drop(permit),
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
         let room = free.available_permits();
-        let claimed = if room == 0 {
-            Ok(Vec::new())
-        } else {
-            services
-                .outbox()
-                .claim(i64::try_from(room).unwrap_or(i64::MAX), lease)
-                .await
-        };
+        let claimed = services
+            .outbox()
+            .claim(i64::try_from(room).unwrap_or(i64::MAX), lease)
+            .await;
         let wait = match claimed {
             Ok(claimed) if claimed.is_empty() => POLL,
             Ok(claimed) => {
