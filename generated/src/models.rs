@@ -5343,7 +5343,7 @@ impl crate::runtime::SpecType for SimulateAchRequest {
     }
 }
 crate::runtime::spec_type!(SimulateAchRequest);
-/// What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount).
+/// What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.
 ///
 /// Schema: `#/components/schemas/EventType`.
 #[derive(
@@ -5546,7 +5546,7 @@ impl crate::runtime::SpecType for EventType {
                 ::serde_json::Value::String("ach.incoming_transfer.returned".to_string())
             ];
             s.description = ::std::option::Option::Some(
-                "What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount).",
+                "What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.",
             );
             s
         }

@@ -19,7 +19,7 @@ pub trait WebhooksApi: crate::runtime::Hooks {
     ///
     /// `POST /webhook-endpoints` (operationId `create_webhook_endpoint`, `#/paths/~1webhook-endpoints/post`)
     ///
-    /// Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. The answer carries the endpoint's signing `secret`.
+    /// Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. A platform has at most 100 endpoints (400 `invalid_request` beyond). The answer carries the endpoint's signing `secret`.
     fn create_webhook_endpoint(
         &self,
         principal: Self::Principal,

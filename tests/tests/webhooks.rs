@@ -703,6 +703,23 @@ fn bad_endpoints_are_clear_400s_and_other_platforms_see_nothing() {
         "enabled_events[1]",
     );
 
+    // At most 100 endpoints per platform (an address literal: no name to resolve).
+    for i in 0..100 {
+        let body = json!({"url": format!("https://93.184.215.14/hooks/{i}")});
+        ok(
+            &bankd.base,
+            &bankd.key,
+            "POST",
+            "/webhook-endpoints",
+            Some(&body),
+        );
+    }
+    refused(
+        json!({"url": "https://93.184.215.14/hooks/one-too-many"}),
+        "invalid_request",
+        "webhook_endpoints",
+    );
+
     // Another platform's resources are 404s, its lists empty.
     let other = bankd.cli(&["platform", "create", "--name", "Other"]);
     let k2 = other["api_key"].as_str().expect("second key");

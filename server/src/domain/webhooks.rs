@@ -26,6 +26,10 @@ use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
 
 /// Longest endpoint description, in characters.
 pub const MAX_DESCRIPTION: usize = 500;
+/// Most endpoints per platform: each event is written once per subscribed endpoint, so the
+/// count bounds what one change writes (Stripe allows 16; a platform with more receivers
+/// fans out itself).
+pub const MAX_ENDPOINTS: i64 = 100;
 /// Most selectors in `enabled_events`.
 pub const MAX_SELECTORS: usize = 64;
 /// How long the secret before a rotation keeps signing.
@@ -250,8 +254,14 @@ impl WebhookEndpoints<'_> {
         self.db
             .write(|tx| {
                 Box::pin(async move {
+                    if repo::count_endpoints(tx, platform_id).await? >= MAX_ENDPOINTS {
+                        return Err(WebhookError::Invalid(BTreeMap::from([(
+                            "webhook_endpoints".to_owned(),
+                            format!("a platform has at most {MAX_ENDPOINTS} webhook endpoints"),
+                        )])));
+                    }
                     repo::insert_endpoint(tx, platform_id, record).await?;
-                    Ok::<_, WebhookError>(())
+                    Ok(())
                 })
             })
             .await?;
@@ -504,14 +514,6 @@ impl Outbox<'_> {
         self.db
             .write(|tx| Box::pin(record_in(tx, now, settings, claimed, outcome, jitter)))
             .await
-    }
-
-    /// Gives back leases of attempts claimed but not made (graceful shutdown).
-    pub async fn release(&self, ids: &[WebhookDeliveryId]) -> Result<(), StoreError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        self.db.write(|tx| Box::pin(repo::release(tx, ids))).await
     }
 }
 

@@ -113,6 +113,13 @@ pub async fn insert_endpoint(
     Ok(())
 }
 
+/// How many endpoints the platform has.
+pub async fn count_endpoints(tx: &mut Tx<'_>, platform_id: &PlatformId) -> Result<i64, StoreError> {
+    let sql = Sql::new("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE platform_id = ?")
+        .bind(platform_id.as_str());
+    tx.fetch_one(sql).await?.get("n")
+}
+
 /// Writes every changeable field of `e` (the rules decided the new values).
 pub async fn update_endpoint(
     tx: &mut Tx<'_>,
@@ -365,18 +372,6 @@ pub async fn record_attempt(
     .bind(outcome.error.clone())
     .bind(id.as_str());
     Ok(tx.execute(sql).await? == 1)
-}
-
-/// Gives back the leases of attempts claimed but not made (a graceful shutdown).
-pub async fn release(tx: &mut Tx<'_>, ids: &[WebhookDeliveryId]) -> Result<(), StoreError> {
-    for id in ids {
-        let sql = Sql::new(
-            "UPDATE webhook_deliveries SET lease_until = NULL WHERE id = ? AND status = 'pending'",
-        )
-        .bind(id.as_str());
-        tx.execute(sql).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
