@@ -119,6 +119,21 @@ pub fn list_agg(backend: Backend, expression: &str) -> String {
     }
 }
 
+/// A predicate true when the text `column` holds the text of its one placeholder, taken as is
+/// (no wildcards, case-sensitive): `instr` or `strpos`.
+///
+/// Not `LIKE ?`: SQLite marks a `LIKE` whose pattern is a parameter and whose left side is a
+/// TEXT column as plan-dependent on that parameter, and binding it expires the prepared
+/// statement, so every execution compiled the statement again. On the event fan-out, which
+/// runs in every write, that recompilation cost a book transfer about a seventh of its CPU
+/// (bench/README.md, "Fixed so far").
+pub fn contains(backend: Backend, column: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("instr({column}, ?) > 0"),
+        Backend::Postgres => format!("strpos({column}, ?) > 0"),
+    }
+}
+
 /// An SQL expression of `len` (at most 32) random lower-case hexadecimal digits, new for each
 /// row: ids of rows that one `INSERT ... SELECT` makes, where Rust cannot make one per row.
 /// Hex digits are base62 digits, so the text completes an id (`model::ids`).

@@ -72,10 +72,10 @@ fn fan_out(backend: dialect::Backend, platform_id: &PlatformId, event: &EventRec
     .bind(event.created_at)
     .bind(event.created_at)
     .bind(platform_id.as_str());
+    let contains = dialect::contains(backend, "enabled_events");
     for selector in selectors_of(event.event_type) {
-        sql.push(" OR enabled_events LIKE ");
-        sql.push_bind(dialect::contains_pattern(&format!(",{selector},")));
-        sql.push(" ESCAPE '\\'");
+        sql.push(" OR ");
+        sql.append(Sql::new(contains.as_str()).bind(format!(",{selector},")));
     }
     sql.push(")");
     sql

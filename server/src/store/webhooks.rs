@@ -24,7 +24,7 @@ const ENDPOINT_COLUMNS: &str = "id, url, description, enabled_events, is_disable
 const DELIVERY_COLUMNS: &str = "id, endpoint_id, event_id, attempt, status, response_status, \
     latency_ms, error, created_at, next_attempt_at";
 
-/// `enabled_events` as stored: `,a,b.*,`, or empty for every event (what the fan-out's `LIKE`
+/// `enabled_events` as stored: `,a,b.*,`, or empty for every event (what the fan-out's substring test
 /// matches; selectors are checked names, which hold no comma).
 fn encode_selectors(selectors: &[String]) -> String {
     if selectors.is_empty() {

@@ -126,6 +126,25 @@ fn execute_counts_changed_rows_and_reads_count_none() {
 }
 
 #[test]
+fn a_substring_test_stays_prepared_where_like_on_a_column_is_compiled_again() {
+    let conn = memory();
+    control(&conn, "CREATE TABLE t (s TEXT NOT NULL)").expect("create");
+    let contains = format!(
+        "SELECT count(*) AS n FROM t WHERE {}",
+        crate::store::dialect::contains(crate::store::dialect::Backend::Sqlite, "s")
+    );
+    let like = "SELECT count(*) AS n FROM t WHERE s LIKE ?";
+    for (text, compiled_again) in [(contains.as_str(), false), (like, true)] {
+        for needle in [",a,", ",b,", ",a,"] {
+            fetch(&conn, text, &[Value::Text(Some(needle.into()))], false).expect("run");
+        }
+        let stmt = conn.prepare_cached(text).expect("cached");
+        let reprepared = stmt.get_status(rusqlite::StatementStatus::RePrepare);
+        assert_eq!(reprepared > 0, compiled_again, "{text}: {reprepared}");
+    }
+}
+
+#[test]
 fn constraint_errors_keep_their_extended_codes() {
     let conn = memory();
     control(
