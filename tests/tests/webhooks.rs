@@ -11,6 +11,8 @@
 //! - 2 000 concurrent book transfers make 2 000 `book.transfer.completed` events, each
 //!   delivered once; the same with two processes on one PostgreSQL database.
 //! - Bad endpoints are clear 400s; another platform's events and endpoints are 404s.
+//! - 10 000 attempts queued for a receiver that never answers: bounded memory, an API that
+//!   answers, each attempt recorded, and a healthy endpoint served at once afterwards.
 
 mod common;
 
@@ -235,6 +237,17 @@ fn upload(bankd: &BankdProcess, entity_id: &str) -> Value {
     }
 }
 
+/// Registers a webhook endpoint; answers it (with its secret).
+fn subscribe(bankd: &BankdProcess, body: &Value) -> Value {
+    ok(
+        &bankd.base,
+        &bankd.key,
+        "POST",
+        "/webhook-endpoints",
+        Some(body),
+    )
+}
+
 /// The resource as its GET answers it now.
 fn get(bankd: &BankdProcess, path: &str) -> Value {
     ok(&bankd.base, &bankd.key, "GET", path, None)
@@ -417,13 +430,7 @@ fn every_event_type_reaches_the_receiver_signed_and_as_its_get_answered(backend:
         return;
     };
     let receiver = Receiver::start(Vec::new());
-    let endpoint = ok(
-        &bankd.base,
-        &bankd.key,
-        "POST",
-        "/webhook-endpoints",
-        Some(&json!({"url": receiver.url})),
-    );
+    let endpoint = subscribe(&bankd, &json!({"url": receiver.url}));
     let secret = endpoint["secret"].as_str().expect("secret").to_owned();
     let expected = make_every_event(&bankd);
     let events = all_events(&bankd);
@@ -518,13 +525,7 @@ fn a_failing_receiver_gets_the_event_again_with_the_same_webhook_id() {
     ];
     let receiver = Receiver::start(script);
     let body = json!({"url": receiver.url, "enabled_events": ["entity.*"]});
-    let endpoint = ok(
-        &bankd.base,
-        &bankd.key,
-        "POST",
-        "/webhook-endpoints",
-        Some(&body),
-    );
+    let endpoint = subscribe(&bankd, &body);
     let endpoint_id = endpoint["id"].as_str().expect("id");
     ok(
         &bankd.base,
@@ -706,13 +707,7 @@ fn bad_endpoints_are_clear_400s_and_other_platforms_see_nothing() {
     // At most 100 endpoints per platform (an address literal: no name to resolve).
     for i in 0..100 {
         let body = json!({"url": format!("https://93.184.215.14/hooks/{i}")});
-        ok(
-            &bankd.base,
-            &bankd.key,
-            "POST",
-            "/webhook-endpoints",
-            Some(&body),
-        );
+        subscribe(&bankd, &body);
     }
     refused(
         json!({"url": "https://93.184.215.14/hooks/one-too-many"}),
@@ -873,13 +868,7 @@ fn kill_9_while_deliveries_are_pending_loses_no_committed_event() {
         return;
     };
     let receiver = Receiver::start(Vec::new());
-    ok(
-        &bankd.base,
-        &bankd.key,
-        "POST",
-        "/webhook-endpoints",
-        Some(&json!({"url": receiver.url})),
-    );
+    subscribe(&bankd, &json!({"url": receiver.url}));
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (base, key) = (bankd.base.clone(), bankd.key.clone());
     let mut rng = common::Rng::from_clock("webhook kills");
@@ -937,5 +926,156 @@ fn kill_9_while_deliveries_are_pending_loses_no_committed_event() {
         wanted.len(),
         got.len(),
         got.len() - ids.len()
+    );
+}
+
+/// The resident memory of process `pid`, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// 100 endpoints (the most a platform may have) × 100 events = 10 000 queued first attempts,
+/// all to a receiver that never answers within the timeout. The worker works through them at
+/// its concurrency (32 at a time, each cut off after 100 ms) without holding the queue in
+/// memory, the API answers meanwhile, each attempt is recorded with its retry, and an endpoint
+/// that answers gets its event at once afterwards: no stalled worker.
+#[test]
+fn ten_thousand_attempts_for_a_stalled_receiver_keep_memory_bounded_and_the_worker_moving() {
+    const ENDPOINTS: usize = 100;
+    const EVENTS: usize = 100;
+    let env = [
+        ("BANKD_WEBHOOK_TIMEOUT_MS", "100"),
+        // Failed attempts retry after ten minutes, long after this test.
+        ("BANKD_WEBHOOK_RETRY_INITIAL_MS", "600000"),
+    ];
+    let Some((_db, bankd)) = start(Backend::Sqlite, "ten_thousand_stalled", &env) else {
+        return;
+    };
+    let stalled = Receiver::start(vec![
+        Answer::Hang(Duration::from_millis(500));
+        ENDPOINTS * EVENTS * 2
+    ]);
+    let subscribed = json!({"url": stalled.url, "enabled_events": ["entity.created"]});
+    let endpoints: Vec<String> = (0..ENDPOINTS)
+        .map(|_| {
+            let e = subscribe(&bankd, &subscribed);
+            e["id"].as_str().expect("id").to_owned()
+        })
+        .collect();
+    let rss_before = rss_kib(bankd.pid());
+    let started = Instant::now();
+    for n in 0..EVENTS {
+        let person = json!({"first_name": "Stalled", "last_name": format!("N{n}")});
+        ok(
+            &bankd.base,
+            &bankd.key,
+            "POST",
+            "/entities/person",
+            Some(&person),
+        );
+    }
+    let (mut rss_max, mut slowest_read) = (rss_before, Duration::ZERO);
+    let mut last_read = Instant::now();
+    while stalled.deliveries().len() < ENDPOINTS * EVENTS
+        && started.elapsed() < Duration::from_secs(150)
+    {
+        rss_max = rss_max.max(rss_kib(bankd.pid()));
+        if last_read.elapsed() > Duration::from_secs(1) {
+            let asked = Instant::now();
+            get(&bankd, "/events?limit=10");
+            slowest_read = slowest_read.max(asked.elapsed());
+            last_read = Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let took = started.elapsed();
+    let got = stalled.deliveries();
+    let mut per_event: BTreeMap<String, usize> = BTreeMap::new();
+    for d in &got {
+        *per_event
+            .entry(d.header("webhook-id").to_owned())
+            .or_default() += 1;
+    }
+    println!(
+        "{} attempts in {:.1} s ({:.0}/s); RSS {} KiB before, at most {} KiB while sending; \
+         slowest GET /events meanwhile {} ms",
+        got.len(),
+        took.as_secs_f64(),
+        got.len() as f64 / took.as_secs_f64(),
+        rss_before,
+        rss_max,
+        slowest_read.as_millis()
+    );
+    assert_eq!(per_event.len(), EVENTS, "every event was attempted");
+    assert!(
+        per_event.values().all(|&n| n == ENDPOINTS),
+        "each event attempted once per endpoint, none twice: {per_event:?}"
+    );
+    assert!(
+        rss_max < rss_before + 64 * 1024,
+        "memory stays bounded while 10 000 attempts are queued: {rss_before} -> {rss_max} KiB"
+    );
+    assert!(
+        slowest_read < Duration::from_secs(2),
+        "the API answered while the worker was saturated: {slowest_read:?}"
+    );
+    // Each endpoint's log: 100 timed-out first attempts, each with its retry pending.
+    let log_path = format!("/webhook-endpoints/{}/deliveries", endpoints[0]);
+    let settled = Instant::now();
+    let log = loop {
+        let log = common::walk(&bankd.base, &bankd.key, &log_path, "deliveries");
+        let failed = log.iter().filter(|a| a["status"] == "failed").count();
+        if failed == EVENTS || settled.elapsed() > Duration::from_secs(10) {
+            break log;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let count = |status: &str, attempt: i64| {
+        log.iter()
+            .filter(|a| a["status"] == status && a["attempt"] == attempt)
+            .count()
+    };
+    assert_eq!(
+        (count("failed", 1), count("pending", 2), log.len()),
+        (EVENTS, EVENTS, 2 * EVENTS),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .filter(|a| a["status"] == "failed")
+            .all(|a| a["error"].as_str().unwrap_or("").contains("timed out")),
+        "{log:?}"
+    );
+    // Room for one more endpoint; one that answers gets the next event promptly.
+    let (status, _) = status_of(
+        &bankd,
+        "DELETE",
+        &format!("/webhook-endpoints/{}", endpoints[0]),
+        None,
+    );
+    assert!((200..300).contains(&status), "delete: {status}");
+    let healthy = Receiver::start(Vec::new());
+    let body = json!({"url": healthy.url, "enabled_events": ["entity.created"]});
+    subscribe(&bankd, &body);
+    let person = json!({"first_name": "Healthy", "last_name": "After"});
+    let made = ok(
+        &bankd.base,
+        &bankd.key,
+        "POST",
+        "/entities/person",
+        Some(&person),
+    );
+    let asked = Instant::now();
+    let got = healthy.wait_for(Duration::from_secs(10), |got| !got.is_empty());
+    assert_eq!(got.len(), 1, "the healthy endpoint got the new event");
+    assert_eq!(got[0].json()["data"]["id"], made["id"]);
+    println!(
+        "the healthy endpoint's event arrived {} ms after its commit, behind 99 stalled attempts",
+        asked.elapsed().as_millis()
     );
 }

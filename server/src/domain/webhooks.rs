@@ -5,7 +5,7 @@
 //! since it owns an HTTP client; the decisions it applies live here so the API, the worker and
 //! the tests share them: [`next_attempt_delay`] (exponential backoff with jitter, capped, so
 //! the default 25 attempts span about three days), [`signing_secrets`] (both secrets during a
-//! rotation's overlap) and [`WebhookEndpoints::record_attempt`] (the outcome and the next
+//! rotation's overlap) and [`Outbox::record_attempts`] (the outcome and the next
 //! pending attempt in one transaction).
 
 use std::collections::BTreeMap;
@@ -502,34 +502,49 @@ impl Outbox<'_> {
             .await
     }
 
-    /// Records an attempt's outcome and, when it failed with attempts left, schedules the next.
-    pub async fn record_attempt(
-        &self,
-        claimed: &ClaimedDelivery,
-        outcome: &AttemptOutcome,
-        jitter: f64,
-    ) -> Result<(), StoreError> {
+    /// Records attempts' outcomes and, for each failure with attempts left, schedules the next:
+    /// one transaction for the lot (the worker hands over whatever finished meanwhile, so under
+    /// load a transaction carries many outcomes instead of each paying its own).
+    pub async fn record_attempts(&self, attempts: &[RecordedAttempt]) -> Result<(), StoreError> {
         let now = self.clock.now();
         let settings = self.settings;
         self.db
-            .write(|tx| Box::pin(record_in(tx, now, settings, claimed, outcome, jitter)))
+            .write(|tx| {
+                Box::pin(async move {
+                    for a in attempts {
+                        record_in(tx, now, settings, a).await?;
+                    }
+                    Ok(())
+                })
+            })
             .await
     }
+}
+
+/// One attempt made: what was claimed, how it went, and the jitter (0..1) of its retry delay.
+#[derive(Debug)]
+pub struct RecordedAttempt {
+    pub claimed: ClaimedDelivery,
+    pub outcome: AttemptOutcome,
+    pub jitter: f64,
 }
 
 async fn record_in(
     tx: &mut Tx<'_>,
     now: DateTime<Utc>,
     settings: &WebhookSettings,
-    claimed: &ClaimedDelivery,
-    outcome: &AttemptOutcome,
-    jitter: f64,
+    attempt: &RecordedAttempt,
 ) -> Result<(), StoreError> {
+    let RecordedAttempt {
+        claimed,
+        outcome,
+        jitter,
+    } = attempt;
     let d = &claimed.delivery;
     let recorded = repo::record_attempt(tx, &d.id, outcome).await?;
     let attempts_left = u32::try_from(d.attempt).unwrap_or(u32::MAX) < settings.max_attempts;
     if recorded && !outcome.succeeded && attempts_left && !claimed.endpoint.is_disabled {
-        let delay = next_attempt_delay(d.attempt as u32, settings.retry_initial, jitter);
+        let delay = next_attempt_delay(d.attempt as u32, settings.retry_initial, *jitter);
         let due = now + chrono::TimeDelta::from_std(delay).unwrap_or(chrono::TimeDelta::MAX);
         let next = pending(d, d.attempt + 1, now, due);
         repo::insert_delivery(tx, &claimed.platform_id, &next).await?;
