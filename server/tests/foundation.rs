@@ -2643,8 +2643,23 @@ async fn postgres_conflicts_that_outlast_every_attempt_stay_retryable_and_apply_
     ctx.db.close().await;
 }
 
+/// The isolation level of the transaction `tx`.
+fn isolation_level<'t>(
+    tx: &'t mut store::Tx<'_>,
+) -> store::BoxFuture<'t, Result<String, StoreError>> {
+    Box::pin(async move {
+        let row = tx
+            .fetch_one(Sql::new(
+                "SELECT current_setting('transaction_isolation') AS l",
+            ))
+            .await?;
+        row.get::<String>("l")
+    })
+}
+
 /// `postgres_isolation` is the level of every write transaction; `database` leaves it to the
-/// database's default (here the server's, read committed).
+/// database's default (here the server's, read committed). Row-locked writes run at read
+/// committed whatever it says.
 #[tokio::test]
 async fn postgres_write_transactions_run_at_the_configured_isolation_level() {
     for (isolation, expected) in [
@@ -2671,20 +2686,7 @@ async fn postgres_write_transactions_run_at_the_configured_isolation_level() {
                 .await
                 .expect("default")
         };
-        let level = ctx
-            .db
-            .write(|tx| {
-                Box::pin(async move {
-                    let row = tx
-                        .fetch_one(Sql::new(
-                            "SELECT current_setting('transaction_isolation') AS l",
-                        ))
-                        .await?;
-                    row.get::<String>("l")
-                })
-            })
-            .await
-            .expect("write");
+        let level = ctx.db.write(isolation_level).await.expect("write");
         // Under a role or database whose default is not read committed (CI's second pass),
         // `database` follows that default.
         let expected = match isolation {
@@ -2692,6 +2694,14 @@ async fn postgres_write_transactions_run_at_the_configured_isolation_level() {
             _ => expected,
         };
         assert_eq!(level, expected, "{isolation:?}");
+        // Writes that rest on row locks alone (the webhook outbox) run at read committed at
+        // every configured level.
+        let row_locked = ctx
+            .db
+            .write_row_locked(isolation_level)
+            .await
+            .expect("row-locked write");
+        assert_eq!(row_locked, "read committed", "{isolation:?}");
         ctx.db.close().await;
     }
 }

@@ -498,7 +498,7 @@ impl Outbox<'_> {
         }
         let until = now + chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
         self.db
-            .write(|tx| Box::pin(repo::claim_due(tx, now, until, limit)))
+            .write_row_locked(|tx| Box::pin(repo::claim_due(tx, now, until, limit)))
             .await
     }
 
@@ -509,7 +509,7 @@ impl Outbox<'_> {
         let now = self.clock.now();
         let settings = self.settings;
         self.db
-            .write(|tx| {
+            .write_row_locked(|tx| {
                 Box::pin(async move {
                     for a in attempts {
                         record_in(tx, now, settings, a).await?;

@@ -135,6 +135,15 @@ pub struct Db {
     inner: Arc<Inner>,
 }
 
+/// The isolation a write transaction asks of PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// [`StoreOptions::postgres_isolation`].
+    Configured,
+    /// `READ COMMITTED`: see [`Db::write_row_locked`].
+    RowLocks,
+}
+
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never print the URL: it may carry a password.
@@ -266,8 +275,13 @@ impl Db {
         self.begin_write_attempt(1).await
     }
 
-    /// Begins attempt `attempt` (1-based) of a write transaction.
+    /// Begins attempt `attempt` (1-based) of a write transaction at the configured level.
     async fn begin_write_attempt<'s>(&self, attempt: u32) -> Result<Tx<'s>, StoreError> {
+        self.begin_write_at(attempt, Level::Configured).await
+    }
+
+    /// Begins attempt `attempt` of a write transaction at `level`.
+    async fn begin_write_at<'s>(&self, attempt: u32, level: Level) -> Result<Tx<'s>, StoreError> {
         self.check_open()?;
         sqlite::release_snapshot();
         let inner = match &self.inner.pools {
@@ -278,9 +292,11 @@ impl Db {
             Pools::Postgres(pool) => TxInner::Postgres(
                 postgres::PgTx::begin(
                     postgres::connection(pool, self.id()).await?,
-                    self.inner.begin_write,
-                    self.inner
-                        .gated
+                    match level {
+                        Level::Configured => self.inner.begin_write,
+                        Level::RowLocks => PostgresIsolation::ReadCommitted.begin(),
+                    },
+                    (self.inner.gated && level == Level::Configured)
                         .then(|| postgres::Gate::for_attempt(attempt)),
                 )
                 .await?,
@@ -355,6 +371,37 @@ impl Db {
         }
     }
 
+    /// [`Db::write`] for a transaction whose correctness rests on the row locks it takes and on
+    /// its own filters, never on the isolation level: on PostgreSQL it runs at `READ COMMITTED`
+    /// whatever [`StoreOptions::postgres_isolation`] says, and without the gate. The webhook
+    /// outbox's claims (`FOR UPDATE SKIP LOCKED`, a queue pattern made for that level) and its
+    /// outcomes (updates of rows the claim leased) are such writes. At `REPEATABLE READ` or
+    /// `SERIALIZABLE`, a claim that meets a row another process's claim has just leased fails
+    /// with a serialization error and is retried whole, where `READ COMMITTED` re-checks the
+    /// row and skips it; the stronger levels also take predicate locks on the due attempts
+    /// that nothing here needs. On SQLite (one writer, always serializable) it is
+    /// [`Db::write`].
+    pub async fn write_row_locked<'s, T, E, F>(&self, mut f: F) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
+    {
+        if self.backend() == Backend::Sqlite {
+            return self.write(f).await;
+        }
+        self.check_open()?;
+        let mut attempt = 1u32;
+        loop {
+            let result = self
+                .attempt_alone_at(&mut (), &mut |tx, _| f(tx), attempt, Level::RowLocks)
+                .await;
+            match result {
+                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
+                done => return done,
+            }
+        }
+    }
+
     /// Attempt `attempt` of a write in a transaction of its own.
     async fn attempt_alone<'s, C, T, E, F>(
         &self,
@@ -366,7 +413,23 @@ impl Db {
         F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError>,
     {
-        let mut tx = self.begin_write_attempt(attempt).await?;
+        self.attempt_alone_at(ctx, f, attempt, Level::Configured)
+            .await
+    }
+
+    /// [`Db::attempt_alone`] at `level`.
+    async fn attempt_alone_at<'s, C, T, E, F>(
+        &self,
+        ctx: &mut C,
+        f: &mut F,
+        attempt: u32,
+        level: Level,
+    ) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError>,
+    {
+        let mut tx = self.begin_write_at(attempt, level).await?;
         match f(&mut tx, ctx).await {
             Ok(value) => {
                 tx.commit().await?;
