@@ -379,7 +379,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn selectors_are_stored_so_that_a_like_finds_each_one_whole() {
+    fn selectors_are_stored_so_that_a_substring_test_finds_each_one_whole() {
         let selectors = vec!["book.transfer.*".to_owned(), "entity.created".to_owned()];
         let stored = encode_selectors(&selectors);
         assert_eq!(stored, ",book.transfer.*,entity.created,");
