@@ -349,26 +349,12 @@ impl Db {
 
     /// [`Db::write`] with a context that the closure borrows mutably on each run, for closures
     /// that call another `FnMut` closure (which they could not otherwise lend to the future).
-    pub async fn write_with<'s, C, T, E, F>(&self, ctx: &mut C, mut f: F) -> Result<T, E>
+    pub async fn write_with<'s, C, T, E, F>(&self, ctx: &mut C, f: F) -> Result<T, E>
     where
         F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError> + Retryable,
     {
-        self.check_open()?;
-        sqlite::release_snapshot();
-        let mut attempt = 1u32;
-        loop {
-            let result = match &self.inner.pools {
-                Pools::Sqlite(pools) if pools.group_commit => {
-                    pools.writer.attempt(ctx, &mut f).await
-                }
-                _ => self.attempt_alone(ctx, &mut f, attempt).await,
-            };
-            match result {
-                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
-                done => return done,
-            }
-        }
+        self.write_at(ctx, f, Level::Configured).await
     }
 
     /// [`Db::write`] for a transaction whose correctness rests on the row locks it takes and on
@@ -386,15 +372,27 @@ impl Db {
         F: for<'t> FnMut(&'t mut Tx<'s>) -> BoxFuture<'t, Result<T, E>>,
         E: From<StoreError> + Retryable,
     {
-        if self.backend() == Backend::Sqlite {
-            return self.write(f).await;
-        }
+        self.write_at(&mut (), |tx, _| f(tx), Level::RowLocks).await
+    }
+
+    /// The retry loop of every write: attempts at `level` until one succeeds or fails for good.
+    /// SQLite's group commit runs the attempt in the writer's shared transaction (its one
+    /// writer is serializable, so `level` changes nothing there).
+    async fn write_at<'s, C, T, E, F>(&self, ctx: &mut C, mut f: F, level: Level) -> Result<T, E>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
+        E: From<StoreError> + Retryable,
+    {
         self.check_open()?;
+        sqlite::release_snapshot();
         let mut attempt = 1u32;
         loop {
-            let result = self
-                .attempt_alone_at(&mut (), &mut |tx, _| f(tx), attempt, Level::RowLocks)
-                .await;
+            let result = match &self.inner.pools {
+                Pools::Sqlite(pools) if pools.group_commit => {
+                    pools.writer.attempt(ctx, &mut f).await
+                }
+                _ => self.attempt_alone(ctx, &mut f, attempt, level).await,
+            };
             match result {
                 Err(e) if self.try_again(&e, attempt).await => attempt += 1,
                 done => return done,
@@ -402,23 +400,8 @@ impl Db {
         }
     }
 
-    /// Attempt `attempt` of a write in a transaction of its own.
+    /// Attempt `attempt` of a write at `level` in a transaction of its own.
     async fn attempt_alone<'s, C, T, E, F>(
-        &self,
-        ctx: &mut C,
-        f: &mut F,
-        attempt: u32,
-    ) -> Result<T, E>
-    where
-        F: for<'t> FnMut(&'t mut Tx<'s>, &'t mut C) -> BoxFuture<'t, Result<T, E>>,
-        E: From<StoreError>,
-    {
-        self.attempt_alone_at(ctx, f, attempt, Level::Configured)
-            .await
-    }
-
-    /// [`Db::attempt_alone`] at `level`.
-    async fn attempt_alone_at<'s, C, T, E, F>(
         &self,
         ctx: &mut C,
         f: &mut F,
