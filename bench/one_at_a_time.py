@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
-"""Book transfers one at a time against a fresh SQLite database, for what one transfer costs
-bankd with no concurrency to hide it: CPU and bytes written a transfer.
+"""Book transfers (or account creations) one at a time against a fresh SQLite database, for what
+one write costs bankd with no concurrency to hide it: CPU and bytes written a request.
 
-Usage: python3 bench/one_at_a_time.py BANKD_BINARY TAG [N]   (N transfers, default 3000)
-Environment: ENDPOINT=<url>  subscribe a webhook endpoint (e.g. bench/receiver.py) first;
+Usage: python3 bench/one_at_a_time.py BANKD_BINARY TAG [N]   (N requests, default 3000)
+Environment: MODE=create     `POST /bank-accounts` with an Idempotency-Key (bench/run's `create`)
+                             instead of book transfers; MODE=get `GET /bank-accounts/{id}`,
+                             MODE=list `GET /bank-accounts?limit=100` (bench/run's `get` and
+                             `list-first`: reads, for the CPU they cost);
+             ENDPOINT=<url>  subscribe a webhook endpoint (e.g. bench/receiver.py) first;
              PRE_SQL=<sql>   run through the sqlite3 CLI before the transfers (try a schema
                              change, e.g. "DROP INDEX events_by_type");
              PERF=<file>     record `perf record -g` of bankd during the transfers.
-Prints: TAG: cpu <µs>/transfer, wall <µs>, wchar <bytes>/transfer, writes <syscalls>/transfer
+             BANKD_*         passed to the server (e.g. BANKD_SQLITE_SYNCHRONOUS=normal
+                             BANKD_SQLITE_GROUP_COMMIT=false, bench/run's `normal-1tx`).
+Prints: TAG: cpu <µs>/request, wall <µs>, wchar <bytes>/request, writes <syscalls>/request
 (`wchar` and `syscw` from /proc/<pid>/io: the log and database writes, plus about 1 KiB of
 answer a transfer). Compare binaries by alternating them; one run moves by 10-15 %.
 """
@@ -87,6 +93,15 @@ rng = random.Random(7)
 
 
 def transfers(count, prefix):
+    mode = os.environ.get("MODE")
+    if mode == "create":
+        for i in range(count):
+            call("POST", "/bank-accounts", {"entity_id": root, "description": "Bench"}, key=f"{prefix}{i}")
+        return
+    if mode in ("get", "list"):
+        for i in range(count):
+            call("GET", f"/bank-accounts/{accounts[i % len(accounts)]}" if mode == "get" else "/bank-accounts?limit=100")
+        return
     for i in range(count):
         a, b = rng.sample(accounts, 2)
         body = {"sender_bank_account_id": a, "receiver_bank_account_id": b, "amount": 1, "description": "one at a time"}
@@ -105,5 +120,5 @@ cpu1, (bytes1, calls1), t1 = cpu_seconds(), written(), time.time()
 if perf:
     perf.send_signal(2)
     perf.wait()
-print(f"{tag}: cpu {1e6 * (cpu1 - cpu0) / n:.0f} us/transfer, wall {1e6 * (t1 - t0) / n:.0f} us, "
-      f"wchar {(bytes1 - bytes0) / n:.0f} B/transfer, writes {(calls1 - calls0) / n:.1f}/transfer")
+print(f"{tag}: cpu {1e6 * (cpu1 - cpu0) / n:.0f} us/request, wall {1e6 * (t1 - t0) / n:.0f} us, "
+      f"wchar {(bytes1 - bytes0) / n:.0f} B/request, writes {(calls1 - calls0) / n:.1f}/request")
