@@ -39,6 +39,9 @@ pub const BUILD_INFO: &str = "bankd_build_info";
 pub const SQLITE_QUEUE: &str = "bankd_sqlite_writer_queue_depth";
 pub const POSTGRES_POOL: &str = "bankd_postgres_pool_connections";
 pub const POSTGRES_POOL_MAX: &str = "bankd_postgres_pool_max_connections";
+pub const WEBHOOK_ATTEMPTS: &str = crate::webhook_worker::ATTEMPTS_METRIC;
+pub const WEBHOOK_CLAIM_SIZE: &str = crate::webhook_worker::CLAIM_SIZE_METRIC;
+pub const WEBHOOK_RECORD_SIZE: &str = crate::webhook_worker::RECORD_SIZE_METRIC;
 
 /// The installed recorder, for scrapes.
 #[derive(Clone)]
@@ -56,12 +59,18 @@ impl Metrics {
         let handle = PrometheusBuilder::new()
             .set_buckets(BUCKETS)
             .and_then(|b| {
-                b.set_buckets_for_metric(
-                    metrics_exporter_prometheus::Matcher::Full(
-                        crate::store::metric_names::BATCH_SIZE.to_owned(),
-                    ),
-                    BATCH_BUCKETS,
-                )
+                [
+                    crate::store::metric_names::BATCH_SIZE,
+                    WEBHOOK_CLAIM_SIZE,
+                    WEBHOOK_RECORD_SIZE,
+                ]
+                .into_iter()
+                .try_fold(b, |b, name| {
+                    b.set_buckets_for_metric(
+                        metrics_exporter_prometheus::Matcher::Full(name.to_owned()),
+                        BATCH_BUCKETS,
+                    )
+                })
             })
             .ok()?
             .install_recorder()
@@ -131,6 +140,24 @@ fn describe() {
         "1, labelled with the build's version, commit and backend."
     );
     describe_store();
+    describe_webhooks();
+}
+
+/// HELP texts of the delivery worker's metrics.
+fn describe_webhooks() {
+    use metrics::{describe_counter, describe_histogram};
+    describe_counter!(
+        WEBHOOK_ATTEMPTS,
+        "Webhook delivery attempts made and recorded, by outcome (succeeded, failed)."
+    );
+    describe_histogram!(
+        WEBHOOK_CLAIM_SIZE,
+        "Due attempts leased per claiming transaction of the delivery worker."
+    );
+    describe_histogram!(
+        WEBHOOK_RECORD_SIZE,
+        "Attempt outcomes written per recording transaction of the delivery worker."
+    );
 }
 
 /// HELP texts and units of the storage layer's metrics.

@@ -10,7 +10,8 @@
 //! any worker then claims the attempt again and sends it with the same `webhook-id`
 //! (at-least-once). An idle worker asks the database with a read every [`POLL`] whether
 //! anything is due, so it never takes SQLite's writer for nothing; the lag from commit to
-//! delivery is therefore up to one poll interval plus the send.
+//! delivery is therefore up to one poll interval plus the send. A worker whose last claim
+//! filled every free slot claims again without asking.
 //!
 //! Outcomes are written by one recorder task, each transaction carrying every attempt that
 //! finished while the previous one was written ([`record`]); a slot frees only once its
@@ -42,6 +43,11 @@ const BACKOFF_ON_ERROR: Duration = Duration::from_secs(1);
 /// The most outcomes one recording transaction carries.
 const MAX_RECORDED: usize = 256;
 
+// Metric names (described in crate::metrics).
+pub const ATTEMPTS_METRIC: &str = "bankd_webhook_attempts_total";
+pub const CLAIM_SIZE_METRIC: &str = "bankd_webhook_claim_size";
+pub const RECORD_SIZE_METRIC: &str = "bankd_webhook_record_batch_size";
+
 /// A finished attempt on its way to the recorder, with the slot it holds until recorded.
 type Finished = (RecordedAttempt, OwnedSemaphorePermit);
 
@@ -60,6 +66,8 @@ pub async fn run<C>(
     let (finished, to_record) = mpsc::unbounded_channel::<Finished>();
     let recorder = tokio::spawn(record(services.clone(), to_record));
     let lease = services.outbox().settings().timeout + LEASE_MARGIN;
+    // Whether the last claim filled its room, so that more attempts are likely due.
+    let mut backlog = false;
     while !*stop.borrow() {
         while in_flight.try_join_next().is_some() {}
         if free.available_permits() == 0 {
@@ -73,11 +81,13 @@ pub async fn run<C>(
         let room = free.available_permits();
         let claimed = services
             .outbox()
-            .claim(i64::try_from(room).unwrap_or(i64::MAX), lease)
+            .claim(i64::try_from(room).unwrap_or(i64::MAX), lease, !backlog)
             .await;
+        backlog = matches!(&claimed, Ok(claimed) if claimed.len() >= room);
         let wait = match claimed {
             Ok(claimed) if claimed.is_empty() => POLL,
             Ok(claimed) => {
+                metrics::histogram!(CLAIM_SIZE_METRIC).record(claimed.len() as f64);
                 for delivery in claimed {
                     let Ok(permit) = free.clone().try_acquire_owned() else {
                         break;
@@ -125,10 +135,17 @@ async fn record(services: Services, mut finished: mpsc::UnboundedReceiver<Finish
     let mut batch = Vec::new();
     while finished.recv_many(&mut batch, MAX_RECORDED).await > 0 {
         let (attempts, slots): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
+        metrics::histogram!(RECORD_SIZE_METRIC).record(attempts.len() as f64);
         if let Err(e) = services.outbox().record_attempts(&attempts).await {
             tracing::warn!(attempts = attempts.len(), error = %e, "webhook attempts not recorded");
         }
         for a in &attempts {
+            let outcome = if a.outcome.succeeded {
+                "succeeded"
+            } else {
+                "failed"
+            };
+            metrics::counter!(ATTEMPTS_METRIC, "outcome" => outcome).increment(1);
             tracing::debug!(
                 delivery = %a.claimed.delivery.id,
                 event = %a.claimed.event.id,

@@ -3,51 +3,16 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Exchange, call, ok, request_bytes};
+use common::{Exchange, call, get_plain, ok, request_bytes, samples, value};
 use contract_tests::process::{Backend, BankdProcess, TestDatabase};
 use serde_json::{Value, json};
-
-/// `GET path` without credentials: status and body.
-fn get_plain(base: &str, path: &str) -> (u16, String) {
-    let req = request_bytes("GET", path.as_bytes(), &[], None);
-    match common::exchange(base, &req, false, Duration::from_secs(10)) {
-        Exchange::Answered(r) => (r.status, r.text()),
-        other => panic!("GET {path}: no answer: {other:?}"),
-    }
-}
-
-/// The samples of a Prometheus text scrape: `name{labels}` → value (comments skipped).
-fn samples(scrape: &str) -> BTreeMap<String, f64> {
-    scrape
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| {
-            let (series, value) = l.rsplit_once(' ')?;
-            Some((series.to_owned(), value.parse().ok()?))
-        })
-        .collect()
-}
-
-/// The value of the series `name` whose labels include every one of `labels` (0 when none).
-fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[(&str, &str)]) -> f64 {
-    samples
-        .iter()
-        .filter(|(series, _)| {
-            series.split('{').next() == Some(name)
-                && labels
-                    .iter()
-                    .all(|(k, v)| series.contains(&format!("{k}=\"{v}\"")))
-        })
-        .map(|(_, v)| *v)
-        .sum()
-}
 
 #[test]
 fn metrics_count_a_scenario_exactly_by_operation_status_and_reason() {

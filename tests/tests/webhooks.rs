@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::{Exchange, SPEC, basic, call, exchange, ok, request_bytes};
+use common::{Exchange, SPEC, basic, call, exchange, get_plain, ok, request_bytes, samples, value};
 use contract_tests::contract::Contract;
 use contract_tests::process::{Backend, BankdProcess, TestDatabase};
 use hmac::{Hmac, Mac};
@@ -609,6 +609,24 @@ fn a_failing_receiver_gets_the_event_again_with_the_same_webhook_id() {
     let got = receiver.wait_for(Duration::from_secs(10), |got| got.len() >= 6);
     assert_eq!(got.len(), 6);
     assert_eq!(got[5].header("webhook-id"), got[0].header("webhook-id"));
+
+    // The worker's metrics count each attempt once, by outcome, when its outcome is written;
+    // each was claimed and recorded once.
+    let attempts = "bankd_webhook_attempts_total";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let s = loop {
+        let (status, scrape) = get_plain(&bankd.base, "/metrics");
+        assert_eq!(status, 200, "{scrape}");
+        let s = samples(&scrape);
+        if value(&s, attempts, &[("outcome", "succeeded")]) >= 2.0 || Instant::now() > deadline {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(value(&s, attempts, &[("outcome", "succeeded")]), 2.0);
+    assert_eq!(value(&s, attempts, &[("outcome", "failed")]), 4.0);
+    assert_eq!(value(&s, "bankd_webhook_claim_size_sum", &[]), 6.0);
+    assert_eq!(value(&s, "bankd_webhook_record_batch_size_sum", &[]), 6.0);
 }
 
 #[test]

@@ -482,18 +482,22 @@ impl Outbox<'_> {
         self.settings
     }
 
-    /// Leases up to `limit` due attempts for `lease` (no write transaction when none is due).
+    /// Leases up to `limit` due attempts for `lease`. With `ask_first`, a read decides first
+    /// whether any is due, so that a worker polling an idle outbox takes no write transaction;
+    /// a worker whose last claim filled its room knows more are likely due and skips it.
     pub async fn claim(
         &self,
         limit: i64,
         lease: Duration,
+        ask_first: bool,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let now = self.clock.now();
-        let due = self
-            .db
-            .read_single(|tx| Box::pin(repo::any_due(tx, now)))
-            .await?;
-        if !due {
+        if ask_first
+            && !self
+                .db
+                .read_single(|tx| Box::pin(repo::any_due(tx, now)))
+                .await?
+        {
             return Ok(Vec::new());
         }
         let until = now + chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);

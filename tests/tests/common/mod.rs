@@ -3,6 +3,7 @@
 //! and the write operations of `spec/openapi.yaml` with an example body built from their schemas.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::time::Duration;
@@ -507,4 +508,39 @@ impl Rng {
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo).max(1)
     }
+}
+
+/// `GET path` without credentials: status and body.
+pub fn get_plain(base: &str, path: &str) -> (u16, String) {
+    let req = request_bytes("GET", path.as_bytes(), &[], None);
+    match exchange(base, &req, false, Duration::from_secs(10)) {
+        Exchange::Answered(r) => (r.status, r.text()),
+        other => panic!("GET {path}: no answer: {other:?}"),
+    }
+}
+
+/// The samples of a Prometheus text scrape: `name{labels}` → value (comments skipped).
+pub fn samples(scrape: &str) -> BTreeMap<String, f64> {
+    scrape
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            Some((series.to_owned(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The value of the series `name` whose labels include every one of `labels` (0 when none).
+pub fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[(&str, &str)]) -> f64 {
+    samples
+        .iter()
+        .filter(|(series, _)| {
+            series.split('{').next() == Some(name)
+                && labels
+                    .iter()
+                    .all(|(k, v)| series.contains(&format!("{k}=\"{v}\"")))
+        })
+        .map(|(_, v)| *v)
+        .sum()
 }
