@@ -136,16 +136,23 @@ async fn record(services: Services, mut finished: mpsc::UnboundedReceiver<Finish
     while finished.recv_many(&mut batch, MAX_RECORDED).await > 0 {
         let (attempts, slots): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
         metrics::histogram!(RECORD_SIZE_METRIC).record(attempts.len() as f64);
-        if let Err(e) = services.outbox().record_attempts(&attempts).await {
-            tracing::warn!(attempts = attempts.len(), error = %e, "webhook attempts not recorded");
-        }
+        // Counted once written: an attempt whose outcome is lost is made (and counted) again.
+        let recorded = match services.outbox().record_attempts(&attempts).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(attempts = attempts.len(), error = %e, "webhook attempts not recorded");
+                false
+            }
+        };
         for a in &attempts {
-            let outcome = if a.outcome.succeeded {
-                "succeeded"
-            } else {
-                "failed"
-            };
-            metrics::counter!(ATTEMPTS_METRIC, "outcome" => outcome).increment(1);
+            if recorded {
+                let outcome = if a.outcome.succeeded {
+                    "succeeded"
+                } else {
+                    "failed"
+                };
+                metrics::counter!(ATTEMPTS_METRIC, "outcome" => outcome).increment(1);
+            }
             tracing::debug!(
                 delivery = %a.claimed.delivery.id,
                 event = %a.claimed.event.id,
