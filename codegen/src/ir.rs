@@ -402,6 +402,15 @@ pub struct Body {
     pub schema: Schema,
 }
 
+impl Body {
+    /// Whether a request may leave this body out: an optional JSON body. An optional body of
+    /// any other media type is taken as required (the parser warns), so its handler input is
+    /// not an `Option`.
+    pub fn may_be_absent(&self) -> bool {
+        !self.required && self.media == Media::Json
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Status {
     Code(u16),

@@ -220,6 +220,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/transfers/book", "post", "header", "Idempotency-Key", "^[ -~]+$"),
     ],
     content_params: &[],
+    optional_bodies: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

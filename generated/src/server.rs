@@ -56,20 +56,21 @@ pub enum ApiTags {
     #[oai(rename = "Webhooks")]
     Webhooks,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// Get the platform settings
     ///
     /// Returns the settings of the platform that the API key belongs to.
@@ -1504,6 +1505,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// List documents
     ///
     /// Lists the documents of the platform, newest first, with optional filters.
@@ -2485,6 +2489,19 @@ impl<S: Server> Api<S> {
         )
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: its parts, so that no function
+/// poem-openapi writes for one holds too many operations.
+pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
+fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+    (
+        ApiPart::<S, 0usize> {
+            server: server.clone(),
+        },
+        ApiPart::<S, 1usize> {
+            server: server.clone(),
+        },
+    )
+}
 fn __default_list_entities_limit() -> i64 {
     10i64
 }
@@ -3069,7 +3086,7 @@ fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
 ) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
     let service = ::poem_openapi::OpenApiService::new(
-        Api { server },
+        api(server),
         crate::TITLE,
         crate::VERSION,
     );

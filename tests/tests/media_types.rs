@@ -37,6 +37,12 @@ impl MediaApi for Server {
     async fn image(&self, input: ImageInput) -> ImageResponse {
         ImageResponse::Ok(Binary(input.body))
     }
+    async fn markdown(&self, input: MarkdownInput) -> MarkdownResponse {
+        MarkdownResponse::Ok(Binary(format!("<p>{}</p>", input.body).into_bytes()))
+    }
+    async fn blob(&self, _input: BlobInput) -> BlobResponse {
+        BlobResponse::NoContent
+    }
 }
 
 async fn call(method: Method, uri: &str, content_type: &str, body: &[u8]) -> (StatusCode, String) {
@@ -120,4 +126,36 @@ async fn each_media_type_is_read_as_declared() {
         call_bytes(M::PUT, "/image", "image/png", &png).await,
         (StatusCode::OK, png.to_vec())
     );
+}
+
+#[tokio::test]
+async fn an_optional_body_that_is_not_json_is_taken_as_required() {
+    // The handler's input is the text itself, not an Option (the generator warns).
+    assert_eq!(
+        call(Method::POST, "/markdown", "text/plain", b"*hi*").await,
+        (StatusCode::OK, "<p>*hi*</p>".to_string())
+    );
+    assert_eq!(
+        call(
+            Method::PUT,
+            "/blob",
+            "application/octet-stream",
+            b"\x00\x01"
+        )
+        .await
+        .0,
+        StatusCode::NO_CONTENT
+    );
+    // Left out, it is refused as a missing body would be, never handed over as empty.
+    for (method, uri) in [(Method::POST, "/markdown"), (Method::PUT, "/blob")] {
+        let req = Request::builder()
+            .method(method)
+            .uri(uri.parse().expect("uri"))
+            .finish();
+        let resp = match app(Arc::new(Server)).call(req).await {
+            Ok(r) => r,
+            Err(e) => e.into_response(),
+        };
+        assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "{uri}");
+    }
 }

@@ -1905,6 +1905,10 @@ pub struct DocumentPatch {
         &'static str,
         &'static str,
     )],
+    /// Optional request bodies that are not JSON: (path, method). The handler takes them as
+    /// required (poem-openapi's text and bytes payloads are), the document says what the
+    /// source says.
+    pub optional_bodies: &'static [(&'static str, &'static str)],
 }
 
 /// The served parameter `name` in `location` of the operation `method` `path`, if any.
@@ -2043,6 +2047,16 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema"))
         {
             schema.insert("pattern".into(), Value::String(pattern.to_string()));
+        }
+    }
+    for (path, method) in patch.optional_bodies {
+        let pointer = format!(
+            "/paths/{}/{}/requestBody",
+            path.replace('~', "~0").replace('/', "~1"),
+            method
+        );
+        if let Some(Value::Object(body)) = doc.pointer_mut(&pointer) {
+            body.remove("required");
         }
     }
     for (path, method, status, links) in patch.links {

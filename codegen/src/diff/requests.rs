@@ -225,12 +225,7 @@ impl<'a> Differ<'a> {
     }
 
     fn body_type(side: &Side, b: &Body) -> String {
-        let t = side.emit.body_inner_type(b);
-        tokens(if b.required {
-            t
-        } else {
-            quote::quote!(::std::option::Option<#t>)
-        })
+        tokens(side.emit.body_field_type(b))
     }
 
     fn body_changed(&mut self, cx: &mut OpCx, o: &Operation, n: &Operation, ob: &Body, nb: &Body) {

@@ -146,6 +146,18 @@ fn document_patch(api: &Api) -> TokenStream {
         (!typed).then(|| pattern.clone())
     });
     let content_params = param_rows(api, |p| p.content_type.clone());
+    let optional_bodies = api
+        .operations
+        .iter()
+        .filter(|o| {
+            o.body
+                .as_ref()
+                .is_some_and(|b| !b.required && !b.may_be_absent())
+        })
+        .map(|o| {
+            let (path, method) = (&o.path, &o.method);
+            quote!((#path, #method))
+        });
     quote! {
         /// What the served document needs beyond what poem-openapi can represent.
         pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
@@ -163,6 +175,7 @@ fn document_patch(api: &Api) -> TokenStream {
             binary_schemas: &[#(#binary),*],
             param_patterns: &[#(#param_patterns),*],
             content_params: &[#(#content_params),*],
+            optional_bodies: &[#(#optional_bodies),*],
         };
     }
 }
@@ -218,7 +231,14 @@ fn binary_schema(r: &Response) -> Option<TokenStream> {
     let Some((Media::Binary, ct, schema)) = &r.content else {
         return None;
     };
-    let mut json = serde_json::json!({"type": "string", "format": "binary"});
+    let mut json = serde_json::json!({"type": "string"});
+    if let Kind::String {
+        format: Some(format),
+        ..
+    } = &schema.kind
+    {
+        json["format"] = serde_json::Value::String(format.clone());
+    }
     if let Some(d) = &schema.description {
         json["description"] = serde_json::Value::String(d.clone());
     }

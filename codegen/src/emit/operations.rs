@@ -87,13 +87,8 @@ impl Emitter<'_> {
             })
             .collect();
         if let Some(b) = &o.body {
-            let ty = self.body_inner_type(b);
+            let ty = self.body_field_type(b);
             let docs = doc(&b.description);
-            let ty = if b.required {
-                ty
-            } else {
-                quote!(::std::option::Option<#ty>)
-            };
             fields.push(quote!(#docs pub body: #ty));
         }
         let d = format!(
@@ -130,6 +125,16 @@ impl Emitter<'_> {
             t
         } else {
             quote!(::std::option::Option<#t>)
+        }
+    }
+
+    /// The type of the handler input's `body` field.
+    pub(crate) fn body_field_type(&self, b: &Body) -> TokenStream {
+        let t = self.body_inner_type(b);
+        if b.may_be_absent() {
+            quote!(::std::option::Option<#t>)
+        } else {
+            t
         }
     }
 

@@ -17,11 +17,11 @@ impl Emitter<'_> {
     pub(super) fn server(&self) -> TokenStream {
         let api = self.api;
         let mut defaults = Vec::new();
-        let methods: Vec<TokenStream> = api
-            .operations
-            .iter()
-            .map(|o| self.glue(o, &mut defaults))
+        let parts: Vec<Vec<TokenStream>> = impl_parts(&api.operations, |o| &o.path)
+            .into_iter()
+            .map(|ops| ops.iter().map(|o| self.glue(o, &mut defaults)).collect())
             .collect();
+        let api_types = api_types(&parts);
         let document_only = self.document_only();
         let bound = self.server_bound();
         let tags_enum = tags_enum(api);
@@ -39,24 +39,7 @@ impl Emitter<'_> {
 
             #tags_enum
 
-            /// The API as a poem-openapi service over a [`Server`].
-            ///
-            /// `None` only for [`document`]: the document is a property of the types, not of a
-            /// running server.
-            pub struct Api<S> {
-                server: ::std::option::Option<Arc<S>>,
-            }
-
-            impl<S: Server> Api<S> {
-                fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-                    self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-                }
-            }
-
-            #[::poem_openapi::OpenApi]
-            impl<S: Server> Api<S> {
-                #(#methods)*
-            }
+            #api_types
 
             #(#defaults)*
 
@@ -338,7 +321,7 @@ impl Emitter<'_> {
             Media::Text => quote!(::poem_openapi::payload::PlainText<::std::string::String>),
             Media::Binary => quote!(crate::runtime::RawBody),
         };
-        if b.required || b.media != Media::Json {
+        if !b.may_be_absent() {
             quote!(#docs body: #ty)
         } else {
             let t = self.rust_type(&b.schema, false);
@@ -479,6 +462,126 @@ fn tags_enum(api: &Api) -> TokenStream {
 
 /// The service (with the document's description and servers) and the entry points:
 /// `document`, `routes` and `app`.
+/// The most operations one `#[OpenApi]` impl holds. poem-openapi puts all of an impl's routes in
+/// one function, and all of its operations' metadata in another, and rustc's type checking of
+/// one function grows faster than its size: GitHub's 1 223 operations in one impl did not pass
+/// `cargo check` within 21 GB (the time went to one obligation forest).
+/// bankd's own 55 operations span two parts, so its round-trip and contract tests prove that
+/// the parts serve one document.
+const OPERATIONS_PER_IMPL: usize = 32;
+
+/// The operations cut into runs of about [`OPERATIONS_PER_IMPL`], only between paths:
+/// poem-openapi writes each impl's paths as keys of one map, so a path split across two impls
+/// would be written twice.
+fn impl_parts<T>(operations: &[T], path: impl Fn(&T) -> &str) -> Vec<Vec<&T>> {
+    let mut parts: Vec<Vec<&T>> = vec![Vec::new()];
+    for o in operations {
+        let part = parts.last_mut().expect("never empty");
+        let new_path = part.last().is_some_and(|last| path(last) != path(o));
+        if new_path && part.len() >= OPERATIONS_PER_IMPL {
+            parts.push(vec![o]);
+        } else {
+            part.push(o);
+        }
+    }
+    parts
+}
+
+/// The poem-openapi service type `Api<S>` and `fn api`, its constructor: one `#[OpenApi]`
+/// struct when the operations fit one impl, else one `ApiPart<S, N>` per part, nested in
+/// tuples of at most 16 (poem-openapi implements `OpenApi` for those).
+fn api_types(parts: &[Vec<TokenStream>]) -> TokenStream {
+    let server_fn = quote! {
+        fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
+            self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+        }
+    };
+    let doc = quote! {
+        /// `None` only for [`document`]: the document is a property of the types, not of a
+        /// running server.
+    };
+    if let [methods] = parts {
+        return quote! {
+            /// The API as a poem-openapi service over a [`Server`].
+            ///
+            #doc
+            pub struct Api<S> {
+                server: ::std::option::Option<Arc<S>>,
+            }
+
+            impl<S: Server> Api<S> {
+                #server_fn
+            }
+
+            #[::poem_openapi::OpenApi]
+            impl<S: Server> Api<S> {
+                #(#methods)*
+            }
+
+            fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+                Api { server }
+            }
+        };
+    }
+    let impls = parts.iter().enumerate().map(|(n, methods)| {
+        quote! {
+            #[::poem_openapi::OpenApi]
+            impl<S: Server> ApiPart<S, #n> {
+                #(#methods)*
+            }
+        }
+    });
+    let leaves: Vec<(TokenStream, TokenStream)> = (0..parts.len())
+        .map(|n| {
+            (
+                quote!(ApiPart<S, #n>),
+                quote!(ApiPart::<S, #n> { server: server.clone() }),
+            )
+        })
+        .collect();
+    let (ty, value) = nest_tuples(leaves);
+    quote! {
+        /// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+        /// [`Api`]).
+        ///
+        #doc
+        pub struct ApiPart<S, const N: usize> {
+            server: ::std::option::Option<Arc<S>>,
+        }
+
+        impl<S: Server, const N: usize> ApiPart<S, N> {
+            #server_fn
+        }
+
+        #(#impls)*
+
+        /// The API as a poem-openapi service over a [`Server`]: its parts, so that no function
+        /// poem-openapi writes for one holds too many operations.
+        pub type Api<S> = #ty;
+
+        fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+            #value
+        }
+    }
+}
+
+/// (type, value) pairs grouped into tuples of at most 16, level by level, until one is left.
+fn nest_tuples(mut items: Vec<(TokenStream, TokenStream)>) -> (TokenStream, TokenStream) {
+    while items.len() > 1 {
+        items = items
+            .chunks(16)
+            .map(|group| match group {
+                [one] => one.clone(),
+                _ => {
+                    let (tys, values): (Vec<_>, Vec<_>) = group.iter().cloned().unzip();
+                    (quote!((#(#tys),*)), quote!((#(#values),*)))
+                }
+            })
+            .collect();
+    }
+    items.pop().expect("at least one part")
+}
+
 fn entry_points(api: &Api) -> TokenStream {
     let description = match &api.description {
         Some(d) => quote!(let service = service.description(#d);),
@@ -491,7 +594,7 @@ fn entry_points(api: &Api) -> TokenStream {
         .collect();
     quote! {
         fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
-            let service = ::poem_openapi::OpenApiService::new(Api { server }, crate::TITLE, crate::VERSION);
+            let service = ::poem_openapi::OpenApiService::new(api(server), crate::TITLE, crate::VERSION);
             #description
             #(#servers)*
             service
@@ -526,5 +629,46 @@ fn entry_points(api: &Api) -> TokenStream {
         pub fn app<S: Server>(server: Arc<S>) -> impl ::poem::Endpoint<Output = ::poem::Response> {
             routes(server.clone()).with(crate::runtime::ErrorRenderer { hooks: server })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_cut_only_between_paths() {
+        // 31 operations on /a, then three on /b, then 40 on distinct paths.
+        let mut paths: Vec<String> = vec!["/a".to_string(); 31];
+        paths.extend(["/b", "/b", "/b"].map(String::from));
+        paths.extend((0..40).map(|n| format!("/c{n}")));
+        let parts = impl_parts(&paths, |p| p.as_str());
+        let sizes: Vec<usize> = parts.iter().map(Vec::len).collect();
+        // /b's three stay together although the part passes 32 within them.
+        assert_eq!(sizes, vec![34, 32, 8]);
+        let again: Vec<&String> = parts.concat();
+        assert!(again.iter().zip(&paths).all(|(a, b)| *a == b), "order kept");
+        assert_eq!(impl_parts(&Vec::<String>::new(), |p| p.as_str()).len(), 1);
+    }
+
+    #[test]
+    fn parts_nest_in_tuples_of_at_most_sixteen() {
+        let leaf = |n: usize| {
+            let id = format_ident!("P{}", n);
+            (quote!(#id), quote!(#id))
+        };
+        let (ty, _) = nest_tuples((0..3).map(leaf).collect());
+        assert_eq!(ty.to_string(), "(P0 , P1 , P2)");
+        // 17: a tuple of the first 16, then the 17th alone.
+        let (ty, value) = nest_tuples((0..17).map(leaf).collect());
+        let inner: Vec<String> = (0..16).map(|n| format!("P{n}")).collect();
+        let want = format!("(({}) , P16)", inner.join(" , "));
+        assert_eq!(ty.to_string(), want);
+        assert_eq!(value.to_string(), want);
+        // 300 parts: 19 tuples of at most 16, then one tuple of those.
+        let (ty, _) = nest_tuples((0..300).map(leaf).collect());
+        let text = ty.to_string();
+        assert_eq!(text.matches('P').count(), 300);
+        assert!(text.starts_with("(("), "{text}");
     }
 }

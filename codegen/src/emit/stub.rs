@@ -91,12 +91,7 @@ impl Emitter<'_> {
             })
             .collect();
         if let Some(b) = &o.body {
-            let t = self.body_inner_type(b);
-            let t = if b.required {
-                t
-            } else {
-                quote!(::std::option::Option<#t>)
-            };
+            let t = self.body_field_type(b);
             reads.push(quote!(let _: &#t = &input.body;));
         }
         let request: Vec<TokenStream> = self

@@ -54,6 +54,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     binary_schemas: &[],
     param_patterns: &[],
     content_params: &[],
+    optional_bodies: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -57,6 +57,9 @@ impl<S: Server> Api<S> {
         )
     }
 }
+fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+    Api { server }
+}
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
 impl crate::runtime::Hooks for DocumentOnly {
@@ -109,7 +112,7 @@ fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
 ) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
     let service = ::poem_openapi::OpenApiService::new(
-        Api { server },
+        api(server),
         crate::TITLE,
         crate::VERSION,
     );

@@ -84,15 +84,23 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "200",
             "{\"*/*\":{\"schema\":{\"type\":\"string\",\"format\":\"binary\"}}}",
         ),
+        (
+            "/markdown",
+            "post",
+            "200",
+            "{\"text/html\":{\"schema\":{\"type\":\"string\"}}}",
+        ),
     ],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],
     binary_schemas: &[
         ("/image", "put", "200", "*/*", "{\"type\":\"string\",\"format\":\"binary\"}"),
+        ("/markdown", "post", "200", "text/html", "{\"type\":\"string\"}"),
     ],
     param_patterns: &[],
     content_params: &[],
+    optional_bodies: &[("/markdown", "post"), ("/blob", "put")],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;
@@ -102,6 +110,8 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
+        &[],
         &[],
         &[],
         &[],

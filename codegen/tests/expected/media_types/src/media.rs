@@ -33,6 +33,22 @@ pub trait MediaApi: crate::runtime::Hooks {
         &self,
         input: ImageInput,
     ) -> impl ::std::future::Future<Output = ImageResponse> + Send;
+    /// An optional body that is not JSON is taken as required
+    ///
+    /// `POST /markdown` (operationId `markdown`, `#/paths/~1markdown/post`)
+    ///
+    /// GitHub's `POST /markdown/raw` declares its text/plain body optional.
+    fn markdown(
+        &self,
+        input: MarkdownInput,
+    ) -> impl ::std::future::Future<Output = MarkdownResponse> + Send;
+    /// An optional body of raw bytes is taken as required too
+    ///
+    /// `PUT /blob` (operationId `blob`, `#/paths/~1blob/put`)
+    fn blob(
+        &self,
+        input: BlobInput,
+    ) -> impl ::std::future::Future<Output = BlobResponse> + Send;
 }
 /// Input of `vendor_json`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +68,16 @@ pub struct TextInput {
 /// Input of `image`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageInput {
+    pub body: ::std::vec::Vec<u8>,
+}
+/// Input of `markdown`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MarkdownInput {
+    pub body: ::std::string::String,
+}
+/// Input of `blob`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlobInput {
     pub body: ::std::vec::Vec<u8>,
 }
 /// Every response `vendor_json` may give, one variant per declared status.
@@ -81,4 +107,18 @@ pub enum ImageResponse {
     /// The bytes back.
     #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
+}
+/// Every response `markdown` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum MarkdownResponse {
+    /// The rendered text.
+    #[oai(status = 200u16)]
+    Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
+}
+/// Every response `blob` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum BlobResponse {
+    /// Stored.
+    #[oai(status = 204u16)]
+    NoContent,
 }

@@ -103,6 +103,45 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::image(self.server()?, input).await,
         )
     }
+    /// An optional body that is not JSON is taken as required
+    ///
+    /// GitHub's `POST /markdown/raw` declares its text/plain body optional.
+    #[oai(
+        path = "/markdown",
+        method = "post",
+        operation_id = "markdown",
+        tag = "ApiTags::Media"
+    )]
+    async fn markdown(
+        &self,
+        body: ::poem_openapi::payload::PlainText<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::media::MarkdownResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::media::MarkdownInput {
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::media::MediaApi>::markdown(self.server()?, input).await,
+        )
+    }
+    /// An optional body of raw bytes is taken as required too
+    #[oai(path = "/blob", method = "put", operation_id = "blob", tag = "ApiTags::Media")]
+    async fn blob(
+        &self,
+        body: crate::runtime::RawBody,
+    ) -> ::std::result::Result<crate::media::BlobResponse, crate::runtime::Rejection> {
+        let input = crate::media::BlobInput {
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::media::MediaApi>::blob(self.server()?, input).await,
+        )
+    }
+}
+fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+    Api { server }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
@@ -149,12 +188,24 @@ impl crate::media::MediaApi for DocumentOnly {
     ) -> impl ::std::future::Future<Output = crate::media::ImageResponse> + Send {
         async move { match *self {} }
     }
+    fn markdown(
+        &self,
+        _input: crate::media::MarkdownInput,
+    ) -> impl ::std::future::Future<Output = crate::media::MarkdownResponse> + Send {
+        async move { match *self {} }
+    }
+    fn blob(
+        &self,
+        _input: crate::media::BlobInput,
+    ) -> impl ::std::future::Future<Output = crate::media::BlobResponse> + Send {
+        async move { match *self {} }
+    }
 }
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
 ) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
     let service = ::poem_openapi::OpenApiService::new(
-        Api { server },
+        api(server),
         crate::TITLE,
         crate::VERSION,
     );

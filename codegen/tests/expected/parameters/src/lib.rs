@@ -62,6 +62,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     content_params: &[
         ("/owners/{owner_id}/pets", "get", "query", "where", "application/json"),
     ],
+    optional_bodies: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

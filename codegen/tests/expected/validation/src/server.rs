@@ -104,6 +104,9 @@ impl<S: Server> Api<S> {
         )
     }
 }
+fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+    Api { server }
+}
 fn __default_list_widgets_limit() -> i32 {
     10i32
 }
@@ -149,7 +152,7 @@ fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
 ) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
     let service = ::poem_openapi::OpenApiService::new(
-        Api { server },
+        api(server),
         crate::TITLE,
         crate::VERSION,
     );
