@@ -400,6 +400,9 @@ pub struct Body {
     pub description: Option<String>,
     pub required: bool,
     pub schema: Schema,
+    /// A JSON body that the document also lists as `application/x-www-form-urlencoded` with
+    /// the same schema: read as either, by the request's `Content-Type`.
+    pub also_form: bool,
 }
 
 impl Body {

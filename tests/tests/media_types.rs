@@ -37,6 +37,9 @@ impl MediaApi for Server {
     async fn image(&self, input: ImageInput) -> ImageResponse {
         ImageResponse::Ok(Binary(input.body))
     }
+    async fn either(&self, input: EitherInput) -> EitherResponse {
+        EitherResponse::Ok(Json(input.body))
+    }
     async fn markdown(&self, input: MarkdownInput) -> MarkdownResponse {
         MarkdownResponse::Ok(Binary(format!("<p>{}</p>", input.body).into_bytes()))
     }
@@ -158,4 +161,59 @@ async fn an_optional_body_that_is_not_json_is_taken_as_required() {
         };
         assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE, "{uri}");
     }
+}
+
+#[tokio::test]
+async fn a_body_listed_as_json_and_as_a_form_is_read_as_its_content_type_says() {
+    let note = r#"{"title":"a","stars":2,"tags":["x","y"]}"#;
+    let ok = (StatusCode::OK, note.to_string());
+    assert_eq!(
+        call(Method::POST, "/either", "application/json", note.as_bytes()).await,
+        ok
+    );
+    let form = b"title=a&stars=2&tags=x&tags=y";
+    assert_eq!(
+        call(
+            Method::POST,
+            "/either",
+            "application/x-www-form-urlencoded; charset=utf-8",
+            form
+        )
+        .await,
+        ok
+    );
+    // Each is validated as itself: a form's bad field and a JSON body's are both named.
+    let (status, details) = call(
+        Method::POST,
+        "/either",
+        "application/x-www-form-urlencoded",
+        b"title=&stars=2",
+    )
+    .await;
+    assert_eq!(
+        (status, details.contains("title")),
+        (StatusCode::BAD_REQUEST, true)
+    );
+    let (status, details) = call(
+        Method::POST,
+        "/either",
+        "application/json",
+        b"{\"stars\":1}",
+    )
+    .await;
+    assert_eq!(
+        (status, details.contains("title")),
+        (StatusCode::BAD_REQUEST, true)
+    );
+    // A form sent as JSON is not guessed at.
+    assert_eq!(
+        call(Method::POST, "/either", "application/json", form)
+            .await
+            .0,
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        call(Method::POST, "/either", "text/plain", form).await.0,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    );
 }

@@ -1327,30 +1327,46 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
     const IS_REQUIRED: bool = true;
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
-        // Read at most the limit: a larger body is refused without being buffered whole.
-        let bytes = body
-            .take()?
-            .into_bytes_limit(limits.json)
+        read_json::<T, D>(request, body)
             .await
-            .map_err(|e| match e {
-                poem::error::ReadBodyError::PayloadTooLarge => poem::Error::from(RequestError {
-                    status: StatusCode::BAD_REQUEST,
-                    kind: RequestErrorKind::TooLarge,
-                    message: format!("request body is larger than {} bytes", limits.json),
-                    details: BTreeMap::new(),
-                }),
-                other => poem::Error::from(other),
-            })?;
-        let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-            poem::Error::from(RequestError::invalid_field(
-                "body",
-                format!("invalid JSON: {e}"),
-            ))
-        })?;
-        let registry = registry_of::<T>();
-        checked_body::<T, D>(&registry, value).map(|v| JsonBody(v, PhantomData))
+            .map(|v| JsonBody(v, PhantomData))
     }
+}
+
+/// A JSON body read (at most the JSON limit), validated against `T`'s schema and typed.
+async fn read_json<T: Type + ParseFromJSON + 'static, D: ApiDocument>(
+    request: &Request,
+    body: &mut RequestBody,
+) -> poem::Result<T> {
+    let bytes = limited_bytes(request, body).await?;
+    let value: Value = serde_json::from_slice(bytes.as_ref()).map_err(|e| {
+        poem::Error::from(RequestError::invalid_field(
+            "body",
+            format!("invalid JSON: {e}"),
+        ))
+    })?;
+    checked_body::<T, D>(&registry_of::<T>(), value)
+}
+
+/// The body's bytes, at most the JSON limit: a larger body is refused (400) without being
+/// buffered whole.
+async fn limited_bytes(
+    request: &Request,
+    body: &mut RequestBody,
+) -> poem::Result<impl AsRef<[u8]>> {
+    let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
+    body.take()?
+        .into_bytes_limit(limits.json)
+        .await
+        .map_err(|e| match e {
+            poem::error::ReadBodyError::PayloadTooLarge => poem::Error::from(RequestError {
+                status: StatusCode::BAD_REQUEST,
+                kind: RequestErrorKind::TooLarge,
+                message: format!("request body is larger than {} bytes", limits.json),
+                details: BTreeMap::new(),
+            }),
+            other => poem::Error::from(other),
+        })
 }
 
 /// A body's JSON value validated against `T`'s schema (every problem collected, 400 with the
@@ -1584,43 +1600,98 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
     const IS_REQUIRED: bool = true;
 
     async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
-        let limits = request.data::<BodyLimits>().copied().unwrap_or_default();
-        let bytes = body.take()?.into_bytes_limit(limits.json).await?;
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_bytes(&bytes).map_err(|e| {
+        read_form::<T, D>(request, body)
+            .await
+            .map(|v| FormBody(v, PhantomData))
+    }
+}
+
+/// A form body read (at most the JSON limit): each field as its declared property type, then
+/// validated like JSON and typed.
+async fn read_form<T: Type + ParseFromJSON + 'static, D: ApiDocument>(
+    request: &Request,
+    body: &mut RequestBody,
+) -> poem::Result<T> {
+    let bytes = limited_bytes(request, body).await?;
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_bytes(bytes.as_ref()).map_err(|e| {
             poem::Error::from(RequestError::invalid_field(
                 "body",
                 format!("invalid form: {e}"),
             ))
         })?;
-        let registry = registry_of::<T>();
-        let form = match T::schema_ref() {
-            MetaSchemaRef::Inline(s) => *s,
-            MetaSchemaRef::Reference(n) => match registry.schemas.get(&n) {
-                Some(s) => s.clone(),
-                None => MetaSchema::ANY,
-            },
-        };
-        let mut object = serde_json::Map::new();
-        for (name, raw) in pairs {
-            let is_array = form.properties.iter().any(|(n, s)| {
-                *n == name && matches!(s, MetaSchemaRef::Inline(s) if s.ty == "array")
-            });
-            let value = text_value(&form, &name, raw);
-            match object.get_mut(&name) {
-                Some(Value::Array(items)) if is_array => items.push(value),
-                _ if is_array => {
-                    object.insert(name, Value::Array(vec![value]));
-                }
-                _ => {
-                    object.insert(name, value);
-                }
+    let registry = registry_of::<T>();
+    let form = match T::schema_ref() {
+        MetaSchemaRef::Inline(s) => *s,
+        MetaSchemaRef::Reference(n) => match registry.schemas.get(&n) {
+            Some(s) => s.clone(),
+            None => MetaSchema::ANY,
+        },
+    };
+    let mut object = serde_json::Map::new();
+    for (name, raw) in pairs {
+        let is_array = form
+            .properties
+            .iter()
+            .any(|(n, s)| *n == name && matches!(s, MetaSchemaRef::Inline(s) if s.ty == "array"));
+        let value = text_value(&form, &name, raw);
+        match object.get_mut(&name) {
+            Some(Value::Array(items)) if is_array => items.push(value),
+            _ if is_array => {
+                object.insert(name, Value::Array(vec![value]));
+            }
+            _ => {
+                object.insert(name, value);
             }
         }
-        checked_body::<T, D>(&registry, Value::Object(object)).map(|v| FormBody(v, PhantomData))
     }
+    checked_body::<T, D>(&registry, Value::Object(object))
 }
 
 poem_openapi::impl_apirequest_for_payload!(FormBody<T, D>, T: Type + ParseFromJSON + 'static, D: ApiDocument);
+
+/// A body the document lists both as JSON and as `application/x-www-form-urlencoded` with one
+/// schema: read as the request's `Content-Type` says, then validated and typed alike.
+pub struct JsonOrFormBody<T, D>(pub T, pub PhantomData<D>);
+
+impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::Payload
+    for JsonOrFormBody<T, D>
+{
+    const CONTENT_TYPE: &'static str = "application/json";
+
+    fn check_content_type(content_type: &str) -> bool {
+        JsonBody::<T, D>::check_content_type(content_type)
+            || FormBody::<T, D>::check_content_type(content_type)
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        T::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+}
+
+impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::ParsePayload
+    for JsonOrFormBody<T, D>
+{
+    const IS_REQUIRED: bool = true;
+
+    async fn from_request(request: &Request, body: &mut RequestBody) -> poem::Result<Self> {
+        let form = request
+            .content_type()
+            .is_some_and(FormBody::<T, D>::check_content_type);
+        let value = if form {
+            read_form::<T, D>(request, body).await?
+        } else {
+            read_json::<T, D>(request, body).await?
+        };
+        Ok(JsonOrFormBody(value, PhantomData))
+    }
+}
+
+poem_openapi::impl_apirequest_for_payload!(JsonOrFormBody<T, D>, T: Type + ParseFromJSON + 'static, D: ApiDocument);
 
 /// A body of any other media type, as its bytes (any `Content-Type` is accepted).
 pub struct RawBody(pub Vec<u8>);

@@ -301,11 +301,16 @@ impl Emitter<'_> {
         attrs
     }
 
-    /// The body extractor: typed and validated by its media type; an optional JSON body may be
-    /// absent (any other is taken as required).
+    /// The body extractor: typed and validated by its media type (a JSON body also listed as a
+    /// form with the same schema reads either); an optional JSON body may be absent (any other
+    /// is taken as required).
     fn body_arg(&self, b: &Body) -> TokenStream {
         let docs = doc(&b.description);
         let ty = match b.media {
+            Media::Json if b.also_form => {
+                let t = self.rust_type(&b.schema, false);
+                quote!(crate::runtime::JsonOrFormBody<#t, crate::Document>)
+            }
             Media::Json => {
                 let t = self.rust_type(&b.schema, false);
                 quote!(crate::runtime::JsonBody<#t, crate::Document>)

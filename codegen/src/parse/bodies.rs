@@ -21,6 +21,7 @@ fn raw_body(body: &oa::RequestBody, content_type: &str, pointer: &str) -> Result
         description: body.description.clone(),
         required: body.required,
         schema: Schema::default(),
+        also_form: false,
     })
 }
 
@@ -75,6 +76,11 @@ impl<'a> Parser<'a> {
                 "an optional body that is not JSON is taken as required",
             );
         }
+        let also_form = kind == Media::Json
+            && body
+                .content
+                .iter()
+                .any(|(ct, m)| media_kind(ct) == Media::Form && m.schema == media.schema);
         Ok(Body {
             media: kind,
             content_type: content_type.clone(),
@@ -82,6 +88,7 @@ impl<'a> Parser<'a> {
             description: body.description.clone(),
             required: body.required,
             schema,
+            also_form,
         })
     }
 

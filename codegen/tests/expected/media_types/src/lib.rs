@@ -85,6 +85,12 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"*/*\":{\"schema\":{\"type\":\"string\",\"format\":\"binary\"}}}",
         ),
         (
+            "/either",
+            "post",
+            "requestBody",
+            "{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}},\"application/x-www-form-urlencoded\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}}}",
+        ),
+        (
             "/markdown",
             "post",
             "200",
@@ -110,6 +116,7 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
         &[],
         &[],
         &[],

@@ -33,6 +33,13 @@ pub trait MediaApi: crate::runtime::Hooks {
         &self,
         input: ImageInput,
     ) -> impl ::std::future::Future<Output = ImageResponse> + Send;
+    /// JSON or a form with one schema, read as the Content-Type says
+    ///
+    /// `POST /either` (operationId `either`, `#/paths/~1either/post`)
+    fn either(
+        &self,
+        input: EitherInput,
+    ) -> impl ::std::future::Future<Output = EitherResponse> + Send;
     /// An optional body that is not JSON is taken as required
     ///
     /// `POST /markdown` (operationId `markdown`, `#/paths/~1markdown/post`)
@@ -69,6 +76,11 @@ pub struct TextInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageInput {
     pub body: ::std::vec::Vec<u8>,
+}
+/// Input of `either`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EitherInput {
+    pub body: crate::models::Note,
 }
 /// Input of `markdown`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,6 +119,13 @@ pub enum ImageResponse {
     /// The bytes back.
     #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
+}
+/// Every response `either` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum EitherResponse {
+    /// The note.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Note>),
 }
 /// Every response `markdown` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]

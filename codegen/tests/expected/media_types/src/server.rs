@@ -103,6 +103,24 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::image(self.server()?, input).await,
         )
     }
+    /// JSON or a form with one schema, read as the Content-Type says
+    #[oai(
+        path = "/either",
+        method = "post",
+        operation_id = "either",
+        tag = "ApiTags::Media"
+    )]
+    async fn either(
+        &self,
+        body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document>,
+    ) -> ::std::result::Result<crate::media::EitherResponse, crate::runtime::Rejection> {
+        let input = crate::media::EitherInput {
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::media::MediaApi>::either(self.server()?, input).await,
+        )
+    }
     /// An optional body that is not JSON is taken as required
     ///
     /// GitHub's `POST /markdown/raw` declares its text/plain body optional.
@@ -186,6 +204,12 @@ impl crate::media::MediaApi for DocumentOnly {
         &self,
         _input: crate::media::ImageInput,
     ) -> impl ::std::future::Future<Output = crate::media::ImageResponse> + Send {
+        async move { match *self {} }
+    }
+    fn either(
+        &self,
+        _input: crate::media::EitherInput,
+    ) -> impl ::std::future::Future<Output = crate::media::EitherResponse> + Send {
         async move { match *self {} }
     }
     fn markdown(
