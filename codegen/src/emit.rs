@@ -188,6 +188,15 @@ fn is_csv(p: &Param) -> bool {
     matches!(p.schema.kind, Kind::Array(_)) && !p.explode && p.content_type.is_none()
 }
 
+/// A parameter's default as the generated code applies it. `None` where the extracted type
+/// cannot hold it as written (a date or date-time, a delimited array, a JSON-content
+/// parameter): such a parameter is optional, and only the document shows its default.
+fn param_default(p: &Param) -> Option<&serde_json::Value> {
+    let dated = matches!(&p.schema.kind, Kind::String { format: Some(f), .. } if f == "date" || f == "date-time");
+    let wrapped = dated || is_csv(p) || p.content_type.is_some();
+    p.schema.default.as_ref().filter(|_| !wrapped)
+}
+
 /// The principal parameter of an operation's trait method (`name: Self::Principal,`), if any.
 fn principal_param(o: &Operation, name: TokenStream) -> TokenStream {
     match o.auth_mode() {
@@ -241,8 +250,10 @@ fn doc(text: &Option<String>) -> TokenStream {
     }
 }
 
-/// Doc attributes of a text, one per line (trailing whitespace trimmed).
+/// Doc attributes of a text, one per line (trailing whitespace trimmed; a lone carriage
+/// return is a line break too, since rustc refuses one in a doc comment).
 pub(crate) fn doc_str(t: &str) -> TokenStream {
+    let t = t.replace("\r\n", "\n").replace('\r', "\n");
     let lines: Vec<TokenStream> = t
         .trim_end()
         .lines()

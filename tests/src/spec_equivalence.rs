@@ -8,7 +8,8 @@
 //! - top-level `security` is distributed to the operations (effective security per operation);
 //! - components that no operation reaches are dropped (poem-openapi drops them);
 //! - tags are compared as a set;
-//! - documentation whitespace: each line trimmed (doc comments lose indentation).
+//! - documentation whitespace: each line trimmed (doc comments lose indentation), and a CR or
+//!   CRLF is a line break like LF (as in CommonMark; a doc comment cannot hold a lone CR).
 //!
 //! and removes only poem-openapi's noise: the `openapi` patch version (3.0.x), `title` on object
 //! schemas, `; charset=utf-8` on media types, `explode: true`, `deprecated: false`, `style`
@@ -115,7 +116,9 @@ fn canonical(doc: &Value) -> Value {
 fn text(v: &Value) -> Value {
     match v.as_str() {
         Some(s) => Value::String(
-            s.lines()
+            s.replace("\r\n", "\n")
+                .replace('\r', "\n")
+                .lines()
                 .map(str::trim)
                 .collect::<Vec<_>>()
                 .join("\n")

@@ -30,6 +30,9 @@ impl Hooks for Server {
 impl PetsApi for Server {
     async fn list_owner_pets(&self, input: ListOwnerPetsInput) -> ListOwnerPetsResponse {
         let name = match (&input.filter, &input.r#where) {
+            _ if input.shapes.is_some() || input.since.is_some() => {
+                format!("{:?} {:?}", input.shapes, input.since)
+            }
             (_, Some(w)) => format!("{:?} {:?}", w.color, w.max),
             (Some(f), None) => format!(
                 "{:?} {:?} {:?} {:?}",
@@ -156,4 +159,27 @@ async fn exploded_and_comma_separated_arrays_are_parsed() {
     // An item of the wrong type is a 400, whatever the delimiter.
     assert_eq!(list("ids=1&ids=x").await.0, StatusCode::BAD_REQUEST);
     assert_eq!(list("sizes=1%20x").await.0, StatusCode::BAD_REQUEST);
+}
+
+/// A default the extracted type cannot hold (a delimited array's, a date's `""`) leaves the
+/// parameter optional: absent is `None`, never a made-up value; present, it is read as usual.
+#[tokio::test]
+async fn parameters_whose_default_the_type_cannot_hold_are_optional() {
+    assert_eq!(
+        list("shapes=square,star&since=2026-01-02").await,
+        (
+            StatusCode::OK,
+            r#"Some(["square", "star"]) Some(2026-01-02)"#.to_string()
+        )
+    );
+    assert_eq!(
+        list("since=2026-01-02").await,
+        (StatusCode::OK, "None Some(2026-01-02)".to_string())
+    );
+    assert_eq!(list("since=yesterday").await.0, StatusCode::BAD_REQUEST);
+    // Neither given: the handler sees neither (the other parameters' reading, all absent).
+    assert_eq!(
+        list("").await,
+        (StatusCode::OK, "None None None None".to_string())
+    );
 }

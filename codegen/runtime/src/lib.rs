@@ -1980,6 +1980,16 @@ pub struct DocumentPatch {
     /// required (poem-openapi's text and bytes payloads are), the document says what the
     /// source says.
     pub optional_bodies: &'static [(&'static str, &'static str)],
+    /// Parameter defaults the extracted type cannot hold (a date, a delimited array, a JSON
+    /// parameter): (path, method, `in`, name, JSON of the default). Such a parameter is
+    /// optional in the handler's input; the document still shows its default.
+    pub param_defaults: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
 }
 
 /// The served parameter `name` in `location` of the operation `method` `path`, if any.
@@ -2118,6 +2128,14 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema"))
         {
             schema.insert("pattern".into(), Value::String(pattern.to_string()));
+        }
+    }
+    for (path, method, location, name, default) in patch.param_defaults {
+        if let (Some(Value::Object(schema)), Ok(default)) = (
+            served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema")),
+            serde_json::from_str::<Value>(default),
+        ) {
+            schema.insert("default".into(), default);
         }
     }
     for (path, method) in patch.optional_bodies {

@@ -5,7 +5,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Emitter, ident, is_csv, opt_str, tag_module, tag_phrase};
+use super::{Emitter, ident, is_csv, opt_str, param_default, tag_module, tag_phrase};
 use crate::ir::*;
 
 impl Emitter<'_> {
@@ -146,6 +146,10 @@ fn document_patch(api: &Api) -> TokenStream {
         (!typed).then(|| pattern.clone())
     });
     let content_params = param_rows(api, |p| p.content_type.clone());
+    let param_defaults = param_rows(api, |p| {
+        let written = p.schema.default.as_ref()?;
+        param_default(p).is_none().then(|| written.to_string())
+    });
     let optional_bodies = api
         .operations
         .iter()
@@ -176,6 +180,7 @@ fn document_patch(api: &Api) -> TokenStream {
             param_patterns: &[#(#param_patterns),*],
             content_params: &[#(#content_params),*],
             optional_bodies: &[#(#optional_bodies),*],
+            param_defaults: &[#(#param_defaults),*],
         };
     }
 }

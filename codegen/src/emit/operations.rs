@@ -4,7 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{Emitter, doc, doc_str, ident, is_csv, principal_param, tag_phrase};
+use super::{Emitter, doc, doc_str, ident, is_csv, param_default, principal_param, tag_phrase};
 use crate::ir::*;
 
 impl Emitter<'_> {
@@ -121,7 +121,7 @@ impl Emitter<'_> {
             }
             _ => self.rust_type(&p.schema, false),
         };
-        if p.required || p.schema.default.is_some() {
+        if p.required || param_default(p).is_some() {
             t
         } else {
             quote!(::std::option::Option<#t>)

@@ -6,7 +6,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{
-    Emitter, doc, doc_str, f64_lit, ident, is_csv, poem_path, principal_param, tag_module,
+    Emitter, doc, doc_str, f64_lit, ident, is_csv, param_default, poem_path, principal_param,
+    tag_module,
 };
 use crate::ir::*;
 use crate::names;
@@ -258,7 +259,7 @@ impl Emitter<'_> {
         let docs = doc(&p.description);
         let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>);
         let wrapped = is_date || is_csv(p) || p.content_type.is_some();
-        let field = if wrapped && (p.required || p.schema.default.is_some()) {
+        let field = if wrapped && p.required {
             quote!(#field: #local.0.0)
         } else if wrapped {
             quote!(#field: #local.0.map(|d| d.0))
@@ -288,7 +289,7 @@ impl Emitter<'_> {
         if !v.is_empty() {
             attrs.push(quote!(validator(#(#v),*)));
         }
-        if let Some(d) = &p.schema.default {
+        if let Some(d) = param_default(p) {
             let f = format!("__default_{}_{}", o.rust, p.rust.trim_start_matches("r#"));
             let fid = ident(&f);
             let value = self.default_expr(&p.schema, d);

@@ -58,6 +58,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[],
+    param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -49,6 +49,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/owners/{owner_id}/pets", "get", "query", "colors", ""),
         ("/owners/{owner_id}/pets", "get", "query", "sizes", "spaceDelimited"),
         ("/owners/{owner_id}/pets", "get", "query", "tags", "pipeDelimited"),
+        ("/owners/{owner_id}/pets", "get", "query", "shapes", ""),
     ],
     callbacks: &[],
     content: &[],
@@ -63,6 +64,10 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/owners/{owner_id}/pets", "get", "query", "where", "application/json"),
     ],
     optional_bodies: &[],
+    param_defaults: &[
+        ("/owners/{owner_id}/pets", "get", "query", "shapes", "[\"circle\"]"),
+        ("/owners/{owner_id}/pets", "get", "query", "since", "\"\""),
+    ],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -69,6 +69,13 @@ pub struct ListOwnerPetsInput {
     /// `tags` (query).
     /// One pipe-separated value (`tags=a|b`).
     pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// `shapes` (query).
+    /// A delimited array with a default: optional, the default documented only.
+    /// A lone carriage return in a description is a line break.
+    pub shapes: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+    /// `since` (query).
+    /// A date whose default is no date (as sendgrid.com writes it).
+    pub since: ::std::option::Option<::chrono::NaiveDate>,
     /// `filter` (query).
     /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
     pub filter: ::std::option::Option<crate::models::PetFilter>,

@@ -84,6 +84,17 @@ impl<S: Server> Api<S> {
         p_tags: ::poem_openapi::param::Query<
             ::std::option::Option<crate::runtime::Delimited<::std::string::String, '|'>>,
         >,
+        /// A delimited array with a default: optional, the default documented only.
+        /// A lone carriage return in a description is a line break.
+        #[oai(name = "shapes")]
+        p_shapes: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+        >,
+        /// A date whose default is no date (as sendgrid.com writes it).
+        #[oai(name = "since")]
+        p_since: ::poem_openapi::param::Query<
+            ::std::option::Option<crate::runtime::Date>,
+        >,
         /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
         #[oai(name = "filter", style = "deep_object")]
         p_filter: crate::runtime::DeepObject<
@@ -112,6 +123,8 @@ impl<S: Server> Api<S> {
             colors: p_colors.0.map(|d| d.0),
             sizes: p_sizes.0.map(|d| d.0),
             tags: p_tags.0.map(|d| d.0),
+            shapes: p_shapes.0.map(|d| d.0),
+            since: p_since.0.map(|d| d.0),
             filter: p_filter.0,
             r#where: p_where.0.map(|d| d.0),
         };
