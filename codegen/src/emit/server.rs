@@ -466,12 +466,11 @@ fn tags_enum(api: &Api) -> TokenStream {
     }
 }
 
-/// The service (with the document's description and servers) and the entry points:
-/// `document`, `routes` and `app`.
 /// The most operations one `#[OpenApi]` impl holds. poem-openapi puts all of an impl's routes in
 /// one function, and all of its operations' metadata in another, and rustc's type checking of
 /// one function grows faster than its size: GitHub's 1 223 operations in one impl did not pass
 /// `cargo check` within 21 GB (the time went to one obligation forest).
+///
 /// bankd's own 55 operations span two parts, so its round-trip and contract tests prove that
 /// the parts serve one document.
 const OPERATIONS_PER_IMPL: usize = 32;
@@ -588,6 +587,8 @@ fn nest_tuples(mut items: Vec<(TokenStream, TokenStream)>) -> (TokenStream, Toke
     items.pop().expect("at least one part")
 }
 
+/// The service (with the document's description and servers) and the entry points:
+/// `document`, `routes` and `app`.
 fn entry_points(api: &Api) -> TokenStream {
     let description = match &api.description {
         Some(d) => quote!(let service = service.description(#d);),
