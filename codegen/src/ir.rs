@@ -442,6 +442,11 @@ pub struct Response {
     pub content: Option<(Media, String, Schema)>,
     /// The `content` map as JSON text when it has several media types (served as written).
     pub content_json: Option<String>,
+    /// The listed media types the primary content is written in, when its payload's own type
+    /// (`application/json`, `text/plain`, `application/octet-stream`) is not what the document
+    /// says: the primary first, then every other JSON type with the same schema; the request's
+    /// `Accept` chooses. Empty: written as the payload writes it.
+    pub written_as: Vec<String>,
     pub headers: Vec<ResponseHeader>,
     /// The `links` object as JSON text (applied to the served document).
     pub links: Option<String>,

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use fixture_media_types::media::*;
+use fixture_media_types::models::{Note, Problem};
 use fixture_media_types::runtime::{Credentials, Hooks, RequestError};
 use fixture_media_types::{Binary, Json, app};
 use poem::http::{Method, StatusCode};
@@ -45,6 +46,22 @@ impl MediaApi for Server {
     }
     async fn blob(&self, _input: BlobInput) -> BlobResponse {
         BlobResponse::NoContent
+    }
+    async fn get_note(&self, input: GetNoteInput) -> GetNoteResponse {
+        match input.title.as_str() {
+            "gone" => GetNoteResponse::Status4xx(
+                StatusCode::GONE,
+                Json(Problem {
+                    title: "gone".into(),
+                    status: Some(410),
+                }),
+            ),
+            _ => GetNoteResponse::Ok(Json(Note {
+                title: input.title,
+                stars: None,
+                tags: None,
+            })),
+        }
     }
 }
 
@@ -171,6 +188,11 @@ async fn a_body_listed_as_json_and_as_a_form_is_read_as_its_content_type_says() 
         call(Method::POST, "/either", "application/json", note.as_bytes()).await,
         ok
     );
+    // ASP.NET's `text/json` is JSON too.
+    assert_eq!(
+        call(Method::POST, "/either", "text/json", note.as_bytes()).await,
+        ok
+    );
     let form = b"title=a&stars=2&tags=x&tags=y";
     assert_eq!(
         call(
@@ -216,4 +238,119 @@ async fn a_body_listed_as_json_and_as_a_form_is_read_as_its_content_type_says() 
         call(Method::POST, "/either", "text/plain", form).await.0,
         StatusCode::UNSUPPORTED_MEDIA_TYPE
     );
+}
+
+/// `(status, Content-Type, body)` of a request with `Accept: accept` (none when `None`).
+async fn answer(
+    method: Method,
+    uri: &str,
+    accept: Option<&str>,
+    content_type: &str,
+    body: &[u8],
+) -> (StatusCode, String, String) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(uri.parse().expect("uri"))
+        .content_type(content_type);
+    if let Some(accept) = accept {
+        req = req.header("accept", accept);
+    }
+    let resp = match app(Arc::new(Server)).call(req.body(body.to_vec())).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    };
+    let status = resp.status();
+    let content_type = resp.content_type().unwrap_or_default().to_string();
+    let bytes = resp.into_body().into_vec().await.expect("body");
+    (
+        status,
+        content_type,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_response_listed_in_several_json_types_is_written_in_the_one_accept_prefers() {
+    let note = r#"{"title":"a"}"#;
+    for (accept, expected) in [
+        // No Accept, or one that admits everything: the primary JSON type.
+        (None, "application/json"),
+        (Some("*/*"), "application/json"),
+        (
+            Some("application/vnd.example.v2+json"),
+            "application/vnd.example.v2+json",
+        ),
+        (Some("text/json"), "text/json"),
+        (
+            Some("application/json;q=0.5, application/vnd.example.v2+json;q=0.8"),
+            "application/vnd.example.v2+json",
+        ),
+        (
+            Some("*/*, application/json;q=0"),
+            "application/vnd.example.v2+json",
+        ),
+        // XML is listed but cannot be written from the handler's value: Accept is disregarded
+        // (RFC 9110 12.5.1) and the primary type is written.
+        (Some("application/xml"), "application/json"),
+    ] {
+        assert_eq!(
+            answer(Method::GET, "/notes/a", accept, "", b"").await,
+            (StatusCode::OK, expected.to_string(), note.to_string()),
+            "Accept: {accept:?}"
+        );
+    }
+    // A status matched by its range is written in that range's type.
+    let (status, content_type, body) = answer(
+        Method::GET,
+        "/notes/gone",
+        Some("application/json"),
+        "",
+        b"",
+    )
+    .await;
+    assert_eq!(
+        (status, content_type.as_str()),
+        (StatusCode::GONE, "application/problem+json")
+    );
+    assert_eq!(body, r#"{"title":"gone","status":410}"#);
+}
+
+#[tokio::test]
+async fn a_response_is_written_in_the_media_type_the_document_names() {
+    let note = r#"{"title":"a"}"#;
+    let (_, content_type, _) = answer(
+        Method::POST,
+        "/vendor",
+        None,
+        "application/vnd.example+json",
+        note.as_bytes(),
+    )
+    .await;
+    assert_eq!(content_type, "application/vnd.example+json");
+    // Bytes of a type the document names: text/html, not application/octet-stream.
+    let (_, content_type, body) = answer(
+        Method::POST,
+        "/markdown",
+        Some("text/html"),
+        "text/plain",
+        b"x",
+    )
+    .await;
+    assert_eq!(
+        (content_type.as_str(), body.as_str()),
+        ("text/html", "<p>x</p>")
+    );
+    // A wildcard names no type: the payload's own stands.
+    let (_, content_type, _) = answer(Method::PUT, "/image", None, "image/png", b"\x01").await;
+    assert_eq!(content_type, "application/octet-stream");
+    // JSON listed once as itself keeps the payload's own header.
+    let (_, content_type, _) = answer(
+        Method::POST,
+        "/either",
+        None,
+        "application/json",
+        note.as_bytes(),
+    )
+    .await;
+    assert_eq!(content_type, "application/json; charset=utf-8");
 }

@@ -1027,6 +1027,9 @@ impl<T: AsRef<str>> poem_openapi::validation::Validator<T> for ParamPattern {
     }
 }
 
+/// Responses written in the listed media type that `Accept` prefers.
+pub mod negotiate;
+pub use negotiate::{AcceptHeader, Negotiated, ResponseMedia};
 /// ECMA-262 patterns through `regress`, shared with the generator.
 pub mod pattern;
 /// Security schemes, requirements and the credentials a request presents.
@@ -1295,6 +1298,17 @@ fn media_type_is(content_type: &str, media: &str) -> bool {
         .is_some_and(|m| m.trim().eq_ignore_ascii_case(media))
 }
 
+/// `application/json`, `text/json` (ASP.NET's) and any structured-syntax `+json` type
+/// (`application/vnd.x+json`): the media types the generator reads and writes as JSON.
+fn is_json_media(content_type: &str) -> bool {
+    media_type_is(content_type, "application/json")
+        || media_type_is(content_type, "text/json")
+        || content_type
+            .split(';')
+            .next()
+            .is_some_and(|m| m.trim().to_ascii_lowercase().ends_with("+json"))
+}
+
 /// A JSON request body validated against its documented schema before it is typed.
 pub struct JsonBody<T, D>(pub T, pub PhantomData<D>);
 
@@ -1304,12 +1318,7 @@ impl<T: Type + ParseFromJSON + 'static, D: ApiDocument> poem_openapi::payload::P
     const CONTENT_TYPE: &'static str = "application/json";
 
     fn check_content_type(content_type: &str) -> bool {
-        // `application/json` and any structured-syntax `+json` type (`application/vnd.x+json`).
-        media_type_is(content_type, "application/json")
-            || content_type
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().to_ascii_lowercase().ends_with("+json"))
+        is_json_media(content_type)
     }
 
     fn schema_ref() -> MetaSchemaRef {

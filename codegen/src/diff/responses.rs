@@ -34,8 +34,36 @@ fn body_finding(or: &Response, nr: &Response, at: &str, old_at: &str) -> Option<
             format!("status {key}'s media type `{oc}` became `{nc}`"),
             format!("{at}/content"),
         ),
-        _ => return None,
+        _ => return written_as_finding(or, nr, at),
     })
+}
+
+/// A media type that `Accept` could choose for a response and no longer can (a client asking
+/// for it now gets the primary type), or a new one.
+fn written_as_finding(or: &Response, nr: &Response, at: &str) -> Option<Found> {
+    let key = nr.status.key();
+    let missing = |a: &Response, b: &Response| {
+        a.written_as
+            .iter()
+            .skip(1)
+            .find(|t| !b.written_as.contains(t))
+            .cloned()
+    };
+    if let Some(t) = missing(or, nr) {
+        return Some((
+            "response-media-type-removed",
+            Level::Breaking,
+            format!("status {key} is no longer written as `{t}` when `Accept` asks for it"),
+            format!("{at}/content"),
+        ));
+    }
+    let t = missing(nr, or)?;
+    Some((
+        "response-media-type-added",
+        Level::Info,
+        format!("status {key} can now be written as `{t}` when `Accept` asks for it"),
+        format!("{at}/content"),
+    ))
 }
 
 /// What a response's headers say to clients: new, removed, or required no longer or now.

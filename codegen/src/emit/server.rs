@@ -163,13 +163,25 @@ impl Emitter<'_> {
         } else {
             quote!(auth.0,)
         };
+        let call =
+            quote!(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await);
+        let (args, output, answer) = match response_media(o) {
+            None => (args, quote!(crate::#module::#output), call),
+            Some(media) => (
+                std::iter::once(quote!(accept: crate::runtime::AcceptHeader))
+                    .chain(args)
+                    .collect(),
+                quote!(crate::runtime::Negotiated<crate::#module::#output>),
+                quote!(crate::runtime::Negotiated { response: #call, accept: accept.0, media: #media }),
+            ),
+        };
         quote! {
             #docs
             #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated)]
-            async fn #m(&self, #(#args),*) -> ::std::result::Result<crate::#module::#output, crate::runtime::Rejection> {
+            async fn #m(&self, #(#args),*) -> ::std::result::Result<#output, crate::runtime::Rejection> {
 
                 let input = crate::#module::#input { #(#fields),* };
-                ::std::result::Result::Ok(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await)
+                ::std::result::Result::Ok(#answer)
             }
         }
     }
@@ -376,6 +388,21 @@ impl Emitter<'_> {
 
 /// An operation's doc: summary and description (with no summary, the description starts the
 /// text, as poem-openapi reads the first paragraph as the summary).
+/// The `ResponseMedia` table of an operation some of whose responses are written in another
+/// media type than their payload's own (every declared response is listed, so that a status is
+/// matched as the document matches it); `None` when all are written as their payloads write them.
+fn response_media(o: &Operation) -> Option<TokenStream> {
+    if o.responses.iter().all(|r| r.written_as.is_empty()) {
+        return None;
+    }
+    let entries = o.responses.iter().map(|r| {
+        let status = r.status.key();
+        let types = &r.written_as;
+        quote!(crate::runtime::ResponseMedia { status: #status, types: &[#(#types),*] })
+    });
+    Some(quote!(&[#(#entries),*]))
+}
+
 fn glue_doc(o: &Operation) -> TokenStream {
     let mut doc_text = o.summary.clone().unwrap_or_default();
     if let Some(d) = &o.description {

@@ -148,6 +148,10 @@ impl<'a> Parser<'a> {
         let variant = names::unique(status_variant(status), variants);
         let content_json = several_media(&resp.content, &format!("{pointer}/content"))?;
         let content = self.response_content(resp, &pointer, &format!("{stem}{variant}Body"))?;
+        let written_as = content
+            .as_ref()
+            .map(|(kind, ct, _)| written_as(resp, *kind, ct))
+            .unwrap_or_default();
         let headers = self.response_headers(resp, &pointer)?;
         let links = if resp.links.is_empty() {
             None
@@ -156,6 +160,7 @@ impl<'a> Parser<'a> {
         };
         Ok(Response {
             content_json,
+            written_as,
             status,
             variant,
             description: resp.description.clone(),
@@ -242,20 +247,56 @@ fn is_binary(s: &Schema) -> bool {
 
 /// How a media type is read and written.
 pub(super) fn media_kind(content_type: &str) -> Media {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
-        "application/json" => Media::Json,
+    match essence(content_type).as_str() {
+        "application/json" | "text/json" => Media::Json,
         e if e.ends_with("+json") => Media::Json,
         "multipart/form-data" => Media::Multipart,
         "application/x-www-form-urlencoded" => Media::Form,
         "text/plain" => Media::Text,
         _ => Media::Binary,
     }
+}
+
+/// The media types a response whose primary content is `primary` (of `kind`) is written in
+/// (see [`Response::written_as`]). A wildcard (`*/*`, `image/*`) names no type to write, so it
+/// leaves the payload's own.
+fn written_as(resp: &oa::Response, kind: Media, primary: &str) -> Vec<String> {
+    let concrete = |ct: &str| !ct.contains('*');
+    let own = match kind {
+        Media::Json => "application/json",
+        Media::Text => "text/plain",
+        _ => "application/octet-stream",
+    };
+    let mut types: Vec<String> = Vec::new();
+    if concrete(primary) {
+        types.push(primary.to_string());
+    }
+    if kind == Media::Json {
+        let schema = resp.content.get(primary).map(|m| &m.schema);
+        types.extend(
+            resp.content
+                .iter()
+                .filter(|(ct, m)| {
+                    ct.as_str() != primary
+                        && concrete(ct)
+                        && media_kind(ct) == Media::Json
+                        && Some(&m.schema) == schema
+                })
+                .map(|(ct, _)| ct.clone()),
+        );
+    }
+    let only_own = types.len() == 1 && essence(&types[0]) == own;
+    if only_own { Vec::new() } else { types }
+}
+
+/// A media type without parameters, lower-cased.
+fn essence(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// The media type a body or response is typed by when it lists several: JSON first, then

@@ -96,6 +96,18 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "200",
             "{\"text/html\":{\"schema\":{\"type\":\"string\"}}}",
         ),
+        (
+            "/notes/{title}",
+            "get",
+            "200",
+            "{\"application/xml\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}},\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}},\"application/vnd.example.v2+json\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}},\"text/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}}}",
+        ),
+        (
+            "/notes/{title}",
+            "get",
+            "4XX",
+            "{\"application/problem+json\":{\"schema\":{\"$ref\":\"#/components/schemas/Problem\"}}}",
+        ),
     ],
     closed_schemas: &[],
     additional_flags: &[],
@@ -117,6 +129,7 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
         &[],
         &[],
         &[],

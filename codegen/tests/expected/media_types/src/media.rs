@@ -56,6 +56,15 @@ pub trait MediaApi: crate::runtime::Hooks {
         &self,
         input: BlobInput,
     ) -> impl ::std::future::Future<Output = BlobResponse> + Send;
+    /// One representation under several JSON media types, chosen by Accept
+    ///
+    /// `GET /notes/{title}` (operationId `get_note`, `#/paths/~1notes~1{title}/get`)
+    ///
+    /// application/xml is listed too but cannot be written from the handler's value, so it is never chosen; a 4XX answer is written as application/problem+json.
+    fn get_note(
+        &self,
+        input: GetNoteInput,
+    ) -> impl ::std::future::Future<Output = GetNoteResponse> + Send;
 }
 /// Input of `vendor_json`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +100,12 @@ pub struct MarkdownInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlobInput {
     pub body: ::std::vec::Vec<u8>,
+}
+/// Input of `get_note`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GetNoteInput {
+    /// `title` (path).
+    pub title: ::std::string::String,
 }
 /// Every response `vendor_json` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -140,4 +155,14 @@ pub enum BlobResponse {
     /// Stored.
     #[oai(status = 204u16)]
     NoContent,
+}
+/// Every response `get_note` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum GetNoteResponse {
+    /// The note.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Note>),
+    /// A problem.
+    #[oai(status_range = "4XX")]
+    Status4xx(::poem::http::StatusCode, crate::runtime::Json<crate::models::Problem>),
 }

@@ -2,6 +2,41 @@
 // `cargo run -p bank-codegen -- generate`.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
+/// An RFC 9457 problem.
+///
+/// Schema: `#/components/schemas/Problem`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct Problem {
+    /// What went wrong.
+    pub title: ::std::string::String,
+    /// The status.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub status: ::std::option::Option<i64>,
+}
+impl crate::runtime::SpecType for Problem {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "Problem",
+    );
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("title", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.description =
+                ::std::option::Option::Some("What went wrong."); s })), ("status", crate
+                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
+                .description = ::std::option::Option::Some("The status."); s }))
+            ];
+            s.required = ::std::vec!["title"];
+            s.description = ::std::option::Option::Some("An RFC 9457 problem.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(Problem);
 /// A note.
 ///
 /// Schema: `#/components/schemas/Note`.

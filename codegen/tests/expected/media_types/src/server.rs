@@ -37,17 +37,26 @@ impl<S: Server> Api<S> {
     )]
     async fn vendor_json(
         &self,
+        accept: crate::runtime::AcceptHeader,
         body: crate::runtime::JsonBody<crate::models::Note, crate::Document>,
     ) -> ::std::result::Result<
-        crate::media::VendorJsonResponse,
+        crate::runtime::Negotiated<crate::media::VendorJsonResponse>,
         crate::runtime::Rejection,
     > {
         let input = crate::media::VendorJsonInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::vendor_json(self.server()?, input).await,
-        )
+        ::std::result::Result::Ok(crate::runtime::Negotiated {
+            response: <S as crate::media::MediaApi>::vendor_json(self.server()?, input)
+                .await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &["application/vnd.example+json"],
+                },
+            ],
+        })
     }
     /// A form-urlencoded body (and several media types for the same schema)
     #[oai(
@@ -132,17 +141,26 @@ impl<S: Server> Api<S> {
     )]
     async fn markdown(
         &self,
+        accept: crate::runtime::AcceptHeader,
         body: ::poem_openapi::payload::PlainText<::std::string::String>,
     ) -> ::std::result::Result<
-        crate::media::MarkdownResponse,
+        crate::runtime::Negotiated<crate::media::MarkdownResponse>,
         crate::runtime::Rejection,
     > {
         let input = crate::media::MarkdownInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::markdown(self.server()?, input).await,
-        )
+        ::std::result::Result::Ok(crate::runtime::Negotiated {
+            response: <S as crate::media::MediaApi>::markdown(self.server()?, input)
+                .await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &["text/html"],
+                },
+            ],
+        })
     }
     /// An optional body of raw bytes is taken as required too
     #[oai(path = "/blob", method = "put", operation_id = "blob", tag = "ApiTags::Media")]
@@ -156,6 +174,47 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(
             <S as crate::media::MediaApi>::blob(self.server()?, input).await,
         )
+    }
+    /// One representation under several JSON media types, chosen by Accept
+    ///
+    /// application/xml is listed too but cannot be written from the handler's value, so it is never chosen; a 4XX answer is written as application/problem+json.
+    #[oai(
+        path = "/notes/:title",
+        method = "get",
+        operation_id = "get_note",
+        tag = "ApiTags::Media"
+    )]
+    async fn get_note(
+        &self,
+        accept: crate::runtime::AcceptHeader,
+        #[oai(name = "title")]
+        p_title: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::runtime::Negotiated<crate::media::GetNoteResponse>,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::media::GetNoteInput {
+            title: p_title.0,
+        };
+        ::std::result::Result::Ok(crate::runtime::Negotiated {
+            response: <S as crate::media::MediaApi>::get_note(self.server()?, input)
+                .await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &[
+                        "application/json",
+                        "application/vnd.example.v2+json",
+                        "text/json",
+                    ],
+                },
+                crate::runtime::ResponseMedia {
+                    status: "4XX",
+                    types: &["application/problem+json"],
+                },
+            ],
+        })
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
@@ -222,6 +281,12 @@ impl crate::media::MediaApi for DocumentOnly {
         &self,
         _input: crate::media::BlobInput,
     ) -> impl ::std::future::Future<Output = crate::media::BlobResponse> + Send {
+        async move { match *self {} }
+    }
+    fn get_note(
+        &self,
+        _input: crate::media::GetNoteInput,
+    ) -> impl ::std::future::Future<Output = crate::media::GetNoteResponse> + Send {
         async move { match *self {} }
     }
 }
