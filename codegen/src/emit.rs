@@ -183,9 +183,12 @@ pub fn tag_module(tag: &Tag) -> String {
     tag.module.clone()
 }
 
-/// A non-exploded array parameter (read by `runtime::Csv`).
+/// An array parameter read as one delimited value (by `runtime::Csv` or `Delimited`): a
+/// non-exploded one, and any in the path (whose one segment holds every item).
 fn is_csv(p: &Param) -> bool {
-    matches!(p.schema.kind, Kind::Array(_)) && !p.explode && p.content_type.is_none()
+    matches!(p.schema.kind, Kind::Array(_))
+        && (!p.explode || p.location == Location::Path)
+        && p.content_type.is_none()
 }
 
 /// A parameter's default as the generated code applies it. `None` where the extracted type

@@ -364,6 +364,9 @@ pub struct Param {
     pub delimiter: char,
     /// `style: deepObject`: an object as bracketed keys (`filter[name]=x`).
     pub deep_object: bool,
+    /// A path parameter in `label` (`.5`) or `matrix` (`;id=5`) style; `None` for `simple` and
+    /// every other location.
+    pub path_style: Option<PathStyle>,
     /// `content` instead of `schema`: the value is a document of this (JSON) media type.
     pub content_type: Option<String>,
     pub name: String,
@@ -375,6 +378,22 @@ pub struct Param {
     pub schema: Schema,
     /// Where it is written (the operation's pointer for an undeclared path parameter).
     pub pointer: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathStyle {
+    Label,
+    Matrix,
+}
+
+impl PathStyle {
+    /// The style's name in the document.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathStyle::Label => "label",
+            PathStyle::Matrix => "matrix",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

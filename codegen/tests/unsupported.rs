@@ -60,11 +60,15 @@ fn duplicate_operation_ids_are_refused() {
 }
 
 #[test]
-fn array_cookie_parameters_are_refused_and_unknown_media_types_are_bytes() {
-    let cookie = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: cookie, schema: {type: array, items: {type: string}}}\n      responses:\n        '200': {description: ok}\n";
-    let e = error(&doc(cookie, "    A: {type: string}\n"));
-    assert_eq!(e.pointer, "#/paths/~1x/get/parameters/0");
-    assert!(e.message.contains("array cookie"), "{}", e.message);
+fn path_arrays_of_objects_are_refused_and_unknown_media_types_are_bytes() {
+    let path = "  /x/{c}:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: path, required: true, schema: {type: array, items: {type: object}}}\n      responses:\n        '200': {description: ok}\n";
+    let e = error(&doc(path, "    A: {type: string}\n"));
+    assert_eq!(e.pointer, "#/paths/~1x~1{c}/get/parameters/0");
+    assert!(
+        e.message.contains("arrays of arrays or objects"),
+        "{}",
+        e.message
+    );
     let xml = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/xml:\n              schema: {type: string}\n";
     let api = bank_codegen::parse::parse(&doc(xml, "    A: {type: string}\n")).expect("parses");
     let (media, content_type, _) = api.operations[0].responses[0]

@@ -82,6 +82,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[{\"BasicAuth\":[]}]",
     operation_security: &[("/documents/{document_id}/content", "get", "[]")],
     unexploded_params: &[],
+    path_styles: &[],
     callbacks: &[
         (
             "/webhook-endpoints",

@@ -12,8 +12,9 @@
 //!   CRLF is a line break like LF (as in CommonMark; a doc comment cannot hold a lone CR).
 //!
 //! and removes only poem-openapi's noise: the `openapi` patch version (3.0.x), `title` on object
-//! schemas, `; charset=utf-8` on media types, `explode: true`, `deprecated: false`, `style`
-//! defaults, and `required: false` on parameters. Anything else that differs is drift.
+//! schemas, `; charset=utf-8` on media types, `deprecated: false`, a parameter's `style` and
+//! `explode` when they are the defaults, and `required: false` on parameters. Anything else
+//! that differs is drift.
 
 use std::collections::BTreeSet;
 
@@ -67,7 +68,12 @@ fn canonical(doc: &Value) -> Value {
                 }
                 ops.insert(
                     method.clone(),
-                    operation(op, &global_security, item.get("parameters")),
+                    operation(
+                        op,
+                        &global_security,
+                        item.get("parameters"),
+                        &doc["components"]["schemas"],
+                    ),
                 );
             }
             paths.insert(path.clone(), Value::Object(ops));
@@ -184,7 +190,12 @@ fn inline_component_refs(doc: &mut Value) {
     }
 }
 
-fn operation(op: &Value, global_security: &Option<Value>, path_params: Option<&Value>) -> Value {
+fn operation(
+    op: &Value,
+    global_security: &Option<Value>,
+    path_params: Option<&Value>,
+    schemas: &Value,
+) -> Value {
     let mut out = Map::new();
     for key in ["operationId", "deprecated"] {
         if let Some(v) = op.get(key) {
@@ -232,7 +243,32 @@ fn operation(op: &Value, global_security: &Option<Value>, path_params: Option<&V
         if let Some(Value::Bool(true)) = p.get("deprecated") {
             q.insert("deprecated".into(), Value::Bool(true));
         }
-        q.insert("schema".into(), schema(&p["schema"]));
+        if let Some(c) = p.get("content") {
+            q.insert("content".into(), content(c));
+        } else {
+            // How the value is written: the style (defaults `form` in the query and cookies,
+            // `simple` in the path and headers) and explode (defaults true for `form` only).
+            let location = p["in"].as_str().unwrap_or_default();
+            let default_style = if matches!(location, "query" | "cookie") {
+                "form"
+            } else {
+                "simple"
+            };
+            let style = p
+                .get("style")
+                .and_then(Value::as_str)
+                .unwrap_or(default_style);
+            let explode = p
+                .get("explode")
+                .and_then(Value::as_bool)
+                .unwrap_or(style == "form");
+            q.insert("style".into(), Value::String(style.into()));
+            // Explode changes only how arrays and objects are written.
+            if takes_explode(schemas, &p["schema"]) {
+                q.insert("explode".into(), Value::Bool(explode));
+            }
+            q.insert("schema".into(), schema(&p["schema"]));
+        }
         params.insert(key, Value::Object(q));
     }
     out.insert("parameters".into(), Value::Object(params));
@@ -289,6 +325,33 @@ fn operation(op: &Value, global_security: &Option<Value>, path_params: Option<&V
     Value::Object(out)
 }
 
+/// Whether a parameter schema is an array or an object (through component `$ref`s), the
+/// values whose writing `explode` changes.
+fn takes_explode(schemas: &Value, s: &Value) -> bool {
+    let mut s = s;
+    for _ in 0..8 {
+        match s.get("$ref").and_then(Value::as_str) {
+            Some(r) => match r.strip_prefix("#/components/schemas/") {
+                Some(name) => s = &schemas[name],
+                None => return true,
+            },
+            None => break,
+        }
+    }
+    matches!(
+        s.get("type").and_then(Value::as_str),
+        Some("array" | "object")
+    ) || [
+        "properties",
+        "allOf",
+        "oneOf",
+        "anyOf",
+        "additionalProperties",
+    ]
+    .iter()
+    .any(|k| s.get(k).is_some())
+}
+
 fn content(c: &Value) -> Value {
     let mut out = Map::new();
     for (ct, media) in c.as_object().into_iter().flatten() {
@@ -298,7 +361,8 @@ fn content(c: &Value) -> Value {
     Value::Object(out)
 }
 
-/// Canonical schema: drops `title`, trims descriptions, normalises numbers to f64.
+/// Canonical schema: drops `title`, trims descriptions, normalises numbers to f64, writes
+/// discriminator mappings as references and leaves out an empty `items`.
 fn schema(s: &Value) -> Value {
     match s {
         Value::Object(m) => {
@@ -333,8 +397,19 @@ fn schema(s: &Value) -> Value {
                     "nullable" | "deprecated" | "exclusiveMinimum" | "exclusiveMaximum"
                         if v == &Value::Bool(false) => {}
                     "discriminator" => {
-                        out.insert(k.clone(), v.clone());
+                        // A mapping value is a schema name or a reference to it: the same.
+                        let mut d = v.clone();
+                        if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
+                            for target in mapping.values_mut() {
+                                if let Some(name) = target.as_str().filter(|t| !t.contains('/')) {
+                                    *target = format!("#/components/schemas/{name}").into();
+                                }
+                            }
+                        }
+                        out.insert(k.clone(), d);
                     }
+                    // `items: {}` constrains nothing, as no `items` does.
+                    "items" if v.as_object().is_some_and(Map::is_empty) => {}
                     _ => {
                         out.insert(k.clone(), schema_children(v));
                     }

@@ -1,7 +1,7 @@
 //! Parameters through the generated crate of `codegen/tests/fixtures/parameters.yaml`: array
 //! query parameters in form style exploded (`ids=1&ids=2`) and not (`colors=red,blue`), items
-//! typed and checked, and `spaceDelimited` / `pipeDelimited` ones; a cookie parameter read and
-//! validated.
+//! typed and checked, and `spaceDelimited` / `pipeDelimited` ones; cookie parameters (a
+//! comma-separated array too) read and validated.
 
 use std::sync::Arc;
 
@@ -54,12 +54,25 @@ impl PetsApi for Server {
     async fn create_owner_pet(&self, _input: CreateOwnerPetInput) -> CreateOwnerPetResponse {
         unreachable!("not called")
     }
+    /// Answers with a pet named after the values read.
+    async fn path_styles(&self, input: PathStylesInput) -> PathStylesResponse {
+        PathStylesResponse::Ok(Json(Pet {
+            id: input.label,
+            owner_id: input.matrix.clone(),
+            name: format!(
+                "{} {:?} {} {:?} {:?}",
+                input.label, input.labels, input.matrix, input.matrices, input.ids
+            ),
+            r#type: None,
+            balance: None,
+        }))
+    }
     /// Answers with a pet named after the `session_hint` cookie.
     async fn get_owner_pet(&self, input: GetOwnerPetInput) -> GetOwnerPetResponse {
         GetOwnerPetResponse::Ok(Json(Pet {
             id: input.pet_id,
             owner_id: input.owner_id,
-            name: format!("{:?}", input.session_hint),
+            name: format!("{:?} {:?}", input.session_hint, input.flavours),
             r#type: None,
             balance: None,
         }))
@@ -133,9 +146,20 @@ async fn a_cookie_parameter_is_read_and_validated() {
     let pet = "/owners/o1/pets/7";
     assert_eq!(
         call(pet, Some("other=1; session_hint=abc")).await,
-        (StatusCode::OK, r#"Some("abc")"#.to_string())
+        (StatusCode::OK, r#"Some("abc") None"#.to_string())
     );
-    assert_eq!(call(pet, None).await, (StatusCode::OK, "None".to_string()));
+    assert_eq!(
+        call(pet, None).await,
+        (StatusCode::OK, "None None".to_string())
+    );
+    // An array in a cookie: one comma-separated value.
+    assert_eq!(
+        call(pet, Some("flavours=mint,lime; session_hint=x")).await,
+        (
+            StatusCode::OK,
+            r#"Some("x") Some(["mint", "lime"])"#.to_string()
+        )
+    );
     // Longer than its maxLength (8): refused like any other invalid parameter.
     assert_eq!(
         call(pet, Some("session_hint=123456789")).await.0,
@@ -182,4 +206,34 @@ async fn parameters_whose_default_the_type_cannot_hold_are_optional() {
         list("").await,
         (StatusCode::OK, "None None None None".to_string())
     );
+}
+
+#[tokio::test]
+async fn path_parameters_are_read_in_their_style() {
+    assert_eq!(
+        call(
+            "/styles/.7/.a.b/;matrix=x/;matrices=1;matrices=2/1,2,3",
+            None
+        )
+        .await,
+        (
+            StatusCode::OK,
+            r#"7 ["a", "b"] x [1, 2] [1, 2, 3]"#.to_string()
+        )
+    );
+    // One item each.
+    assert_eq!(
+        call("/styles/.0/.a/;matrix=/;matrices=5/9", None).await,
+        (StatusCode::OK, r#"0 ["a"]  [5] [9]"#.to_string())
+    );
+    // Without its prefix, or with an item of the wrong type: 400.
+    for uri in [
+        "/styles/7/.a/;matrix=x/;matrices=1/1",
+        "/styles/.7/a/;matrix=x/;matrices=1/1",
+        "/styles/.7/.a/matrix=x/;matrices=1/1",
+        "/styles/.7/.a/;matrix=x/;matrices=1;matrices=z/1",
+        "/styles/.7/.a/;matrix=x/;matrices=1/1,x",
+    ] {
+        assert_eq!(call(uri, None).await.0, StatusCode::BAD_REQUEST, "{uri}");
+    }
 }

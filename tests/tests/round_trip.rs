@@ -22,7 +22,10 @@ fn the_comparison_notices_drift_in_schemas_parameters_responses_and_security() {
     let source = load(include_str!("../../spec/openapi.yaml"));
     let served = bank_api::document();
     type Mutation = (&'static str, fn(&mut serde_json::Value));
-    let mutations: [Mutation; 4] = [
+    let mutations: [Mutation; 5] = [
+        ("a parameter's style", |d| {
+            d["components"]["parameters"]["Limit"]["style"] = "pipeDelimited".into()
+        }),
         ("a schema limit", |d| {
             d["components"]["schemas"]["CreateBankAccountRequest"]["properties"]["description"]["maxLength"] =
                 256.into()
@@ -45,6 +48,34 @@ fn the_comparison_notices_drift_in_schemas_parameters_responses_and_security() {
         assert!(
             !differences(&changed, &served).is_empty(),
             "changing {what} went unnoticed"
+        );
+    }
+}
+
+#[test]
+fn the_comparison_notices_how_an_array_parameter_is_written() {
+    let source = load(include_str!("../../codegen/tests/fixtures/parameters.yaml"));
+    let served = fixture_parameters::document();
+    assert!(differences(&source, &served).is_empty());
+    let colors = |d: &mut serde_json::Value| {
+        d["paths"]["/owners/{owner_id}/pets"]["get"]["parameters"]
+            .as_array_mut()
+            .and_then(|ps| ps.iter_mut().find(|p| p["name"] == "colors"))
+            .map(std::mem::take)
+            .unwrap_or_default()
+    };
+    for (key, value) in [("explode", true.into()), ("style", "pipeDelimited".into())] {
+        let mut changed = source.clone();
+        let mut p = colors(&mut changed);
+        p[key] = value;
+        let ps = changed["paths"]["/owners/{owner_id}/pets"]["get"]["parameters"]
+            .as_array_mut()
+            .expect("parameters");
+        ps.retain(|p| !p.is_null());
+        ps.push(p);
+        assert!(
+            !differences(&changed, &served).is_empty(),
+            "changing `colors`' {key} went unnoticed"
         );
     }
 }

@@ -61,6 +61,9 @@ impl SecuredApi for Server {
     async fn optional(&self, principal: Option<String>, _input: OptionalInput) -> OptionalResponse {
         OptionalResponse::Ok(seen(principal.unwrap_or_else(|| "anonymous".into())))
     }
+    async fn undeclared(&self, principal: String, _input: UndeclaredInput) -> UndeclaredResponse {
+        UndeclaredResponse::Ok(seen(principal))
+    }
     async fn open(&self, _input: OpenInput) -> OpenResponse {
         OpenResponse::Ok(seen("open".into()))
     }
@@ -172,6 +175,18 @@ async fn the_first_complete_alternative_is_authenticated_with_its_credentials() 
         )
         .await,
         ok("2:DigestAuth=digest username=\"a\"[]")
+    );
+
+    // An undeclared scheme cannot be presented: only the other alternative is ever met.
+    assert_eq!(
+        call(M::GET, "/undeclared", &[("Authorization", BASIC_ALICE)]).await,
+        ok("1:BasicAuth=basic alice:s3cret[]")
+    );
+    assert_eq!(
+        call(M::GET, "/undeclared", &[("Authorization", "Bearer t0k")])
+            .await
+            .0,
+        StatusCode::UNAUTHORIZED
     );
 
     // `[]`: no credentials are read at all.

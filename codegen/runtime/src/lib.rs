@@ -838,38 +838,93 @@ impl<T: poem_openapi::types::ParseFromParameter + Send + Sync, const SEP: char>
     }
 }
 
+/// `Type` for a parameter wrapper around one value of type `$inner` (its field `.0`): read its
+/// own way, documented and validated as the value's type.
+macro_rules! type_of_inner {
+    ($inner:ident; [$($g:tt)*] $ty:ty) => {
+        impl<$($g)*> Type for $ty {
+            const IS_REQUIRED: bool = true;
+            type RawValueType = $inner::RawValueType;
+            type RawElementValueType = $inner::RawElementValueType;
+
+            fn name() -> std::borrow::Cow<'static, str> {
+                $inner::name()
+            }
+
+            fn schema_ref() -> MetaSchemaRef {
+                $inner::schema_ref()
+            }
+
+            fn register(registry: &mut Registry) {
+                $inner::register(registry);
+            }
+
+            fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+                self.0.as_raw_value()
+            }
+
+            fn raw_element_iter<'a>(
+                &'a self,
+            ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+                self.0.raw_element_iter()
+            }
+        }
+    };
+}
+
+/// A path parameter in `label` (`STYLE = 'l'`: `.5`, `.3,4,5`, exploded `.3.4.5`) or `matrix`
+/// style (`'m'`: `;id=5`, `;id=3,4,5`, exploded `;id=3;id=4;id=5`): the prefix is removed
+/// (exploded matrix pairs are rejoined with commas) and the rest read as `W` reads it (the
+/// value's type, or a [`Delimited`] array). A value without its prefix is a 400.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStyled<W, const STYLE: char, const EXPLODE: bool>(pub W);
+
+type_of_inner!(W; [W: Type, const STYLE: char, const EXPLODE: bool] PathStyled<W, STYLE, EXPLODE>);
+
+impl<W: poem_openapi::types::ParseFromParameter, const STYLE: char, const EXPLODE: bool>
+    poem_openapi::types::ParseFromParameter for PathStyled<W, STYLE, EXPLODE>
+{
+    fn parse_from_parameter(value: &str) -> poem_openapi::types::ParseResult<Self> {
+        let text = path_style_text(value, STYLE, EXPLODE)
+            .map_err(poem_openapi::types::ParseError::custom)?;
+        W::parse_from_parameter(&text)
+            .map(PathStyled)
+            .map_err(poem_openapi::types::ParseError::propagate)
+    }
+}
+
+/// The text of a `label` or `matrix` path value without its prefix (see [`PathStyled`]).
+fn path_style_text(value: &str, style: char, explode: bool) -> Result<String, &'static str> {
+    let after_name = |pair: &str| pair.split_once('=').map_or("", |(_, v)| v).to_string();
+    match style {
+        'l' => value
+            .strip_prefix('.')
+            .map(str::to_string)
+            .ok_or("must begin with `.` (label style)"),
+        'm' => {
+            let rest = value
+                .strip_prefix(';')
+                .ok_or("must begin with `;name=` (matrix style)")?;
+            if explode {
+                Ok(rest
+                    .split(';')
+                    .map(after_name)
+                    .collect::<Vec<_>>()
+                    .join(","))
+            } else {
+                Ok(after_name(rest))
+            }
+        }
+        _ => Ok(value.to_string()),
+    }
+}
+
 /// A parameter written with `content` of a JSON media type: its value is a JSON document
 /// (`?filter={"name":"Rex"}`, percent-encoded), read with the type's serde rules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonParam<T>(pub T);
 
-impl<T: Type + serde::de::DeserializeOwned> Type for JsonParam<T> {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = T::RawValueType;
-    type RawElementValueType = T::RawElementValueType;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        T::name()
-    }
-
-    fn schema_ref() -> MetaSchemaRef {
-        T::schema_ref()
-    }
-
-    fn register(registry: &mut Registry) {
-        T::register(registry);
-    }
-
-    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
-        self.0.as_raw_value()
-    }
-
-    fn raw_element_iter<'a>(
-        &'a self,
-    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
-        self.0.raw_element_iter()
-    }
-}
+type_of_inner!(T; [T: Type + serde::de::DeserializeOwned] JsonParam<T>);
 
 impl<T: Type + serde::de::DeserializeOwned> poem_openapi::types::ParseFromParameter
     for JsonParam<T>
@@ -1947,6 +2002,15 @@ pub struct DocumentPatch {
         &'static str,
         &'static str,
     )],
+    /// Path parameters in `label` or `matrix` style (read by [`PathStyled`]): (path, method,
+    /// `in`, name, style).
+    pub path_styles: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
     /// Operation `callbacks` as written: (path, method, JSON).
     pub callbacks: &'static [(&'static str, &'static str, &'static str)],
     /// `content` maps the generated code cannot say itself (several or unusual media types):
@@ -2114,9 +2178,16 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
     for (path, method, location, name, style) in patch.unexploded_params {
         if let Some(param) = served_param(doc, path, method, location, name) {
             param["explode"] = Value::Bool(false);
-            if !style.is_empty() {
+            // `str::is_empty` by name: on a `&&str`, `.is_empty()` finds poem-openapi's
+            // `Type::is_empty` of `&str` first, which is always false.
+            if !str::is_empty(style) {
                 param["style"] = Value::String(style.to_string());
             }
+        }
+    }
+    for (path, method, location, name, style) in patch.path_styles {
+        if let Some(param) = served_param(doc, path, method, location, name) {
+            param["style"] = Value::String(style.to_string());
         }
     }
     for (path, method, location, name, media) in patch.content_params {

@@ -121,8 +121,9 @@ fn document_patch(api: &Api) -> TokenStream {
             '|' => "pipeDelimited",
             _ => "",
         };
-        is_csv(p).then(|| style.to_string())
+        (is_csv(p) && !p.explode).then(|| style.to_string())
     });
+    let path_styles = param_rows(api, |p| Some(p.path_style?.name().to_string()));
     let callbacks_json = operation_json(api, |o| o.callbacks_json.as_deref());
     let content_patches = content_patches(api);
     let closed = closed_schemas(api);
@@ -171,6 +172,7 @@ fn document_patch(api: &Api) -> TokenStream {
             global_security: #global_json,
             operation_security: &[#(#op_security),*],
             unexploded_params: &[#(#unexploded),*],
+            path_styles: &[#(#path_styles),*],
             callbacks: &[#(#callbacks_json),*],
             content: &[#(#content_patches),*],
             closed_schemas: &[#(#closed),*],

@@ -269,15 +269,25 @@ impl Emitter<'_> {
         let wrapper = param_wrapper(p);
         let attrs = self.param_attrs(o, p, defaults);
         let docs = doc(&p.description);
-        let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>);
         let wrapped = is_date || is_csv(p) || p.content_type.is_some();
-        let field = if wrapped && p.required {
+        let field = if let Some(style) = p.path_style {
+            // Path parameters are required: the prefix's wrapper, then the value's own.
+            let (style, explode) = (Literal::character(style_char(style)), p.explode);
+            let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<crate::runtime::PathStyled<#inner, #style, #explode>>);
+            let value = if wrapped {
+                quote!(#local.0.0.0)
+            } else {
+                quote!(#local.0.0)
+            };
+            return (arg, quote!(#field: #value));
+        } else if wrapped && p.required {
             quote!(#field: #local.0.0)
         } else if wrapped {
             quote!(#field: #local.0.map(|d| d.0))
         } else {
             quote!(#field: #local.0)
         };
+        let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>);
         (arg, field)
     }
 
@@ -415,6 +425,14 @@ fn glue_doc(o: &Operation) -> TokenStream {
         }
     }
     doc_str(&doc_text)
+}
+
+/// `runtime::PathStyled`'s name for a path style.
+fn style_char(style: PathStyle) -> char {
+    match style {
+        PathStyle::Label => 'l',
+        PathStyle::Matrix => 'm',
+    }
 }
 
 /// The poem-openapi wrapper that extracts a parameter from where it is.

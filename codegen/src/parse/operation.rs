@@ -90,6 +90,7 @@ fn undeclared_path_param(name: &str, pointer: &str, taken: &mut BTreeSet<String>
         explode: false,
         delimiter: ',',
         deep_object: false,
+        path_style: None,
         content_type: None,
         name: name.to_string(),
         rust: names::field_name(name, taken),

@@ -16,7 +16,19 @@ use crate::names::escape;
 /// `deepObject` (only query parameters have a choice).
 fn style(param: &oa::Parameter) -> (&oa::ParameterData, Location, char, bool) {
     match param {
-        oa::Parameter::Path { parameter_data, .. } => (parameter_data, Location::Path, ',', false),
+        oa::Parameter::Path {
+            parameter_data,
+            style,
+        } => {
+            // An exploded `label` array is `.3.4.5`; every other path array is comma-separated
+            // once its prefix is gone (`3,4,5`, `.3,4,5`, `;id=3,4,5`, `;id=3;id=4` rejoined).
+            let exploded = parameter_data.explode.unwrap_or(false);
+            let delimiter = match style {
+                oa::PathStyle::Label if exploded => '.',
+                _ => ',',
+            };
+            (parameter_data, Location::Path, delimiter, false)
+        }
         oa::Parameter::Query {
             parameter_data,
             style,
@@ -69,22 +81,11 @@ fn plain_schema(schema: Schema, location: Location, pointer: &str) -> Schema {
     }
 }
 
-/// Refuses the arrays a parameter cannot hold: in the path or a cookie, or of non-scalars. A
-/// JSON document (`json`) may hold anything.
-fn check_arrays(
-    schema: &Schema,
-    location: Location,
-    json: bool,
-    pointer: &str,
-) -> Result<(), Error> {
+/// Refuses the arrays a parameter cannot hold: arrays of non-scalars (in the path; elsewhere
+/// they are taken as raw text). A JSON document (`json`) may hold anything.
+fn check_arrays(schema: &Schema, json: bool, pointer: &str) -> Result<(), Error> {
     match &schema.kind {
         _ if json => Ok(()),
-        Kind::Array(_) if location == Location::Path => {
-            err(pointer, "array path parameters are not supported")
-        }
-        Kind::Array(_) if location == Location::Cookie => {
-            err(pointer, "array cookie parameters are not supported")
-        }
         Kind::Array(item) if !is_scalar(item) => err(
             pointer,
             "arrays of arrays or objects as parameters are not supported",
@@ -127,7 +128,7 @@ impl<'a> Parser<'a> {
         } else {
             plain_schema(schema, location, &pointer)
         };
-        check_arrays(&schema, location, content_type.is_some(), &pointer)?;
+        check_arrays(&schema, content_type.is_some(), &pointer)?;
         if location == Location::Path && !data.required {
             return err(&pointer, "path parameters must be required");
         }
@@ -139,6 +140,17 @@ impl<'a> Parser<'a> {
                 .unwrap_or(location == Location::Query && delimiter == ','),
             delimiter,
             deep_object,
+            path_style: match param {
+                oa::Parameter::Path {
+                    style: oa::PathStyle::Label,
+                    ..
+                } => Some(PathStyle::Label),
+                oa::Parameter::Path {
+                    style: oa::PathStyle::Matrix,
+                    ..
+                } => Some(PathStyle::Matrix),
+                _ => None,
+            },
             content_type,
             name: data.name.clone(),
             rust,

@@ -309,7 +309,8 @@ impl<'a> Parser<'a> {
             }
             oa::Type::Array(t) => {
                 if t.items.is_none() {
-                    return err(pointer, "an array needs `items`");
+                    // OpenAPI 3.0 requires `items`; without it nothing constrains the items.
+                    warn(pointer, "an array without `items` holds any JSON values");
                 }
                 let counts = (t.min_items, t.max_items, t.unique_items);
                 (
@@ -601,8 +602,15 @@ impl<'a> Parser<'a> {
                 mapping.push((name.clone(), name.clone()));
             }
         } else {
-            for (value, reference) in &d.mapping {
-                let name = self.schema_ref(reference, &p)?;
+            for (value, target) in &d.mapping {
+                // A mapping value is a schema name or a reference (OpenAPI 3.0.3, Discriminator
+                // Object); a name is one of the document's component schemas.
+                let reference = if target.contains('/') || target.contains('#') {
+                    target.clone()
+                } else {
+                    format!("#/components/schemas/{target}")
+                };
+                let name = self.schema_ref(&reference, &p)?;
                 if !variants.iter().any(|v| v.kind == Kind::Ref(name.clone())) {
                     return err(
                         &p,

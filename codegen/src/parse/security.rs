@@ -3,7 +3,7 @@
 use openapiv3 as oa;
 use openapiv3::ReferenceOr;
 
-use super::{Error, Parser, err};
+use super::{Error, Parser, err, warn};
 use crate::ir::*;
 use crate::names::escape;
 
@@ -60,7 +60,9 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    /// The alternatives of a `security` list; every scheme must be declared.
+    /// The alternatives of a `security` list. A scheme the document does not declare (which
+    /// OpenAPI forbids) cannot be presented, so an alternative naming one is never met: kept as
+    /// written, with a warning.
     pub(super) fn security_requirement(
         &self,
         reqs: &[oa::SecurityRequirement],
@@ -72,9 +74,11 @@ impl<'a> Parser<'a> {
             let mut req = Requirement::new();
             for (name, scopes) in alternative {
                 if !schemes.iter().any(|s| &s.name == name) {
-                    return err(
+                    warn(
                         &format!("{pointer}/{i}"),
-                        format!("security scheme `{name}` is not declared"),
+                        format!(
+                            "security scheme `{name}` is not declared: this alternative can never be met"
+                        ),
                     );
                 }
                 req.push((name.clone(), scopes.clone()));

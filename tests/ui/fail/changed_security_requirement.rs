@@ -31,6 +31,9 @@ impl SecuredApi for Shop {
     async fn optional(&self, principal: String, _input: OptionalInput) -> OptionalResponse {
         OptionalResponse::Ok(seen(principal))
     }
+    async fn undeclared(&self, principal: String, _input: UndeclaredInput) -> UndeclaredResponse {
+        UndeclaredResponse::Ok(seen(principal))
+    }
     async fn open(&self, _input: OpenInput) -> OpenResponse {
         OpenResponse::Ok(seen(String::new()))
     }

@@ -45,6 +45,9 @@ crate::runtime::spec_type!(Tag);
 pub struct Collection {
     /// Unique identifier of the collection.
     pub id: ::std::string::String,
+    /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub anything: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
     /// Required array of strings.
     pub labels: ::std::vec::Vec<::std::string::String>,
     /// Optional array of 64-bit integers.
@@ -70,7 +73,12 @@ impl crate::runtime::SpecType for Collection {
                 ("id", crate ::runtime::inline({ let mut s = crate
                 ::runtime::schema("string"); s.description =
                 ::std::option::Option::Some("Unique identifier of the collection."); s
-                })), ("labels", crate ::runtime::inline({ let mut s = crate
+                })), ("anything", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new(crate
+                ::runtime::inline(crate ::runtime::schema("")))); s.description =
+                ::std::option::Option::Some("An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.");
+                s })), ("labels", crate ::runtime::inline({ let mut s = crate
                 ::runtime::schema("array"); s.items =
                 ::std::option::Option::Some(::std::boxed::Box::new(crate
                 ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
@@ -115,6 +123,9 @@ crate::runtime::spec_type!(Collection);
 /// Schema: `#/components/schemas/CreateCollectionRequest`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CreateCollectionRequest {
+    /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub anything: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
     /// Required array of strings.
     pub labels: ::std::vec::Vec<::std::string::String>,
     /// Optional array of 32-bit integers.
@@ -135,7 +146,12 @@ impl crate::runtime::SpecType for CreateCollectionRequest {
         {
             let mut s = crate::runtime::schema("object");
             s.properties = ::std::vec![
-                ("labels", crate ::runtime::inline({ let mut s = crate
+                ("anything", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("array"); s.items =
+                ::std::option::Option::Some(::std::boxed::Box::new(crate
+                ::runtime::inline(crate ::runtime::schema("")))); s.description =
+                ::std::option::Option::Some("An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.");
+                s })), ("labels", crate ::runtime::inline({ let mut s = crate
                 ::runtime::schema("array"); s.items =
                 ::std::option::Option::Some(::std::boxed::Box::new(crate
                 ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s

@@ -49,6 +49,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     global_security: "[]",
     operation_security: &[],
     unexploded_params: &[],
+    path_styles: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],

@@ -50,6 +50,38 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/owners/{owner_id}/pets", "get", "query", "sizes", "spaceDelimited"),
         ("/owners/{owner_id}/pets", "get", "query", "tags", "pipeDelimited"),
         ("/owners/{owner_id}/pets", "get", "query", "shapes", ""),
+        ("/owners/{owner_id}/pets/{pet_id}", "get", "cookie", "flavours", ""),
+        ("/styles/{label}/{labels}/{matrix}/{matrices}/{ids}", "get", "path", "ids", ""),
+    ],
+    path_styles: &[
+        (
+            "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+            "get",
+            "path",
+            "label",
+            "label",
+        ),
+        (
+            "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+            "get",
+            "path",
+            "labels",
+            "label",
+        ),
+        (
+            "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+            "get",
+            "path",
+            "matrix",
+            "matrix",
+        ),
+        (
+            "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+            "get",
+            "path",
+            "matrices",
+            "matrix",
+        ),
     ],
     callbacks: &[],
     content: &[],
@@ -77,6 +109,7 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
         &[],
         &[],
         &[],

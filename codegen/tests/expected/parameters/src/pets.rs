@@ -32,6 +32,15 @@ pub trait PetsApi: crate::runtime::Hooks {
         &self,
         input: GetOwnerPetInput,
     ) -> impl ::std::future::Future<Output = GetOwnerPetResponse> + Send;
+    /// Path parameters in every style
+    ///
+    /// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (operationId `path_styles`, `#/paths/~1styles~1{label}~1{labels}~1{matrix}~1{matrices}~1{ids}/get`)
+    ///
+    /// Label and matrix values, exploded or not, and a comma-separated array.
+    fn path_styles(
+        &self,
+        input: PathStylesInput,
+    ) -> impl ::std::future::Future<Output = PathStylesResponse> + Send;
 }
 /// Input of `list_owner_pets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +122,28 @@ pub struct GetOwnerPetInput {
     /// `session_hint` (cookie).
     /// An optional cookie (at most 8 characters).
     pub session_hint: ::std::option::Option<::std::string::String>,
+    /// `flavours` (cookie).
+    /// An array in a cookie, one comma-separated value (`flavours=a,b`).
+    pub flavours: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
+}
+/// Input of `path_styles`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStylesInput {
+    /// `label` (path).
+    /// A label value (`.7`).
+    pub label: i64,
+    /// `labels` (path).
+    /// An exploded label array (`.a.b`).
+    pub labels: ::std::vec::Vec<::std::string::String>,
+    /// `matrix` (path).
+    /// A matrix value (`;matrix=x`).
+    pub matrix: ::std::string::String,
+    /// `matrices` (path).
+    /// An exploded matrix array (`;matrices=1;matrices=2`).
+    pub matrices: ::std::vec::Vec<i64>,
+    /// `ids` (path).
+    /// A simple array (`1,2,3`).
+    pub ids: ::std::vec::Vec<i64>,
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -183,6 +214,35 @@ pub enum GetOwnerPetResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(crate::runtime::Json(body))
+    }
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
+}
+/// Every response `path_styles` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum PathStylesResponse {
+    /// The values read, as a pet's name.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Pet>),
+    /// The request was invalid.
+    #[oai(status = 400u16)]
+    BadRequest(crate::runtime::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }

@@ -202,6 +202,11 @@ impl<S: Server> Api<S> {
         p_session_hint: ::poem_openapi::param::Cookie<
             ::std::option::Option<::std::string::String>,
         >,
+        /// An array in a cookie, one comma-separated value (`flavours=a,b`).
+        #[oai(name = "flavours")]
+        p_flavours: ::poem_openapi::param::Cookie<
+            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+        >,
     ) -> ::std::result::Result<
         crate::pets::GetOwnerPetResponse,
         crate::runtime::Rejection,
@@ -211,9 +216,63 @@ impl<S: Server> Api<S> {
             pet_id: p_pet_id.0,
             x_trace: p_x_trace.0,
             session_hint: p_session_hint.0,
+            flavours: p_flavours.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(
             <S as crate::pets::PetsApi>::get_owner_pet(self.server()?, input).await,
+        )
+    }
+    /// Path parameters in every style
+    ///
+    /// Label and matrix values, exploded or not, and a comma-separated array.
+    #[oai(
+        path = "/styles/:label/:labels/:matrix/:matrices/:ids",
+        method = "get",
+        operation_id = "path_styles",
+        tag = "ApiTags::Pets"
+    )]
+    async fn path_styles(
+        &self,
+        /// A label value (`.7`).
+        #[oai(name = "label")]
+        p_label: ::poem_openapi::param::Path<
+            crate::runtime::PathStyled<i64, 'l', false>,
+        >,
+        /// An exploded label array (`.a.b`).
+        #[oai(name = "labels")]
+        p_labels: ::poem_openapi::param::Path<
+            crate::runtime::PathStyled<
+                crate::runtime::Delimited<::std::string::String, '.'>,
+                'l',
+                true,
+            >,
+        >,
+        /// A matrix value (`;matrix=x`).
+        #[oai(name = "matrix")]
+        p_matrix: ::poem_openapi::param::Path<
+            crate::runtime::PathStyled<::std::string::String, 'm', false>,
+        >,
+        /// An exploded matrix array (`;matrices=1;matrices=2`).
+        #[oai(name = "matrices")]
+        p_matrices: ::poem_openapi::param::Path<
+            crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
+        >,
+        /// A simple array (`1,2,3`).
+        #[oai(name = "ids")]
+        p_ids: ::poem_openapi::param::Path<crate::runtime::Csv<i64>>,
+    ) -> ::std::result::Result<
+        crate::pets::PathStylesResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::pets::PathStylesInput {
+            label: p_label.0.0,
+            labels: p_labels.0.0.0,
+            matrix: p_matrix.0.0,
+            matrices: p_matrices.0.0.0,
+            ids: p_ids.0.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::pets::PetsApi>::path_styles(self.server()?, input).await,
         )
     }
 }
@@ -259,6 +318,12 @@ impl crate::pets::PetsApi for DocumentOnly {
         &self,
         _input: crate::pets::GetOwnerPetInput,
     ) -> impl ::std::future::Future<Output = crate::pets::GetOwnerPetResponse> + Send {
+        async move { match *self {} }
+    }
+    fn path_styles(
+        &self,
+        _input: crate::pets::PathStylesInput,
+    ) -> impl ::std::future::Future<Output = crate::pets::PathStylesResponse> + Send {
         async move { match *self {} }
     }
 }

@@ -52,8 +52,10 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ),
         ("/optional", "get", "[{\"BasicAuth\":[]},{},{\"DigestAuth\":[]}]"),
         ("/open", "get", "[]"),
+        ("/undeclared", "get", "[{\"Missing\":[]},{\"BasicAuth\":[]}]"),
     ],
     unexploded_params: &[],
+    path_styles: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],
@@ -114,5 +116,6 @@ impl runtime::ApiDocument for Document {
         ],
         &[&[("BasicAuth", &[])], &[], &[("DigestAuth", &[])]],
         &[],
+        &[&[("Missing", &[])], &[("BasicAuth", &[])]],
     ];
 }

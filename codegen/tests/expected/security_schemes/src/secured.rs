@@ -36,6 +36,16 @@ pub trait SecuredApi: crate::runtime::Hooks {
         &self,
         input: OpenInput,
     ) -> impl ::std::future::Future<Output = OpenResponse> + Send;
+    /// A requirement naming a scheme the document does not declare
+    ///
+    /// `GET /undeclared` (operationId `undeclared`, `#/paths/~1undeclared/get`)
+    ///
+    /// OpenAPI forbids it; the generator warns, and that alternative is never met.
+    fn undeclared(
+        &self,
+        principal: Self::Principal,
+        input: UndeclaredInput,
+    ) -> impl ::std::future::Future<Output = UndeclaredResponse> + Send;
 }
 /// Input of `inherited`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +59,9 @@ pub struct OptionalInput {}
 /// Input of `open`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpenInput {}
+/// Input of `undeclared`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UndeclaredInput {}
 /// Every response `inherited` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum InheritedResponse {
@@ -82,4 +95,14 @@ pub enum OpenResponse {
     /// Always.
     #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
+}
+/// Every response `undeclared` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum UndeclaredResponse {
+    /// Which alternative matched.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Seen>),
+    /// Unauthenticated.
+    #[oai(status = 401u16)]
+    Unauthorized,
 }

@@ -103,6 +103,28 @@ impl<S: Server> Api<S> {
             <S as crate::secured::SecuredApi>::open(self.server()?, input).await,
         )
     }
+    /// A requirement naming a scheme the document does not declare
+    ///
+    /// OpenAPI forbids it; the generator warns, and that alternative is never met.
+    #[oai(
+        path = "/undeclared",
+        method = "get",
+        operation_id = "undeclared",
+        tag = "ApiTags::Secured"
+    )]
+    async fn undeclared(
+        &self,
+        auth: crate::runtime::Auth<S, crate::Document, 4>,
+    ) -> ::std::result::Result<
+        crate::secured::UndeclaredResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::secured::UndeclaredInput {};
+        ::std::result::Result::Ok(
+            <S as crate::secured::SecuredApi>::undeclared(self.server()?, auth.0, input)
+                .await,
+        )
+    }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
@@ -153,6 +175,13 @@ impl crate::secured::SecuredApi for DocumentOnly {
         &self,
         _input: crate::secured::OpenInput,
     ) -> impl ::std::future::Future<Output = crate::secured::OpenResponse> + Send {
+        async move { match *self {} }
+    }
+    fn undeclared(
+        &self,
+        _principal: Self::Principal,
+        _input: crate::secured::UndeclaredInput,
+    ) -> impl ::std::future::Future<Output = crate::secured::UndeclaredResponse> + Send {
         async move { match *self {} }
     }
 }
