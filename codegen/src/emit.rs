@@ -407,13 +407,39 @@ impl<'a> Emitter<'a> {
 
 /// `/pets/{pet_id}` → `/pets/:pet_id` (poem-openapi's syntax).
 pub fn poem_path(path: &str) -> String {
+    let mut seen = std::collections::BTreeMap::new();
     path.split('/')
         .map(
             |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(name) => format!(":{name}"),
+                Some(name) => {
+                    let times = seen.entry(name).or_insert(0);
+                    *times += 1;
+                    // poem refuses a variable named twice (`/a/{id}/b/{id}`): a repeat gets a
+                    // name of its own and is matched, not compared with the first.
+                    if *times == 1 {
+                        format!(":{name}")
+                    } else {
+                        format!(":{name}__again{times}")
+                    }
+                }
                 None => seg.to_string(),
             },
         )
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The path poem-openapi serves for a template that names a variable twice (`None` otherwise):
+/// the route's own names in braces, renamed back by `DocumentPatch::renamed_paths`.
+pub fn served_path(path: &str) -> Option<String> {
+    let route = poem_path(path);
+    let served: String = route
+        .split('/')
+        .map(|seg| match seg.strip_prefix(':') {
+            Some(name) => format!("{{{name}}}"),
+            None => seg.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("/");
+    (served != path).then_some(served)
 }

@@ -83,6 +83,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     operation_security: &[("/documents/{document_id}/content", "get", "[]")],
     unexploded_params: &[],
     path_styles: &[],
+    renamed_paths: &[],
     callbacks: &[
         (
             "/webhook-endpoints",

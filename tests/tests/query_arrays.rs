@@ -67,6 +67,15 @@ impl PetsApi for Server {
             balance: None,
         }))
     }
+    async fn named_twice(&self, input: NamedTwiceInput) -> NamedTwiceResponse {
+        NamedTwiceResponse::Ok(Json(Pet {
+            id: 0,
+            owner_id: String::new(),
+            name: input.name,
+            r#type: None,
+            balance: None,
+        }))
+    }
     /// Answers with a pet named after the `session_hint` cookie.
     async fn get_owner_pet(&self, input: GetOwnerPetInput) -> GetOwnerPetResponse {
         GetOwnerPetResponse::Ok(Json(Pet {
@@ -236,4 +245,13 @@ async fn path_parameters_are_read_in_their_style() {
     ] {
         assert_eq!(call(uri, None).await.0, StatusCode::BAD_REQUEST, "{uri}");
     }
+}
+
+#[tokio::test]
+async fn a_path_may_name_a_variable_twice() {
+    assert_eq!(
+        call("/twice/rex/and/rex", None).await,
+        (StatusCode::OK, "rex".to_string())
+    );
+    assert_eq!(call("/twice/rex/and", None).await.0, StatusCode::NOT_FOUND);
 }

@@ -2011,6 +2011,8 @@ pub struct DocumentPatch {
         &'static str,
         &'static str,
     )],
+    /// Paths that name a variable twice, which poem serves renamed: (served, source).
+    pub renamed_paths: &'static [(&'static str, &'static str)],
     /// Operation `callbacks` as written: (path, method, JSON).
     pub callbacks: &'static [(&'static str, &'static str, &'static str)],
     /// `content` maps the generated code cannot say itself (several or unusual media types):
@@ -2086,6 +2088,14 @@ fn served_param<'d>(
 
 /// Applies `patch` to the document poem-openapi produced.
 pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
+    // First, so that every other table finds each path under its source name.
+    for (served, source) in patch.renamed_paths {
+        if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut)
+            && let Some(item) = paths.remove(*served)
+        {
+            paths.insert(source.to_string(), item);
+        }
+    }
     doc["openapi"] = Value::String(patch.openapi.to_string());
     if !patch.servers.is_empty() {
         doc["servers"] = Value::Array(

@@ -124,6 +124,14 @@ fn document_patch(api: &Api) -> TokenStream {
         (is_csv(p) && !p.explode).then(|| style.to_string())
     });
     let path_styles = param_rows(api, |p| Some(p.path_style?.name().to_string()));
+    let renamed_paths: Vec<TokenStream> = api
+        .operations
+        .iter()
+        .filter_map(|o| Some((super::served_path(&o.path)?, o.path.as_str())))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(|(served, source)| quote!((#served, #source)))
+        .collect();
     let callbacks_json = operation_json(api, |o| o.callbacks_json.as_deref());
     let content_patches = content_patches(api);
     let closed = closed_schemas(api);
@@ -173,6 +181,7 @@ fn document_patch(api: &Api) -> TokenStream {
             operation_security: &[#(#op_security),*],
             unexploded_params: &[#(#unexploded),*],
             path_styles: &[#(#path_styles),*],
+            renamed_paths: &[#(#renamed_paths),*],
             callbacks: &[#(#callbacks_json),*],
             content: &[#(#content_patches),*],
             closed_schemas: &[#(#closed),*],

@@ -50,6 +50,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     operation_security: &[],
     unexploded_params: &[],
     path_styles: &[],
+    renamed_paths: &[],
     callbacks: &[
         (
             "/subscriptions",

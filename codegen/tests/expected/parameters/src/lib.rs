@@ -83,6 +83,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "matrix",
         ),
     ],
+    renamed_paths: &[("/twice/{name}/and/{name__again2}", "/twice/{name}/and/{name}")],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],
@@ -109,6 +110,7 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
         &[],
         &[],
         &[],

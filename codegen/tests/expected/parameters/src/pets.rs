@@ -41,6 +41,15 @@ pub trait PetsApi: crate::runtime::Hooks {
         &self,
         input: PathStylesInput,
     ) -> impl ::std::future::Future<Output = PathStylesResponse> + Send;
+    /// A path that names one variable twice
+    ///
+    /// `GET /twice/{name}/and/{name}` (operationId `named_twice`, `#/paths/~1twice~1{name}~1and~1{name}/get`)
+    ///
+    /// The second occurrence is matched, not compared with the first.
+    fn named_twice(
+        &self,
+        input: NamedTwiceInput,
+    ) -> impl ::std::future::Future<Output = NamedTwiceResponse> + Send;
 }
 /// Input of `list_owner_pets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +153,13 @@ pub struct PathStylesInput {
     /// `ids` (path).
     /// A simple array (`1,2,3`).
     pub ids: ::std::vec::Vec<i64>,
+}
+/// Input of `named_twice`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedTwiceInput {
+    /// `name` (path).
+    /// The name.
+    pub name: ::std::string::String,
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -260,4 +276,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse 
             _ => ::std::option::Option::None,
         }
     }
+}
+/// Every response `named_twice` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum NamedTwiceResponse {
+    /// The name, as a pet's.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Pet>),
 }

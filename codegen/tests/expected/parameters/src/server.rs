@@ -275,6 +275,31 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::path_styles(self.server()?, input).await,
         )
     }
+    /// A path that names one variable twice
+    ///
+    /// The second occurrence is matched, not compared with the first.
+    #[oai(
+        path = "/twice/:name/and/:name__again2",
+        method = "get",
+        operation_id = "named_twice",
+        tag = "ApiTags::Pets"
+    )]
+    async fn named_twice(
+        &self,
+        /// The name.
+        #[oai(name = "name")]
+        p_name: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<
+        crate::pets::NamedTwiceResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::pets::NamedTwiceInput {
+            name: p_name.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::pets::PetsApi>::named_twice(self.server()?, input).await,
+        )
+    }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
@@ -324,6 +349,12 @@ impl crate::pets::PetsApi for DocumentOnly {
         &self,
         _input: crate::pets::PathStylesInput,
     ) -> impl ::std::future::Future<Output = crate::pets::PathStylesResponse> + Send {
+        async move { match *self {} }
+    }
+    fn named_twice(
+        &self,
+        _input: crate::pets::NamedTwiceInput,
+    ) -> impl ::std::future::Future<Output = crate::pets::NamedTwiceResponse> + Send {
         async move { match *self {} }
     }
 }

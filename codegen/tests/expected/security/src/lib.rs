@@ -50,6 +50,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     operation_security: &[("/health", "get", "[]")],
     unexploded_params: &[],
     path_styles: &[],
+    renamed_paths: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],

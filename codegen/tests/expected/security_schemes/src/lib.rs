@@ -56,6 +56,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     ],
     unexploded_params: &[],
     path_styles: &[],
+    renamed_paths: &[],
     callbacks: &[],
     content: &[],
     closed_schemas: &[],
