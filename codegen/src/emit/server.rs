@@ -396,8 +396,6 @@ impl Emitter<'_> {
     }
 }
 
-/// An operation's doc: summary and description (with no summary, the description starts the
-/// text, as poem-openapi reads the first paragraph as the summary).
 /// The `ResponseMedia` table of an operation some of whose responses are written in another
 /// media type than their payload's own (every declared response is listed, so that a status is
 /// matched as the document matches it); `None` when all are written as their payloads write them.
@@ -413,6 +411,8 @@ fn response_media(o: &Operation) -> Option<TokenStream> {
     Some(quote!(&[#(#entries),*]))
 }
 
+/// An operation's doc: summary and description (with no summary, the description starts the
+/// text, as poem-openapi reads the first paragraph as the summary).
 fn glue_doc(o: &Operation) -> TokenStream {
     let mut doc_text = o.summary.clone().unwrap_or_default();
     if let Some(d) = &o.description {
