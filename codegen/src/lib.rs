@@ -1,5 +1,6 @@
 //! `bank-codegen`: OpenAPI 3.0 document → a Rust crate of server traits, types and routing glue.
 //!
+//! - [`bundle`]: a document split over several files (or with path item `$ref`s) as one.
 //! - [`parse`]: reads and validates the document into the [`ir`] (unsupported constructs are
 //!   errors naming their JSON pointer).
 //! - [`ir`]: plain data describing operations, types and security; what tests inspect.
@@ -11,6 +12,7 @@
 //!
 //! Nothing here is specific to one API: the bankd document is one input among the fixtures.
 
+pub mod bundle;
 pub mod diff;
 pub mod emit;
 pub mod ir;
@@ -28,9 +30,17 @@ pub use parse::Error;
 /// The `bank-codegen-runtime` crate of this checkout (absolute).
 pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
 
-/// Generates every file of the crate for `spec_text`.
+/// Generates every file of the crate for `spec_text` (one file: a reference to another file
+/// is refused; see [`generate_file`]).
 pub fn generate(spec_text: &str, opts: &Options) -> Result<BTreeMap<String, String>, Error> {
     let api = parse::parse(spec_text)?;
+    Ok(emit::emit(&api, opts))
+}
+
+/// Generates every file of the crate for the document at `spec`, reading the files its
+/// references name relative to it.
+pub fn generate_file(spec: &Path, opts: &Options) -> Result<BTreeMap<String, String>, Error> {
+    let api = parse::parse_file(spec)?;
     Ok(emit::emit(&api, opts))
 }
 

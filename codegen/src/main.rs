@@ -73,15 +73,8 @@ enum Command {
     Diff(DiffArgs),
 }
 
-fn read(path: &std::path::Path) -> Result<String, ExitCode> {
-    std::fs::read_to_string(path).map_err(|e| {
-        eprintln!("error: cannot read {}: {e}", path.display());
-        ExitCode::from(2)
-    })
-}
-
-fn parse(path: &std::path::Path, text: &str) -> Result<bank_codegen::ir::Api, ExitCode> {
-    bank_codegen::parse::parse(text).map_err(|e| {
+fn parse(path: &std::path::Path) -> Result<bank_codegen::ir::Api, ExitCode> {
+    bank_codegen::parse::parse_file(path).map_err(|e| {
         eprintln!(
             "error: {}#{}: {}",
             path.display(),
@@ -97,11 +90,10 @@ fn major(version: &str) -> &str {
 }
 
 fn diff(args: DiffArgs) -> Result<ExitCode, ExitCode> {
-    let (base_text, spec_text) = (read(&args.base)?, read(&args.spec)?);
     // The two documents are independent: parse them on two threads.
     let (old, new) = std::thread::scope(|s| {
-        let old = s.spawn(|| parse(&args.base, &base_text));
-        let new = parse(&args.spec, &spec_text);
+        let old = s.spawn(|| parse(&args.base));
+        let new = parse(&args.spec);
         (old.join().expect("the parser does not panic"), new)
     });
     let (old, new) = (old?, new?);
@@ -138,10 +130,6 @@ fn main() -> ExitCode {
         Command::Check(t) => (t, false),
         Command::Diff(args) => return diff(args).unwrap_or_else(|code| code),
     };
-    let text = match read(&target.spec) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
     let source = target.spec.display().to_string();
     let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {
         bank_codegen::relative_path(&target.out, std::path::Path::new(bank_codegen::RUNTIME_DIR))
@@ -151,7 +139,7 @@ fn main() -> ExitCode {
         source: &source,
         runtime_path: &runtime_path,
     };
-    let files = match bank_codegen::generate(&text, &opts) {
+    let files = match bank_codegen::generate_file(&target.spec, &opts) {
         Ok(f) => f,
         Err(e) => {
             eprintln!(

@@ -41,7 +41,7 @@ pub struct Error {
 
 /// A construct accepted with a weaker meaning than the document's: said on stderr, once per
 /// place, so the maintainer knows what is not enforced.
-fn warn(pointer: &str, message: impl std::fmt::Display) {
+pub(crate) fn warn(pointer: &str, message: impl std::fmt::Display) {
     eprintln!("warning: {pointer}: {message}");
 }
 
@@ -62,7 +62,7 @@ fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
 }
 
 /// A URI fragment with its `%XX` escapes decoded (a JSON pointer in a `$ref` is a fragment).
-fn percent_decode(fragment: &str) -> String {
+pub(crate) fn percent_decode(fragment: &str) -> String {
     let bytes = fragment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -86,22 +86,22 @@ fn percent_decode(fragment: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses YAML or JSON text into the IR.
+/// Parses YAML or JSON text into the IR. A reference to another file is refused (there is no
+/// directory to read it from); [`parse_file`] reads those.
 pub fn parse(text: &str) -> Result<Api, Error> {
-    // JSON is read by the JSON parser (several times faster on large documents); anything
-    // else, or JSON it refuses, by the YAML one.
-    let json = text
-        .trim_start()
-        .starts_with('{')
-        .then(|| serde_json::from_str::<serde_json::Value>(text).ok())
-        .flatten();
-    let raw: serde_json::Value = match json {
-        Some(v) => v,
-        None => serde_yaml::from_str(text).map_err(|e| Error {
-            pointer: "#".into(),
-            message: format!("not YAML or JSON: {e}"),
-        })?,
-    };
+    parse_value(crate::bundle::bundle(
+        crate::bundle::read_document(text, "#")?,
+        None,
+    )?)
+}
+
+/// Parses the document at `path`, with the files its references name (see [`crate::bundle`]).
+pub fn parse_file(path: &std::path::Path) -> Result<Api, Error> {
+    parse_value(crate::bundle::bundle_file(path)?)
+}
+
+/// The IR of one bundled document.
+fn parse_value(raw: serde_json::Value) -> Result<Api, Error> {
     let version = raw
         .get("openapi")
         .and_then(|v| v.as_str())

@@ -28,7 +28,6 @@ fn every_fixture_generates_its_committed_crate() {
             .and_then(|s| s.to_str())
             .expect("utf-8 name")
             .to_string();
-        let text = std::fs::read_to_string(&spec).expect("readable fixture");
         let source = format!("codegen/tests/fixtures/{name}.yaml");
         let crate_name = format!("fixture-{}", name.replace('_', "-"));
         let opts = bank_codegen::Options {
@@ -36,7 +35,8 @@ fn every_fixture_generates_its_committed_crate() {
             source: &source,
             runtime_path: "../../../runtime",
         };
-        let files = bank_codegen::generate(&text, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let files =
+            bank_codegen::generate_file(&spec, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected = root.join("tests/expected").join(&name);
         if bless {
             bank_codegen::write(&expected, &files).expect("write expected files");

@@ -122,3 +122,14 @@ fixture_round_trip! {
     fixture_security_schemes => "security_schemes.yaml",
     fixture_validation => "validation.yaml",
 }
+
+/// A fixture over several files serves the one document its files bundle into (the bundle
+/// itself is tested in `codegen/tests/bundle.rs`).
+#[test]
+fn a_fixture_over_several_files_serves_its_bundled_document() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../codegen/tests/fixtures/multi_file.yaml");
+    let source = bank_codegen::bundle::bundle_file(&path).expect("bundles");
+    let diffs = differences(&source, &fixture_multi_file::document());
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+}

@@ -2055,6 +2055,10 @@ pub struct DocumentPatch {
     /// required (poem-openapi's text and bytes payloads are), the document says what the
     /// source says.
     pub optional_bodies: &'static [(&'static str, &'static str)],
+    /// Operations with a `description` and no `summary`: (path, method). poem-openapi serves
+    /// the first paragraph of a doc comment as the summary; the document says what the source
+    /// says.
+    pub untitled_operations: &'static [(&'static str, &'static str)],
     /// Parameter defaults the extracted type cannot hold (a date, a delimited array, a JSON
     /// parameter): (path, method, `in`, name, JSON of the default). Such a parameter is
     /// optional in the handler's input; the document still shows its default.
@@ -2067,6 +2071,14 @@ pub struct DocumentPatch {
     )],
 }
 
+/// The JSON pointer of an operation in a document (`/paths/~1pets/get`).
+fn operation_pointer(path: &str, method: &str) -> String {
+    format!(
+        "/paths/{}/{method}",
+        path.replace('~', "~0").replace('/', "~1")
+    )
+}
+
 /// The served parameter `name` in `location` of the operation `method` `path`, if any.
 fn served_param<'d>(
     doc: &'d mut Value,
@@ -2075,11 +2087,7 @@ fn served_param<'d>(
     location: &str,
     name: &str,
 ) -> Option<&'d mut Value> {
-    let pointer = format!(
-        "/paths/{}/{}/parameters",
-        path.replace('~', "~0").replace('/', "~1"),
-        method
-    );
+    let pointer = format!("{}/parameters", operation_pointer(path, method));
     doc.pointer_mut(&pointer)?
         .as_array_mut()?
         .iter_mut()
@@ -2133,11 +2141,7 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
         }
     }
     for (path, method, place, json) in patch.content {
-        let op = format!(
-            "/paths/{}/{}",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
+        let op = operation_pointer(path, method);
         let pointer = if *place == "requestBody" {
             format!("{op}/requestBody")
         } else {
@@ -2151,11 +2155,7 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
         }
     }
     for (path, method, json) in patch.callbacks {
-        let pointer = format!(
-            "/paths/{}/{}",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
+        let pointer = operation_pointer(path, method);
         if let (Some(Value::Object(op)), Ok(callbacks)) = (
             doc.pointer_mut(&pointer),
             serde_json::from_str::<Value>(json),
@@ -2172,9 +2172,8 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
     }
     for (path, method, status, media, schema) in patch.binary_schemas {
         let pointer = format!(
-            "/paths/{}/{}/responses/{}/content/{}/schema",
-            path.replace('~', "~0").replace('/', "~1"),
-            method,
+            "{}/responses/{}/content/{}/schema",
+            operation_pointer(path, method),
             status,
             media.replace('~', "~0").replace('/', "~1")
         );
@@ -2228,23 +2227,26 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             schema.insert("default".into(), default);
         }
     }
+    for (path, method) in patch.untitled_operations {
+        let pointer = operation_pointer(path, method);
+        if let Some(Value::Object(op)) = doc.pointer_mut(&pointer)
+            && let Some(Value::String(first)) = op.remove("summary")
+        {
+            let text = match op.get("description").and_then(Value::as_str) {
+                Some(rest) => format!("{first}\n\n{rest}"),
+                None => first,
+            };
+            op.insert("description".into(), Value::String(text));
+        }
+    }
     for (path, method) in patch.optional_bodies {
-        let pointer = format!(
-            "/paths/{}/{}/requestBody",
-            path.replace('~', "~0").replace('/', "~1"),
-            method
-        );
+        let pointer = format!("{}/requestBody", operation_pointer(path, method));
         if let Some(Value::Object(body)) = doc.pointer_mut(&pointer) {
             body.remove("required");
         }
     }
     for (path, method, status, links) in patch.links {
-        let pointer = format!(
-            "/paths/{}/{}/responses/{}",
-            path.replace('~', "~0").replace('/', "~1"),
-            method,
-            status
-        );
+        let pointer = format!("{}/responses/{}", operation_pointer(path, method), status);
         if let Some(Value::Object(resp)) = doc.pointer_mut(&pointer) {
             if let Ok(links) = serde_json::from_str::<Value>(links) {
                 resp.insert("links".into(), links);

@@ -145,28 +145,18 @@ impl<'a> Differ<'a> {
         }
     }
 
-    /// How an array parameter is written (repeated keys or one delimited value), and its
+    /// How a parameter is written on the wire (its style, explode, `content`), and its
     /// deprecation.
     fn param_style(&mut self, cx: &OpCx, op: &Param, np: &Param) {
-        let is_array = |p: &Param| matches!(p.schema.kind, crate::ir::Kind::Array(_));
-        if is_array(op) && is_array(np) && (op.explode, op.delimiter) != (np.explode, np.delimiter)
-        {
-            let style = |p: &Param| {
-                if p.explode {
-                    "repeated keys".to_string()
-                } else {
-                    format!("one value separated by `{}`", p.delimiter)
-                }
-            };
+        let (was, now) = (wire_form(op), wire_form(np));
+        if was != now {
             let f = Finding {
                 id: "request-parameter-style-changed".into(),
                 level: Level::Breaking,
                 pointer: &np.pointer,
                 message: format!(
-                    "array parameter `{}` was sent as {} and is now read as {}",
+                    "parameter `{}` was sent as {was} and is now read as {now}",
                     np.name,
-                    style(op),
-                    style(np)
                 ),
                 breaks_build: false,
                 items: vec![cx.input.clone()],
@@ -281,5 +271,46 @@ impl<'a> Differ<'a> {
             };
             self.schema(cx, &at, &ob.schema, &nb.schema);
         }
+    }
+}
+
+/// How a parameter's value is written, in words: two parameters written the same way read the
+/// same requests. Only what changes the wire counts (`explode` of a scalar in `simple` style
+/// does not).
+fn wire_form(p: &Param) -> String {
+    use crate::ir::{Kind, PathStyle};
+
+    if let Some(media) = &p.content_type {
+        return format!("a document of type `{media}`");
+    }
+    if p.deep_object {
+        return format!("bracketed keys (`{}[key]=value`)", p.name);
+    }
+    let items = match (
+        matches!(p.schema.kind, Kind::Array(_)),
+        p.location,
+        p.path_style,
+    ) {
+        (false, _, _) => String::new(),
+        (true, Location::Path, Some(PathStyle::Label)) if p.explode => {
+            "items separated by `.`".to_string()
+        }
+        (true, Location::Path, Some(PathStyle::Matrix)) if p.explode => {
+            format!("each item as `;{}=value`", p.name)
+        }
+        (true, Location::Path, _) => "items separated by `,`".to_string(),
+        (true, _, _) if p.explode => "repeated keys".to_string(),
+        (true, _, _) => format!("one value separated by `{}`", p.delimiter),
+    };
+    let style = match p.path_style {
+        Some(PathStyle::Label) => "label style",
+        Some(PathStyle::Matrix) => "matrix style",
+        None => "",
+    };
+    match (style.is_empty(), items.is_empty()) {
+        (true, true) => "a plain value".to_string(),
+        (true, false) => items,
+        (false, true) => style.to_string(),
+        (false, false) => format!("{style}, {items}"),
     }
 }

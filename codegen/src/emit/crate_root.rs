@@ -171,6 +171,14 @@ fn document_patch(api: &Api) -> TokenStream {
             let (path, method) = (&o.path, &o.method);
             quote!((#path, #method))
         });
+    let untitled = api
+        .operations
+        .iter()
+        .filter(|o| o.summary.is_none() && o.description.is_some())
+        .map(|o| {
+            let (path, method) = (&o.path, &o.method);
+            quote!((#path, #method))
+        });
     quote! {
         /// What the served document needs beyond what poem-openapi can represent.
         pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
@@ -191,6 +199,7 @@ fn document_patch(api: &Api) -> TokenStream {
             param_patterns: &[#(#param_patterns),*],
             content_params: &[#(#content_params),*],
             optional_bodies: &[#(#optional_bodies),*],
+            untitled_operations: &[#(#untitled),*],
             param_defaults: &[#(#param_defaults),*],
         };
     }

@@ -316,7 +316,8 @@ fn primary_media(
 
 /// The whole `content` map as JSON text when the generated code cannot say it itself: several
 /// media types (requests in the others are refused with 415, responses use the primary one),
-/// or one that is not its kind's usual name (`application/vnd.x+json`, `*/*`).
+/// or one that is not its kind's usual name (`application/vnd.x+json`, `*/*`), or whose inline
+/// array or scalar schema says more than its Rust type documents (a `description`, limits).
 fn several_media(
     content: &indexmap::IndexMap<String, oa::MediaType>,
     pointer: &str,
@@ -331,11 +332,46 @@ fn several_media(
                 | "application/octet-stream"
         )
     };
-    if content.len() > 1 || content.keys().any(|ct| !usual(ct)) {
+    let inline_detail = content
+        .values()
+        .any(|m| m.schema.as_ref().is_some_and(inline_schema_says_more));
+    if content.len() > 1 || content.keys().any(|ct| !usual(ct)) || inline_detail {
         Ok(Some(json_text(content, pointer)?))
     } else {
         Ok(None)
     }
+}
+
+/// Whether an inline body schema that becomes a plain Rust type (an array, a string, a number, a
+/// boolean: objects become named types that document themselves) has more to say than that
+/// type's own schema (`{type, format}`, or `{type: array, items}` of a `$ref` or such a type).
+fn inline_schema_says_more(schema: &ReferenceOr<oa::Schema>) -> bool {
+    let ReferenceOr::Item(s) = schema else {
+        return false;
+    };
+    if !matches!(
+        s.schema_kind,
+        oa::SchemaKind::Type(
+            oa::Type::Array(_)
+                | oa::Type::String(_)
+                | oa::Type::Integer(_)
+                | oa::Type::Number(_)
+                | oa::Type::Boolean(_)
+        )
+    ) {
+        return false;
+    }
+    let plain = |v: &serde_json::Value, allowed: &[&str]| {
+        v.as_object()
+            .is_some_and(|m| m.keys().all(|k| allowed.contains(&k.as_str())))
+    };
+    let Ok(v) = serde_json::to_value(s) else {
+        return true;
+    };
+    let items_plain = v
+        .get("items")
+        .is_none_or(|i| plain(i, &["$ref"]) || plain(i, &["type", "format"]));
+    !(plain(&v, &["type", "format", "items"]) && items_plain)
 }
 
 /// Variant name from the status code, never from a description (a doc edit cannot rename code).

@@ -49,7 +49,14 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     path_styles: &[],
     renamed_paths: &[],
     callbacks: &[],
-    content: &[],
+    content: &[
+        (
+            "/events/{event_id}/attachment",
+            "get",
+            "200",
+            "{\"application/octet-stream\":{\"schema\":{\"description\":\"Raw attachment content.\",\"type\":\"string\",\"format\":\"binary\"}}}",
+        ),
+    ],
     closed_schemas: &[],
     additional_flags: &[],
     links: &[],
@@ -65,6 +72,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[],
+    untitled_operations: &[],
     param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.

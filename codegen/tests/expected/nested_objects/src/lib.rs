@@ -57,6 +57,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[],
+    untitled_operations: &[],
     param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.

@@ -97,6 +97,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/owners/{owner_id}/pets", "get", "query", "where", "application/json"),
     ],
     optional_bodies: &[],
+    untitled_operations: &[],
     param_defaults: &[
         ("/owners/{owner_id}/pets", "get", "query", "shapes", "[\"circle\"]"),
         ("/owners/{owner_id}/pets", "get", "query", "since", "\"\""),
