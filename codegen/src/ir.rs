@@ -291,6 +291,9 @@ pub struct Operation {
     pub deprecated: bool,
     pub params: Vec<Param>,
     pub body: Option<Body>,
+    /// Whether the document declares any response (OpenAPI 3.0 requires one); when not,
+    /// `responses` holds one `default` without a body and the document serves none.
+    pub responses_declared: bool,
     pub responses: Vec<Response>,
     /// Effective security requirement alternatives (its own, else the document's; empty: none).
     pub security: Vec<Requirement>,

@@ -274,9 +274,10 @@ impl<'a> Parser<'a> {
     }
 
     /// What `r` stands for, with the pointer that errors inside it name: itself, or the
-    /// component its `$ref` names in `#/components/<section>` (`of` picks that section). A
-    /// `$ref` elsewhere, or to a component that is missing or a `$ref` itself, is refused, the
-    /// same way for every section (`what` names its kind).
+    /// component its `$ref` names in `#/components/<section>` (`of` picks that section),
+    /// following a component that is a `$ref` to another. A `$ref` elsewhere, to a component
+    /// that is missing, or around a cycle is refused, the same way for every section (`what`
+    /// names its kind).
     fn resolve<'r, T>(
         &self,
         r: &'r ReferenceOr<T>,
@@ -288,21 +289,29 @@ impl<'a> Parser<'a> {
     where
         'a: 'r,
     {
-        let reference = match r {
+        let mut reference = match r {
             ReferenceOr::Item(item) => return Ok((item, pointer.to_string())),
             ReferenceOr::Reference { reference } => reference,
         };
-        let Some(name) = reference.strip_prefix(&format!("#/components/{section}/")) else {
-            return err(
-                pointer,
-                format!("`$ref` `{reference}` does not point into #/components/{section}"),
-            );
-        };
-        match self.components().map(of).and_then(|m| m.get(name)) {
-            Some(ReferenceOr::Item(item)) => {
-                Ok((item, format!("#/components/{section}/{}", escape(name))))
+        // A component may itself be a `$ref` to another (an alias): followed, a cycle refused.
+        let mut seen = BTreeSet::new();
+        loop {
+            let Some(name) = reference.strip_prefix(&format!("#/components/{section}/")) else {
+                return err(
+                    pointer,
+                    format!("`$ref` `{reference}` does not point into #/components/{section}"),
+                );
+            };
+            if !seen.insert(name) {
+                return err(pointer, format!("`$ref` `{reference}` refers to itself"));
             }
-            _ => err(pointer, format!("`$ref` to unknown {what} `{name}`")),
+            match self.components().map(of).and_then(|m| m.get(name)) {
+                Some(ReferenceOr::Item(item)) => {
+                    return Ok((item, format!("#/components/{section}/{}", escape(name))));
+                }
+                Some(ReferenceOr::Reference { reference: next }) => reference = next,
+                None => return err(pointer, format!("`$ref` to unknown {what} `{name}`")),
+            }
         }
     }
 

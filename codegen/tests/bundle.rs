@@ -233,3 +233,25 @@ fn a_path_item_served_at_two_paths_names_its_operations_once() {
     let ids: Vec<&str> = api.operations.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["getA", "get_b"]);
 }
+
+#[test]
+fn a_component_that_is_a_reference_to_another_is_followed_and_a_cycle_refused() {
+    let mut doc = with_ref("#/components/schemas/X");
+    doc["components"] = json!({
+        "schemas": {"X": {"type": "string"}},
+        "parameters": {
+            "Alias": {"$ref": "#/components/parameters/Q"},
+            "Q": {"name": "q", "in": "query", "schema": {"type": "string"}},
+            "Loop": {"$ref": "#/components/parameters/Loop2"},
+            "Loop2": {"$ref": "#/components/parameters/Loop"}
+        }
+    });
+    doc["paths"]["/a"]["get"]["parameters"] = json!([{"$ref": "#/components/parameters/Alias"}]);
+    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    assert_eq!(api.operations[0].params[0].name, "q");
+
+    doc["paths"]["/a"]["get"]["parameters"] = json!([{"$ref": "#/components/parameters/Loop"}]);
+    let e = bank_codegen::parse::parse(&doc.to_string()).expect_err("refused");
+    assert_eq!(e.pointer, "#/paths/~1a/get/parameters/0");
+    assert!(e.message.contains("refers to itself"), "{e}");
+}

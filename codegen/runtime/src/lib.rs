@@ -2059,6 +2059,9 @@ pub struct DocumentPatch {
     /// the first paragraph of a doc comment as the summary; the document says what the source
     /// says.
     pub untitled_operations: &'static [(&'static str, &'static str)],
+    /// Operations whose document declares no response: (path, method). Served with empty
+    /// `responses`, as written (the handler's `default` variant is not documented).
+    pub undeclared_responses: &'static [(&'static str, &'static str)],
     /// Parameter defaults the extracted type cannot hold (a date, a delimited array, a JSON
     /// parameter): (path, method, `in`, name, JSON of the default). Such a parameter is
     /// optional in the handler's input; the document still shows its default.
@@ -2225,6 +2228,11 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             serde_json::from_str::<Value>(default),
         ) {
             schema.insert("default".into(), default);
+        }
+    }
+    for (path, method) in patch.undeclared_responses {
+        if let Some(Value::Object(op)) = doc.pointer_mut(&operation_pointer(path, method)) {
+            op.insert("responses".into(), Value::Object(serde_json::Map::new()));
         }
     }
     for (path, method) in patch.untitled_operations {

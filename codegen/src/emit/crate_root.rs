@@ -159,26 +159,13 @@ fn document_patch(api: &Api) -> TokenStream {
         let written = p.schema.default.as_ref()?;
         param_default(p).is_none().then(|| written.to_string())
     });
-    let optional_bodies = api
-        .operations
-        .iter()
-        .filter(|o| {
-            o.body
-                .as_ref()
-                .is_some_and(|b| !b.required && !b.may_be_absent())
-        })
-        .map(|o| {
-            let (path, method) = (&o.path, &o.method);
-            quote!((#path, #method))
-        });
-    let untitled = api
-        .operations
-        .iter()
-        .filter(|o| o.summary.is_none() && o.description.is_some())
-        .map(|o| {
-            let (path, method) = (&o.path, &o.method);
-            quote!((#path, #method))
-        });
+    let optional_bodies = operation_rows(api, |o| {
+        o.body
+            .as_ref()
+            .is_some_and(|b| !b.required && !b.may_be_absent())
+    });
+    let untitled = operation_rows(api, |o| o.summary.is_none() && o.description.is_some());
+    let undeclared = operation_rows(api, |o| !o.responses_declared);
     quote! {
         /// What the served document needs beyond what poem-openapi can represent.
         pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
@@ -200,9 +187,22 @@ fn document_patch(api: &Api) -> TokenStream {
             content_params: &[#(#content_params),*],
             optional_bodies: &[#(#optional_bodies),*],
             untitled_operations: &[#(#untitled),*],
+            undeclared_responses: &[#(#undeclared),*],
             param_defaults: &[#(#param_defaults),*],
         };
     }
+}
+
+/// `(path, method)` of each operation `pick` selects, in document order.
+fn operation_rows(api: &Api, pick: impl Fn(&Operation) -> bool) -> Vec<TokenStream> {
+    api.operations
+        .iter()
+        .filter(|o| pick(o))
+        .map(|o| {
+            let (path, method) = (&o.path, &o.method);
+            quote!((#path, #method))
+        })
+        .collect()
 }
 
 /// `(path, method, json)` for each operation that has the JSON text `json` picks (its own

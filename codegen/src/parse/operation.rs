@@ -269,6 +269,8 @@ impl<'a> Parser<'a> {
             deprecated: op.deprecated,
             params,
             body,
+            responses_declared: op.responses.default.is_some()
+                || !op.responses.responses.is_empty(),
             responses,
             security,
             security_json,
@@ -316,8 +318,9 @@ impl<'a> Parser<'a> {
         Ok(params)
     }
 
-    /// An operation's responses: by status code in document order, then `default`. At least
-    /// one is required; variant names are unique within the operation.
+    /// An operation's responses: by status code in document order, then `default`; none
+    /// declared is a `default` without a body (with a warning). Variant names are unique within
+    /// the operation.
     fn responses(
         &mut self,
         op: &oa::Operation,
@@ -339,10 +342,23 @@ impl<'a> Parser<'a> {
             responses.push(self.response(r, Status::Default, &rp, type_stem, &mut variants)?);
         }
         if responses.is_empty() {
-            return err(
+            // OpenAPI 3.0 requires one; documents in the wild omit them. The handler answers
+            // with any status and no body (a `default` variant); the document says none.
+            warn(
                 &format!("{pointer}/responses"),
-                "an operation needs at least one response",
+                "no response is declared (OpenAPI 3.0 requires one): the handler answers any \
+                 status without a body",
             );
+            responses.push(Response {
+                status: Status::Default,
+                variant: "Default".into(),
+                description: String::new(),
+                content: None,
+                content_json: None,
+                written_as: Vec::new(),
+                headers: Vec::new(),
+                links: None,
+            });
         }
         Ok(responses)
     }

@@ -122,6 +122,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     content_params: &[],
     optional_bodies: &[("/markdown", "post"), ("/blob", "put")],
     untitled_operations: &[],
+    undeclared_responses: &[],
     param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.

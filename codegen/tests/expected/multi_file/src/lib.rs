@@ -76,6 +76,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/animals", "get"),
         ("/owners/{owner_id}", "get"),
     ],
+    undeclared_responses: &[],
     param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.

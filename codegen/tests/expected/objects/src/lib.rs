@@ -58,6 +58,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     content_params: &[],
     optional_bodies: &[],
     untitled_operations: &[],
+    undeclared_responses: &[],
     param_defaults: &[],
 };
 /// This document, as the runtime's body extractors see it.

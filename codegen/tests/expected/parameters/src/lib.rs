@@ -98,6 +98,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     ],
     optional_bodies: &[],
     untitled_operations: &[],
+    undeclared_responses: &[],
     param_defaults: &[
         ("/owners/{owner_id}/pets", "get", "query", "shapes", "[\"circle\"]"),
         ("/owners/{owner_id}/pets", "get", "query", "since", "\"\""),

@@ -23,6 +23,15 @@ pub trait ItemsApi: crate::runtime::Hooks {
         &self,
         input: PingInput,
     ) -> impl ::std::future::Future<Output = PingResponse> + Send;
+    /// No response declared
+    ///
+    /// `POST /ping` (operationId `ping_unanswered`, `#/paths/~1ping/post`)
+    ///
+    /// An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.
+    fn ping_unanswered(
+        &self,
+        input: PingUnansweredInput,
+    ) -> impl ::std::future::Future<Output = PingUnansweredResponse> + Send;
     /// Create or replace an item
     ///
     /// `PUT /items/{item_id}` (operationId `put_item`, `#/paths/~1items~1{item_id}/put`)
@@ -51,6 +60,9 @@ pub struct CreateItemInput {
 /// Input of `ping`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PingInput {}
+/// Input of `ping_unanswered`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PingUnansweredInput {}
 /// Input of `put_item`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutItemInput {
@@ -111,6 +123,11 @@ pub enum PingResponse {
     #[oai(status_range = "5XX")]
     Status5xx(::poem::http::StatusCode),
     /// Anything else, no body.
+    Default(::poem::http::StatusCode, crate::runtime::NoBody),
+}
+/// Every response `ping_unanswered` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum PingUnansweredResponse {
     Default(::poem::http::StatusCode, crate::runtime::NoBody),
 }
 /// Every response `put_item` may give, one variant per declared status.

@@ -64,6 +64,27 @@ impl<S: Server> Api<S> {
             <S as crate::items::ItemsApi>::ping(self.server()?, input).await,
         )
     }
+    /// No response declared
+    ///
+    /// An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.
+    #[oai(
+        path = "/ping",
+        method = "post",
+        operation_id = "ping_unanswered",
+        tag = "ApiTags::Items"
+    )]
+    async fn ping_unanswered(
+        &self,
+    ) -> ::std::result::Result<
+        crate::items::PingUnansweredResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::items::PingUnansweredInput {
+        };
+        ::std::result::Result::Ok(
+            <S as crate::items::ItemsApi>::ping_unanswered(self.server()?, input).await,
+        )
+    }
     /// Create or replace an item
     ///
     /// Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).
@@ -152,6 +173,14 @@ impl crate::items::ItemsApi for DocumentOnly {
         &self,
         _input: crate::items::PingInput,
     ) -> impl ::std::future::Future<Output = crate::items::PingResponse> + Send {
+        async move { match *self {} }
+    }
+    fn ping_unanswered(
+        &self,
+        _input: crate::items::PingUnansweredInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::items::PingUnansweredResponse,
+    > + Send {
         async move { match *self {} }
     }
     fn put_item(
