@@ -199,6 +199,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"type\":\"string\",\"format\":\"binary\"}",
         ),
     ],
+    param_formats: &[],
     param_patterns: &[
         ("/entities/person", "post", "header", "Idempotency-Key", "^[ -~]+$"),
         ("/entities/business", "post", "header", "Idempotency-Key", "^[ -~]+$"),

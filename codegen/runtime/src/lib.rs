@@ -2035,6 +2035,16 @@ pub struct DocumentPatch {
         &'static str,
     )],
     /// Parameter patterns checked by [`ParamPattern`]: (path, method, `in`, name, pattern).
+    /// Integer and number parameters whose `format` is not what their Rust type documents
+    /// (none, or one the generator reads as the base type): (path, method, `in`, name, the
+    /// source's format, empty for none).
+    pub param_formats: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
     pub param_patterns: &'static [(
         &'static str,
         &'static str,
@@ -2220,6 +2230,17 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema"))
         {
             schema.insert("pattern".into(), Value::String(pattern.to_string()));
+        }
+    }
+    for (path, method, location, name, format) in patch.param_formats {
+        if let Some(Value::Object(schema)) =
+            served_param(doc, path, method, location, name).and_then(|p| p.get_mut("schema"))
+        {
+            if str::is_empty(format) {
+                schema.remove("format");
+            } else {
+                schema.insert("format".into(), Value::String(format.to_string()));
+            }
         }
     }
     for (path, method, location, name, default) in patch.param_defaults {

@@ -155,6 +155,22 @@ fn document_patch(api: &Api) -> TokenStream {
         (!typed).then(|| pattern.clone())
     });
     let content_params = param_rows(api, |p| p.content_type.clone());
+    let param_formats = param_rows(api, |p| {
+        // What poem-openapi documents for the Rust type (`rust_type`) of each kind.
+        let documented: &[&str] = match &p.schema.kind {
+            Kind::Integer { .. } => &[
+                "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+            ],
+            Kind::Number { .. } => &["float", "double"],
+            _ => return None,
+        };
+        let format = match &p.schema.kind {
+            Kind::Integer { format } | Kind::Number { format } => format.as_deref(),
+            _ => None,
+        };
+        (p.content_type.is_none() && !format.is_some_and(|f| documented.contains(&f)))
+            .then(|| format.unwrap_or_default().to_string())
+    });
     let param_defaults = param_rows(api, |p| {
         let written = p.schema.default.as_ref()?;
         param_default(p).is_none().then(|| written.to_string())
@@ -183,6 +199,7 @@ fn document_patch(api: &Api) -> TokenStream {
             additional_flags: &[#(#additional_flags),*],
             links: &[#(#links),*],
             binary_schemas: &[#(#binary),*],
+            param_formats: &[#(#param_formats),*],
             param_patterns: &[#(#param_patterns),*],
             content_params: &[#(#content_params),*],
             optional_bodies: &[#(#optional_bodies),*],

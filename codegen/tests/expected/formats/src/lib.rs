@@ -69,6 +69,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"type\":\"string\",\"format\":\"binary\",\"description\":\"Raw attachment content.\"}",
         ),
     ],
+    param_formats: &[],
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[],

@@ -118,6 +118,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/image", "put", "200", "*/*", "{\"type\":\"string\",\"format\":\"binary\"}"),
         ("/markdown", "post", "200", "text/html", "{\"type\":\"string\"}"),
     ],
+    param_formats: &[],
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[("/markdown", "post"), ("/blob", "put")],

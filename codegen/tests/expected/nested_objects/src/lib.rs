@@ -54,6 +54,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     additional_flags: &[],
     links: &[],
     binary_schemas: &[],
+    param_formats: &[],
     param_patterns: &[],
     content_params: &[],
     optional_bodies: &[],

@@ -90,6 +90,10 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     additional_flags: &[],
     links: &[],
     binary_schemas: &[],
+    param_formats: &[
+        ("/owners/{owner_id}/pets", "get", "query", "page", ""),
+        ("/owners/{owner_id}/pets", "get", "query", "weight.gte", "kilograms"),
+    ],
     param_patterns: &[
         ("/owners/{owner_id}/pets", "post", "header", "Idempotency-Key", "^[ -~]+$"),
     ],

@@ -63,6 +63,12 @@ pub struct ListOwnerPetsInput {
     /// `balance.gte` (query).
     /// Only pets whose balance is greater than or equal to this value (dotted name).
     pub balance_gte: ::std::option::Option<i64>,
+    /// `page` (query).
+    /// Page number (an integer without a format, served without one).
+    pub page: ::std::option::Option<i64>,
+    /// `weight.gte` (query).
+    /// Minimum weight (a number in an unknown format, served with it).
+    pub weight_gte: ::std::option::Option<f64>,
     /// `created.lt` (query).
     /// Only pets created strictly before this instant (dotted name, date-time).
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,

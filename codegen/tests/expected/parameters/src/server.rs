@@ -48,6 +48,12 @@ impl<S: Server> Api<S> {
         /// Only pets whose balance is greater than or equal to this value (dotted name).
         #[oai(name = "balance.gte")]
         p_balance_gte: ::poem_openapi::param::Query<::std::option::Option<i64>>,
+        /// Page number (an integer without a format, served without one).
+        #[oai(name = "page", validator(minimum(value = "1")))]
+        p_page: ::poem_openapi::param::Query<::std::option::Option<i64>>,
+        /// Minimum weight (a number in an unknown format, served with it).
+        #[oai(name = "weight.gte")]
+        p_weight_gte: ::poem_openapi::param::Query<::std::option::Option<f64>>,
         /// Only pets created strictly before this instant (dotted name, date-time).
         #[oai(name = "created.lt")]
         p_created_lt: ::poem_openapi::param::Query<
@@ -115,6 +121,8 @@ impl<S: Server> Api<S> {
             owner_id: p_owner_id.0,
             region: p_region.0,
             balance_gte: p_balance_gte.0,
+            page: p_page.0,
+            weight_gte: p_weight_gte.0,
             created_lt: p_created_lt.0,
             r#type: p_type.0,
             r#match: p_match.0,
