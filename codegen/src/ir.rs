@@ -425,14 +425,18 @@ pub struct Body {
     /// A JSON body that the document also lists as `application/x-www-form-urlencoded` with
     /// the same schema: read as either, by the request's `Content-Type`.
     pub also_form: bool,
+    /// The other media types the document lists for this body that its primary extractor does
+    /// not read (`application/xml` beside JSON): the handler gets them as their bytes
+    /// (`runtime::Representation`).
+    pub other_media: Vec<String>,
 }
 
 impl Body {
-    /// Whether a request may leave this body out: an optional JSON body. An optional body of
-    /// any other media type is taken as required (the parser warns), so its handler input is
-    /// not an `Option`.
+    /// Whether a request may leave this body out: an optional JSON body (in no other media
+    /// type). An optional body of any other media type is taken as required (the parser
+    /// warns), so its handler input is not an `Option`.
     pub fn may_be_absent(&self) -> bool {
-        !self.required && self.media == Media::Json
+        !self.required && self.media == Media::Json && self.other_media.is_empty()
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use fixture_media_types::media::*;
 use fixture_media_types::models::{Note, Problem};
-use fixture_media_types::runtime::{Credentials, Hooks, RequestError};
+use fixture_media_types::runtime::{Credentials, Hooks, Representation, RequestError};
 use fixture_media_types::{Binary, Json, app};
 use poem::http::{Method, StatusCode};
 use poem::{Endpoint, Request};
@@ -30,7 +30,15 @@ impl MediaApi for Server {
         VendorJsonResponse::Ok(Json(input.body))
     }
     async fn form(&self, input: FormInput) -> FormResponse {
-        FormResponse::Ok(Json(input.body))
+        match input.body {
+            Representation::Primary(note) => FormResponse::Ok(Json(note)),
+            // The document's other media type reaches the handler as written.
+            Representation::Other { media_type, bytes } => FormResponse::Ok(Json(Note {
+                title: format!("{media_type}: {}", String::from_utf8_lossy(&bytes)),
+                stars: None,
+                tags: None,
+            })),
+        }
     }
     async fn text(&self, input: TextInput) -> TextResponse {
         TextResponse::Ok(PlainText(input.body.to_uppercase()))
@@ -130,11 +138,23 @@ async fn each_media_type_is_read_as_declared() {
             .map(|d| d.keys().cloned().collect::<Vec<_>>()),
         Some(vec!["stars".to_string(), "title".to_string()])
     );
-    // The document's other media type for this body is not read: 415.
+    // The document's other media type for this body reaches the handler as its bytes, with
+    // the request's Content-Type; a type the document does not list is a 415.
     assert_eq!(
-        call(M::POST, "/form", "application/xml", b"<note/>")
-            .await
-            .0,
+        call(
+            M::POST,
+            "/form",
+            "application/xml; charset=utf-8",
+            b"<note/>"
+        )
+        .await,
+        (
+            StatusCode::OK,
+            r#"{"title":"application/xml; charset=utf-8: <note/>"}"#.to_string()
+        )
+    );
+    assert_eq!(
+        call(M::POST, "/form", "text/csv", b"title\na").await.0,
         StatusCode::UNSUPPORTED_MEDIA_TYPE
     );
     assert_eq!(

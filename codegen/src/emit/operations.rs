@@ -131,7 +131,9 @@ impl Emitter<'_> {
     /// The type of the handler input's `body` field.
     pub(crate) fn body_field_type(&self, b: &Body) -> TokenStream {
         let t = self.body_inner_type(b);
-        if b.may_be_absent() {
+        if !b.other_media.is_empty() {
+            quote!(crate::runtime::Representation<#t>)
+        } else if b.may_be_absent() {
             quote!(::std::option::Option<#t>)
         } else {
             t

@@ -219,8 +219,23 @@ impl Emitter<'_> {
             fields.push(field);
         }
         if let Some(b) = &o.body {
-            args.push(self.body_arg(b));
+            args.push(self.body_arg(b, &o.type_stem));
             fields.push(quote!(body: body.0));
+            if !b.other_media.is_empty() {
+                let marker = format_ident!("{}BodyMedia", o.type_stem);
+                let types = &b.other_media;
+                let docs = doc_str(&format!(
+                    "The media types `{}` lists for its body beside those its extractor reads.",
+                    o.id
+                ));
+                defaults.push(quote! {
+                    #docs
+                    pub struct #marker;
+                    impl crate::runtime::MediaTypes for #marker {
+                        const TYPES: &'static [&'static str] = &[#(#types),*];
+                    }
+                });
+            }
         }
         (args, fields)
     }
@@ -327,7 +342,7 @@ impl Emitter<'_> {
     /// The body extractor: typed and validated by its media type (a JSON body also listed as a
     /// form with the same schema reads either); an optional JSON body may be absent (any other
     /// is taken as required).
-    fn body_arg(&self, b: &Body) -> TokenStream {
+    fn body_arg(&self, b: &Body, stem: &str) -> TokenStream {
         let docs = doc(&b.description);
         let ty = match b.media {
             Media::Json if b.also_form => {
@@ -349,7 +364,10 @@ impl Emitter<'_> {
             Media::Text => quote!(::poem_openapi::payload::PlainText<::std::string::String>),
             Media::Binary => quote!(crate::runtime::RawBody),
         };
-        if !b.may_be_absent() {
+        if !b.other_media.is_empty() {
+            let marker = format_ident!("{}BodyMedia", stem);
+            quote!(#docs body: crate::runtime::OrOther<#ty, #marker>)
+        } else if !b.may_be_absent() {
             quote!(#docs body: #ty)
         } else {
             let t = self.rust_type(&b.schema, false);

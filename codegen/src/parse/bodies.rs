@@ -22,6 +22,7 @@ fn raw_body(body: &oa::RequestBody, content_type: &str, pointer: &str) -> Result
         required: body.required,
         schema: Schema::default(),
         also_form: false,
+        other_media: Vec::new(),
     })
 }
 
@@ -81,6 +82,16 @@ impl<'a> Parser<'a> {
                 .content
                 .iter()
                 .any(|(ct, m)| media_kind(ct) == Media::Form && m.schema == media.schema);
+        // The listed types the primary extractor does not read (raw bytes read every type).
+        let other_media = body
+            .content
+            .keys()
+            .filter(|ct| {
+                let k = media_kind(ct);
+                kind != Media::Binary && k != kind && !(also_form && k == Media::Form)
+            })
+            .cloned()
+            .collect();
         Ok(Body {
             media: kind,
             content_type: content_type.clone(),
@@ -89,6 +100,7 @@ impl<'a> Parser<'a> {
             required: body.required,
             schema,
             also_form,
+            other_media,
         })
     }
 

@@ -74,7 +74,7 @@ pub struct VendorJsonInput {
 /// Input of `form`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormInput {
-    pub body: crate::models::Note,
+    pub body: crate::runtime::Representation<crate::models::Note>,
 }
 /// Input of `text`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]

@@ -67,7 +67,10 @@ impl<S: Server> Api<S> {
     )]
     async fn form(
         &self,
-        body: crate::runtime::FormBody<crate::models::Note, crate::Document>,
+        body: crate::runtime::OrOther<
+            crate::runtime::FormBody<crate::models::Note, crate::Document>,
+            FormBodyMedia,
+        >,
     ) -> ::std::result::Result<crate::media::FormResponse, crate::runtime::Rejection> {
         let input = crate::media::FormInput {
             body: body.0,
@@ -219,6 +222,11 @@ impl<S: Server> Api<S> {
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// The media types `form` lists for its body beside those its extractor reads.
+pub struct FormBodyMedia;
+impl crate::runtime::MediaTypes for FormBodyMedia {
+    const TYPES: &'static [&'static str] = &["application/xml"];
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
