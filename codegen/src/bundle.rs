@@ -19,7 +19,8 @@
 //! - Inside a copied part, `#…` references point into its own file and are resolved the same
 //!   way, as are discriminator `mapping` values (a bare name is that file's component schema).
 //! - A path item `$ref` (OpenAPI 3.0 has no `components/pathItems`) is replaced by the path
-//!   item it names, in this file or another. One served at two paths keeps its
+//!   item it names, in this file or another; so is a callback `$ref` (the parser reads
+//!   callbacks only in place). One served at two paths keeps its
 //!   `operationId`s at the first (an `operationId` names one operation).
 //! - A non-schema `$ref` into the root outside its section of `components` (a parameter at
 //!   `#/paths/~1pets/get/parameters/0`) is copied into the section too; schema pointers into
@@ -232,7 +233,9 @@ fn needs_bundling(v: &Value) -> bool {
     match v {
         Value::Object(map) => map.iter().any(|(k, child)| {
             let here = match (k.as_str(), child) {
-                ("$ref", Value::String(r)) => !r.starts_with("#/components/"),
+                ("$ref", Value::String(r)) => {
+                    !r.starts_with("#/components/") || r.starts_with("#/components/callbacks/")
+                }
                 ("mapping", Value::Object(m)) => m.values().any(|v| {
                     v.as_str()
                         .is_some_and(|v| !v.starts_with('#') && names_a_file(v))
@@ -370,40 +373,11 @@ impl Bundler {
         at: &str,
     ) -> Result<(), Error> {
         let (target, fragment) = self.locate(reference, file, at)?;
+        if matches!(kind, Kind::PathItem | Kind::Callback) {
+            return self.inline(v, reference, kind, target, fragment, at);
+        }
         let Some(section) = kind.section() else {
-            if kind != Kind::PathItem {
-                // Operations, media types and encodings cannot be references; the parser says so.
-                return Ok(());
-            }
-            let key = (target.clone(), fragment.clone());
-            if self.inlining.contains(&key) {
-                return err(
-                    at,
-                    format!("path item `$ref` `{reference}` refers to itself"),
-                );
-            }
-            let mut item = self.fetch(&target, &fragment, at)?;
-            // A path item served at two paths (this file's own `/paths/…`, or one referenced
-            // twice) would name its operations twice: the copy's operations are named from
-            // their method and path instead.
-            let served_elsewhere = (target.is_none() && fragment.starts_with("/paths/"))
-                || !self.inlined.insert(key.clone());
-            if served_elsewhere {
-                drop_operation_ids(&mut item, at);
-            }
-            self.inlining.push(key);
-            let walked = self.walk(&mut item, Kind::PathItem, &target, at);
-            self.inlining.pop();
-            walked?;
-            // The `$ref`'s siblings (a summary, a description) are kept where the item has none.
-            if let (Some(item_map), Some(own)) = (item.as_object_mut(), v.as_object()) {
-                for (k, value) in own {
-                    if k != "$ref" && !item_map.contains_key(k) {
-                        item_map.insert(k.clone(), value.clone());
-                    }
-                }
-            }
-            *v = item;
+            // Operations, media types and encodings cannot be references; the parser says so.
             return Ok(());
         };
         let in_place = target.is_none()
@@ -424,6 +398,46 @@ impl Bundler {
         if let Some(map) = v.as_object_mut() {
             map.insert("$ref".into(), Value::String(rewritten));
         }
+        Ok(())
+    }
+
+    /// A path item or callback `$ref`, replaced by what it names: OpenAPI 3.0 has no
+    /// `components/pathItems`, and the parser reads a callback only as written in place.
+    fn inline(
+        &mut self,
+        v: &mut Value,
+        reference: &str,
+        kind: Kind,
+        target: File,
+        fragment: String,
+        at: &str,
+    ) -> Result<(), Error> {
+        let key = (target.clone(), fragment.clone());
+        if self.inlining.contains(&key) {
+            return err(at, format!("`$ref` `{reference}` refers to itself"));
+        }
+        let mut item = self.fetch(&target, &fragment, at)?;
+        // A path item served at two paths (this file's own `/paths/…`, or one referenced
+        // twice) would name its operations twice: the copy's operations are named from their
+        // method and path instead.
+        let served_elsewhere = (target.is_none() && fragment.starts_with("/paths/"))
+            || !self.inlined.insert(key.clone());
+        if kind == Kind::PathItem && served_elsewhere {
+            drop_operation_ids(&mut item, at);
+        }
+        self.inlining.push(key);
+        let walked = self.walk(&mut item, kind, &target, at);
+        self.inlining.pop();
+        walked?;
+        // The `$ref`'s siblings (a summary, a description) are kept where the item has none.
+        if let (Some(item_map), Some(own)) = (item.as_object_mut(), v.as_object()) {
+            for (k, value) in own {
+                if k != "$ref" && !item_map.contains_key(k) {
+                    item_map.insert(k.clone(), value.clone());
+                }
+            }
+        }
+        *v = item;
         Ok(())
     }
 

@@ -255,3 +255,24 @@ fn a_component_that_is_a_reference_to_another_is_followed_and_a_cycle_refused() 
     assert_eq!(e.pointer, "#/paths/~1a/get/parameters/0");
     assert!(e.message.contains("refers to itself"), "{e}");
 }
+
+#[test]
+fn a_callback_written_as_a_reference_is_read_in_place() {
+    let mut doc = with_ref("#/components/schemas/X");
+    doc["components"] = json!({
+        "schemas": {"X": {"type": "string"}},
+        "callbacks": {"Ev": {"{$request.body#/url}": {"post": {
+            "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/X"}}}},
+            "responses": {"200": {"description": "ok"}}
+        }}}}
+    });
+    doc["paths"]["/a"]["get"]["callbacks"] =
+        json!({"onEvent": {"$ref": "#/components/callbacks/Ev"}});
+    let out = bundle(doc.clone(), None).expect("bundles");
+    assert_eq!(
+        out["paths"]["/a"]["get"]["callbacks"]["onEvent"],
+        doc["components"]["callbacks"]["Ev"]
+    );
+    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    assert_eq!(api.operations[0].callbacks.len(), 1);
+}
