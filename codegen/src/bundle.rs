@@ -229,7 +229,7 @@ pub fn bundle(mut root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
 
 /// Whether any `$ref` points somewhere other than `#/components/…`, or a discriminator
 /// `mapping` into another file (the common case is answered without copying the document).
-fn needs_bundling(v: &Value) -> bool {
+pub(crate) fn needs_bundling(v: &Value) -> bool {
     match v {
         Value::Object(map) => map.iter().any(|(k, child)| {
             let here = match (k.as_str(), child) {

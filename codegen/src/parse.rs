@@ -113,11 +113,19 @@ fn parse_value(raw: serde_json::Value) -> Result<Api, Error> {
         );
     }
     reject_unsupported_keywords(&raw, "#")?;
-    let doc: oa::OpenAPI = serde_json::from_value(raw).map_err(|e| Error {
+    let invalid = |e: serde_json::Error| Error {
         pointer: "#".into(),
         message: format!("not an OpenAPI 3.0 document: {e}"),
-    })?;
-    Parser::new(&doc).run()
+    };
+    if crate::bundle::needs_bundling(&raw) {
+        // Some `$ref` points outside `components`: read from a borrow, so that the document
+        // as written stays to follow it in.
+        let doc = <oa::OpenAPI as serde::Deserialize>::deserialize(&raw).map_err(invalid)?;
+        Parser::new(&doc, Some(&raw)).run()
+    } else {
+        let doc = serde_json::from_value(raw).map_err(invalid)?;
+        Parser::new(&doc, None).run()
+    }
 }
 
 /// Keywords that would change meaning if ignored; found anywhere in the raw document.
@@ -167,12 +175,15 @@ struct Parser<'a> {
     taken_rust: BTreeSet<String>,
     /// Types made for schemas referenced by a JSON pointer outside `components/schemas`.
     pointer_types: BTreeMap<String, String>,
-    /// The document as JSON, made the first time such a pointer is followed.
-    doc_json: Option<serde_json::Value>,
+    /// The document as read, where such pointers are followed (a typed document drops what
+    /// openapiv3 does not model, such as the siblings of a `$ref`); kept only when some
+    /// `$ref` points outside `components` (GitHub's document would hold both forms for
+    /// nothing).
+    raw: Option<&'a serde_json::Value>,
 }
 
 impl<'a> Parser<'a> {
-    fn new(doc: &'a oa::OpenAPI) -> Self {
+    fn new(doc: &'a oa::OpenAPI, raw: Option<&'a serde_json::Value>) -> Self {
         Self {
             doc,
             additional_flags: Vec::new(),
@@ -181,7 +192,7 @@ impl<'a> Parser<'a> {
             rust_names: BTreeMap::new(),
             taken_rust: BTreeSet::new(),
             pointer_types: BTreeMap::new(),
-            doc_json: None,
+            raw,
         }
     }
 

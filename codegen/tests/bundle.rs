@@ -276,3 +276,21 @@ fn a_callback_written_as_a_reference_is_read_in_place() {
     let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations[0].callbacks.len(), 1);
 }
+
+#[test]
+fn a_schema_pointer_is_followed_in_the_document_as_written() {
+    // A pointer into the siblings of a `$ref`, which a typed document drops (APIs.guru's
+    // conversion of dnd5eapi.co writes them).
+    let mut doc = with_ref("#/components/schemas/X");
+    doc["components"] = json!({"schemas": {"X": {"type": "string"}}});
+    doc["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["extra"] =
+        json!({"n": {"type": "integer", "format": "int32"}});
+    doc["paths"]["/b"] = json!({"get": {"responses": {"200": {
+        "description": "ok",
+        "content": {"application/json": {"schema": {
+            "$ref": "#/paths/~1a/get/responses/200/content/application~1json/schema/extra/n"
+        }}}
+    }}}});
+    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    assert_eq!(api.operations.len(), 2);
+}
