@@ -227,15 +227,13 @@ pub fn bundle(mut root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
     Ok(root)
 }
 
-/// Whether any `$ref` points somewhere other than `#/components/…`, or a discriminator
-/// `mapping` into another file (the common case is answered without copying the document).
+/// Whether any `$ref` is other than `#/components/<section>/<name>`, or a discriminator
+/// `mapping` names another file (the common case is answered without copying the document).
 pub(crate) fn needs_bundling(v: &Value) -> bool {
     match v {
         Value::Object(map) => map.iter().any(|(k, child)| {
             let here = match (k.as_str(), child) {
-                ("$ref", Value::String(r)) => {
-                    !r.starts_with("#/components/") || r.starts_with("#/components/callbacks/")
-                }
+                ("$ref", Value::String(r)) => !names_a_component(r),
                 ("mapping", Value::Object(m)) => m.values().any(|v| {
                     v.as_str()
                         .is_some_and(|v| !v.starts_with('#') && names_a_file(v))
@@ -247,6 +245,15 @@ pub(crate) fn needs_bundling(v: &Value) -> bool {
         Value::Array(items) => items.iter().any(needs_bundling),
         _ => false,
     }
+}
+
+/// Whether a `$ref` is `#/components/<section>/<name>` of a section the parser reads there
+/// (not `callbacks`), rather than a pointer deeper into one or anywhere else.
+fn names_a_component(reference: &str) -> bool {
+    reference
+        .strip_prefix("#/components/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(section, name)| section != "callbacks" && !name.contains('/'))
 }
 
 /// Whether a discriminator `mapping` value names a file (`Cat.yaml`, `./schemas.yml#/Cat`)
