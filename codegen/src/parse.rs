@@ -180,6 +180,9 @@ struct Parser<'a> {
     /// `$ref` points outside `components` (GitHub's document would hold both forms for
     /// nothing).
     raw: Option<&'a serde_json::Value>,
+    /// Without it, the typed document as JSON, made the first time a pointer is followed (a
+    /// schema `$ref` to another section, `#/components/responses/…`, is one).
+    doc_json: Option<serde_json::Value>,
 }
 
 impl<'a> Parser<'a> {
@@ -193,6 +196,7 @@ impl<'a> Parser<'a> {
             taken_rust: BTreeSet::new(),
             pointer_types: BTreeMap::new(),
             raw,
+            doc_json: None,
         }
     }
 

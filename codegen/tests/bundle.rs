@@ -294,3 +294,13 @@ fn a_schema_pointer_is_followed_in_the_document_as_written() {
     let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations.len(), 2);
 }
+
+#[test]
+fn a_schema_pointer_into_another_section_of_components_still_resolves() {
+    // rev.ai (APIs.guru) points a schema at a response; read as it always was (any value),
+    // whether or not the document as written is kept.
+    let mut doc = with_ref("#/components/responses/R");
+    doc["components"] = json!({"responses": {"R": {"description": "text"}}});
+    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    assert_eq!(api.operations.len(), 1);
+}

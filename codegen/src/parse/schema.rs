@@ -176,7 +176,15 @@ impl<'a> Parser<'a> {
         if let Some(name) = self.pointer_types.get(&target) {
             return Ok(name.clone());
         }
-        let Some(value) = self.raw.and_then(|raw| raw.pointer(&target)).cloned() else {
+        let found = match self.raw {
+            Some(raw) => raw.pointer(&target).cloned(),
+            None => self
+                .doc_json
+                .get_or_insert_with(|| serde_json::to_value(self.doc).unwrap_or_default())
+                .pointer(&target)
+                .cloned(),
+        };
+        let Some(value) = found else {
             return err(pointer, format!("`$ref` `{reference}` does not resolve"));
         };
         let Ok(schema) = serde_json::from_value::<ReferenceOr<oa::Schema>>(value) else {
