@@ -37,7 +37,7 @@ use serde_json::{Map, Value};
 
 use crate::names;
 use crate::names::escape;
-use crate::parse::Error;
+use crate::parse::{Error, err};
 
 /// What a place in the document holds, which decides the section of `components` a
 /// reference from there is copied into and how the place's children are read.
@@ -732,11 +732,4 @@ fn drop_operation_ids(item: &mut Value, at: &str) {
             );
         }
     }
-}
-
-fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
-    Err(Error {
-        pointer: pointer.to_string(),
-        message: message.into(),
-    })
 }

@@ -54,7 +54,7 @@ fn json_text(value: &impl serde::Serialize, pointer: &str) -> Result<String, Err
 }
 
 /// Refuses the document at `pointer`.
-fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
+pub(crate) fn err<T>(pointer: &str, message: impl Into<String>) -> Result<T, Error> {
     Err(Error {
         pointer: pointer.to_string(),
         message: message.into(),
