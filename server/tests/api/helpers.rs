@@ -104,8 +104,26 @@ pub async fn spawn_app(ctx: Ctx) -> TestApp {
     spawn_app_with(ctx, Arc::new(SystemClock), Config::default()).await
 }
 
+/// Sends the server's log lines (warnings and errors unless `BANKD_LOG` says otherwise) to the
+/// test's captured output, so a failing test shows what the server said about an answer it
+/// did not expect (an internal error's cause, under the request id its body names).
+fn install_log() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("BANKD_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        // Another harness may have installed one first; theirs is kept.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .with_ansi(false)
+            .try_init();
+    });
+}
+
 /// Starts bankd over `ctx` with an injected clock and configuration.
 pub async fn spawn_app_with(ctx: Ctx, clock: Arc<dyn Clock>, config: Config) -> TestApp {
+    install_log();
     let state = AppState {
         services: bankd::domain::Services::new(
             ctx.db.clone(),
