@@ -307,6 +307,12 @@ pub struct Operation {
 }
 
 impl Operation {
+    /// Whether a response lists media types its payload cannot write, so that the handler is
+    /// told the request's `Accept` (the input's `accept` field).
+    pub fn writes_other_media(&self) -> bool {
+        self.responses.iter().any(|r| !r.other_media.is_empty())
+    }
+
     pub fn auth_mode(&self) -> AuthMode {
         if self.security.is_empty() {
             AuthMode::None
@@ -473,6 +479,10 @@ pub struct Response {
     /// says: the primary first, then every other JSON type with the same schema; the request's
     /// `Accept` chooses. Empty: written as the payload writes it.
     pub written_as: Vec<String>,
+    /// The listed media types the primary payload cannot write (XML beside JSON, a JSON type
+    /// with another schema), as written: the handler writes them itself
+    /// (`runtime::Representation::Other`), told the request's `Accept`.
+    pub other_media: Vec<String>,
     pub headers: Vec<ResponseHeader>,
     /// The `links` object as JSON text (applied to the served document).
     pub links: Option<String>,

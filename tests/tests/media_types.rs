@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use fixture_media_types::media::*;
 use fixture_media_types::models::{Note, Problem};
-use fixture_media_types::runtime::{Credentials, Hooks, Representation, RequestError};
+use fixture_media_types::runtime::{Accept, Credentials, Hooks, Representation, RequestError};
 use fixture_media_types::{Binary, Json, app};
 use poem::http::{Method, StatusCode};
 use poem::{Endpoint, Request};
@@ -30,15 +30,16 @@ impl MediaApi for Server {
         VendorJsonResponse::Ok(Json(input.body))
     }
     async fn form(&self, input: FormInput) -> FormResponse {
-        match input.body {
-            Representation::Primary(note) => FormResponse::Ok(Json(note)),
+        let note = match input.body {
+            Representation::Primary(note) => note,
             // The document's other media type reaches the handler as written.
-            Representation::Other { media_type, bytes } => FormResponse::Ok(Json(Note {
+            Representation::Other { media_type, bytes } => Note {
                 title: format!("{media_type}: {}", String::from_utf8_lossy(&bytes)),
                 stars: None,
                 tags: None,
-            })),
-        }
+            },
+        };
+        FormResponse::Ok(written(&input.accept, FormResponse::OK_MEDIA_TYPES, note))
     }
     async fn text(&self, input: TextInput) -> TextResponse {
         TextResponse::Ok(PlainText(input.body.to_uppercase()))
@@ -64,12 +65,36 @@ impl MediaApi for Server {
                     status: Some(410),
                 }),
             ),
-            _ => GetNoteResponse::Ok(Json(Note {
-                title: input.title,
-                stars: None,
-                tags: None,
-            })),
+            // A handler that writes a media type the document does not list for the status.
+            "csv" => GetNoteResponse::Ok(Representation::Other {
+                media_type: "text/csv".into(),
+                bytes: b"title\ncsv\n".to_vec(),
+            }),
+            _ => {
+                let note = Note {
+                    title: input.title,
+                    stars: None,
+                    tags: None,
+                };
+                GetNoteResponse::Ok(written(
+                    &input.accept,
+                    GetNoteResponse::OK_MEDIA_TYPES,
+                    note,
+                ))
+            }
         }
+    }
+}
+
+/// The note as XML when the client prefers it among `types`, else the typed JSON value (which
+/// the glue writes in the JSON type the client prefers).
+fn written(accept: &Accept, types: &[&str], note: Note) -> Representation<Json<Note>> {
+    match accept.preferred(types) {
+        Some(xml @ "application/xml") => Representation::Other {
+            media_type: xml.to_string(),
+            bytes: format!("<note><title>{}</title></note>", note.title).into_bytes(),
+        },
+        _ => Representation::Primary(Json(note)),
     }
 }
 
@@ -309,9 +334,8 @@ async fn a_response_listed_in_several_json_types_is_written_in_the_one_accept_pr
             Some("*/*, application/json;q=0"),
             "application/vnd.example.v2+json",
         ),
-        // XML is listed but cannot be written from the handler's value: Accept is disregarded
-        // (RFC 9110 12.5.1) and the primary type is written.
-        (Some("application/xml"), "application/json"),
+        // Neither is listed: Accept is disregarded (RFC 9110 12.5.1), the primary type written.
+        (Some("text/html"), "application/json"),
     ] {
         assert_eq!(
             answer(Method::GET, "/notes/a", accept, "", b"").await,
@@ -333,6 +357,58 @@ async fn a_response_listed_in_several_json_types_is_written_in_the_one_accept_pr
         (StatusCode::GONE, "application/problem+json")
     );
     assert_eq!(body, r#"{"title":"gone","status":410}"#);
+}
+
+#[tokio::test]
+async fn a_listed_type_the_payload_cannot_write_is_written_by_the_handler_when_accept_prefers_it() {
+    let json = r#"{"title":"a"}"#.to_string();
+    let xml = "<note><title>a</title></note>".to_string();
+    for (accept, expected) in [
+        (Some("application/xml"), ("application/xml", &xml)),
+        (
+            Some("application/json;q=0.5, application/xml"),
+            ("application/xml", &xml),
+        ),
+        (
+            Some("application/xml;q=0.5, application/json"),
+            ("application/json", &json),
+        ),
+        // Everything admitted: the payload's own types come first.
+        (Some("*/*"), ("application/json", &json)),
+        (None, ("application/json", &json)),
+        (
+            Some("text/json, application/xml;q=0.9"),
+            ("text/json", &json),
+        ),
+    ] {
+        let (status, content_type, body) = answer(Method::GET, "/notes/a", accept, "", b"").await;
+        assert_eq!(
+            (status, content_type.as_str(), &body),
+            (StatusCode::OK, expected.0, expected.1),
+            "Accept: {accept:?}"
+        );
+    }
+    // A form body answered in XML: the operation without any other negotiated type.
+    let (status, content_type, body) = answer(
+        Method::POST,
+        "/form",
+        Some("application/xml"),
+        "application/x-www-form-urlencoded",
+        b"title=b",
+    )
+    .await;
+    assert_eq!(
+        (status, content_type.as_str(), body.as_str()),
+        (
+            StatusCode::OK,
+            "application/xml",
+            "<note><title>b</title></note>"
+        )
+    );
+    // A media type the document does not list for the status is never sent.
+    let (status, _, body) = answer(Method::GET, "/notes/csv", Some("text/csv"), "", b"").await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(!body.contains("csv"), "{body}");
 }
 
 #[tokio::test]

@@ -1084,7 +1084,7 @@ impl<T: AsRef<str>> poem_openapi::validation::Validator<T> for ParamPattern {
 
 /// Responses written in the listed media type that `Accept` prefers.
 pub mod negotiate;
-pub use negotiate::{AcceptHeader, Negotiated, ResponseMedia};
+pub use negotiate::{Accept, AcceptHeader, Negotiated, ResponseMedia};
 /// ECMA-262 patterns through `regress`, shared with the generator.
 pub mod pattern;
 /// Security schemes, requirements and the credentials a request presents.
@@ -1785,15 +1785,49 @@ impl poem_openapi::payload::ParsePayload for RawBody {
 
 poem_openapi::impl_apirequest_for_payload!(RawBody,);
 
-/// A request body the document lists in several media types of which the primary extractor
-/// reads only some: the others reach the handler as written, for it to read.
+/// A body the document lists in several media types of which the primary payload type handles
+/// only some. In a request, the others reach the handler as written, for it to read; in a
+/// response, the handler may write one of the others itself (`Accept` in its input says which
+/// the client prefers; see [`negotiate`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Representation<T> {
-    /// A media type the primary extractor reads: parsed and validated.
+    /// A media type the primary payload handles: parsed and validated in a request, written
+    /// from the typed value in a response.
     Primary(T),
     /// Another media type the document lists for this body (`application/xml` beside JSON),
-    /// with the request's `Content-Type` and the body's bytes.
+    /// with the body's bytes: the request's `Content-Type`, or the one the handler writes.
     Other { media_type: String, bytes: Vec<u8> },
+}
+
+/// A response variant's payload: documented as its primary payload (the served document lists
+/// every media type as written).
+impl<P: Payload> Payload for Representation<P> {
+    const CONTENT_TYPE: &'static str = P::CONTENT_TYPE;
+
+    fn check_content_type(content_type: &str) -> bool {
+        P::check_content_type(content_type)
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        P::schema_ref()
+    }
+
+    fn register(registry: &mut Registry) {
+        P::register(registry);
+    }
+}
+
+impl<P: IntoResponse> IntoResponse for Representation<P> {
+    fn into_response(self) -> Response {
+        match self {
+            Representation::Primary(payload) => payload.into_response(),
+            Representation::Other { media_type, bytes } => {
+                let mut response = Response::builder().content_type(&media_type).body(bytes);
+                response.extensions_mut().insert(negotiate::ChosenByHandler);
+                response
+            }
+        }
+    }
 }
 
 /// The media types a body lists beside those its primary extractor reads (a marker type per

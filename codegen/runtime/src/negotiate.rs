@@ -11,19 +11,49 @@
 //! When `Accept` admits none of the listed types (or is absent), the first one is written: RFC
 //! 9110 §12.5.1 lets a server disregard `Accept` rather than answer 406, and a 406 is not a
 //! status the document declares.
+//!
+//! A response the document also lists in media types its payload cannot write (XML beside
+//! JSON, as Swagger's petstore does) is the handler's to write: its variant holds a
+//! [`crate::Representation`], the operation's input carries the request's [`Accept`], and a
+//! handler that answers `Representation::Other { media_type, bytes }` keeps the `Content-Type`
+//! it chose, provided the document lists it for that status (else the answer is a 500: the
+//! handler broke the contract).
 
 use poem::http::{HeaderValue, header};
 use poem::{IntoResponse, Request, RequestBody, Response};
 use poem_openapi::registry::{MetaResponses, Registry};
 
-/// The media types one declared response may be written in, in order of preference (the first
-/// when `Accept` admits none). Empty: written as its payload writes it.
+/// The media types of one declared response.
 #[derive(Debug, Clone, Copy)]
 pub struct ResponseMedia {
     /// The key under `responses`: `200`, `4XX` or `default`.
     pub status: &'static str,
+    /// The types its payload's value may be written as, in order of preference (the first when
+    /// `Accept` admits none). Empty: written as its payload writes it.
     pub types: &'static [&'static str],
+    /// Every type the document lists for it (`type/*` and `*/*` are ranges): those a handler
+    /// may write itself with [`crate::Representation::Other`].
+    pub listed: &'static [&'static str],
 }
+
+/// The request's `Accept`, in the input of an operation whose handler may write a response in
+/// a media type of its own choosing ([`crate::Representation::Other`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Accept(pub Option<HeaderValue>);
+
+impl Accept {
+    /// The type of `types` the request's `Accept` rates highest (the earlier one on a tie);
+    /// `None` when the request has no `Accept` or it admits none of them. The generated
+    /// `<STATUS>_MEDIA_TYPES` constants list a response's types, those of its payload first.
+    pub fn preferred<'t>(&self, types: &[&'t str]) -> Option<&'t str> {
+        preferred(self.0.as_ref().and_then(|a| a.to_str().ok()), types)
+    }
+}
+
+/// Marks a response a handler wrote in a media type of its own choosing: [`Negotiated`] keeps
+/// its `Content-Type`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChosenByHandler;
 
 /// The request's `Accept` header, as the glue hands it to [`Negotiated`].
 pub struct AcceptHeader(pub Option<HeaderValue>);
@@ -66,7 +96,19 @@ impl<R: poem_openapi::ApiResponse> poem_openapi::ApiResponse for Negotiated<R> {
 impl<R: IntoResponse> IntoResponse for Negotiated<R> {
     fn into_response(self) -> Response {
         let mut response = self.response.into_response();
-        let Some(types) = declared_types(self.media, response.status().as_u16()) else {
+        let declared = declared(self.media, response.status().as_u16());
+        if response.extensions().get::<ChosenByHandler>().is_some() {
+            let written = response.content_type().unwrap_or_default();
+            if declared.is_some_and(|m| crate::media_listed(written, m.listed)) {
+                return response;
+            }
+            // The handler broke the contract; nothing it wrote is sent.
+            return Response::builder()
+                .status(poem::http::StatusCode::INTERNAL_SERVER_ERROR)
+                .content_type("text/plain; charset=utf-8")
+                .body("the response is in a media type the API does not declare for its status");
+        }
+        let Some(types) = declared.map(|m| m.types).filter(|t| !t.is_empty()) else {
             return response;
         };
         let accept = self.accept.as_ref().and_then(|a| a.to_str().ok());
@@ -79,25 +121,26 @@ impl<R: IntoResponse> IntoResponse for Negotiated<R> {
     }
 }
 
-/// The types of the response the document declares for `status`: its own code, else its range
-/// (`4XX`), else `default`. `None` when the matched response lists none (its payload's type
-/// stands) or nothing matches.
-fn declared_types(media: &'static [ResponseMedia], status: u16) -> Option<&'static [&'static str]> {
+/// The response the document declares for `status`: its own code, else its range (`4XX`),
+/// else `default`.
+fn declared(media: &'static [ResponseMedia], status: u16) -> Option<&'static ResponseMedia> {
     let code = status.to_string();
     let range = format!("{}XX", status / 100);
     [code.as_str(), range.as_str(), "default"]
         .iter()
         .find_map(|key| media.iter().find(|m| m.status == *key))
-        .map(|m| m.types)
-        .filter(|t| !t.is_empty())
+}
+
+/// The type of `types` that `accept` prefers ([`preferred`]); the first type when `accept` is
+/// absent or admits none; `None` only when `types` is empty.
+pub fn choose<'t>(accept: Option<&str>, types: &[&'t str]) -> Option<&'t str> {
+    preferred(accept, types).or(types.first().copied())
 }
 
 /// The type of `types` that `accept` prefers: the highest quality, the earlier type on a tie,
 /// each type rated by the most specific range that matches it (`a/b`, then `a/*`, then `*/*`;
-/// parameters other than `q` are not compared). The first type when `accept` is absent or
-/// admits none; `None` only when `types` is empty.
-pub fn choose<'t>(accept: Option<&str>, types: &[&'t str]) -> Option<&'t str> {
-    let first = types.first().copied()?;
+/// parameters other than `q` are not compared). `None` when `accept` is absent or admits none.
+fn preferred<'t>(accept: Option<&str>, types: &[&'t str]) -> Option<&'t str> {
     let ranges: Vec<Range> = accept.map(parse_accept).unwrap_or_default();
     let mut best: Option<(&'t str, u16)> = None;
     for t in types {
@@ -113,7 +156,7 @@ pub fn choose<'t>(accept: Option<&str>, types: &[&'t str]) -> Option<&'t str> {
             best = Some((t, q));
         }
     }
-    Some(best.map_or(first, |(t, _)| t))
+    best.map(|(t, _)| t)
 }
 
 /// One media range of an `Accept` header; quality in thousandths.
@@ -271,32 +314,46 @@ mod tests {
             ResponseMedia {
                 status: "200",
                 types: &[],
+                listed: &["application/json", "application/xml"],
             },
             ResponseMedia {
                 status: "4XX",
                 types: &["application/problem+json"],
+                listed: &["application/problem+json"],
             },
             ResponseMedia {
                 status: "404",
                 types: &["application/vnd.missing+json"],
+                listed: &["application/vnd.missing+json"],
             },
             ResponseMedia {
                 status: "default",
                 types: &["application/vnd.error+json"],
+                listed: &["application/vnd.error+json"],
             },
         ];
-        assert_eq!(declared_types(MEDIA, 200), None);
+        let status = |s| declared(MEDIA, s).map(|m| m.status);
+        assert_eq!(status(200), Some("200"));
+        assert_eq!(status(404), Some("404"));
+        assert_eq!(status(409), Some("4XX"));
+        assert_eq!(status(503), Some("default"));
+        assert_eq!(declared(&MEDIA[..1], 404).map(|m| m.status), None);
+    }
+
+    #[test]
+    fn a_handler_learns_which_type_accept_prefers_and_nothing_without_one() {
+        const TYPES: &[&str] = &["application/json", "application/xml"];
+        let accept = |v: &'static str| Accept(Some(HeaderValue::from_static(v)));
+        assert_eq!(Accept(None).preferred(TYPES), None);
+        assert_eq!(accept("text/html").preferred(TYPES), None);
         assert_eq!(
-            declared_types(MEDIA, 404),
-            Some(&["application/vnd.missing+json"][..])
+            accept("application/xml").preferred(TYPES),
+            Some("application/xml")
         );
+        assert_eq!(accept("*/*").preferred(TYPES), Some("application/json"));
         assert_eq!(
-            declared_types(MEDIA, 409),
-            Some(&["application/problem+json"][..])
-        );
-        assert_eq!(
-            declared_types(MEDIA, 503),
-            Some(&["application/vnd.error+json"][..])
+            accept("application/json;q=0.5, application/xml").preferred(TYPES),
+            Some("application/xml")
         );
     }
 }

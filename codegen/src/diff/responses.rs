@@ -39,15 +39,21 @@ fn body_finding(or: &Response, nr: &Response, at: &str, old_at: &str) -> Option<
 }
 
 /// A media type that `Accept` could choose for a response and no longer can (a client asking
-/// for it now gets the primary type), or a new one.
+/// for it now gets the primary type), or a new one: another name of the payload's type, or a
+/// type the handler writes itself (`Response::other_media`).
 fn written_as_finding(or: &Response, nr: &Response, at: &str) -> Option<Found> {
     let key = nr.status.key();
-    let missing = |a: &Response, b: &Response| {
-        a.written_as
+    let choosable = |r: &Response| -> Vec<String> {
+        r.written_as
             .iter()
             .skip(1)
-            .find(|t| !b.written_as.contains(t))
-            .cloned()
+            .chain(&r.other_media)
+            .map(|t| t.to_ascii_lowercase())
+            .collect()
+    };
+    let missing = |a: &Response, b: &Response| {
+        let theirs = choosable(b);
+        choosable(a).into_iter().find(|t| !theirs.contains(t))
     };
     if let Some(t) = missing(or, nr) {
         return Some((

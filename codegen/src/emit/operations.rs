@@ -91,6 +91,14 @@ impl Emitter<'_> {
             let docs = doc(&b.description);
             fields.push(quote!(#docs pub body: #ty));
         }
+        if o.writes_other_media() {
+            fields.push(quote! {
+                /// The request's `Accept`: which of a response's `<STATUS>_MEDIA_TYPES` the client
+                /// prefers, for the handler that writes one its payload cannot
+                /// (`runtime::Representation::Other`).
+                pub accept: crate::runtime::Accept
+            });
+        }
         let d = format!(
             " Input of `{}`: its parameters and body, parsed and validated.",
             o.id
@@ -186,12 +194,14 @@ impl Emitter<'_> {
             o.id
         );
         let error_impl = self.error_variants(o, &name);
+        let consts = media_type_consts(o, &name);
         quote! {
             #[doc = #d]
             #[derive(::poem_openapi::ApiResponse)]
             pub enum #name {
                 #(#variants),*
             }
+            #consts
             #error_impl
         }
     }
@@ -208,7 +218,7 @@ impl Emitter<'_> {
             fields.push(quote!(crate::runtime::NoBody));
         }
         if let Some((media, _, schema)) = &r.content {
-            fields.push(match media {
+            let payload = match media {
                 Media::Binary | Media::Form | Media::Multipart => {
                     quote!(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>)
                 }
@@ -219,6 +229,11 @@ impl Emitter<'_> {
                     let t = self.rust_type(schema, false);
                     quote!(crate::runtime::Json<#t>)
                 }
+            };
+            fields.push(if r.other_media.is_empty() {
+                payload
+            } else {
+                quote!(crate::runtime::Representation<#payload>)
             });
         }
         for h in &r.headers {
@@ -312,14 +327,16 @@ fn error_arms(errors: &[&Response]) -> (Vec<TokenStream>, Vec<TokenStream>, Toke
         let nones = header_nones(r);
         match r.status {
             Status::Code(c) => {
-                arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(crate::runtime::Json(body) #(#nones)*))));
+                let body = json_payload(r);
+                arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(#body #(#nones)*))));
                 statuses.push(quote!(::std::option::Option::Some(#c)));
             }
             Status::Range(_) => {}
             Status::Default => {
+                let body = json_payload(r);
                 default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
                     .ok()
-                    .map(|s| Self::#v(s, crate::runtime::Json(body) #(#nones)*)));
+                    .map(|s| Self::#v(s, #body #(#nones)*)));
                 statuses.push(quote!(::std::option::Option::None));
             }
         }
@@ -339,12 +356,62 @@ fn failure_expr(errors: &[&Response]) -> TokenStream {
     };
     let fv = ident(&failure.variant);
     let fnones = header_nones(failure);
+    let body = json_payload(failure);
     match failure.status {
         Status::Default => {
-            quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, crate::runtime::Json(body) #(#fnones)*))
+            quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, #body #(#fnones)*))
         }
         Status::Code(_) | Status::Range(_) => {
-            quote!(Self::#fv(crate::runtime::Json(body) #(#fnones)*))
+            quote!(Self::#fv(#body #(#fnones)*))
+        }
+    }
+}
+
+/// The payload of a JSON response built from `body`: wrapped as `Representation::Primary` when
+/// the response lists media types the handler writes itself.
+fn json_payload(r: &Response) -> TokenStream {
+    if r.other_media.is_empty() {
+        quote!(crate::runtime::Json(body))
+    } else {
+        quote!(crate::runtime::Representation::Primary(
+            crate::runtime::Json(body)
+        ))
+    }
+}
+
+/// `<STATUS>_MEDIA_TYPES` for each response that lists media types its payload cannot write:
+/// every type it lists, those its payload writes first (so that `Accept: */*` picks one of
+/// those), then the others in document order.
+fn media_type_consts(o: &Operation, name: &syn::Ident) -> TokenStream {
+    let consts: Vec<TokenStream> = o
+        .responses
+        .iter()
+        .filter(|r| !r.other_media.is_empty())
+        .filter_map(|r| {
+            let (_, primary, _) = r.content.as_ref()?;
+            let own = if r.written_as.is_empty() {
+                std::slice::from_ref(primary)
+            } else {
+                &r.written_as[..]
+            };
+            let types = own.iter().chain(&r.other_media);
+            let c = format_ident!(
+                "{}_MEDIA_TYPES",
+                crate::names::snake(&r.variant).to_uppercase()
+            );
+            let d = format!(
+                " The media types the `{}` response is listed in: its payload's first.",
+                r.status.key()
+            );
+            Some(quote!(#[doc = #d] pub const #c: &'static [&'static str] = &[#(#types),*];))
+        })
+        .collect();
+    if consts.is_empty() {
+        return quote!();
+    }
+    quote! {
+        impl #name {
+            #(#consts)*
         }
     }
 }

@@ -165,6 +165,10 @@ impl Emitter<'_> {
         };
         let call =
             quote!(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await);
+        let mut fields = fields;
+        if o.writes_other_media() {
+            fields.push(quote!(accept: crate::runtime::Accept(accept.0.clone())));
+        }
         let (args, output, answer) = match response_media(o) {
             None => (args, quote!(crate::#module::#output), call),
             Some(media) => (
@@ -415,16 +419,24 @@ impl Emitter<'_> {
 }
 
 /// The `ResponseMedia` table of an operation some of whose responses are written in another
-/// media type than their payload's own (every declared response is listed, so that a status is
-/// matched as the document matches it); `None` when all are written as their payloads write them.
+/// media type than their payload's own, or list types the handler writes itself (every declared
+/// response is listed, so that a status is matched as the document matches it); `None` when all
+/// are written as their payloads write them.
 fn response_media(o: &Operation) -> Option<TokenStream> {
-    if o.responses.iter().all(|r| r.written_as.is_empty()) {
+    if o.responses.iter().all(|r| r.written_as.is_empty()) && !o.writes_other_media() {
         return None;
     }
     let entries = o.responses.iter().map(|r| {
         let status = r.status.key();
         let types = &r.written_as;
-        quote!(crate::runtime::ResponseMedia { status: #status, types: &[#(#types),*] })
+        // Every type it lists: the primary, those its payload is also written as, the others.
+        let mut listed: Vec<&String> = r.content.iter().map(|(_, primary, _)| primary).collect();
+        for t in r.written_as.iter().chain(&r.other_media) {
+            if !listed.contains(&t) {
+                listed.push(t);
+            }
+        }
+        quote!(crate::runtime::ResponseMedia { status: #status, types: &[#(#types),*], listed: &[#(#listed),*] })
     });
     Some(quote!(&[#(#entries),*]))
 }

@@ -164,6 +164,16 @@ impl<'a> Parser<'a> {
             .as_ref()
             .map(|(kind, ct, _)| written_as(resp, *kind, ct))
             .unwrap_or_default();
+        let other_media = content
+            .as_ref()
+            .map(|(_, primary, _)| {
+                resp.content
+                    .keys()
+                    .filter(|ct| *ct != primary && !written_as.contains(ct))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
         let headers = self.response_headers(resp, &pointer)?;
         let links = if resp.links.is_empty() {
             None
@@ -173,6 +183,7 @@ impl<'a> Parser<'a> {
         Ok(Response {
             content_json,
             written_as,
+            other_media,
             status,
             variant,
             description: resp.description.clone(),
@@ -327,7 +338,7 @@ fn primary_media(
 }
 
 /// The whole `content` map as JSON text when the generated code cannot say it itself: several
-/// media types (requests in the others are refused with 415, responses use the primary one),
+/// media types (the others reach the handler as bytes, or are written by it: `Representation`),
 /// or one that is not its kind's usual name (`application/vnd.x+json`, `*/*`), or whose inline
 /// array or scalar schema says more than its Rust type documents (a `description`, limits).
 fn several_media(

@@ -291,7 +291,13 @@ impl<'a> Parser<'a> {
         type_stem: &str,
     ) -> Result<Vec<Param>, Error> {
         let mut params: Vec<Param> = Vec::new();
-        let mut taken = BTreeSet::from(["body".to_string(), "principal".to_string()]);
+        // The input's own fields (`accept`: see `Operation::writes_other_media`) and the
+        // principal the trait method takes beside it.
+        let mut taken = BTreeSet::from([
+            "body".to_string(),
+            "accept".to_string(),
+            "principal".to_string(),
+        ]);
         let all: Vec<(usize, bool, &ReferenceOr<oa::Parameter>)> = path_params
             .iter()
             .enumerate()
@@ -356,6 +362,7 @@ impl<'a> Parser<'a> {
                 content: None,
                 content_json: None,
                 written_as: Vec::new(),
+                other_media: Vec::new(),
                 headers: Vec::new(),
                 links: None,
             });

@@ -75,6 +75,12 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}},\"application/xml\":{\"schema\":{\"$ref\":\"#/components/schemas/Note\"}}}",
         ),
         (
+            "/form",
+            "post",
+            "400",
+            "{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Problem\"}},\"application/xml\":{\"schema\":{\"$ref\":\"#/components/schemas/Problem\"}}}",
+        ),
+        (
             "/image",
             "put",
             "requestBody",

@@ -60,7 +60,7 @@ pub trait MediaApi: crate::runtime::Hooks {
     ///
     /// `GET /notes/{title}` (operationId `get_note`, `#/paths/~1notes~1{title}/get`)
     ///
-    /// application/xml is listed too but cannot be written from the handler's value, so it is never chosen; a 4XX answer is written as application/problem+json.
+    /// application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.
     fn get_note(
         &self,
         input: GetNoteInput,
@@ -75,6 +75,10 @@ pub struct VendorJsonInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormInput {
     pub body: crate::runtime::Representation<crate::models::Note>,
+    /// The request's `Accept`: which of a response's `<STATUS>_MEDIA_TYPES` the client
+    /// prefers, for the handler that writes one its payload cannot
+    /// (`runtime::Representation::Other`).
+    pub accept: crate::runtime::Accept,
 }
 /// Input of `text`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +110,10 @@ pub struct BlobInput {
 pub struct GetNoteInput {
     /// `title` (path).
     pub title: ::std::string::String,
+    /// The request's `Accept`: which of a response's `<STATUS>_MEDIA_TYPES` the client
+    /// prefers, for the handler that writes one its payload cannot
+    /// (`runtime::Representation::Other`).
+    pub accept: crate::runtime::Accept,
 }
 /// Every response `vendor_json` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -119,7 +127,51 @@ pub enum VendorJsonResponse {
 pub enum FormResponse {
     /// The note, as JSON or XML.
     #[oai(status = 200u16)]
-    Ok(crate::runtime::Json<crate::models::Note>),
+    Ok(crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>),
+    /// A problem, as JSON or XML (an error response the runtime also builds).
+    #[oai(status = 400u16)]
+    BadRequest(
+        crate::runtime::Representation<crate::runtime::Json<crate::models::Problem>>,
+    ),
+}
+impl FormResponse {
+    /// The media types the `200` response is listed in: its payload's first.
+    pub const OK_MEDIA_TYPES: &'static [&'static str] = &[
+        "application/json",
+        "application/xml",
+    ];
+    /// The media types the `400` response is listed in: its payload's first.
+    pub const BAD_REQUEST_MEDIA_TYPES: &'static [&'static str] = &[
+        "application/json",
+        "application/xml",
+    ];
+}
+impl crate::runtime::ErrorVariants<crate::models::Problem> for FormResponse {
+    fn server_failure(body: crate::models::Problem) -> Self {
+        Self::BadRequest(
+            crate::runtime::Representation::Primary(crate::runtime::Json(body)),
+        )
+    }
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
+        ::std::option::Option::Some(400u16),
+    ];
+    fn from_error(
+        status: u16,
+        body: crate::models::Problem,
+    ) -> ::std::option::Option<Self> {
+        match status {
+            400u16 => {
+                ::std::option::Option::Some(
+                    Self::BadRequest(
+                        crate::runtime::Representation::Primary(
+                            crate::runtime::Json(body),
+                        ),
+                    ),
+                )
+            }
+            _ => ::std::option::Option::None,
+        }
+    }
 }
 /// Every response `text` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -161,8 +213,17 @@ pub enum BlobResponse {
 pub enum GetNoteResponse {
     /// The note.
     #[oai(status = 200u16)]
-    Ok(crate::runtime::Json<crate::models::Note>),
+    Ok(crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>),
     /// A problem.
     #[oai(status_range = "4XX")]
     Status4xx(::poem::http::StatusCode, crate::runtime::Json<crate::models::Problem>),
+}
+impl GetNoteResponse {
+    /// The media types the `200` response is listed in: its payload's first.
+    pub const OK_MEDIA_TYPES: &'static [&'static str] = &[
+        "application/json",
+        "application/vnd.example.v2+json",
+        "text/json",
+        "application/xml",
+    ];
 }

@@ -54,6 +54,7 @@ impl<S: Server> Api<S> {
                 crate::runtime::ResponseMedia {
                     status: "200",
                     types: &["application/vnd.example+json"],
+                    listed: &["application/vnd.example+json"],
                 },
             ],
         })
@@ -67,17 +68,35 @@ impl<S: Server> Api<S> {
     )]
     async fn form(
         &self,
+        accept: crate::runtime::AcceptHeader,
         body: crate::runtime::OrOther<
             crate::runtime::FormBody<crate::models::Note, crate::Document>,
             FormBodyMedia,
         >,
-    ) -> ::std::result::Result<crate::media::FormResponse, crate::runtime::Rejection> {
+    ) -> ::std::result::Result<
+        crate::runtime::Negotiated<crate::media::FormResponse>,
+        crate::runtime::Rejection,
+    > {
         let input = crate::media::FormInput {
             body: body.0,
+            accept: crate::runtime::Accept(accept.0.clone()),
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::form(self.server()?, input).await,
-        )
+        ::std::result::Result::Ok(crate::runtime::Negotiated {
+            response: <S as crate::media::MediaApi>::form(self.server()?, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &[],
+                    listed: &["application/json", "application/xml"],
+                },
+                crate::runtime::ResponseMedia {
+                    status: "400",
+                    types: &[],
+                    listed: &["application/json", "application/xml"],
+                },
+            ],
+        })
     }
     /// Plain text in and out
     #[oai(
@@ -161,6 +180,7 @@ impl<S: Server> Api<S> {
                 crate::runtime::ResponseMedia {
                     status: "200",
                     types: &["text/html"],
+                    listed: &["text/html"],
                 },
             ],
         })
@@ -180,7 +200,7 @@ impl<S: Server> Api<S> {
     }
     /// One representation under several JSON media types, chosen by Accept
     ///
-    /// application/xml is listed too but cannot be written from the handler's value, so it is never chosen; a 4XX answer is written as application/problem+json.
+    /// application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.
     #[oai(
         path = "/notes/:title",
         method = "get",
@@ -198,6 +218,7 @@ impl<S: Server> Api<S> {
     > {
         let input = crate::media::GetNoteInput {
             title: p_title.0,
+            accept: crate::runtime::Accept(accept.0.clone()),
         };
         ::std::result::Result::Ok(crate::runtime::Negotiated {
             response: <S as crate::media::MediaApi>::get_note(self.server()?, input)
@@ -211,10 +232,17 @@ impl<S: Server> Api<S> {
                         "application/vnd.example.v2+json",
                         "text/json",
                     ],
+                    listed: &[
+                        "application/json",
+                        "application/vnd.example.v2+json",
+                        "text/json",
+                        "application/xml",
+                    ],
                 },
                 crate::runtime::ResponseMedia {
                     status: "4XX",
                     types: &["application/problem+json"],
+                    listed: &["application/problem+json"],
                 },
             ],
         })
