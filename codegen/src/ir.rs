@@ -387,6 +387,10 @@ pub struct Param {
     pub schema: Schema,
     /// Where it is written (the operation's pointer for an undeclared path parameter).
     pub pointer: String,
+    /// Fields of the parameter served as written, as a JSON object (`null`: not written): a
+    /// `deepObject` that is not a named struct (a map, a free-form object, a value the style
+    /// does not apply to), whose schema and style poem-openapi cannot say.
+    pub served_as_written: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,6 +30,10 @@ impl Hooks for Server {
 impl PetsApi for Server {
     async fn list_owner_pets(&self, input: ListOwnerPetsInput) -> ListOwnerPetsResponse {
         let name = match (&input.filter, &input.r#where) {
+            _ if input.counts.is_some() || input.labels.is_some() || input.order.is_some() => {
+                format!("{:?} {:?} {:?}", input.counts, input.labels, input.order)
+            }
+            _ if input.note.is_some() => format!("{:?}", input.note),
             _ if input.shapes.is_some() || input.since.is_some() => {
                 format!("{:?} {:?}", input.shapes, input.since)
             }
@@ -134,6 +138,37 @@ async fn a_deep_object_parameter_is_read_typed_by_its_schema() {
     let (status, body) = list("filter[min_age]=old").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body.contains("\"old\"") && body.contains("i32"), "{body}");
+}
+
+#[tokio::test]
+async fn a_deep_object_map_or_free_form_object_takes_any_key() {
+    // A map's values typed by `additionalProperties`; a free-form object's are text.
+    assert_eq!(
+        list("counts[dog]=2&counts[cat]=1&labels[colour]=red&labels[n]=3").await,
+        (
+            StatusCode::OK,
+            r#"Some({"cat": 1, "dog": 2}) Some(Object {"colour": String("red"), "n": String("3")}) None"#
+                .to_string()
+        )
+    );
+    let (status, body) = list("counts[dog]=two").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("\"two\""), "{body}");
+    // Text content: the raw text.
+    assert_eq!(
+        list("note=a%20b%7Bc%7D").await,
+        (StatusCode::OK, r#"Some("a b{c}")"#.to_string())
+    );
+    // Its schema's limits hold (maxLength 20).
+    assert_eq!(
+        list(&format!("note={}", "x".repeat(21))).await.0,
+        StatusCode::BAD_REQUEST
+    );
+    // deepObject on a string is the plain parameter clients send for it.
+    assert_eq!(
+        list("order=name").await,
+        (StatusCode::OK, r#"None None Some("name")"#.to_string())
+    );
 }
 
 #[tokio::test]

@@ -947,8 +947,9 @@ impl<T: Type + serde::de::DeserializeOwned> poem_openapi::types::ParseFromParame
 pub struct DeepObject<T>(pub T);
 
 impl<T> DeepObject<T> {
-    /// The property schemas of `T`'s object schema, by name.
-    fn properties() -> Vec<(&'static str, MetaSchema)>
+    /// The property schemas of `T`'s object schema, by name, and the schema of the values of
+    /// any other key (a map's `additionalProperties`), if it has one.
+    fn properties() -> (Vec<(&'static str, MetaSchema)>, Option<MetaSchema>)
     where
         T: Type,
     {
@@ -961,13 +962,15 @@ impl<T> DeepObject<T> {
             }
         };
         let Some(object) = resolve(&T::schema_ref()) else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
-        object
+        let properties = object
             .properties
             .iter()
             .filter_map(|(name, r)| resolve(r).map(|s| (*name, s)))
-            .collect()
+            .collect();
+        let additional = object.additional_properties.as_deref().and_then(resolve);
+        (properties, additional)
     }
 
     /// A value of the query string typed as the schema `ty` says (`integer`, `number`,
@@ -1021,13 +1024,17 @@ where
         let pairs: Vec<(String, String)> =
             serde_urlencoded::from_str(query).map_err(|e| fail(e.to_string()))?;
         let prefix = format!("{name}[");
-        let properties = Self::properties();
+        let (properties, additional) = Self::properties();
         let mut object = serde_json::Map::new();
         for (key, text) in pairs {
             let Some(field) = key.strip_prefix(&prefix).and_then(|k| k.strip_suffix(']')) else {
                 continue;
             };
-            let schema = properties.iter().find(|(n, _)| *n == field).map(|(_, s)| s);
+            let schema = properties
+                .iter()
+                .find(|(n, _)| *n == field)
+                .map(|(_, s)| s)
+                .or(additional.as_ref());
             match schema {
                 Some(s) if s.ty == "array" => {
                     let item_ty = s.items.as_deref().map_or("string", |i| match i {
@@ -2247,6 +2254,16 @@ pub struct DocumentPatch {
         &'static str,
         &'static str,
     )],
+    /// Parameter fields served as written (a `deepObject` map or free-form object, or one on a
+    /// value the style does not apply to): (path, method, `in`, name, JSON object of fields;
+    /// `null` removes the field).
+    pub param_fields: &'static [(
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+    )],
 }
 
 /// The JSON pointer of an operation in a document (`/paths/~1pets/get`).
@@ -2414,6 +2431,20 @@ pub fn patch_document(doc: &mut Value, patch: &DocumentPatch) {
             serde_json::from_str::<Value>(default),
         ) {
             schema.insert("default".into(), default);
+        }
+    }
+    for (path, method, location, name, fields) in patch.param_fields {
+        if let (Some(Value::Object(param)), Ok(Value::Object(fields))) = (
+            served_param(doc, path, method, location, name),
+            serde_json::from_str::<Value>(fields),
+        ) {
+            for (key, value) in fields {
+                if value.is_null() {
+                    param.remove(&key);
+                } else {
+                    param.insert(key, value);
+                }
+            }
         }
     }
     for (path, method) in patch.undeclared_responses {

@@ -175,6 +175,7 @@ fn document_patch(api: &Api) -> TokenStream {
         let written = p.schema.default.as_ref()?;
         param_default(p).is_none().then(|| written.to_string())
     });
+    let param_fields = param_rows(api, |p| p.served_as_written.clone());
     let optional_bodies = operation_rows(api, |o| {
         o.body
             .as_ref()
@@ -206,6 +207,7 @@ fn document_patch(api: &Api) -> TokenStream {
             untitled_operations: &[#(#untitled),*],
             undeclared_responses: &[#(#undeclared),*],
             param_defaults: &[#(#param_defaults),*],
+            param_fields: &[#(#param_fields),*],
         };
     }
 }

@@ -106,6 +106,7 @@ fn undeclared_path_param(name: &str, pointer: &str, taken: &mut BTreeSet<String>
             ..Schema::default()
         },
         pointer: pointer.to_string(),
+        served_as_written: None,
     }
 }
 

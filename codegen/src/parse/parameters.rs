@@ -94,6 +94,37 @@ fn check_arrays(schema: &Schema, json: bool, pointer: &str) -> Result<(), Error>
     }
 }
 
+/// The fields of a `deepObject` parameter poem-openapi cannot serve for its Rust type: its
+/// schema, style and `explode` as written (`null`: not written).
+fn written_deep_object(data: &oa::ParameterData, pointer: &str) -> Result<String, Error> {
+    let schema = match &data.format {
+        oa::ParameterSchemaOrContent::Schema(s) => serde_json::to_value(s).ok(),
+        oa::ParameterSchemaOrContent::Content(_) => None,
+    };
+    let fields = serde_json::json!({
+        "schema": schema,
+        "style": "deepObject",
+        "explode": data.explode,
+    });
+    super::json_text(&fields, pointer)
+}
+
+/// The fields of a parameter with non-JSON `content` (read as its raw text): its `content` as
+/// written, and none of the `schema`, `style` and `explode` poem-openapi serves for a string.
+fn written_content(data: &oa::ParameterData, pointer: &str) -> Result<String, Error> {
+    let content = match &data.format {
+        oa::ParameterSchemaOrContent::Content(c) => serde_json::to_value(c).ok(),
+        oa::ParameterSchemaOrContent::Schema(_) => None,
+    };
+    let fields = serde_json::json!({
+        "content": content,
+        "schema": null,
+        "style": null,
+        "explode": null,
+    });
+    super::json_text(&fields, pointer)
+}
+
 /// A string, number, integer or boolean (what a parameter array may hold).
 fn is_scalar(s: &Schema) -> bool {
     matches!(
@@ -118,10 +149,25 @@ impl<'a> Parser<'a> {
     ) -> Result<Param, Error> {
         let (param, pointer) =
             self.resolve(p, pointer, "parameters", "parameter", |c| &c.parameters)?;
-        let (data, location, delimiter, deep_object) = style(param);
+        let (data, location, delimiter, deep_style) = style(param);
         let (schema, content_type) = self.parameter_schema(data, &pointer, stem)?;
+        let deep_object = deep_style && self.deep_object_applies(&schema, &pointer);
+        let named = match &schema.kind {
+            Kind::Ref(_) => true,
+            Kind::Object(o) => !o.properties.is_empty(),
+            _ => false,
+        };
+        let text_content = matches!(data.format, oa::ParameterSchemaOrContent::Content(_))
+            && content_type.is_none();
+        let served_as_written = if text_content {
+            Some(written_content(data, &pointer)?)
+        } else if deep_style && !(deep_object && named) {
+            Some(written_deep_object(data, &pointer)?)
+        } else {
+            None
+        };
         let schema = if deep_object {
-            self.deep_object(schema, &pointer, stem, &data.name)?
+            self.deep_object(schema, stem, &data.name, &pointer)
         } else if content_type.is_some() {
             // A JSON document: any schema, read by `runtime::JsonParam`.
             self.json_param(schema, &pointer, stem, &data.name)
@@ -160,6 +206,7 @@ impl<'a> Parser<'a> {
             deprecated: data.deprecated.unwrap_or(false),
             schema,
             pointer,
+            served_as_written,
         })
     }
 
@@ -182,13 +229,26 @@ impl<'a> Parser<'a> {
         let Some((media, m)) = content.iter().next() else {
             return err(pointer, "a parameter's `content` names no media type");
         };
-        if media_kind(media) != Media::Json {
-            return err(
-                pointer,
-                format!("a parameter with `{media}` content is not supported (JSON is)"),
-            );
-        }
         let schema_pointer = format!("{pointer}/content/{}/schema", escape(media));
+        if media_kind(media) != Media::Json {
+            // Read as a plain parameter: a scalar schema as itself, anything else as raw text
+            // (`plain_schema`).
+            warn(
+                pointer,
+                format!("a parameter with `{media}` content is read as plain text"),
+            );
+            let schema = match &m.schema {
+                Some(s) => self.convert_ref(s, &schema_pointer, &hint)?,
+                None => Schema {
+                    kind: Kind::String {
+                        format: None,
+                        enum_values: Vec::new(),
+                    },
+                    ..Schema::default()
+                },
+            };
+            return Ok((schema, None));
+        }
         let schema = match &m.schema {
             Some(s) => self.convert_ref(s, &schema_pointer, &hint)?,
             None => Schema::default(),
@@ -207,34 +267,34 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The schema of a `deepObject` parameter: an object with properties (named, so it is a
-    /// Rust struct the runtime's `DeepObject` reads into).
-    fn deep_object(
-        &mut self,
-        schema: Schema,
-        pointer: &str,
-        stem: &str,
-        name: &str,
-    ) -> Result<Schema, Error> {
+    /// Whether `deepObject` can apply to `schema`: an object (with properties, a map, or
+    /// free-form). The style is not defined for other values; those are read as the plain
+    /// `form` parameter that clients send for them, with a warning.
+    fn deep_object_applies(&self, schema: &Schema, pointer: &str) -> bool {
         let target = match &schema.kind {
             Kind::Ref(n) => self.types.iter().find(|t| &t.name == n).map(|t| &t.schema),
-            _ => Some(&schema),
+            _ => Some(schema),
         };
-        match target.map(|s| &s.kind) {
-            Some(Kind::Object(o)) if !o.properties.is_empty() => {}
-            _ => {
-                return err(
-                    pointer,
-                    "a `deepObject` parameter needs an object schema with properties",
-                );
-            }
+        if matches!(target.map(|s| &s.kind), Some(Kind::Object(_) | Kind::Any)) {
+            return true;
         }
-        Ok(match schema.kind {
-            Kind::Ref(_) => schema,
-            _ => {
+        warn(
+            pointer,
+            "`deepObject` applies to objects only: this parameter is read in the `form` style",
+        );
+        false
+    }
+
+    /// The schema of a `deepObject` parameter: an object with properties is named (a Rust
+    /// struct the runtime's `DeepObject` reads into); a map or a free-form object stays as it
+    /// is (`BTreeMap` of its values' type, or a JSON object of strings).
+    fn deep_object(&mut self, schema: Schema, stem: &str, name: &str, pointer: &str) -> Schema {
+        match &schema.kind {
+            Kind::Object(o) if !o.properties.is_empty() => {
                 let hint = format!("{stem}{}", names::camel(name));
                 self.hoist(&hint, schema, &format!("{pointer}/schema"), false)
             }
-        })
+            _ => schema,
+        }
     }
 }

@@ -79,6 +79,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     ],
     undeclared_responses: &[],
     param_defaults: &[],
+    param_fields: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -107,6 +107,36 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
         ("/owners/{owner_id}/pets", "get", "query", "shapes", "[\"circle\"]"),
         ("/owners/{owner_id}/pets", "get", "query", "since", "\"\""),
     ],
+    param_fields: &[
+        (
+            "/owners/{owner_id}/pets",
+            "get",
+            "query",
+            "counts",
+            "{\"schema\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\"}},\"style\":\"deepObject\",\"explode\":true}",
+        ),
+        (
+            "/owners/{owner_id}/pets",
+            "get",
+            "query",
+            "labels",
+            "{\"schema\":{\"type\":\"object\"},\"style\":\"deepObject\",\"explode\":true}",
+        ),
+        (
+            "/owners/{owner_id}/pets",
+            "get",
+            "query",
+            "note",
+            "{\"content\":{\"text/plain\":{\"schema\":{\"type\":\"string\",\"maxLength\":20}}},\"schema\":null,\"style\":null,\"explode\":null}",
+        ),
+        (
+            "/owners/{owner_id}/pets",
+            "get",
+            "query",
+            "order",
+            "{\"schema\":{\"type\":\"string\"},\"style\":\"deepObject\",\"explode\":null}",
+        ),
+    ],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;

@@ -103,6 +103,20 @@ pub struct ListOwnerPetsInput {
     /// `filter` (query).
     /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
     pub filter: ::std::option::Option<crate::models::PetFilter>,
+    /// `counts` (query).
+    /// A map of integers (`counts[dog]=2&counts[cat]=1`).
+    pub counts: ::std::option::Option<
+        ::std::collections::BTreeMap<::std::string::String, i64>,
+    >,
+    /// `labels` (query).
+    /// A free-form object (`labels[any]=text`).
+    pub labels: ::std::option::Option<::serde_json::Value>,
+    /// `note` (query).
+    /// Text content (read as its raw text, with a warning).
+    pub note: ::std::option::Option<::std::string::String>,
+    /// `order` (query).
+    /// deepObject on a string (undefined; read as `order=name`, with a warning).
+    pub order: ::std::option::Option<::std::string::String>,
     /// `where` (query).
     /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
     pub r#where: ::std::option::Option<crate::models::ListOwnerPetsWhere>,

@@ -106,6 +106,26 @@ impl<S: Server> Api<S> {
         p_filter: crate::runtime::DeepObject<
             ::std::option::Option<crate::models::PetFilter>,
         >,
+        /// A map of integers (`counts[dog]=2&counts[cat]=1`).
+        #[oai(name = "counts", style = "deep_object")]
+        p_counts: crate::runtime::DeepObject<
+            ::std::option::Option<
+                ::std::collections::BTreeMap<::std::string::String, i64>,
+            >,
+        >,
+        /// A free-form object (`labels[any]=text`).
+        #[oai(name = "labels", style = "deep_object")]
+        p_labels: crate::runtime::DeepObject<::std::option::Option<::serde_json::Value>>,
+        /// Text content (read as its raw text, with a warning).
+        #[oai(name = "note", validator(max_length = 20usize))]
+        p_note: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+        /// deepObject on a string (undefined; read as `order=name`, with a warning).
+        #[oai(name = "order")]
+        p_order: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
         /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
         #[oai(name = "where")]
         p_where: ::poem_openapi::param::Query<
@@ -134,6 +154,10 @@ impl<S: Server> Api<S> {
             shapes: p_shapes.0.map(|d| d.0),
             since: p_since.0.map(|d| d.0),
             filter: p_filter.0,
+            counts: p_counts.0,
+            labels: p_labels.0,
+            note: p_note.0,
+            order: p_order.0,
             r#where: p_where.0.map(|d| d.0),
         };
         ::std::result::Result::Ok(

@@ -61,6 +61,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     untitled_operations: &[],
     undeclared_responses: &[("/ping", "post")],
     param_defaults: &[],
+    param_fields: &[],
 };
 /// This document, as the runtime's body extractors see it.
 pub struct Document;
