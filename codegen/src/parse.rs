@@ -144,11 +144,16 @@ fn reject_unsupported_keywords(v: &serde_json::Value, pointer: &str) -> Result<(
                     || pointer.ends_with("/default")
                     || pointer == "#/paths";
                 if !named_map {
-                    match k.as_str() {
-                        "type" if child.is_array() => {
-                            return err(&p, "`type` arrays are not OpenAPI 3.0");
-                        }
-                        _ => {}
+                    // Values, not schemas: an extension's content, examples, enumerated and
+                    // default values (`default` under `responses` is a response).
+                    let opaque = k.starts_with("x-")
+                        || matches!(k.as_str(), "example" | "examples" | "enum")
+                        || (k == "default" && !pointer.ends_with("/responses"));
+                    if opaque {
+                        continue;
+                    }
+                    if k == "type" && child.is_array() {
+                        return err(&p, "`type` arrays are not OpenAPI 3.0");
                     }
                 }
                 reject_unsupported_keywords(child, &p)?;

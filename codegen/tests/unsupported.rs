@@ -234,3 +234,24 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
     assert_eq!(e.pointer, "#/components/schemas/A/properties/b");
     assert!(e.message.contains("does not resolve"), "{}", e.message);
 }
+
+#[test]
+fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
+    let opts = bank_codegen::Options {
+        crate_name: "t",
+        source: "t.yaml",
+        runtime_path: "runtime",
+    };
+    let e = error(&doc(OP, "    S:\n      type: [string, 'null']\n"));
+    assert_eq!(e.pointer, "#/components/schemas/S/type");
+    // Values, not schemas: an extension's content (apptigent.com), an example's value
+    // (formapi.io), an enumerated value and a default.
+    let schemas = "    S:\n      type: object\n      x-shape: {type: [a, b]}\n      \
+                   example: {type: [1, 2]}\n      properties:\n        \
+                   e: {type: object, enum: [{type: [x]}], default: {type: [y]}}\n";
+    let text = format!(
+        "{}x-ibm-endpoints:\n  - {{type: [production, development]}}\n",
+        doc(OP, schemas)
+    );
+    bank_codegen::generate(&text, &opts).expect("values are not schemas");
+}
