@@ -33,7 +33,9 @@ impl PetsApi for Server {
             _ if input.counts.is_some() || input.labels.is_some() || input.order.is_some() => {
                 format!("{:?} {:?} {:?}", input.counts, input.labels, input.order)
             }
-            _ if input.note.is_some() => format!("{:?}", input.note),
+            _ if input.note.is_some() || input.prefix.is_some() => {
+                format!("{:?} {:?}", input.note, input.prefix)
+            }
             _ if input.shapes.is_some() || input.since.is_some() => {
                 format!("{:?} {:?}", input.shapes, input.since)
             }
@@ -157,8 +159,14 @@ async fn a_deep_object_map_or_free_form_object_takes_any_key() {
     // Text content: the raw text.
     assert_eq!(
         list("note=a%20b%7Bc%7D").await,
-        (StatusCode::OK, r#"Some("a b{c}")"#.to_string())
+        (StatusCode::OK, r#"Some("a b{c}") None"#.to_string())
     );
+    // Number bounds on a string do not apply (JSON Schema ignores them); its length limit does.
+    assert_eq!(
+        list("prefix=zz").await,
+        (StatusCode::OK, r#"None Some("zz")"#.to_string())
+    );
+    assert_eq!(list("prefix=abcdef").await.0, StatusCode::BAD_REQUEST);
     // Its schema's limits hold (maxLength 20).
     assert_eq!(
         list(&format!("note={}", "x".repeat(21))).await.0,

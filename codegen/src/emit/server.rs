@@ -484,6 +484,15 @@ fn param_validators(p: &Param) -> Vec<TokenStream> {
         return v;
     }
     let c = &p.schema.constraints;
+    // Each validator only where poem-openapi has it for the type (and JSON Schema applies it).
+    let (text, number) = match p.schema.kind {
+        Kind::String { .. } => (true, false),
+        Kind::Integer { .. } | Kind::Number { .. } => (false, true),
+        _ => (false, false),
+    };
+    if !text {
+        return bounds(c, number);
+    }
     if let Some(x) = c.max_length {
         v.push(quote!(max_length = #x));
     }
@@ -494,6 +503,15 @@ fn param_validators(p: &Param) -> Vec<TokenStream> {
         // Not poem-openapi's `pattern`, which compiles its regex on every request.
         let check = format!("crate::runtime::ParamPattern({x:?})");
         v.push(quote!(custom = #check));
+    }
+    v
+}
+
+/// A number's `maximum` and `minimum` validators (none for other types).
+fn bounds(c: &Constraints, number: bool) -> Vec<TokenStream> {
+    let mut v = Vec::new();
+    if !number {
+        return v;
     }
     if let Some(x) = c.maximum {
         v.push(bound_validator("maximum", x, c.exclusive_maximum));

@@ -94,18 +94,26 @@ fn check_arrays(schema: &Schema, json: bool, pointer: &str) -> Result<(), Error>
     }
 }
 
-/// The fields of a `deepObject` parameter poem-openapi cannot serve for its Rust type: its
-/// schema, style and `explode` as written (`null`: not written).
-fn written_deep_object(data: &oa::ParameterData, pointer: &str) -> Result<String, Error> {
+/// The fields of a parameter poem-openapi cannot serve for its Rust type and validators: its
+/// schema as written, and for a `deepObject` its style and `explode` (`null`: not written).
+fn written_schema(
+    data: &oa::ParameterData,
+    deep_object: bool,
+    pointer: &str,
+) -> Result<String, Error> {
     let schema = match &data.format {
         oa::ParameterSchemaOrContent::Schema(s) => serde_json::to_value(s).ok(),
         oa::ParameterSchemaOrContent::Content(_) => None,
     };
-    let fields = serde_json::json!({
-        "schema": schema,
-        "style": "deepObject",
-        "explode": data.explode,
-    });
+    let fields = if deep_object {
+        serde_json::json!({
+            "schema": schema,
+            "style": "deepObject",
+            "explode": data.explode,
+        })
+    } else {
+        serde_json::json!({ "schema": schema })
+    };
     super::json_text(&fields, pointer)
 }
 
@@ -159,10 +167,20 @@ impl<'a> Parser<'a> {
         };
         let text_content = matches!(data.format, oa::ParameterSchemaOrContent::Content(_))
             && content_type.is_none();
+        // A scalar schema beside keywords of another type, which the validators leave out.
+        let loose = matches!(
+            &data.format,
+            oa::ParameterSchemaOrContent::Schema(ReferenceOr::Item(oa::Schema {
+                schema_kind: oa::SchemaKind::Any(a),
+                ..
+            })) if a.typ.is_some()
+        );
         let served_as_written = if text_content {
             Some(written_content(data, &pointer)?)
         } else if deep_style && !(deep_object && named) {
-            Some(written_deep_object(data, &pointer)?)
+            Some(written_schema(data, true, &pointer)?)
+        } else if loose {
+            Some(written_schema(data, false, &pointer)?)
         } else {
             None
         };

@@ -73,15 +73,7 @@ fn format_name<F: serde::Serialize>(format: &oa::VariantOrUnknownOrEmpty<F>) -> 
 fn string_kind(t: &oa::StringType, c: &mut Constraints, nullable: bool, pointer: &str) -> Kind {
     c.min_length = t.min_length;
     c.max_length = t.max_length;
-    if let Some(p) = &t.pattern {
-        if let Err(e) = pattern::compile(p) {
-            warn(
-                &format!("{pointer}/pattern"),
-                format!("`{p}` is not an ECMA-262 regular expression ({e}); not enforced"),
-            );
-        }
-        c.pattern = Some(p.clone());
-    }
+    keep_pattern(t.pattern.as_ref(), c, pointer);
     let format = format_name(&t.format);
     let mut enum_values = Vec::new();
     for v in &t.enumeration {
@@ -100,20 +92,41 @@ fn string_kind(t: &oa::StringType, c: &mut Constraints, nullable: bool, pointer:
     }
 }
 
+/// A string's `pattern`: kept and served; one that is not ECMA-262 is named in a warning and
+/// not enforced.
+fn keep_pattern(p: Option<&String>, c: &mut Constraints, pointer: &str) {
+    let Some(p) = p else {
+        return;
+    };
+    if let Err(e) = pattern::compile(p) {
+        warn(
+            &format!("{pointer}/pattern"),
+            format!("`{p}` is not an ECMA-262 regular expression ({e}); not enforced"),
+        );
+    }
+    c.pattern = Some(p.clone());
+}
+
 /// A scalar `type` named beside keywords of another type (`any_schema`): the keywords that
-/// could apply are kept, the rest ignored with a warning.
+/// apply to it are kept (lengths to a string, bounds to a number), the rest ignored with a
+/// warning, as JSON Schema ignores them.
 fn loose_scalar(t: &str, a: &oa::AnySchema, c: &mut Constraints, pointer: &str) -> Kind {
     warn(
         pointer,
         format!("keywords that do not apply to `{t}` are ignored"),
     );
-    c.min_length = a.min_length;
-    c.max_length = a.max_length;
-    c.minimum = a.minimum;
-    c.maximum = a.maximum;
-    c.exclusive_minimum = a.exclusive_minimum.unwrap_or(false);
-    c.exclusive_maximum = a.exclusive_maximum.unwrap_or(false);
-    c.multiple_of = a.multiple_of;
+    if t == "string" {
+        c.min_length = a.min_length;
+        c.max_length = a.max_length;
+        keep_pattern(a.pattern.as_ref(), c, pointer);
+    }
+    if t == "integer" || t == "number" {
+        c.minimum = a.minimum;
+        c.maximum = a.maximum;
+        c.exclusive_minimum = a.exclusive_minimum.unwrap_or(false);
+        c.exclusive_maximum = a.exclusive_maximum.unwrap_or(false);
+        c.multiple_of = a.multiple_of;
+    }
     if t != "string" {
         c.enum_values = a
             .enumeration

@@ -126,6 +126,13 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "/owners/{owner_id}/pets",
             "get",
             "query",
+            "prefix",
+            "{\"schema\":{\"type\":\"string\",\"minimum\":1.0,\"maximum\":2147483647.0,\"maxLength\":5}}",
+        ),
+        (
+            "/owners/{owner_id}/pets",
+            "get",
+            "query",
             "note",
             "{\"content\":{\"text/plain\":{\"schema\":{\"type\":\"string\",\"maxLength\":20}}},\"schema\":null,\"style\":null,\"explode\":null}",
         ),

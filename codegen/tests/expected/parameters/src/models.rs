@@ -209,7 +209,7 @@ impl crate::runtime::SpecType for Error {
 }
 crate::runtime::spec_type!(Error);
 ///
-/// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/20/content/application~1json/schema`.
+/// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/21/content/application~1json/schema`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ListOwnerPetsWhere {
     /// A color.

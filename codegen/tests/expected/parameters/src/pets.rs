@@ -111,6 +111,9 @@ pub struct ListOwnerPetsInput {
     /// `labels` (query).
     /// A free-form object (`labels[any]=text`).
     pub labels: ::std::option::Option<::serde_json::Value>,
+    /// `prefix` (query).
+    /// A string with number bounds, which do not apply to it (as id4i.de writes it).
+    pub prefix: ::std::option::Option<::std::string::String>,
     /// `note` (query).
     /// Text content (read as its raw text, with a warning).
     pub note: ::std::option::Option<::std::string::String>,

@@ -116,6 +116,11 @@ impl<S: Server> Api<S> {
         /// A free-form object (`labels[any]=text`).
         #[oai(name = "labels", style = "deep_object")]
         p_labels: crate::runtime::DeepObject<::std::option::Option<::serde_json::Value>>,
+        /// A string with number bounds, which do not apply to it (as id4i.de writes it).
+        #[oai(name = "prefix", validator(max_length = 5usize))]
+        p_prefix: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
         /// Text content (read as its raw text, with a warning).
         #[oai(name = "note", validator(max_length = 20usize))]
         p_note: ::poem_openapi::param::Query<
@@ -156,6 +161,7 @@ impl<S: Server> Api<S> {
             filter: p_filter.0,
             counts: p_counts.0,
             labels: p_labels.0,
+            prefix: p_prefix.0,
             note: p_note.0,
             order: p_order.0,
             r#where: p_where.0.map(|d| d.0),
