@@ -56,6 +56,10 @@ impl MediaApi for Server {
     async fn blob(&self, _input: BlobInput) -> BlobResponse {
         BlobResponse::NoContent
     }
+    async fn anything(&self, input: AnythingInput) -> AnythingResponse {
+        assert_eq!(input.body, b"\x00any bytes");
+        AnythingResponse::NoContent
+    }
     async fn get_note(&self, input: GetNoteInput) -> GetNoteResponse {
         match input.title.as_str() {
             "gone" => GetNoteResponse::Status4xx(
@@ -191,6 +195,21 @@ async fn each_media_type_is_read_as_declared() {
         call_bytes(M::PUT, "/image", "image/png", &png).await,
         (StatusCode::OK, png.to_vec())
     );
+}
+
+#[tokio::test]
+async fn a_body_without_a_media_type_is_bytes_of_any_type() {
+    for content_type in ["application/x-custom", "text/plain", "application/json"] {
+        let (status, _, body) = answer(
+            Method::PUT,
+            "/anything",
+            None,
+            content_type,
+            b"\x00any bytes",
+        )
+        .await;
+        assert_eq!(status, StatusCode::NO_CONTENT, "{content_type}: {body}");
+    }
 }
 
 #[tokio::test]

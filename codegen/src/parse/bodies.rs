@@ -47,10 +47,12 @@ impl<'a> Parser<'a> {
             &c.request_bodies
         })?;
         let Some((content_type, media)) = primary_media(&body.content) else {
-            return err(
+            // OpenAPI 3.0 requires one; `content: {}` (just-eat.co.uk) says nothing of the body.
+            warn(
                 &format!("{pointer}/content"),
-                "a request body needs a media type",
+                "a request body without a media type is taken as bytes of any type",
             );
+            return raw_body(body, "*/*", &pointer);
         };
         let mp = format!("{pointer}/content/{}", escape(content_type));
         let kind = media_kind(content_type);

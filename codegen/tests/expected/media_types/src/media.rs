@@ -49,6 +49,15 @@ pub trait MediaApi: crate::runtime::Hooks {
         &self,
         input: MarkdownInput,
     ) -> impl ::std::future::Future<Output = MarkdownResponse> + Send;
+    /// A body without a media type is bytes of any type
+    ///
+    /// `PUT /anything` (operationId `anything`, `#/paths/~1anything/put`)
+    ///
+    /// OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.
+    fn anything(
+        &self,
+        input: AnythingInput,
+    ) -> impl ::std::future::Future<Output = AnythingResponse> + Send;
     /// An optional body of raw bytes is taken as required too
     ///
     /// `PUT /blob` (operationId `blob`, `#/paths/~1blob/put`)
@@ -99,6 +108,11 @@ pub struct EitherInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MarkdownInput {
     pub body: ::std::string::String,
+}
+/// Input of `anything`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnythingInput {
+    pub body: ::std::vec::Vec<u8>,
 }
 /// Input of `blob`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,6 +214,13 @@ pub enum MarkdownResponse {
     /// The rendered text.
     #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
+}
+/// Every response `anything` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum AnythingResponse {
+    /// Taken.
+    #[oai(status = 204u16)]
+    NoContent,
 }
 /// Every response `blob` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]

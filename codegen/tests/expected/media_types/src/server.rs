@@ -185,6 +185,29 @@ impl<S: Server> Api<S> {
             ],
         })
     }
+    /// A body without a media type is bytes of any type
+    ///
+    /// OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.
+    #[oai(
+        path = "/anything",
+        method = "put",
+        operation_id = "anything",
+        tag = "ApiTags::Media"
+    )]
+    async fn anything(
+        &self,
+        body: crate::runtime::RawBody,
+    ) -> ::std::result::Result<
+        crate::media::AnythingResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::media::AnythingInput {
+            body: body.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::media::MediaApi>::anything(self.server()?, input).await,
+        )
+    }
     /// An optional body of raw bytes is taken as required too
     #[oai(path = "/blob", method = "put", operation_id = "blob", tag = "ApiTags::Media")]
     async fn blob(
@@ -311,6 +334,12 @@ impl crate::media::MediaApi for DocumentOnly {
         &self,
         _input: crate::media::MarkdownInput,
     ) -> impl ::std::future::Future<Output = crate::media::MarkdownResponse> + Send {
+        async move { match *self {} }
+    }
+    fn anything(
+        &self,
+        _input: crate::media::AnythingInput,
+    ) -> impl ::std::future::Future<Output = crate::media::AnythingResponse> + Send {
         async move { match *self {} }
     }
     fn blob(
