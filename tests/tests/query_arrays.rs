@@ -73,6 +73,15 @@ impl PetsApi for Server {
             balance: None,
         }))
     }
+    async fn grid(&self, input: GridInput) -> GridResponse {
+        GridResponse::Ok(Json(Pet {
+            id: 0,
+            owner_id: String::new(),
+            name: input.cells,
+            r#type: None,
+            balance: None,
+        }))
+    }
     async fn named_twice(&self, input: NamedTwiceInput) -> NamedTwiceResponse {
         NamedTwiceResponse::Ok(Json(Pet {
             id: 0,
@@ -176,6 +185,14 @@ async fn a_deep_object_map_or_free_form_object_takes_any_key() {
     assert_eq!(
         list("order=name").await,
         (StatusCode::OK, r#"None None Some("name")"#.to_string())
+    );
+}
+
+#[tokio::test]
+async fn an_array_of_arrays_in_the_path_is_its_raw_text() {
+    assert_eq!(
+        call("/grids/1,2;3,4", None).await,
+        (StatusCode::OK, "1,2;3,4".to_string())
     );
 }
 

@@ -52,8 +52,8 @@ fn style(param: &oa::Parameter) -> (&oa::ParameterData, Location, char, bool) {
 }
 
 /// The schema of a plain (text) parameter: what poem-openapi cannot read from text (objects,
-/// compositions, arrays of non-scalars outside the path) is taken as the raw text, with a warning.
-fn plain_schema(schema: Schema, location: Location, pointer: &str) -> Schema {
+/// compositions, arrays of non-scalars) is taken as the raw text, with a warning; `true` then.
+fn plain_schema(schema: Schema, pointer: &str) -> (Schema, bool) {
     let raw_text = Schema {
         kind: Kind::String {
             format: None,
@@ -68,34 +68,21 @@ fn plain_schema(schema: Schema, location: Location, pointer: &str) -> Schema {
                 pointer,
                 "an object-valued parameter is taken as its raw text",
             );
-            raw_text
+            (raw_text, true)
         }
-        Kind::Array(item) if location != Location::Path && !is_scalar(item) => {
+        Kind::Array(item) if !is_scalar(item) => {
             warn(
                 pointer,
                 "an array of arrays or objects as a parameter is taken as its raw text",
             );
-            raw_text
+            (raw_text, true)
         }
-        _ => schema,
-    }
-}
-
-/// Refuses the arrays a parameter cannot hold: arrays of non-scalars (in the path; elsewhere
-/// they are taken as raw text). A JSON document (`json`) may hold anything.
-fn check_arrays(schema: &Schema, json: bool, pointer: &str) -> Result<(), Error> {
-    match &schema.kind {
-        _ if json => Ok(()),
-        Kind::Array(item) if !is_scalar(item) => err(
-            pointer,
-            "arrays of arrays or objects as parameters are not supported",
-        ),
-        _ => Ok(()),
+        _ => (schema, false),
     }
 }
 
 /// The fields of a parameter poem-openapi cannot serve for its Rust type and validators: its
-/// schema as written, and for a `deepObject` its style and `explode` (`null`: not written).
+/// schema and `explode` as written, and for a `deepObject` its style (`null`: not written).
 fn written_schema(
     data: &oa::ParameterData,
     deep_object: bool,
@@ -112,7 +99,7 @@ fn written_schema(
             "explode": data.explode,
         })
     } else {
-        serde_json::json!({ "schema": schema })
+        serde_json::json!({ "schema": schema, "explode": data.explode })
     };
     super::json_text(&fields, pointer)
 }
@@ -175,24 +162,23 @@ impl<'a> Parser<'a> {
                 ..
             })) if a.typ.is_some()
         );
+        let (schema, raw_text) = if deep_object {
+            (self.deep_object(schema, stem, &data.name, &pointer), false)
+        } else if content_type.is_some() {
+            // A JSON document: any schema, read by `runtime::JsonParam`.
+            (self.json_param(schema, &pointer, stem, &data.name), false)
+        } else {
+            plain_schema(schema, &pointer)
+        };
         let served_as_written = if text_content {
             Some(written_content(data, &pointer)?)
         } else if deep_style && !(deep_object && named) {
             Some(written_schema(data, true, &pointer)?)
-        } else if loose {
+        } else if loose || raw_text {
             Some(written_schema(data, false, &pointer)?)
         } else {
             None
         };
-        let schema = if deep_object {
-            self.deep_object(schema, stem, &data.name, &pointer)
-        } else if content_type.is_some() {
-            // A JSON document: any schema, read by `runtime::JsonParam`.
-            self.json_param(schema, &pointer, stem, &data.name)
-        } else {
-            plain_schema(schema, location, &pointer)
-        };
-        check_arrays(&schema, content_type.is_some(), &pointer)?;
         if location == Location::Path && !data.required {
             return err(&pointer, "path parameters must be required");
         }

@@ -127,7 +127,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "get",
             "query",
             "prefix",
-            "{\"schema\":{\"type\":\"string\",\"minimum\":1.0,\"maximum\":2147483647.0,\"maxLength\":5}}",
+            "{\"schema\":{\"type\":\"string\",\"minimum\":1.0,\"maximum\":2147483647.0,\"maxLength\":5},\"explode\":null}",
         ),
         (
             "/owners/{owner_id}/pets",
@@ -143,6 +143,13 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
             "order",
             "{\"schema\":{\"type\":\"string\"},\"style\":\"deepObject\",\"explode\":null}",
         ),
+        (
+            "/grids/{cells}",
+            "get",
+            "path",
+            "cells",
+            "{\"schema\":{\"type\":\"array\",\"items\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}},\"explode\":null}",
+        ),
     ],
 };
 /// This document, as the runtime's body extractors see it.
@@ -153,6 +160,7 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
         &[],
         &[],
         &[],

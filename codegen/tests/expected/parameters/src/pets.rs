@@ -41,6 +41,13 @@ pub trait PetsApi: crate::runtime::Hooks {
         &self,
         input: PathStylesInput,
     ) -> impl ::std::future::Future<Output = PathStylesResponse> + Send;
+    /// An array of arrays in the path, taken as its raw text
+    ///
+    /// `GET /grids/{cells}` (operationId `grid`, `#/paths/~1grids~1{cells}/get`)
+    fn grid(
+        &self,
+        input: GridInput,
+    ) -> impl ::std::future::Future<Output = GridResponse> + Send;
     /// A path that names one variable twice
     ///
     /// `GET /twice/{name}/and/{name}` (operationId `named_twice`, `#/paths/~1twice~1{name}~1and~1{name}/get`)
@@ -177,6 +184,13 @@ pub struct PathStylesInput {
     /// A simple array (`1,2,3`).
     pub ids: ::std::vec::Vec<i64>,
 }
+/// Input of `grid`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GridInput {
+    /// `cells` (path).
+    /// Rows of cells (gambitcomm.local writes such a parameter).
+    pub cells: ::std::string::String,
+}
 /// Input of `named_twice`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamedTwiceInput {
@@ -299,6 +313,13 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse 
             _ => ::std::option::Option::None,
         }
     }
+}
+/// Every response `grid` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum GridResponse {
+    /// The text read, as a pet's name.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::Pet>),
 }
 /// Every response `named_twice` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]

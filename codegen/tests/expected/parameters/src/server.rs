@@ -313,6 +313,26 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::path_styles(self.server()?, input).await,
         )
     }
+    /// An array of arrays in the path, taken as its raw text
+    #[oai(
+        path = "/grids/:cells",
+        method = "get",
+        operation_id = "grid",
+        tag = "ApiTags::Pets"
+    )]
+    async fn grid(
+        &self,
+        /// Rows of cells (gambitcomm.local writes such a parameter).
+        #[oai(name = "cells")]
+        p_cells: ::poem_openapi::param::Path<::std::string::String>,
+    ) -> ::std::result::Result<crate::pets::GridResponse, crate::runtime::Rejection> {
+        let input = crate::pets::GridInput {
+            cells: p_cells.0,
+        };
+        ::std::result::Result::Ok(
+            <S as crate::pets::PetsApi>::grid(self.server()?, input).await,
+        )
+    }
     /// A path that names one variable twice
     ///
     /// The second occurrence is matched, not compared with the first.
@@ -387,6 +407,12 @@ impl crate::pets::PetsApi for DocumentOnly {
         &self,
         _input: crate::pets::PathStylesInput,
     ) -> impl ::std::future::Future<Output = crate::pets::PathStylesResponse> + Send {
+        async move { match *self {} }
+    }
+    fn grid(
+        &self,
+        _input: crate::pets::GridInput,
+    ) -> impl ::std::future::Future<Output = crate::pets::GridResponse> + Send {
         async move { match *self {} }
     }
     fn named_twice(
