@@ -113,18 +113,36 @@ fn parse_value(raw: serde_json::Value) -> Result<Api, Error> {
         );
     }
     reject_unsupported_keywords(&raw, "#")?;
-    let invalid = |e: serde_json::Error| Error {
-        pointer: "#".into(),
-        message: format!("not an OpenAPI 3.0 document: {e}"),
-    };
     if crate::bundle::needs_bundling(&raw) {
         // Some `$ref` points outside `components`: read from a borrow, so that the document
         // as written stays to follow it in.
-        let doc = <oa::OpenAPI as serde::Deserialize>::deserialize(&raw).map_err(invalid)?;
+        let doc = serde_path_to_error::deserialize(&raw).map_err(invalid)?;
         Parser::new(&doc, Some(&raw)).run()
     } else {
-        let doc = serde_json::from_value(raw).map_err(invalid)?;
+        let doc = serde_path_to_error::deserialize(raw).map_err(invalid)?;
         Parser::new(&doc, None).run()
+    }
+}
+
+/// The refusal of a document that is not OpenAPI 3.0, at the JSON pointer where reading it
+/// stopped. The pointer ends where openapiv3 tries alternatives (a `$ref` or an inline object),
+/// which hide what is below them.
+fn invalid(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::from("#");
+    for segment in e.path().iter() {
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+            Segment::Map { key } => {
+                pointer.push('/');
+                pointer.push_str(&escape(key));
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    Error {
+        pointer,
+        message: format!("not an OpenAPI 3.0 document: {}", e.inner()),
     }
 }
 

@@ -260,3 +260,17 @@ fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
     );
     bank_codegen::generate(&text, &opts).expect("values are not schemas");
 }
+
+#[test]
+fn a_document_that_is_not_openapi_3_0_is_refused_where_reading_stopped() {
+    let e = error(&doc(OP, "    S: {type: string, pattern: 0}\n"));
+    assert_eq!(e.pointer, "#/components/schemas/S");
+    assert!(e.message.contains("expected a string"), "{}", e.message);
+    // An operation without `responses`: openapiv3 tries a `$ref` and a path item at each path,
+    // so the pointer stops at `paths`.
+    let no_responses = "  /x:\n    get:\n      operationId: get_x\n";
+    assert_eq!(
+        error(&doc(no_responses, "    A: {type: string}\n")).pointer,
+        "#/paths"
+    );
+}
