@@ -480,44 +480,35 @@ fn param_wrapper(p: &Param) -> TokenStream {
 /// `runtime::ParamPattern`); none for references, arrays and JSON documents.
 fn param_validators(p: &Param) -> Vec<TokenStream> {
     let mut v = Vec::new();
-    if matches!(p.schema.kind, Kind::Ref(_) | Kind::Array(_)) || p.content_type.is_some() {
+    if p.content_type.is_some() {
         return v;
     }
     let c = &p.schema.constraints;
-    // Each validator only where poem-openapi has it for the type (and JSON Schema applies it).
-    let (text, number) = match p.schema.kind {
-        Kind::String { .. } => (true, false),
-        Kind::Integer { .. } | Kind::Number { .. } => (false, true),
-        _ => (false, false),
-    };
-    if !text {
-        return bounds(c, number);
-    }
-    if let Some(x) = c.max_length {
-        v.push(quote!(max_length = #x));
-    }
-    if let Some(x) = c.min_length {
-        v.push(quote!(min_length = #x));
-    }
-    if let Some(x) = &c.pattern {
-        // Not poem-openapi's `pattern`, which compiles its regex on every request.
-        let check = format!("crate::runtime::ParamPattern({x:?})");
-        v.push(quote!(custom = #check));
-    }
-    v
-}
-
-/// A number's `maximum` and `minimum` validators (none for other types).
-fn bounds(c: &Constraints, number: bool) -> Vec<TokenStream> {
-    let mut v = Vec::new();
-    if !number {
-        return v;
-    }
-    if let Some(x) = c.maximum {
-        v.push(bound_validator("maximum", x, c.exclusive_maximum));
-    }
-    if let Some(x) = c.minimum {
-        v.push(bound_validator("minimum", x, c.exclusive_minimum));
+    // Each validator only for the type poem-openapi has it for (and JSON Schema applies it to).
+    match p.schema.kind {
+        Kind::String { .. } => {
+            if let Some(x) = c.max_length {
+                v.push(quote!(max_length = #x));
+            }
+            if let Some(x) = c.min_length {
+                v.push(quote!(min_length = #x));
+            }
+            if let Some(x) = &c.pattern {
+                // Not poem-openapi's `pattern`, which compiles its regex on every request.
+                let check = format!("crate::runtime::ParamPattern({x:?})");
+                v.push(quote!(custom = #check));
+            }
+        }
+        Kind::Integer { .. } | Kind::Number { .. } => {
+            if let Some(x) = c.maximum {
+                v.push(bound_validator("maximum", x, c.exclusive_maximum));
+            }
+            if let Some(x) = c.minimum {
+                v.push(bound_validator("minimum", x, c.exclusive_minimum));
+            }
+        }
+        // References validate as their type; arrays, objects and booleans have none here.
+        _ => {}
     }
     v
 }
