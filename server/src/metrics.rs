@@ -42,6 +42,7 @@ pub const POSTGRES_POOL_MAX: &str = "bankd_postgres_pool_max_connections";
 pub const WEBHOOK_ATTEMPTS: &str = crate::webhook_worker::ATTEMPTS_METRIC;
 pub const WEBHOOK_CLAIM_SIZE: &str = crate::webhook_worker::CLAIM_SIZE_METRIC;
 pub const WEBHOOK_RECORD_SIZE: &str = crate::webhook_worker::RECORD_SIZE_METRIC;
+pub const WEBHOOK_TRANSACTIONS: &str = crate::webhook_worker::TRANSACTIONS_METRIC;
 
 /// The installed recorder, for scrapes.
 #[derive(Clone)]
@@ -150,13 +151,17 @@ fn describe_webhooks() {
         WEBHOOK_ATTEMPTS,
         "Webhook delivery attempts made and recorded, by outcome (succeeded, failed)."
     );
+    describe_counter!(
+        WEBHOOK_TRANSACTIONS,
+        "Write transactions of the delivery worker (each records outcomes, claims, or both)."
+    );
     describe_histogram!(
         WEBHOOK_CLAIM_SIZE,
-        "Due attempts leased per claiming transaction of the delivery worker."
+        "Due attempts leased per transaction of the delivery worker that claimed any."
     );
     describe_histogram!(
         WEBHOOK_RECORD_SIZE,
-        "Attempt outcomes written per recording transaction of the delivery worker."
+        "Attempt outcomes written per transaction of the delivery worker that recorded any."
     );
 }
 

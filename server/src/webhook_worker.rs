@@ -3,28 +3,30 @@
 //! (`bank_api::callbacks::requests`), signs it (Standard Webhooks), sends it with the shared
 //! [`WebhookSender`] and records the outcome, which schedules the next attempt of a failure.
 //!
-//! Design note. The worker claims no more attempts than it has free sending slots, so a
-//! claimed attempt is always under way: on a graceful shutdown it stops claiming and waits for
-//! the attempts in flight (each bounded by the timeout), and nothing claimed is left waiting.
-//! A process killed mid-attempt leaves a lease that expires after the timeout and a margin;
-//! any worker then claims the attempt again and sends it with the same `webhook-id`
-//! (at-least-once). An idle worker asks the database with a read every [`POLL`] whether
-//! anything is due, so it never takes SQLite's writer for nothing; the lag from commit to
-//! delivery is therefore up to one poll interval plus the send. A worker whose last claim
-//! filled every free slot claims again without asking.
+//! Design note. The worker is one task that owns every decision, and the attempts it sends,
+//! one task each, are its only concurrency. It claims no more attempts than it has free sending
+//! slots, so a claimed attempt is always under way: on a graceful shutdown it stops claiming,
+//! waits for the attempts in flight (each bounded by the timeout) and records them, and nothing
+//! claimed is left waiting. A process killed mid-attempt leaves a lease that expires after the
+//! timeout and a margin; any worker then claims the attempt again and sends it with the same
+//! `webhook-id` (at-least-once). An idle worker asks the database with a read every [`POLL`]
+//! whether anything is due, so it never takes SQLite's writer for nothing; the lag from commit
+//! to delivery is therefore up to one poll interval plus the send.
 //!
-//! Outcomes are written by one recorder task, each transaction carrying every attempt that
-//! finished while the previous one was written ([`record`]); a slot frees only once its
-//! attempt's outcome is written, so the claims too come in groups rather than one by one.
-//! Under a stream of events this makes a few transactions a second where one per attempt cost
-//! the platform's own writes about a tenth of their rate (bench/README.md).
+//! Every write of the worker is one transaction that records the outcomes of the attempts that
+//! finished since the last one and claims due attempts for the slots they free
+//! (`Outbox::record_and_claim`). A slot frees only once its attempt's outcome is written, so
+//! under a stream of events each transaction carries a group of outcomes and a group of claims:
+//! a few transactions a second, where one per outcome cost the platform's own writes about a
+//! tenth of their rate, and a separate one per claim a further share (bench/README.md).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bank_api::callbacks::{self, Callbacks};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
-use tokio::task::JoinSet;
+use tokio::sync::watch;
+use tokio::task::{JoinError, JoinSet};
+use tokio::time::Instant;
 
 use crate::domain::Services;
 use crate::domain::events::Event;
@@ -40,18 +42,15 @@ pub const POLL: Duration = Duration::from_millis(100);
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
 /// How long to wait after the database failed before trying again.
 const BACKOFF_ON_ERROR: Duration = Duration::from_secs(1);
-/// The most outcomes one recording transaction carries.
-const MAX_RECORDED: usize = 256;
 
 // Metric names (described in crate::metrics).
 pub const ATTEMPTS_METRIC: &str = "bankd_webhook_attempts_total";
 pub const CLAIM_SIZE_METRIC: &str = "bankd_webhook_claim_size";
 pub const RECORD_SIZE_METRIC: &str = "bankd_webhook_record_batch_size";
+pub const TRANSACTIONS_METRIC: &str = "bankd_webhook_worker_transactions_total";
 
-/// A finished attempt on its way to the recorder, with the slot it holds until recorded.
-type Finished = (RecordedAttempt, OwnedSemaphorePermit);
-
-/// Runs until `stop` turns true, then waits for the attempts in flight.
+/// Runs until `stop` turns true (or its sender is gone), then finishes and records the attempts
+/// in flight.
 pub async fn run<C>(
     services: Services,
     callbacks: Arc<C>,
@@ -61,111 +60,114 @@ pub async fn run<C>(
 ) where
     C: Callbacks<Event = Event>,
 {
-    let free = Arc::new(Semaphore::new(slots.max(1)));
-    let mut in_flight = JoinSet::new();
-    let (finished, to_record) = mpsc::unbounded_channel::<Finished>();
-    let recorder = tokio::spawn(record(services.clone(), to_record));
+    let slots = slots.max(1);
     let lease = services.outbox().settings().timeout + LEASE_MARGIN;
+    let mut in_flight = JoinSet::new();
+    // Attempts made whose outcomes the next transaction writes; each still holds its slot.
+    let mut finished = Vec::new();
     // Whether the last claim filled its room, so that more attempts are likely due.
     let mut backlog = false;
-    while !*stop.borrow() {
-        while in_flight.try_join_next().is_some() {}
-        if free.available_permits() == 0 {
-            // Every slot is sending: claim again as soon as one is free, not after a poll.
-            tokio::select! {
-                permit = free.acquire() => drop(permit),
-                _ = stop.changed() => {}
+    // When an idle worker next asks whether anything is due.
+    let mut next_poll = Instant::now();
+    let mut stopping = false;
+    loop {
+        while let Some(done) = in_flight.try_join_next() {
+            collect(done, &mut finished);
+        }
+        stopping |= *stop.borrow();
+        if stopping && in_flight.is_empty() && finished.is_empty() {
+            break;
+        }
+        let room = if stopping { 0 } else { slots - in_flight.len() };
+        if !finished.is_empty() || (room > 0 && (backlog || Instant::now() >= next_poll)) {
+            let limit = i64::try_from(room).unwrap_or(i64::MAX);
+            let ask_first = finished.is_empty() && !backlog;
+            let written = services
+                .outbox()
+                .record_and_claim(&finished, limit, lease, ask_first)
+                .await;
+            let recorded = std::mem::take(&mut finished);
+            match written {
+                Ok(None) => next_poll = Instant::now() + POLL,
+                Ok(Some(claimed)) => {
+                    counted(&recorded);
+                    backlog = room > 0 && claimed.len() >= room;
+                    if !backlog {
+                        next_poll = Instant::now() + POLL;
+                    }
+                    if !claimed.is_empty() {
+                        metrics::histogram!(CLAIM_SIZE_METRIC).record(claimed.len() as f64);
+                    }
+                    for delivery in claimed {
+                        let (services, callbacks, sender) =
+                            (services.clone(), callbacks.clone(), sender.clone());
+                        in_flight.spawn(async move {
+                            deliver(&services, callbacks.as_ref(), &sender, delivery).await
+                        });
+                    }
+                }
+                Err(e) => {
+                    // Outcomes not written leave their leases to expire, and those attempts are
+                    // made again (at-least-once).
+                    tracing::warn!(
+                        attempts = recorded.len(),
+                        error = %e,
+                        "webhook worker cannot record outcomes or claim deliveries"
+                    );
+                    backlog = false;
+                    next_poll = Instant::now() + BACKOFF_ON_ERROR;
+                }
             }
             continue;
         }
-        let room = free.available_permits();
-        let claimed = services
-            .outbox()
-            .claim(i64::try_from(room).unwrap_or(i64::MAX), lease, !backlog)
-            .await;
-        backlog = matches!(&claimed, Ok(claimed) if claimed.len() >= room);
-        let wait = match claimed {
-            Ok(claimed) if claimed.is_empty() => POLL,
-            Ok(claimed) => {
-                metrics::histogram!(CLAIM_SIZE_METRIC).record(claimed.len() as f64);
-                for delivery in claimed {
-                    let Ok(permit) = free.clone().try_acquire_owned() else {
-                        break;
-                    };
-                    let (services, callbacks, sender, finished) = (
-                        services.clone(),
-                        callbacks.clone(),
-                        sender.clone(),
-                        finished.clone(),
-                    );
-                    in_flight.spawn(async move {
-                        let made = deliver(&services, callbacks.as_ref(), &sender, delivery).await;
-                        // The recorder outlives every attempt (`run` waits for them first).
-                        let _ = finished.send((made, permit));
-                    });
-                }
-                Duration::ZERO
+        tokio::select! {
+            Some(done) = in_flight.join_next(), if !in_flight.is_empty() => {
+                collect(done, &mut finished);
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "webhook worker cannot claim deliveries");
-                BACKOFF_ON_ERROR
-            }
-        };
-        if !wait.is_zero() {
-            tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
-                _ = stop.changed() => {}
-            }
+            _ = tokio::time::sleep_until(next_poll), if room > 0 => {}
+            changed = stop.changed(), if !stopping => stopping |= changed.is_err(),
+            // Unreachable (nothing in flight and no room means stopping with nothing left,
+            // which ends the loop above); leaving is the safe answer all the same.
+            else => break,
+        }
+    }
+}
+
+/// Takes a finished attempt for the next transaction. An attempt whose task failed is left to
+/// its lease, and made again once the lease expires.
+fn collect(done: Result<RecordedAttempt, JoinError>, finished: &mut Vec<RecordedAttempt>) {
+    match done {
+        Ok(attempt) => finished.push(attempt),
+        Err(e) => tracing::error!(error = %e, "webhook attempt task failed"),
+    }
+}
+
+/// Counts a written transaction and its outcomes: an attempt whose outcome is lost is made (and
+/// counted) again.
+fn counted(recorded: &[RecordedAttempt]) {
+    metrics::counter!(TRANSACTIONS_METRIC).increment(1);
+    if recorded.is_empty() {
+        return;
+    }
+    metrics::histogram!(RECORD_SIZE_METRIC).record(recorded.len() as f64);
+    for a in recorded {
+        let outcome = if a.outcome.succeeded {
+            "succeeded"
         } else {
-            // Let finished attempts hand back their slots before claiming again.
-            tokio::task::yield_now().await;
-        }
-    }
-    while in_flight.join_next().await.is_some() {}
-    drop(finished);
-    if let Err(e) = recorder.await {
-        tracing::error!(error = %e, "webhook recorder failed");
-    }
-}
-
-/// Writes finished attempts' outcomes until every sender is gone: all that finished since the
-/// last write go in one transaction, then their slots free. A failed write leaves their leases
-/// to expire, and the attempts are made again (at-least-once).
-async fn record(services: Services, mut finished: mpsc::UnboundedReceiver<Finished>) {
-    let mut batch = Vec::new();
-    while finished.recv_many(&mut batch, MAX_RECORDED).await > 0 {
-        let (attempts, slots): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
-        metrics::histogram!(RECORD_SIZE_METRIC).record(attempts.len() as f64);
-        // Counted once written: an attempt whose outcome is lost is made (and counted) again.
-        let recorded = match services.outbox().record_attempts(&attempts).await {
-            Ok(()) => true,
-            Err(e) => {
-                tracing::warn!(attempts = attempts.len(), error = %e, "webhook attempts not recorded");
-                false
-            }
+            "failed"
         };
-        for a in &attempts {
-            if recorded {
-                let outcome = if a.outcome.succeeded {
-                    "succeeded"
-                } else {
-                    "failed"
-                };
-                metrics::counter!(ATTEMPTS_METRIC, "outcome" => outcome).increment(1);
-            }
-            tracing::debug!(
-                delivery = %a.claimed.delivery.id,
-                event = %a.claimed.event.id,
-                succeeded = a.outcome.succeeded,
-                status = ?a.outcome.response_status,
-                "webhook attempt"
-            );
-        }
-        drop(slots);
+        metrics::counter!(ATTEMPTS_METRIC, "outcome" => outcome).increment(1);
+        tracing::debug!(
+            delivery = %a.claimed.delivery.id,
+            event = %a.claimed.event.id,
+            succeeded = a.outcome.succeeded,
+            status = ?a.outcome.response_status,
+            "webhook attempt"
+        );
     }
 }
 
-/// Makes one claimed attempt; answers it for the recorder.
+/// Makes one claimed attempt; answers it for the next transaction.
 async fn deliver<C>(
     services: &Services,
     callbacks: &C,

@@ -867,6 +867,25 @@ fn concurrent_transfers_make_one_event_each_delivered_once(backend: Backend, pro
         "events",
     );
     assert_eq!(completed.len(), TRANSFERS);
+
+    // The worker's writes under a stream: outcomes and claims share transactions, so there are
+    // fewer transactions than claiming ones and recording ones together, and each records a
+    // group of outcomes.
+    let (status, scrape) = get_plain(&s0.base, "/metrics");
+    assert_eq!(status, 200, "{scrape}");
+    let s = samples(&scrape);
+    let transactions = value(&s, "bankd_webhook_worker_transactions_total", &[]);
+    let claimed = value(&s, "bankd_webhook_claim_size_count", &[]);
+    let recorded = value(&s, "bankd_webhook_record_batch_size_count", &[]);
+    let outcomes = value(&s, "bankd_webhook_record_batch_size_sum", &[]);
+    assert!(
+        transactions > 0.0 && transactions < claimed + recorded,
+        "{transactions} transactions, {claimed} claiming, {recorded} recording"
+    );
+    assert!(
+        outcomes > recorded,
+        "{outcomes} outcomes in {recorded} transactions"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //! since it owns an HTTP client; the decisions it applies live here so the API, the worker and
 //! the tests share them: [`next_attempt_delay`] (exponential backoff with jitter, capped, so
 //! the default 25 attempts span about three days), [`signing_secrets`] (both secrets during a
-//! rotation's overlap) and [`Outbox::record_attempts`] (the outcome and the next
-//! pending attempt in one transaction).
+//! rotation's overlap) and [`Outbox::record_and_claim`] (outcomes, the next pending attempt of
+//! each failure and the next claim in one transaction).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -482,46 +482,49 @@ impl Outbox<'_> {
         self.settings
     }
 
-    /// Leases up to `limit` due attempts for `lease`. With `ask_first`, a read decides first
-    /// whether any is due, so that a worker polling an idle outbox takes no write transaction;
-    /// a worker whose last claim filled its room knows more are likely due and skips it.
-    pub async fn claim(
+    /// One transaction of the worker: records `finished` attempts' outcomes (scheduling the
+    /// next attempt of each failure with attempts left), then leases up to `limit` due attempts
+    /// for `lease`. A worker under load so pays one write for the slots it frees and fills
+    /// again, each carrying whatever finished meanwhile instead of one write per attempt or per
+    /// claim. With nothing to record and `ask_first`, a read decides first whether anything is
+    /// due, so that a worker polling an idle outbox takes no write transaction; a worker whose
+    /// last claim filled its room knows more are likely due and skips it. `None` when there
+    /// was nothing to write.
+    pub async fn record_and_claim(
         &self,
+        finished: &[RecordedAttempt],
         limit: i64,
         lease: Duration,
         ask_first: bool,
-    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+    ) -> Result<Option<Vec<ClaimedDelivery>>, StoreError> {
         let now = self.clock.now();
-        if ask_first
-            && !self
-                .db
-                .read_single(|tx| Box::pin(repo::any_due(tx, now)))
-                .await?
+        if finished.is_empty()
+            && (limit <= 0
+                || ask_first
+                    && !self
+                        .db
+                        .read_single(|tx| Box::pin(repo::any_due(tx, now)))
+                        .await?)
         {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let until = now + chrono::TimeDelta::from_std(lease).unwrap_or(chrono::TimeDelta::MAX);
-        self.db
-            .write_row_locked(|tx| Box::pin(repo::claim_due(tx, now, until, limit)))
-            .await
-    }
-
-    /// Records attempts' outcomes and, for each failure with attempts left, schedules the next:
-    /// one transaction for the lot (the worker hands over whatever finished meanwhile, so under
-    /// load a transaction carries many outcomes instead of each paying its own).
-    pub async fn record_attempts(&self, attempts: &[RecordedAttempt]) -> Result<(), StoreError> {
-        let now = self.clock.now();
         let settings = self.settings;
         self.db
             .write_row_locked(|tx| {
                 Box::pin(async move {
-                    for a in attempts {
+                    for a in finished {
                         record_in(tx, now, settings, a).await?;
                     }
-                    Ok(())
+                    if limit > 0 {
+                        repo::claim_due(tx, now, until, limit).await
+                    } else {
+                        Ok(Vec::new())
+                    }
                 })
             })
             .await
+            .map(Some)
     }
 }
 
