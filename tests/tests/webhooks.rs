@@ -40,6 +40,8 @@ enum Answer {
     Drop,
     /// Answers nothing for this long.
     Hang(Duration),
+    /// Answers this status after this long.
+    Slow(Duration, u16),
 }
 
 /// One request the receiver got.
@@ -134,6 +136,13 @@ fn serve(stream: TcpStream, got: &Mutex<Vec<Delivery>>, script: &Mutex<VecDeque<
             .expect("lock")
             .pop_front()
             .unwrap_or(Answer::Status(200));
+        let answer = match answer {
+            Answer::Slow(wait, status) => {
+                std::thread::sleep(wait);
+                Answer::Status(status)
+            }
+            other => other,
+        };
         match answer {
             Answer::Status(status) => {
                 let reply = format!("HTTP/1.1 {status} X\r\ncontent-length: 0\r\n\r\n");
@@ -146,6 +155,7 @@ fn serve(stream: TcpStream, got: &Mutex<Vec<Delivery>>, script: &Mutex<VecDeque<
                 std::thread::sleep(d);
                 return;
             }
+            Answer::Slow(..) => unreachable!("answered above"),
         }
     }
 }
@@ -238,6 +248,20 @@ fn upload(bankd: &BankdProcess, entity_id: &str) -> Value {
 }
 
 /// Registers a webhook endpoint; answers it (with its secret).
+/// Creates `n` people named `first_name` N0, N1, ... (one `entity.created` event each).
+fn create_people(bankd: &BankdProcess, first_name: &str, n: usize) {
+    for i in 0..n {
+        let person = json!({"first_name": first_name, "last_name": format!("N{i}")});
+        ok(
+            &bankd.base,
+            &bankd.key,
+            "POST",
+            "/entities/person",
+            Some(&person),
+        );
+    }
+}
+
 fn subscribe(bankd: &BankdProcess, body: &Value) -> Value {
     ok(
         &bankd.base,
@@ -630,6 +654,58 @@ fn a_failing_receiver_gets_the_event_again_with_the_same_webhook_id() {
 }
 
 #[test]
+fn sigterm_waits_for_the_attempts_in_flight_and_records_them() {
+    const EVENTS: usize = 3;
+    const ANSWER_AFTER: Duration = Duration::from_millis(1_500);
+    let Some((_db, mut bankd)) = start(Backend::Sqlite, "sigterm_waits_for_attempts", &[]) else {
+        return;
+    };
+    let receiver = Receiver::start(vec![Answer::Slow(ANSWER_AFTER, 200); EVENTS]);
+    let body = json!({"url": receiver.url, "enabled_events": ["entity.created"]});
+    let endpoint = subscribe(&bankd, &body);
+    let endpoint_id = endpoint["id"].as_str().expect("id").to_owned();
+    create_people(&bankd, "Stopping", EVENTS);
+    // Every attempt is under way (the receiver has read it and holds its answer back).
+    let got = receiver.wait_for(Duration::from_secs(10), |got| got.len() >= EVENTS);
+    assert_eq!(got.len(), EVENTS);
+    let terminated = Instant::now();
+    bankd.signal("TERM");
+    let status = bankd.wait_exit(Duration::from_secs(20));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "bankd stops cleanly on SIGTERM: {status:?}\n{}",
+        bankd.log()
+    );
+    assert!(
+        terminated.elapsed() >= ANSWER_AFTER / 2,
+        "bankd waited for the answers under way ({:?})",
+        terminated.elapsed()
+    );
+    // Started again: each attempt was recorded as it ended, once, and nothing is sent again.
+    bankd.restart();
+    let attempts = get(
+        &bankd,
+        &format!("/webhook-endpoints/{endpoint_id}/deliveries"),
+    )["deliveries"]
+        .as_array()
+        .cloned()
+        .expect("deliveries");
+    let summary: Vec<(i64, &str, i64)> = attempts
+        .iter()
+        .map(|a| {
+            (
+                a["attempt"].as_i64().expect("attempt"),
+                a["status"].as_str().expect("status"),
+                a["response_status"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(summary, vec![(1, "succeeded", 200); EVENTS]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(receiver.deliveries().len(), EVENTS, "nothing sent twice");
+}
+
+#[test]
 fn a_refused_write_and_an_idempotent_replay_emit_nothing() {
     let Some((_db, bankd)) = start(Backend::Sqlite, "a_refused_write_emits_nothing", &[]) else {
         return;
@@ -1006,16 +1082,7 @@ fn ten_thousand_attempts_for_a_stalled_receiver_keep_memory_bounded_and_the_work
         .collect();
     let rss_before = rss_kib(bankd.pid());
     let started = Instant::now();
-    for n in 0..EVENTS {
-        let person = json!({"first_name": "Stalled", "last_name": format!("N{n}")});
-        ok(
-            &bankd.base,
-            &bankd.key,
-            "POST",
-            "/entities/person",
-            Some(&person),
-        );
-    }
+    create_people(&bankd, "Stalled", EVENTS);
     let (mut rss_max, mut slowest_read) = (rss_before, Duration::ZERO);
     let mut last_read = Instant::now();
     while stalled.deliveries().len() < ENDPOINTS * EVENTS
