@@ -81,10 +81,9 @@ pub async fn run<C>(
         let room = if stopping { 0 } else { slots - in_flight.len() };
         if !finished.is_empty() || (room > 0 && (backlog || Instant::now() >= next_poll)) {
             let limit = i64::try_from(room).unwrap_or(i64::MAX);
-            let ask_first = finished.is_empty() && !backlog;
             let written = services
                 .outbox()
-                .record_and_claim(&finished, limit, lease, ask_first)
+                .record_and_claim(&finished, limit, lease, !backlog)
                 .await;
             let recorded = std::mem::take(&mut finished);
             match written {
