@@ -980,6 +980,73 @@ async fn a_failed_commit_releases_its_idempotency_key_before_it_returns_on_postg
     .await;
 }
 
+/// A write abandoned while it waits for the gate of the serializable level (its request timed
+/// out) leaves no session lock behind. The server grants the lock after the client is gone; had
+/// the connection gone back to the pool, it would hold the lock for good (an exclusive one
+/// stops every later write of every process). The next write on the pool's only connection gets
+/// through, and once it has, no advisory lock is held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_abandoned_at_the_gate_leaves_no_lock_behind_on_postgres() {
+    let options = StoreOptions {
+        postgres_max_connections: 1,
+        postgres_isolation: PostgresIsolation::Serializable,
+        ..test_options()
+    };
+    run_on(
+        Backend::Postgres,
+        "a_write_abandoned_at_the_gate_leaves_no_lock_behind_on_postgres",
+        options,
+        |ctx| async move {
+            use sqlx::Connection;
+            let created = new_platform(&ctx, "Gate").await;
+            let platform_id = created.platform.id.as_str();
+            let rename = |name: &'static str| {
+                ctx.db.write(move |tx| {
+                    Box::pin(async move {
+                        let sql = Sql::new("UPDATE platforms SET name = ? WHERE platform_id = ?")
+                            .bind(name)
+                            .bind(platform_id);
+                        tx.execute(sql).await
+                    })
+                })
+            };
+            let mut other = sqlx::PgConnection::connect(&ctx.url)
+                .await
+                .expect("connect");
+            let gate =
+                |statement: &'static str| sqlx::query(statement).bind(store::POSTGRES_GATE_KEY);
+            gate("SELECT pg_advisory_lock($1)")
+                .execute(&mut other)
+                .await
+                .expect("hold the gate");
+            let abandoned = tokio::time::timeout(Duration::from_millis(500), rename("first")).await;
+            assert!(abandoned.is_err(), "the write waits for the gate");
+            gate("SELECT pg_advisory_unlock($1)")
+                .execute(&mut other)
+                .await
+                .expect("open the gate");
+            other.close().await.expect("close");
+
+            let next = tokio::time::timeout(Duration::from_secs(10), rename("second")).await;
+            assert_eq!(
+                next.expect("the next write is not stuck").expect("write"),
+                1
+            );
+            assert_eq!(platform_name(&ctx.db, platform_id).await, "second");
+            let mut held = advisory_locks_held(&ctx.url);
+            for _ in 0..50 {
+                if held == 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                held = advisory_locks_held(&ctx.url);
+            }
+            assert_eq!(held, 0, "advisory locks still held after the writes ended");
+        },
+    )
+    .await;
+}
+
 /// The advisory locks granted in `url`'s database, counted on a connection and a thread of
 /// their own while the caller's thread waits.
 fn advisory_locks_held(url: &str) -> i64 {

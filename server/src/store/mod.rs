@@ -84,6 +84,7 @@ pub use dialect::Backend;
 pub use error::StoreError;
 use error::Violation;
 pub use options::{DEFAULT_SQLITE_MMAP_MIB, StoreOptions};
+pub use postgres::GATE_KEY as POSTGRES_GATE_KEY;
 pub use postgres::Isolation as PostgresIsolation;
 pub use postgres::request_connection;
 use retry::RetryCounters;

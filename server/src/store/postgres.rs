@@ -289,7 +289,7 @@ pub const ESCALATE_AFTER: u32 = 3;
 /// The advisory lock key of the gate (the bytes of "bankd" as a number; bankd's other advisory
 /// locks are transaction-scoped hashes of idempotency keys, a separate use of the key space
 /// that a collision would only make wait).
-const GATE_KEY: i64 = 0x0062_616e_6b64;
+pub const GATE_KEY: i64 = 0x0062_616e_6b64;
 
 /// The session-level advisory lock a write attempt takes before it begins; see the module note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,7 +342,13 @@ impl PgTx {
         gate: Option<Gate>,
     ) -> Result<PgTx, StoreError> {
         if let Some(gate) = gate {
-            conn.execute(gate.lock().as_str()).await?;
+            // Abandoned while it waits for the gate (its request timed out), the connection is
+            // closed: the server may grant the lock after the request is gone, and a
+            // session-level lock lasts as long as its session; back in the pool, an exclusive
+            // one would stop every later write. On an error too, as the lock is then in doubt.
+            let mut waiting = CloseOnDrop(Some(conn));
+            waiting.conn().execute(gate.lock().as_str()).await?;
+            conn = waiting.keep();
         }
         // From here on, dropping `tx` releases what it holds.
         let mut tx = PgTx {
@@ -383,9 +389,13 @@ impl PgTx {
     /// gate; the connection then goes back to the pool, or is closed when a statement got no
     /// answer (the transaction or the lock may still be held on the server).
     async fn release(&mut self, end: Option<(&'static str, &mut Result<(), StoreError>)>) {
-        let Some(mut conn) = self.conn.take() else {
+        let Some(conn) = self.conn.take() else {
             return;
         };
+        // Abandoned at one of these awaits (its request timed out), the connection is closed:
+        // a statement without its answer leaves the transaction or the gate in doubt.
+        let mut ending = CloseOnDrop(Some(conn));
+        let conn = ending.conn();
         let mut in_doubt = false;
         if let Some((statement, result)) = end
             && let Err(e) = conn.execute(statement).await
@@ -398,8 +408,8 @@ impl PgTx {
         {
             in_doubt = conn.execute(gate.unlock().as_str()).await.is_err();
         }
-        if in_doubt {
-            conn.close_on_drop();
+        if !in_doubt {
+            drop(ending.keep());
         }
     }
 }
@@ -409,7 +419,7 @@ impl Drop for PgTx {
         let Some(conn) = self.conn.take() else {
             return;
         };
-        let (abandoned, gate) = (Abandoned(Some(conn)), self.gate.take());
+        let (abandoned, gate) = (CloseOnDrop(Some(conn)), self.gate.take());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
@@ -429,13 +439,26 @@ impl Drop for PgTx {
     }
 }
 
-/// The connection of a transaction dropped while open, on its way to the task that rolls it
-/// back. If that task never runs (the runtime is shutting down and drops it unpolled), the
-/// connection is closed, which ends the transaction; handing it to another `PgTx` there would
-/// spawn again on the closing runtime, without end.
-struct Abandoned(Option<PoolConnection<Postgres>>);
+/// A connection in a state that only the code holding it can end cleanly: a gate being taken,
+/// a transaction being ended, or a transaction dropped while open on its way to the task that
+/// rolls it back. Dropped while it still holds the connection (its future was abandoned at an
+/// await, or that task never runs because the runtime is shutting down; handing it to another
+/// `PgTx` there would spawn again on the closing runtime, without end), it closes the
+/// connection, which ends the transaction and releases every session lock on the server.
+struct CloseOnDrop(Option<PoolConnection<Postgres>>);
 
-impl Drop for Abandoned {
+impl CloseOnDrop {
+    fn conn(&mut self) -> &mut PoolConnection<Postgres> {
+        self.0.as_mut().expect("held until kept")
+    }
+
+    /// The connection, in a known state again.
+    fn keep(mut self) -> PoolConnection<Postgres> {
+        self.0.take().expect("held until kept")
+    }
+}
+
+impl Drop for CloseOnDrop {
     fn drop(&mut self) {
         if let Some(mut conn) = self.0.take() {
             conn.close_on_drop();
