@@ -220,7 +220,7 @@ pub enum ListBankAccountsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -310,7 +310,7 @@ pub enum CreateBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -399,7 +399,7 @@ pub enum GetBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -478,7 +478,7 @@ pub enum DeleteBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -557,7 +557,7 @@ pub enum UpdateBankAccountResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -636,7 +636,7 @@ pub enum GetBankAccountHistoryResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -716,7 +716,7 @@ pub enum AddBankAccountOwnerResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,

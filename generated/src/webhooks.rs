@@ -184,7 +184,7 @@ pub enum ListWebhookEndpointsResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -264,7 +264,7 @@ pub enum CreateWebhookEndpointResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -344,7 +344,7 @@ pub enum GetWebhookEndpointResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -423,7 +423,7 @@ pub enum DeleteWebhookEndpointResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -503,7 +503,7 @@ pub enum UpdateWebhookEndpointResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -583,7 +583,7 @@ pub enum RotateWebhookEndpointSecretResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -663,7 +663,7 @@ pub enum ListWebhookDeliveriesResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -743,7 +743,7 @@ pub enum RetryWebhookDeliveryResponse {
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Send the same request again after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,

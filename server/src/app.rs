@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bank_api::runtime::{BodyLimits, ErrorRenderer, RequestError};
+use bank_api::runtime::{BodyLimits, ErrorRenderer};
 use poem::http::{HeaderValue, Method, StatusCode};
 use poem::middleware::CatchPanic;
 use poem::web::Json;
@@ -68,12 +68,7 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
                 match tokio::time::timeout(timeout, ep.call(req)).await {
                     Ok(result) => result,
                     Err(_) => {
-                        let error = RequestError {
-                            status: StatusCode::SERVICE_UNAVAILABLE,
-                            kind: bank_api::RequestErrorKind::Other,
-                            message: "request timed out".into(),
-                            details: Default::default(),
-                        };
+                        let error = errors::timeout_request_error();
                         let probe = Request::builder().finish();
                         Ok(bank_api::Hooks::render_error(&*server, error, &probe))
                     }
@@ -163,7 +158,7 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
         response.headers_mut().insert("x-request-id", v);
     }
     // The generated response enums leave optional headers to the server. A 503 (a transaction
-    // conflict, `errors::TRANSACTION_CONFLICT`, or `/readyz` not ready) tells when to come back.
+    // conflict, a request timeout, or `/readyz` not ready) tells when to come back.
     if response.status() == StatusCode::SERVICE_UNAVAILABLE {
         response
             .headers_mut()

@@ -6,10 +6,13 @@
 //! through the generated `ErrorVariants` (so no handler matches on statuses). A status the
 //! operation does not declare is a contract bug: it is logged and answered as a 500, never sent.
 //!
-//! 5xx bodies carry only the request id; the cause is logged with the same id. The one 5xx
-//! that is not a failure of the server is 503 `transaction_conflict`: every attempt of a
-//! transaction lost a race for the same rows (see `crate::store`), and the request may be sent
-//! again as it is, after the `Retry-After` that [`RETRY_AFTER_SECS`] sets.
+//! 5xx bodies carry only the request id; the cause is logged with the same id. Two 503s are not
+//! failures of the server but of the moment, and both carry the `Retry-After` that
+//! [`RETRY_AFTER_SECS`] sets: `transaction_conflict` (every attempt of a transaction lost a race
+//! for the same rows, see `crate::store`; nothing was applied, the request may be sent again as
+//! it is) and `request_timeout` (the request outlasted `request_timeout_secs`, typically queued
+//! behind a storm of writes; a write caught at its commit may have been applied, so it is sent
+//! again with its `Idempotency-Key`, or its resource read).
 
 use std::collections::BTreeMap;
 
@@ -33,6 +36,9 @@ use crate::model::page::PaginationError;
 
 /// The code of a request whose transaction kept conflicting with others.
 pub const TRANSACTION_CONFLICT: &str = "transaction_conflict";
+
+/// The code of a request that did not finish within the server's request timeout.
+pub const REQUEST_TIMEOUT: &str = "request_timeout";
 
 /// The `Retry-After` of a 503 (seconds): contention on a few rows clears within a second.
 pub const RETRY_AFTER_SECS: u32 = 1;
@@ -131,6 +137,23 @@ impl ApiError {
         )
     }
 
+    /// 503 `request_timeout`: the request outlasted the server's limit and was abandoned. Its
+    /// future was dropped at an await: a write waiting for a connection, a lock or its turn at
+    /// the writer applied nothing, but one whose commit was already under way may have been
+    /// applied, and the message says so.
+    pub fn request_timeout(cause: &str) -> Self {
+        let id = request_id();
+        tracing::warn!(request_id = %id, cause, "request timed out");
+        ApiError::new(
+            503,
+            ErrorType::ServerError,
+            REQUEST_TIMEOUT,
+            format!(
+                "the request did not finish in time; a write may or may not have been applied:                  send it again with the same Idempotency-Key, or read the resource, to learn its                  outcome (request id {id})"
+            ),
+        )
+    }
+
     /// 503 `transaction_conflict`: every attempt of the transaction failed retryably.
     pub fn transaction_conflict() -> Self {
         ApiError::new(
@@ -198,6 +221,8 @@ impl From<Fault> for ApiError {
             ),
             // Retries happen below the domain; a conflict that reaches here had none left.
             Fault::Conflict(_) => ApiError::transaction_conflict(),
+            // As if the request timeout had struck while it waited, which it nearly did.
+            Fault::Busy(detail) => ApiError::request_timeout(&detail),
             Fault::Internal(detail) => ApiError::internal(&detail),
         }
     }
@@ -276,8 +301,19 @@ pub fn conflict_request_error() -> RequestError {
     }
 }
 
-fn is_conflict(error: &RequestError) -> bool {
-    error.status == StatusCode::SERVICE_UNAVAILABLE && error.message == TRANSACTION_CONFLICT
+/// The refusal of a request that outlasted the server's request timeout.
+pub fn timeout_request_error() -> RequestError {
+    RequestError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        kind: RequestErrorKind::Other,
+        message: REQUEST_TIMEOUT.to_owned(),
+        details: BTreeMap::new(),
+    }
+}
+
+/// Whether `error` is the 503 whose message is `code` (one of the two above).
+fn is_unavailable(error: &RequestError, code: &str) -> bool {
+    error.status == StatusCode::SERVICE_UNAVAILABLE && error.message == code
 }
 
 /// The body for a refusal that happened before any handler ran.
@@ -326,7 +362,14 @@ pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
                 BTreeMap::from([("Content-Type".to_owned(), error.message.clone())]),
             )
         }
-        RequestErrorKind::Other if is_conflict(error) => ApiError::transaction_conflict(),
+        RequestErrorKind::Other if is_unavailable(error, TRANSACTION_CONFLICT) => {
+            ApiError::transaction_conflict()
+        }
+        RequestErrorKind::Other if is_unavailable(error, REQUEST_TIMEOUT) => {
+            ApiError::request_timeout(
+                "out of time: the request timeout, or no database connection free",
+            )
+        }
         RequestErrorKind::Other if error.status.is_server_error() => {
             ApiError::internal(&error.message)
         }
@@ -656,5 +699,39 @@ impl From<WebhookError> for ApiError {
             WebhookError::Pagination(e) => e.into(),
             WebhookError::Store(e) => Fault::from(e).into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+
+    fn no_free_connection() -> StoreError {
+        StoreError::Database(sqlx::Error::PoolTimedOut)
+    }
+
+    #[test]
+    fn a_handler_that_found_no_free_connection_is_503_request_timeout() {
+        assert!(matches!(Fault::from(no_free_connection()), Fault::Busy(_)));
+        for api in [
+            ApiError::from(Fault::from(no_free_connection())),
+            ApiError::from(TransferError::Store(no_free_connection())),
+            ApiError::from(EntityError::Store(no_free_connection())),
+        ] {
+            assert_eq!((api.status, api.code), (503, REQUEST_TIMEOUT), "{api:?}");
+            assert!(!api.message.contains("pool"), "{api:?}");
+        }
+        // Other store failures stay 500s.
+        let api = ApiError::from(Fault::from(StoreError::Database(sqlx::Error::RowNotFound)));
+        assert_eq!((api.status, api.code), (500, "internal_error"));
+    }
+
+    #[test]
+    fn the_two_refusals_before_a_handler_keep_their_codes() {
+        let (status, api) = request_error(&timeout_request_error());
+        assert_eq!((status.as_u16(), api.code), (503, REQUEST_TIMEOUT));
+        let (status, api) = request_error(&conflict_request_error());
+        assert_eq!((status.as_u16(), api.code), (503, TRANSACTION_CONFLICT));
     }
 }

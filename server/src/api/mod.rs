@@ -191,6 +191,11 @@ impl Hooks for Bankd {
             }
             Ok(None) => Err(RequestError::unauthorized()),
             Err(Fault::Conflict(_)) => Err(errors::conflict_request_error()),
+            Err(Fault::Busy(e)) => {
+                let id = errors::request_id();
+                tracing::warn!(request_id = %id, error = %e, "authentication waited too long");
+                Err(errors::timeout_request_error())
+            }
             Err(e) => {
                 let id = errors::request_id();
                 tracing::error!(request_id = %id, error = %e, "authentication failed");

@@ -27,6 +27,9 @@ pub enum Fault {
     /// A write conflict that outlasted its retries.
     #[error("transaction conflict: {0}")]
     Conflict(String),
+    /// No database connection came free in time: the server is overloaded, not broken.
+    #[error("overloaded: {0}")]
+    Busy(String),
     /// Anything else: a bug, corrupted data or an unavailable database.
     #[error("{0}")]
     Internal(String),
@@ -39,6 +42,8 @@ impl From<crate::store::StoreError> for Fault {
             Fault::UnstorableText
         } else if e.is_retryable() {
             Fault::Conflict(e.to_string())
+        } else if e.is_pool_timeout() {
+            Fault::Busy(e.to_string())
         } else {
             Fault::Internal(e.to_string())
         }

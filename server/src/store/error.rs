@@ -50,6 +50,11 @@ impl StoreError {
         }
     }
 
+    /// No pooled connection came free within the acquire timeout: every connection was busy.
+    pub fn is_pool_timeout(&self) -> bool {
+        matches!(self, StoreError::Database(sqlx::Error::PoolTimedOut))
+    }
+
     /// A UNIQUE or PRIMARY KEY constraint was violated.
     pub fn is_unique_violation(&self) -> bool {
         self.violation() == Some(Violation::Unique)

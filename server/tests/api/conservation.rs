@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use sqlx::Connection;
 use tokio::task::JoinSet;
 
-use crate::helpers::{TestApp, api_tests, spawn_app};
+use crate::common::Ctx;
+use crate::helpers::{Answer, TestApp, api_tests, ctx_tests, spawn_app, spawn_app_with};
 use crate::transfers::{
     Acct, Bal, assert_books_balance, balances, fund, open_account, root_account,
 };
@@ -24,6 +25,26 @@ api_tests!(
     concurrent_transfers_holds_clears_cancels_and_ach_conserve_money,
     concurrent_ach_credits_to_many_accounts_all_land_through_the_hot_settlement_account,
 );
+
+ctx_tests!(a_request_that_outlasts_the_request_timeout_is_503_request_timeout_and_its_key_then_runs_it_once);
+
+mod a_request_that_finds_no_free_connection_in_time_is_503_request_timeout {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        let options = bankd::store::StoreOptions {
+            postgres_max_connections: 1,
+            acquire_timeout: super::Duration::from_secs(1),
+            ..crate::common::test_options()
+        };
+        crate::common::run_on(
+            super::Backend::Postgres,
+            "a_request_that_finds_no_free_connection_in_time_is_503_request_timeout",
+            options,
+            super::no_free_connection,
+        )
+        .await;
+    }
+}
 
 mod two_servers_on_one_postgres_database_conserve_money {
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -93,21 +114,7 @@ async fn every_attempt_conflicts(app: TestApp) {
             }
             None => app.post("/transfers/book", &t.key, &body).await,
         };
-        assert_eq!(
-            answer
-                .headers
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok()),
-            Some("1"),
-            "{:?}",
-            answer.headers
-        );
-        let error = answer.expect_error(503, "transaction_conflict");
-        assert_eq!(error["type"], "server_error", "{error}");
-        assert!(
-            !error["message"].as_str().unwrap_or("").contains("injected"),
-            "no internals in a 5xx body: {error}"
-        );
+        expect_unavailable(answer, "transaction_conflict", "injected");
     }
     assert_eq!(balances(&app, t, &from.id).await.available, 1_000);
     assert_eq!(balances(&app, t, &to.id).await.available, 0);
@@ -126,6 +133,170 @@ async fn every_attempt_conflicts(app: TestApp) {
     done.expect(200);
     assert_eq!(balances(&app, t, &to.id).await.available, 100);
     assert_books_balance(&app, &t.id).await;
+}
+
+/// Asserts a 503 with `code`, `Retry-After: 1` and a `server_error` body whose message does
+/// not mention `internal` (a word of the cause the log gets); answers the body.
+#[track_caller]
+fn expect_unavailable(answer: Answer, code: &str, internal: &str) -> Value {
+    assert_eq!(
+        answer
+            .headers
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok()),
+        Some("1"),
+        "{:?}",
+        answer.headers
+    );
+    let error = answer.expect_error(503, code);
+    assert_eq!(error["type"], "server_error", "{error}");
+    assert!(
+        !error["message"].as_str().unwrap_or("").contains(internal),
+        "no internals in a 5xx body: {error}"
+    );
+    error
+}
+
+/// Another connection holds the lock that a book transfer's insert needs, until dropped (which
+/// releases it): SQLite's write lock, or PostgreSQL's table lock on `book_transfers`.
+enum Blocker {
+    Sqlite(rusqlite::Connection),
+    Postgres(sqlx::PgConnection),
+}
+
+impl Blocker {
+    async fn hold(ctx: &Ctx) -> Blocker {
+        match ctx.backend {
+            Backend::Sqlite => {
+                let path = ctx.url.trim_start_matches("sqlite://");
+                let path = path.split('?').next().expect("a path");
+                let conn = rusqlite::Connection::open(path).expect("open the database file");
+                conn.execute_batch("BEGIN IMMEDIATE")
+                    .expect("take the write lock");
+                Blocker::Sqlite(conn)
+            }
+            Backend::Postgres => {
+                let mut conn = sqlx::PgConnection::connect(&ctx.url)
+                    .await
+                    .expect("connect to the test database");
+                for statement in [
+                    "BEGIN",
+                    "LOCK TABLE book_transfers IN ACCESS EXCLUSIVE MODE",
+                ] {
+                    sqlx::query(statement)
+                        .execute(&mut conn)
+                        .await
+                        .expect("lock book_transfers");
+                }
+                Blocker::Postgres(conn)
+            }
+        }
+    }
+
+    async fn release(self) {
+        match self {
+            Blocker::Sqlite(conn) => conn.execute_batch("ROLLBACK").expect("release"),
+            Blocker::Postgres(mut conn) => {
+                sqlx::query("ROLLBACK")
+                    .execute(&mut conn)
+                    .await
+                    .expect("release");
+                conn.close().await.expect("close");
+            }
+        }
+    }
+}
+
+/// A transfer stuck behind another connection's lock for longer than `request_timeout_secs` is
+/// abandoned: 503 `request_timeout` with `Retry-After` and the request id, nothing of the
+/// server's internals. It was caught before its commit, so nothing moved, and the same request
+/// with the same `Idempotency-Key` runs it (once) when the lock is gone.
+async fn a_request_that_outlasts_the_request_timeout_is_503_request_timeout_and_its_key_then_runs_it_once(
+    ctx: Ctx,
+) {
+    let config = bankd::config::Config {
+        request_timeout_secs: 1,
+        ..Default::default()
+    };
+    let app = spawn_app_with(ctx, std::sync::Arc::new(bankd::clock::SystemClock), config).await;
+    let t = &app.a;
+    let (from, to) = (
+        open_account(&app, t, "USD", false).await,
+        open_account(&app, t, "USD", false).await,
+    );
+    fund(&app, t, &from, 1_000).await;
+    let body = json!({
+        "amount": 100,
+        "sender_bank_account_id": from.id,
+        "receiver_bank_account_id": to.id,
+    });
+
+    let blocker = Blocker::hold(&app.ctx).await;
+    let started = std::time::Instant::now();
+    let answer = app
+        .post_idempotent("/transfers/book", &t.key, &body, "slow-1")
+        .await;
+    let waited = started.elapsed();
+    assert!(
+        (Duration::from_secs(1)..Duration::from_secs(10)).contains(&waited),
+        "answered after {waited:?}"
+    );
+    let request_id = answer
+        .headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a request id")
+        .to_owned();
+    let error = expect_unavailable(answer, "request_timeout", "lock");
+    let message = error["message"].as_str().expect("a message");
+    assert!(
+        message.contains(&request_id) && message.contains("Idempotency-Key"),
+        "{error}"
+    );
+    blocker.release().await;
+
+    assert_eq!(balances(&app, t, &from.id).await.available, 1_000);
+    let done = app
+        .post_idempotent("/transfers/book", &t.key, &body, "slow-1")
+        .await;
+    assert!(done.headers.get("idempotent-replayed").is_none());
+    done.expect(200);
+    let listed = app.get("/transfers/book", &t.key).await.expect(200);
+    assert_eq!(
+        listed["transfers"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
+    assert_eq!(balances(&app, t, &from.id).await.available, 900);
+    assert_eq!(balances(&app, t, &to.id).await.available, 100);
+    assert_books_balance(&app, &t.id).await;
+}
+
+/// The pool's only connection is held by a long transaction: requests waiting for one (here
+/// authentication's read, the first a request makes) give up after the acquire timeout with 503
+/// `request_timeout` and `Retry-After`, not a 500, and are served again once it is free. (A
+/// handler's wait maps the same way: `api::errors`' unit tests.)
+async fn no_free_connection(ctx: Ctx) {
+    let app = spawn_app(ctx).await;
+    app.get("/counterparties", &app.a.key).await.expect(200);
+    let db = app.ctx.db.clone();
+    let holder = tokio::spawn(async move {
+        db.write(|_tx| {
+            Box::pin(async {
+                tokio::time::sleep(Duration::from_secs(4)).await;
+                Ok::<_, bankd::store::StoreError>(())
+            })
+        })
+        .await
+        .expect("the holding transaction");
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    for key in [app.a.key.as_str(), app.b.key.as_str()] {
+        let answer = app.get("/counterparties", key).await;
+        expect_unavailable(answer, "request_timeout", "pool");
+    }
+    holder.await.expect("holder");
+    app.get("/counterparties", &app.b.key).await.expect(200);
 }
 
 /// The whole two-process test, startup and checks included, ends within this.
@@ -422,9 +593,12 @@ enum Outcome {
     Ach,
     /// A refusal the rules allow: insufficient funds, not on hold, key in use.
     Refused,
+    /// 503 `request_timeout` for a request without an `Idempotency-Key`: it may or may not
+    /// have been applied, and no answer can tell.
+    Uncertain(Kind),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Create,
     HoldAction,
@@ -450,6 +624,30 @@ async fn post(
     let status = resp.status();
     let body = resp.json::<Value>().await.unwrap_or(Value::Null);
     (status, body)
+}
+
+/// Sends a request until its answer is definite, as the contract tells a client to: a 503 again
+/// after its `Retry-After` (one second), with the same `Idempotency-Key`. After one of its own
+/// timeouts, a keyed request's 409 `idempotency_key_in_use` is its abandoned attempt still
+/// running, so it asks again too. A request without a key that timed out may or may not have
+/// been applied: uncertain.
+async fn settle<F, Fut>(send: F, keyed: bool, kind: Kind) -> Outcome
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = (StatusCode, Value)>,
+{
+    let mut timed_out = false;
+    loop {
+        let (status, answer) = send().await;
+        match (status.as_u16(), answer["code"].as_str()) {
+            (503, Some("transaction_conflict")) => {}
+            (503, Some("request_timeout")) if keyed => timed_out = true,
+            (503, Some("request_timeout")) => return Outcome::Uncertain(kind),
+            (409, Some("idempotency_key_in_use")) if timed_out => {}
+            _ => return classify(status, &answer, kind),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// Classifies an answer; anything but success or an allowed refusal fails the test.
@@ -571,8 +769,8 @@ async fn hammer(app: &TestApp, bases: &[String]) {
         let base = bases[tasks.len() % bases.len()].clone();
         let (client, key) = (app.client.clone(), t.key.clone());
         tasks.spawn(async move {
-            let (status, answer) = post(&client, &base, &key, &path, &body, idem.as_deref()).await;
-            classify(status, &answer, kind)
+            let send = || post(&client, &base, &key, &path, &body, idem.as_deref());
+            settle(send, idem.is_some(), kind).await
         });
         tasks.len()
     };
@@ -640,10 +838,13 @@ async fn hammer(app: &TestApp, bases: &[String]) {
             );
             n = spawn("/transfers/book".into(), body, Some(key), Kind::Create);
         } else {
-            n = spawn("/transfers/book".into(), body, None, Kind::Create);
+            // Half with a key of their own: those are certain even after a timeout.
+            let idem = rng.gen_bool(0.5).then(|| format!("storm-{n}"));
+            n = spawn("/transfers/book".into(), body, idem, Kind::Create);
         }
     }
     let (mut created, mut acted, mut ach, mut refused) = (BTreeSet::new(), 0, 0, 0);
+    let mut uncertain: BTreeMap<String, usize> = BTreeMap::new();
     while let Some(outcome) = tasks.join_next().await {
         match outcome.expect("request task") {
             Outcome::Created(id) => {
@@ -652,22 +853,47 @@ async fn hammer(app: &TestApp, bases: &[String]) {
             Outcome::Acted => acted += 1,
             Outcome::Ach => ach += 1,
             Outcome::Refused => refused += 1,
+            Outcome::Uncertain(kind) => *uncertain.entry(format!("{kind:?}")).or_default() += 1,
         }
     }
-    assert_eq!(
-        acted, PRE_HOLDS,
-        "exactly one of each clear/cancel pair wins"
+    // Requests the server gave up on (503 `request_timeout`, a loaded machine) without a key to
+    // learn their outcome by: each may or may not have been applied, which bounds each count
+    // below instead of fixing it.
+    if !uncertain.is_empty() {
+        eprintln!("timed out without a key, outcome unknown: {uncertain:?}");
+    }
+    let unknown = |kind: Kind| uncertain.get(&format!("{kind:?}")).copied().unwrap_or(0);
+    assert!(
+        (acted..=acted + unknown(Kind::HoldAction)).contains(&PRE_HOLDS),
+        "exactly one of each clear/cancel pair wins: {acted} won, {} unknown",
+        unknown(Kind::HoldAction)
     );
 
-    // Every book transfer ever accepted, and nothing else, is recorded once.
+    // Every book transfer ever accepted is recorded once, and nothing else but (at most) the
+    // unknown ones.
     let books = list_all(app, "/transfers/book").await;
     let mut accepted: BTreeSet<String> = pre_holds.iter().map(|(id, _)| id.clone()).collect();
     accepted.insert(overdraft_id);
     accepted.extend(created.iter().cloned());
-    assert_eq!(books.keys().cloned().collect::<BTreeSet<_>>(), accepted);
+    let recorded: BTreeSet<String> = books.keys().cloned().collect();
+    assert!(
+        recorded.is_superset(&accepted),
+        "accepted but not recorded: {:?}",
+        accepted.difference(&recorded).collect::<Vec<_>>()
+    );
+    assert!(
+        recorded.len() - accepted.len() <= unknown(Kind::Create),
+        "recorded but never accepted: {:?}",
+        recorded.difference(&accepted).collect::<Vec<_>>()
+    );
     // Every ACH transfer: the fundings and the storm's.
     let achs = list_all(app, "/transfers/ach").await;
-    assert_eq!(achs.len(), 1 + ACCOUNTS + ach);
+    let storm_achs = achs.len() - (1 + ACCOUNTS);
+    assert!(
+        (ach..=ach + unknown(Kind::Ach)).contains(&storm_achs),
+        "{storm_achs} storm ACH transfers recorded, {ach} answered, {} unknown",
+        unknown(Kind::Ach)
+    );
 
     // The balances must be exactly what the recorded transfers say, from zero.
     let mut expected: BTreeMap<String, Bal> = BTreeMap::new();
@@ -739,9 +965,9 @@ async fn hammer(app: &TestApp, bases: &[String]) {
     assert_books_balance(app, &t.id).await;
     // Not a vacuous storm: most requests moved money, some were refused for want of it.
     assert!(
-        created.len() > STORM / 2,
+        recorded.len() > STORM / 2,
         "most transfers go through ({} did)",
-        created.len()
+        recorded.len()
     );
     assert!(
         refused > PRE_HOLDS,
