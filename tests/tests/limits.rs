@@ -475,7 +475,7 @@ fn an_oversized_header_is_refused_without_a_5xx_and_a_100_kb_header_is_served() 
 }
 
 #[test]
-fn a_request_that_outlasts_the_time_limit_is_abandoned_and_answered_with_the_error_body() {
+fn a_request_that_outlasts_the_time_limit_is_abandoned_and_answered_503_request_timeout() {
     let Some(db) = TestDatabase::create(Backend::Sqlite, "limits timeout") else {
         return;
     };
@@ -496,15 +496,17 @@ fn a_request_that_outlasts_the_time_limit_is_abandoned_and_answered_with_the_err
     let Exchange::Answered(raw) = &got else {
         panic!("no answer to a stalled request: {got:?}");
     };
-    assert_eq!(raw.status, 500, "{}", raw.text());
+    assert_eq!(raw.status, 503, "{}", raw.text());
     let body = raw.json();
-    assert_eq!(body["code"], "internal_error", "{body}");
+    assert_eq!(body["code"], "request_timeout", "{body}");
     assert_eq!(body["type"], "server_error", "{body}");
-    assert_eq!(
-        body["message"], "internal error (request id slow-1)",
-        "a 5xx carries only the request id: {body}"
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.ends_with("(request id slow-1)") && message.contains("Idempotency-Key"),
+        "a 5xx carries the request id and what to do, nothing internal: {body}"
     );
     assert_eq!(raw.header("x-request-id"), Some("slow-1"));
+    assert_eq!(raw.header("retry-after"), Some("1"));
     assert!(
         waited >= Duration::from_millis(900) && waited < Duration::from_secs(10),
         "answered after {waited:?}, expected about the 1 s limit"

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bankd::store::{Backend, Sql};
@@ -13,6 +14,7 @@ use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sqlx::Connection;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use crate::common::Ctx;
@@ -218,7 +220,7 @@ async fn a_request_that_outlasts_the_request_timeout_is_503_request_timeout_and_
         request_timeout_secs: 1,
         ..Default::default()
     };
-    let app = spawn_app_with(ctx, std::sync::Arc::new(bankd::clock::SystemClock), config).await;
+    let app = spawn_app_with(ctx, Arc::new(bankd::clock::SystemClock), config).await;
     let t = &app.a;
     let (from, to) = (
         open_account(&app, t, "USD", false).await,
@@ -279,22 +281,29 @@ async fn a_request_that_outlasts_the_request_timeout_is_503_request_timeout_and_
 async fn no_free_connection(ctx: Ctx) {
     let app = spawn_app(ctx).await;
     app.get("/counterparties", &app.a.key).await.expect(200);
-    let db = app.ctx.db.clone();
-    let holder = tokio::spawn(async move {
-        db.write(|_tx| {
-            Box::pin(async {
-                tokio::time::sleep(Duration::from_secs(4)).await;
-                Ok::<_, bankd::store::StoreError>(())
+    // The holder signals once it has the connection, and keeps it until told to let go.
+    let (inside, release) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let holder = {
+        let (db, inside, release) = (app.ctx.db.clone(), inside.clone(), release.clone());
+        tokio::spawn(async move {
+            db.write(|_tx| {
+                let (inside, release) = (inside.clone(), release.clone());
+                Box::pin(async move {
+                    inside.notify_one();
+                    release.notified().await;
+                    Ok::<_, bankd::store::StoreError>(())
+                })
             })
+            .await
+            .expect("the holding transaction");
         })
-        .await
-        .expect("the holding transaction");
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    inside.notified().await;
     for key in [app.a.key.as_str(), app.b.key.as_str()] {
         let answer = app.get("/counterparties", key).await;
         expect_unavailable(answer, "request_timeout", "pool");
     }
+    release.notify_one();
     holder.await.expect("holder");
     app.get("/counterparties", &app.b.key).await.expect(200);
 }
