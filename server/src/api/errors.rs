@@ -149,7 +149,9 @@ impl ApiError {
             ErrorType::ServerError,
             REQUEST_TIMEOUT,
             format!(
-                "the request did not finish in time; a write may or may not have been applied:                  send it again with the same Idempotency-Key, or read the resource, to learn its                  outcome (request id {id})"
+                "the request did not finish in time; a write may or may not have been applied: \
+                 send it again with the same Idempotency-Key, or read the resource, to learn its \
+                 outcome (request id {id})"
             ),
         )
     }
@@ -721,6 +723,10 @@ mod tests {
         ] {
             assert_eq!((api.status, api.code), (503, REQUEST_TIMEOUT), "{api:?}");
             assert!(!api.message.contains("pool"), "{api:?}");
+            assert!(
+                !api.message.contains("  "),
+                "one space between words: {api:?}"
+            );
         }
         // Other store failures stay 500s.
         let api = ApiError::from(Fault::from(StoreError::Database(sqlx::Error::RowNotFound)));
