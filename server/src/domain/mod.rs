@@ -224,3 +224,17 @@ from_list_error!(
     positive_pay::PositivePayError,
     transfers::TransferError,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreError;
+
+    #[test]
+    fn no_free_connection_is_busy_and_other_store_failures_are_not() {
+        let busy = Fault::from(StoreError::Database(sqlx::Error::PoolTimedOut));
+        assert!(matches!(busy, Fault::Busy(_)), "{busy:?}");
+        let other = Fault::from(StoreError::Database(sqlx::Error::RowNotFound));
+        assert!(matches!(other, Fault::Internal(_)), "{other:?}");
+    }
+}
