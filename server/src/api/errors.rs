@@ -140,7 +140,8 @@ impl ApiError {
     /// 503 `request_timeout`: the request outlasted the server's limit and was abandoned. Its
     /// future was dropped at an await: a write waiting for a connection, a lock or its turn at
     /// the writer applied nothing, but one whose commit was already under way may have been
-    /// applied, and the message says so.
+    /// applied, and the message says so (a read timed out has nothing to learn, and the
+    /// message, shared by both, says it of requests that write).
     pub fn request_timeout(cause: &str) -> Self {
         let id = request_id();
         tracing::warn!(request_id = %id, cause, "request timed out");
@@ -149,9 +150,9 @@ impl ApiError {
             ErrorType::ServerError,
             REQUEST_TIMEOUT,
             format!(
-                "the request did not finish in time; a write may or may not have been applied: \
-                 send it again with the same Idempotency-Key, or read the resource, to learn its \
-                 outcome (request id {id})"
+                "the request did not finish in time; a request that writes may or may not have \
+                 been applied: send it again with the same Idempotency-Key, or read the resource, \
+                 to learn its outcome (request id {id})"
             ),
         )
     }
