@@ -79,7 +79,7 @@ pub trait WebhooksApi: crate::runtime::Hooks {
     ///
     /// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (operationId `retry_webhook_delivery`, `#/paths/~1webhook-endpoints~1{webhook_endpoint_id}~1deliveries~1{webhook_delivery_id}~1retry/post`)
     ///
-    /// Schedules a new attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome; the answer is the new `pending` attempt.
+    /// Schedules an attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome: the event's `pending` attempt to this endpoint if it has one (an automatic retry brought forward, or an attempt under way), else a new one. The answer is that `pending` attempt. An event has at most one pending attempt per endpoint, so asking while an automatic retry waits does not send the event twice.
     fn retry_webhook_delivery(
         &self,
         principal: Self::Principal,

@@ -653,6 +653,114 @@ fn a_failing_receiver_gets_the_event_again_with_the_same_webhook_id() {
     assert_eq!(value(&s, "bankd_webhook_record_batch_size_sum", &[]), 6.0);
 }
 
+/// The attempts of the endpoint's log at `path`, oldest first, as (attempt, status), once
+/// `settled` holds of them (or after 10 s).
+fn attempt_log(
+    bankd: &BankdProcess,
+    path: &str,
+    settled: impl Fn(&[(i64, String)]) -> bool,
+) -> Vec<(i64, String)> {
+    let start = Instant::now();
+    loop {
+        let log: Vec<(i64, String)> = common::walk(&bankd.base, &bankd.key, path, "deliveries")
+            .iter()
+            .rev()
+            .map(|a| {
+                let status = a["status"].as_str().expect("status").to_owned();
+                (a["attempt"].as_i64().expect("attempt"), status)
+            })
+            .collect();
+        if settled(&log) || start.elapsed() > Duration::from_secs(10) {
+            return log;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A retry asked for while the automatic one waits (ten minutes away here) brings that attempt
+/// forward instead of adding another: the event is delivered once, and nothing is left to send
+/// it again later. Asked twice, or after the delivery, it never makes two pending attempts.
+fn a_retry_while_an_automatic_one_waits_brings_it_forward(backend: Backend) {
+    let env = [("BANKD_WEBHOOK_RETRY_INITIAL_MS", "600000")];
+    let Some((_db, bankd)) = start(backend, "retry_brings_forward", &env) else {
+        return;
+    };
+    let receiver = Receiver::start(vec![Answer::Status(500)]);
+    let body = json!({"url": receiver.url, "enabled_events": ["entity.created"]});
+    let endpoint = subscribe(&bankd, &body);
+    let path = format!(
+        "/webhook-endpoints/{}/deliveries",
+        endpoint["id"].as_str().expect("id")
+    );
+    let person = json!({"first_name": "Once", "last_name": "Only"});
+    ok(
+        &bankd.base,
+        &bankd.key,
+        "POST",
+        "/entities/person",
+        Some(&person),
+    );
+    let waiting = |log: &[(i64, String)]| log.len() == 2;
+    let log = attempt_log(&bankd, &path, waiting);
+    assert_eq!(
+        log,
+        [(1, "failed".to_owned()), (2, "pending".to_owned())],
+        "the first attempt failed and the next waits"
+    );
+    let attempts = common::walk(&bankd.base, &bankd.key, &path, "deliveries");
+    let first = attempts.last().expect("first")["id"].as_str().expect("id");
+    let retry = format!("{path}/{first}/retry");
+    let asked = ok(&bankd.base, &bankd.key, "POST", &retry, None);
+    assert_eq!(
+        (asked["attempt"].clone(), asked["status"].clone()),
+        (json!(2), json!("pending")),
+        "the waiting attempt, not a new one: {asked}"
+    );
+    let due = asked["next_attempt_at"].as_str().expect("due");
+    let due = chrono::DateTime::parse_from_rfc3339(due).expect("time");
+    assert!(
+        due <= chrono::Utc::now() + chrono::TimeDelta::seconds(1),
+        "due now, not in ten minutes: {asked}"
+    );
+    let got = receiver.wait_for(Duration::from_secs(10), |got| got.len() >= 2);
+    assert_eq!(got.len(), 2, "sent again at once");
+    let delivered = |log: &[(i64, String)]| log.iter().any(|(_, s)| s == "succeeded");
+    let log = attempt_log(&bankd, &path, delivered);
+    assert_eq!(
+        log,
+        [(1, "failed".to_owned()), (2, "succeeded".to_owned())],
+        "delivered once; no automatic retry left to send it again"
+    );
+
+    // After the delivery a retry is a new attempt, and asking twice gives that same one.
+    let again = ok(&bankd.base, &bankd.key, "POST", &retry, None);
+    let twice = ok(&bankd.base, &bankd.key, "POST", &retry, None);
+    assert_eq!(again["attempt"], json!(3), "{again}");
+    assert!(
+        twice["id"] == again["id"] || twice["attempt"] == json!(4),
+        "the pending attempt, or (once it was sent) the next one: {again} {twice}"
+    );
+    let sent = if twice["id"] == again["id"] { 3 } else { 4 };
+    receiver.wait_for(Duration::from_secs(10), |got| got.len() >= sent);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(receiver.deliveries().len(), sent);
+    let log = attempt_log(&bankd, &path, |log| log.iter().all(|(_, s)| s != "pending"));
+    assert!(log.iter().all(|(_, s)| s != "pending"), "{log:?}");
+    let numbers: Vec<i64> = log.iter().map(|(n, _)| *n).collect();
+    let expected: Vec<i64> = (1..=i64::try_from(log.len()).expect("len")).collect();
+    assert_eq!(numbers, expected, "each attempt number once: {log:?}");
+}
+
+#[test]
+fn a_retry_while_an_automatic_one_waits_brings_it_forward_and_the_event_is_sent_once_on_sqlite() {
+    a_retry_while_an_automatic_one_waits_brings_it_forward(Backend::Sqlite);
+}
+
+#[test]
+fn a_retry_while_an_automatic_one_waits_brings_it_forward_and_the_event_is_sent_once_on_postgres() {
+    a_retry_while_an_automatic_one_waits_brings_it_forward(Backend::Postgres);
+}
+
 #[test]
 fn sigterm_waits_for_the_attempts_in_flight_and_records_them() {
     const EVENTS: usize = 3;

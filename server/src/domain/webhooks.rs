@@ -416,7 +416,10 @@ impl WebhookEndpoints<'_> {
             .await
     }
 
-    /// Schedules a new attempt, due now, of the event of attempt `delivery_id`.
+    /// Schedules an attempt, due now, of the event of attempt `delivery_id`: the event's pending
+    /// attempt to this endpoint if it has one (an automatic retry brought forward, or one under
+    /// way), else a new one. An event so has at most one pending attempt per endpoint, and once
+    /// it is delivered no retry scheduled earlier sends it again.
     pub async fn retry(
         &self,
         platform_id: &PlatformId,
@@ -431,13 +434,24 @@ impl WebhookEndpoints<'_> {
         self.db
             .write(|tx| {
                 Box::pin(async move {
-                    repo::get_endpoint(tx, platform_id, endpoint_id)
-                        .await?
-                        .ok_or(WebhookError::EndpointNotFound)?;
+                    // Concurrent retries of one endpoint's events queue here, so that the second
+                    // finds the attempt the first scheduled.
+                    if !repo::lock_endpoint(tx, platform_id, endpoint_id).await? {
+                        return Err(WebhookError::EndpointNotFound);
+                    }
                     let id = delivery_id.as_ref().ok_or(WebhookError::DeliveryNotFound)?;
                     let earlier = repo::get_delivery(tx, platform_id, endpoint_id, id)
                         .await?
                         .ok_or(WebhookError::DeliveryNotFound)?;
+                    if let Some(mut pending) =
+                        repo::pending_attempt(tx, endpoint_id, &earlier.event_id).await?
+                    {
+                        if pending.next_attempt_at.is_none_or(|due| due > now) {
+                            repo::reschedule(tx, &pending.id, now).await?;
+                            pending.next_attempt_at = Some(now);
+                        }
+                        return Ok(pending);
+                    }
                     let attempt = repo::last_attempt(tx, endpoint_id, &earlier.event_id).await?;
                     let next = pending(&earlier, attempt + 1, now, now);
                     repo::insert_delivery(tx, platform_id, &next).await?;

@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Backend, Row, Sql, StoreError, Tx};
+use super::{Backend, Row, Sql, StoreError, Tx, dialect};
 use crate::model::events::EventRecord;
 use crate::model::ids::{EventId, PlatformId, WebhookDeliveryId, WebhookEndpointId};
 use crate::model::page::{Page, PageRequest, SortOrder};
@@ -222,6 +222,59 @@ pub async fn get_delivery(
     .bind(endpoint_id.as_str())
     .bind(id.as_str());
     tx.fetch_optional_as(sql, delivery_from_row).await
+}
+
+/// Whether the platform has endpoint `id`, locked until the transaction ends against another
+/// change of its attempts' schedule (`FOR NO KEY UPDATE` on PostgreSQL: the foreign-key checks
+/// of new attempts take `KEY SHARE` and are not held up).
+pub async fn lock_endpoint(
+    tx: &mut Tx<'_>,
+    platform_id: &PlatformId,
+    id: &WebhookEndpointId,
+) -> Result<bool, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT id FROM webhook_endpoints WHERE platform_id = ? AND id = ?{}",
+        dialect::for_no_key_update(tx.backend())
+    ))
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
+    Ok(tx.fetch_optional(sql).await?.is_some())
+}
+
+/// The pending attempt of `event_id` to the endpoint (scheduled, or under way), if any. Read
+/// through the index of pending attempts, which holds the backlog only, not the endpoint's
+/// history (SQLite, without statistics, would walk the endpoint's every attempt).
+pub async fn pending_attempt(
+    tx: &mut Tx<'_>,
+    endpoint_id: &WebhookEndpointId,
+    event_id: &EventId,
+) -> Result<Option<DeliveryRecord>, StoreError> {
+    let through = match tx.backend() {
+        Backend::Sqlite => " INDEXED BY webhook_deliveries_due",
+        Backend::Postgres => "",
+    };
+    let sql = Sql::new(format!(
+        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries{through} \
+         WHERE status = 'pending' AND endpoint_id = ? AND event_id = ? LIMIT 1"
+    ))
+    .bind(endpoint_id.as_str())
+    .bind(event_id.as_str());
+    tx.fetch_optional_as(sql, delivery_from_row).await
+}
+
+/// Makes pending attempt `id` due at `due`.
+pub async fn reschedule(
+    tx: &mut Tx<'_>,
+    id: &WebhookDeliveryId,
+    due: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let sql = Sql::new(
+        "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+    )
+    .bind(due)
+    .bind(id.as_str());
+    tx.execute(sql).await?;
+    Ok(())
 }
 
 /// The highest attempt number of `event_id` to the endpoint so far.
