@@ -224,6 +224,16 @@ pub async fn get_delivery(
     tx.fetch_optional_as(sql, delivery_from_row).await
 }
 
+/// The reads of one event's attempts to one endpoint name their index on SQLite, which
+/// without statistics may prefer the endpoint's list index and walk every attempt the endpoint
+/// ever had.
+fn by_event(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => " INDEXED BY webhook_deliveries_by_event",
+        Backend::Postgres => "",
+    }
+}
+
 /// Whether the platform has endpoint `id`, locked until the transaction ends against another
 /// change of its attempts' schedule (`FOR NO KEY UPDATE` on PostgreSQL: the foreign-key checks
 /// of new attempts take `KEY SHARE` and are not held up).
@@ -241,24 +251,19 @@ pub async fn lock_endpoint(
     Ok(tx.fetch_optional(sql).await?.is_some())
 }
 
-/// The pending attempt of `event_id` to the endpoint (scheduled, or under way), if any. Read
-/// through the index of pending attempts, which holds the backlog only, not the endpoint's
-/// history (SQLite, without statistics, would walk the endpoint's every attempt).
+/// The pending attempt of `event_id` to the endpoint (scheduled, or under way), if any.
 pub async fn pending_attempt(
     tx: &mut Tx<'_>,
     endpoint_id: &WebhookEndpointId,
     event_id: &EventId,
 ) -> Result<Option<DeliveryRecord>, StoreError> {
-    let through = match tx.backend() {
-        Backend::Sqlite => " INDEXED BY webhook_deliveries_due",
-        Backend::Postgres => "",
-    };
     let sql = Sql::new(format!(
-        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries{through} \
-         WHERE status = 'pending' AND endpoint_id = ? AND event_id = ? LIMIT 1"
+        "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries{} \
+         WHERE event_id = ? AND endpoint_id = ? AND status = 'pending' LIMIT 1",
+        by_event(tx.backend())
     ))
-    .bind(endpoint_id.as_str())
-    .bind(event_id.as_str());
+    .bind(event_id.as_str())
+    .bind(endpoint_id.as_str());
     tx.fetch_optional_as(sql, delivery_from_row).await
 }
 
@@ -283,12 +288,13 @@ pub async fn last_attempt(
     endpoint_id: &WebhookEndpointId,
     event_id: &EventId,
 ) -> Result<i32, StoreError> {
-    let sql = Sql::new(
-        "SELECT CAST(COALESCE(MAX(attempt), 0) AS BIGINT) AS n FROM webhook_deliveries \
-         WHERE endpoint_id = ? AND event_id = ?",
-    )
-    .bind(endpoint_id.as_str())
-    .bind(event_id.as_str());
+    let sql = Sql::new(format!(
+        "SELECT CAST(COALESCE(MAX(attempt), 0) AS BIGINT) AS n \
+         FROM webhook_deliveries{} WHERE event_id = ? AND endpoint_id = ?",
+        by_event(tx.backend())
+    ))
+    .bind(event_id.as_str())
+    .bind(endpoint_id.as_str());
     let n: i64 = tx.fetch_one(sql).await?.get("n")?;
     i32::try_from(n).map_err(|e| StoreError::Corrupt(format!("attempt number: {e}")))
 }

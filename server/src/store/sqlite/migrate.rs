@@ -43,6 +43,7 @@ const FILES: &[(&str, &str)] = files![
     "20261124234500_documents_filters.sql",
     "20261125000000_entities_by_type.sql",
     "20261126000000_events_and_webhooks.sql",
+    "20261127000000_deliveries_by_event.sql",
 ];
 
 /// One embedded migration, as sqlx would have read it.
@@ -252,6 +253,11 @@ mod tests {
             20261126000000,
             "events and webhooks",
             "ad068caa4bf857986db1c1953e6fb04267b6bb1b0c13f64454a31cbf94bc9fc22eba4d0a19ad3038ca0659741903e34d",
+        ),
+        (
+            20261127000000,
+            "deliveries by event",
+            "6fab0c7daa45c4f9a988247be02ee5b975b4a7871707944a900ed02d40007075f99d2212959995043cc33ff764bd95a8",
         ),
     ];
 
