@@ -2305,7 +2305,7 @@ impl<S: Server> ApiPart<S, 1usize> {
     }
     /// Delete a webhook endpoint
     ///
-    /// Deletes a webhook endpoint and its pending deliveries; it is 404 afterwards.
+    /// Deletes a webhook endpoint: it is 404 afterwards and is sent nothing more, attempts already under way excepted. Its delivery attempts are removed in the background within seconds.
     #[oai(
         path = "/webhook-endpoints/:webhook_endpoint_id",
         method = "delete",

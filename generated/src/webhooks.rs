@@ -39,7 +39,7 @@ pub trait WebhooksApi: crate::runtime::Hooks {
     ///
     /// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (operationId `delete_webhook_endpoint`, `#/paths/~1webhook-endpoints~1{webhook_endpoint_id}/delete`)
     ///
-    /// Deletes a webhook endpoint and its pending deliveries; it is 404 afterwards.
+    /// Deletes a webhook endpoint: it is 404 afterwards and is sent nothing more, attempts already under way excepted. Its delivery attempts are removed in the background within seconds.
     fn delete_webhook_endpoint(
         &self,
         principal: Self::Principal,

@@ -290,6 +290,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
     let slots = config.webhook_max_in_flight;
     let state = app_state(db.clone(), config, clock);
     let stopped = stop_on_signals();
+    let purge_endpoints = tokio::spawn(purge_deleted_webhook_endpoints(state.services.clone()));
     let worker = tokio::spawn(bankd::webhook_worker::run(
         state.services.clone(),
         Arc::new(bankd::api::Bankd::new(state.services.clone())),
@@ -317,8 +318,10 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
     let served = poem::Server::new(poem::listener::TcpListener::bind(listen))
         .run_with_graceful_shutdown(app::build(state), signalled(stopped), Some(grace))
         .await;
-    purge.abort();
-    let _ = purge.await;
+    for task in [purge, purge_endpoints] {
+        task.abort();
+        let _ = task.await;
+    }
     // Stopped by the same signal: it has finished the attempts it had under way.
     if let Err(e) = worker.await {
         tracing::warn!(error = %e, "the webhook worker failed");
@@ -431,22 +434,48 @@ fn report_at_shutdown(db: &Db) {
     );
 }
 
-/// Deletes expired idempotency records hourly; failures are logged and retried next hour.
-async fn purge_idempotency_keys(db: Db, clock: Arc<dyn Clock>) {
-    let mut interval = tokio::time::interval(Duration::from_secs(3600));
+/// Runs `purge` every `period` (the first time at once), logging what it removed, as
+/// `what`, and its failures; a failed purge is tried again at the next tick.
+async fn purge_every<F, Fut>(period: Duration, what: &'static str, mut purge: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<u64, bankd::store::StoreError>>,
+{
+    let mut interval = tokio::time::interval(period);
     loop {
         interval.tick().await;
         let started = std::time::Instant::now();
-        match idempotency::purge_expired(&db, clock.as_ref()).await {
+        match purge().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(
+                what,
                 deleted = n,
                 seconds = started.elapsed().as_secs_f64(),
-                "expired idempotency keys purged"
+                "purged"
             ),
-            Err(e) => tracing::warn!(error = %e, "purging idempotency keys failed"),
+            Err(e) => tracing::warn!(what, error = %e, "purge failed"),
         }
     }
+}
+
+/// Deletes expired idempotency records hourly.
+async fn purge_idempotency_keys(db: Db, clock: Arc<dyn Clock>) {
+    let hourly = Duration::from_secs(3600);
+    purge_every(hourly, "expired idempotency keys", || {
+        idempotency::purge_expired(&db, clock.as_ref())
+    })
+    .await;
+}
+
+/// Removes the attempts of deleted webhook endpoints, a few seconds after each deletion (and
+/// what a crash left half-done, after a restart).
+async fn purge_deleted_webhook_endpoints(services: bankd::domain::Services) {
+    const CHUNK: u32 = 1_000;
+    let what = "attempts of deleted webhook endpoints";
+    purge_every(Duration::from_secs(5), what, || async {
+        services.outbox().purge_deleted(CHUNK).await
+    })
+    .await;
 }
 
 /// Resolves on ctrl-c or SIGTERM.

@@ -380,15 +380,17 @@ impl WebhookEndpoints<'_> {
             .await
     }
 
-    /// Deletes the endpoint and its attempts.
+    /// Deletes the endpoint: from now on it is not found and is sent nothing. Its attempts, as
+    /// many as it ever had, are removed afterwards in small transactions
+    /// ([`Outbox::purge_deleted`]), so that a request never holds the database for them.
     pub async fn delete(&self, platform_id: &PlatformId, id: &str) -> Result<(), WebhookError> {
         let id = WebhookEndpointId::parse(id).ok_or(WebhookError::EndpointNotFound)?;
-        let id = &id;
+        let (id, now) = (&id, self.clock.now());
         let deleted = self
             .db
             .write(|tx| {
                 Box::pin(async move {
-                    Ok::<_, WebhookError>(repo::delete_endpoint(tx, platform_id, id).await?)
+                    Ok::<_, WebhookError>(repo::mark_deleted(tx, platform_id, id, now).await?)
                 })
             })
             .await?;
@@ -539,6 +541,44 @@ impl Outbox<'_> {
             })
             .await
             .map(Some)
+    }
+}
+
+impl Outbox<'_> {
+    /// Removes the attempts of deleted endpoints, `chunk` a transaction, then the endpoints'
+    /// rows; how many attempts. After each chunk it pauses three times as long as the chunk held
+    /// the database (as the idempotency keys' purge does), so a large purge takes at most about
+    /// a quarter of SQLite's one writer. With nothing deleted it only reads.
+    pub async fn purge_deleted(&self, chunk: u32) -> Result<u64, StoreError> {
+        if !self
+            .db
+            .read_single(|tx| Box::pin(repo::any_deleted(tx)))
+            .await?
+        {
+            return Ok(0);
+        }
+        let mut total = 0;
+        loop {
+            let (deleted, held) = self
+                .db
+                .write(|tx| {
+                    Box::pin(async move {
+                        let started = std::time::Instant::now();
+                        let deleted = repo::delete_attempts_of_deleted(tx, chunk).await?;
+                        Ok::<_, StoreError>((deleted, started.elapsed()))
+                    })
+                })
+                .await?;
+            total += deleted;
+            if deleted < u64::from(chunk) {
+                break;
+            }
+            tokio::time::sleep(held * 3).await;
+        }
+        self.db
+            .write(|tx| Box::pin(repo::delete_emptied_endpoints(tx)))
+            .await?;
+        Ok(total)
     }
 }
 

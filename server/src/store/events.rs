@@ -65,7 +65,8 @@ fn fan_out(backend: dialect::Backend, platform_id: &PlatformId, event: &EventRec
         "INSERT INTO webhook_deliveries (id, platform_id, endpoint_id, event_id, attempt, \
          status, created_at, next_attempt_at) \
          SELECT ? || {random}, platform_id, id, ?, 1, 'pending', ?, ? FROM webhook_endpoints \
-         WHERE platform_id = ? AND NOT is_disabled AND (enabled_events = ''"
+         WHERE platform_id = ? AND NOT is_disabled AND deleted_at IS NULL \
+         AND (enabled_events = ''"
     ))
     .bind(time_part)
     .bind(event.id.as_str())

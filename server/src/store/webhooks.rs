@@ -6,6 +6,9 @@
 //! skips rows another process has locked (`FOR UPDATE SKIP LOCKED`), so processes sharing a
 //! database never claim the same attempt; a lease left by a process that died makes the attempt
 //! claimable again once it expires (the event is sent again, with the same `webhook-id`).
+//!
+//! A deleted endpoint keeps its row, marked (`deleted_at`), until its attempts are gone: every
+//! read here but the purge's sees only live endpoints ([`LIVE`]).
 
 use chrono::{DateTime, Utc};
 
@@ -41,6 +44,9 @@ fn decode_selectors(stored: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The condition of an endpoint that is not deleted.
+const LIVE: &str = "deleted_at IS NULL";
 
 fn spelled<T: std::str::FromStr<Err = String>>(text: String) -> Result<T, StoreError> {
     text.parse().map_err(StoreError::Corrupt)
@@ -115,8 +121,10 @@ pub async fn insert_endpoint(
 
 /// How many endpoints the platform has.
 pub async fn count_endpoints(tx: &mut Tx<'_>, platform_id: &PlatformId) -> Result<i64, StoreError> {
-    let sql = Sql::new("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE platform_id = ?")
-        .bind(platform_id.as_str());
+    let sql = Sql::new(format!(
+        "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE platform_id = ? AND {LIVE}"
+    ))
+    .bind(platform_id.as_str());
     tx.fetch_one(sql).await?.get("n")
 }
 
@@ -126,11 +134,11 @@ pub async fn update_endpoint(
     platform_id: &PlatformId,
     e: &WebhookEndpointRecord,
 ) -> Result<bool, StoreError> {
-    let sql = Sql::new(
+    let sql = Sql::new(format!(
         "UPDATE webhook_endpoints SET url = ?, description = ?, enabled_events = ?, \
          is_disabled = ?, secret = ?, previous_secret = ?, previous_secret_expires_at = ?, \
-         updated_at = ? WHERE platform_id = ? AND id = ?",
-    )
+         updated_at = ? WHERE platform_id = ? AND id = ? AND {LIVE}"
+    ))
     .bind(&e.url)
     .bind(&e.description)
     .bind(encode_selectors(&e.enabled_events))
@@ -150,28 +158,56 @@ pub async fn get_endpoint(
     id: &WebhookEndpointId,
 ) -> Result<Option<WebhookEndpointRecord>, StoreError> {
     let sql = Sql::new(format!(
-        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE platform_id = ? AND id = ?"
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints \
+         WHERE platform_id = ? AND id = ? AND {LIVE}"
     ))
     .bind(platform_id.as_str())
     .bind(id.as_str());
     tx.fetch_optional_as(sql, endpoint_from_row).await
 }
 
-/// Deletes the endpoint and its attempts (the table's `ON DELETE CASCADE`); whether it existed.
-pub async fn delete_endpoint(
+/// Marks the endpoint deleted at `now` (its attempts go later: [`delete_attempts_of_deleted`]);
+/// whether it existed.
+pub async fn mark_deleted(
     tx: &mut Tx<'_>,
     platform_id: &PlatformId,
     id: &WebhookEndpointId,
+    now: DateTime<Utc>,
 ) -> Result<bool, StoreError> {
-    let attempts =
-        Sql::new("DELETE FROM webhook_deliveries WHERE platform_id = ? AND endpoint_id = ?")
-            .bind(platform_id.as_str())
-            .bind(id.as_str());
-    tx.execute(attempts).await?;
-    let sql = Sql::new("DELETE FROM webhook_endpoints WHERE platform_id = ? AND id = ?")
-        .bind(platform_id.as_str())
-        .bind(id.as_str());
+    let sql = Sql::new(format!(
+        "UPDATE webhook_endpoints SET deleted_at = ? WHERE platform_id = ? AND id = ? AND {LIVE}"
+    ))
+    .bind(now)
+    .bind(platform_id.as_str())
+    .bind(id.as_str());
     Ok(tx.execute(sql).await? == 1)
+}
+
+/// Whether any endpoint is marked deleted (a read, so an idle purge never takes the writer).
+pub async fn any_deleted(tx: &mut Tx<'_>) -> Result<bool, StoreError> {
+    let sql = Sql::new(format!(
+        "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE NOT ({LIVE})) AS found"
+    ));
+    tx.fetch_one(sql).await?.get::<bool>("found")
+}
+
+/// Deletes up to `limit` attempts of endpoints marked deleted; how many.
+pub async fn delete_attempts_of_deleted(tx: &mut Tx<'_>, limit: u32) -> Result<u64, StoreError> {
+    let sql = Sql::new(format!(
+        "DELETE FROM webhook_deliveries WHERE id IN (SELECT d.id FROM webhook_endpoints w \
+         JOIN webhook_deliveries d ON d.endpoint_id = w.id WHERE NOT (w.{LIVE}) LIMIT ?)"
+    ))
+    .bind(i64::from(limit));
+    tx.execute(sql).await
+}
+
+/// Deletes the rows of endpoints marked deleted whose attempts are all gone; how many.
+pub async fn delete_emptied_endpoints(tx: &mut Tx<'_>) -> Result<u64, StoreError> {
+    let sql = Sql::new(format!(
+        "DELETE FROM webhook_endpoints WHERE NOT ({LIVE}) AND NOT EXISTS \
+         (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = webhook_endpoints.id)"
+    ));
+    tx.execute(sql).await
 }
 
 /// One page of the platform's endpoints, newest first.
@@ -181,6 +217,7 @@ pub async fn page_endpoints(
     request: &PageRequest,
 ) -> Result<Page<WebhookEndpointRecord>, ListError> {
     newest_first(ENDPOINT_COLUMNS, "webhook_endpoints", platform_id)
+        .filter(Sql::new(LIVE))
         .through_index("webhook_endpoints_list")
         .fetch(tx, request, endpoint_from_row)
         .await
@@ -243,7 +280,7 @@ pub async fn lock_endpoint(
     id: &WebhookEndpointId,
 ) -> Result<bool, StoreError> {
     let sql = Sql::new(format!(
-        "SELECT id FROM webhook_endpoints WHERE platform_id = ? AND id = ?{}",
+        "SELECT id FROM webhook_endpoints WHERE platform_id = ? AND id = ? AND {LIVE}{}",
         dialect::for_no_key_update(tx.backend())
     ))
     .bind(platform_id.as_str())
@@ -369,7 +406,7 @@ pub async fn claim_due(
         "SELECT d.platform_id AS platform_id, {d}, {w}, v.id AS v_id, v.type AS v_type, \
          v.data AS v_data, v.created_at AS v_created_at \
          FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id \
-         JOIN events v ON v.id = d.event_id WHERE d.id IN ("
+         AND w.{LIVE} JOIN events v ON v.id = d.event_id WHERE d.id IN ("
     ));
     for (i, id) in ids.into_iter().enumerate() {
         if i > 0 {

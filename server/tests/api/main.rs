@@ -20,3 +20,4 @@ mod positive_pay;
 mod simulations;
 mod tenancy;
 mod transfers;
+mod webhooks;

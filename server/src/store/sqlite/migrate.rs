@@ -44,6 +44,7 @@ const FILES: &[(&str, &str)] = files![
     "20261125000000_entities_by_type.sql",
     "20261126000000_events_and_webhooks.sql",
     "20261127000000_deliveries_by_event.sql",
+    "20261127000100_webhook_endpoints_deleted.sql",
 ];
 
 /// One embedded migration, as sqlx would have read it.
@@ -258,6 +259,11 @@ mod tests {
             20261127000000,
             "deliveries by event",
             "6fab0c7daa45c4f9a988247be02ee5b975b4a7871707944a900ed02d40007075f99d2212959995043cc33ff764bd95a8",
+        ),
+        (
+            20261127000100,
+            "webhook endpoints deleted",
+            "40ddbce4dc55cc8fdcd088297c65b8b5ff1d6c06b729ea228a6f948e14b0898dbead5aa7baa34d90ccf7b4cd3935bddc",
         ),
     ];
 

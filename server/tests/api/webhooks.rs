@@ -1,0 +1,99 @@
+//! Webhook endpoints in process: what deleting one leaves to the purge, with the database
+//! looked at directly (the worker does not run here, so attempts stay as written).
+
+use bankd::store::{Sql, StoreError};
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, api_tests};
+
+api_tests!(deleting_an_endpoint_answers_at_once_and_its_attempts_go_in_small_transactions);
+
+/// `sql` (one `?`, bound to `id`) answers a count named `n`.
+async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
+    app.ctx
+        .db
+        .read_single(|tx| {
+            let sql = Sql::new(sql).bind(id);
+            Box::pin(async move { tx.fetch_one(sql).await?.get::<i64>("n") })
+        })
+        .await
+        .unwrap_or_else(|e: StoreError| panic!("{sql}: {e}"))
+}
+
+const ATTEMPTS: &str = "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?";
+
+async fn new_person(app: &TestApp) {
+    let person = json!({"first_name": "Del", "last_name": "Eted"});
+    app.post("/entities/person", &app.a.key, &person)
+        .await
+        .expect(200);
+}
+
+/// An endpoint with 2 501 attempts is deleted: the request marks it and answers; from then on
+/// the API does not know it and no event is fanned out to it; its attempts stay until the
+/// purge removes them a thousand a transaction, and then its row.
+async fn deleting_an_endpoint_answers_at_once_and_its_attempts_go_in_small_transactions(
+    app: TestApp,
+) {
+    // A public address (no worker runs here, so nothing is sent to it).
+    let body = json!({"url": "https://93.184.216.34/hooks"});
+    let endpoint = app
+        .post("/webhook-endpoints", &app.a.key, &body)
+        .await
+        .expect(200);
+    let id = endpoint["id"].as_str().expect("id").to_owned();
+    new_person(&app).await;
+    assert_eq!(
+        count(&app, ATTEMPTS, &id).await,
+        1,
+        "the event's first attempt"
+    );
+    // Its history: 2 500 more attempts, copies of the first.
+    let history = Sql::new(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500) \
+         INSERT INTO webhook_deliveries \
+         (id, platform_id, endpoint_id, event_id, attempt, status, created_at) \
+         SELECT d.id || '_' || CAST(n.i AS TEXT), d.platform_id, d.endpoint_id, d.event_id, \
+         n.i + 1, 'failed', d.created_at FROM n, webhook_deliveries d WHERE d.endpoint_id = ?",
+    )
+    .bind(id.as_str());
+    let written = app
+        .ctx
+        .db
+        .write(|tx| {
+            let history = history.clone();
+            Box::pin(async move { tx.execute(history).await })
+        })
+        .await
+        .unwrap_or_else(|e: StoreError| panic!("history: {e}"));
+    assert_eq!(written, 2500);
+
+    let path = format!("/webhook-endpoints/{id}");
+    app.delete(&path, &app.a.key).await.expect(200);
+    app.get(&path, &app.a.key).await.expect(404);
+    app.get(&format!("{path}/deliveries"), &app.a.key)
+        .await
+        .expect(404);
+    app.delete(&path, &app.a.key).await.expect(404);
+    let listed = app.get("/webhook-endpoints", &app.a.key).await.expect(200);
+    assert_eq!(listed["webhook_endpoints"], Value::Array(Vec::new()));
+    assert_eq!(
+        count(&app, ATTEMPTS, &id).await,
+        2501,
+        "the request left the attempts to the purge"
+    );
+    new_person(&app).await;
+    assert_eq!(
+        count(&app, ATTEMPTS, &id).await,
+        2501,
+        "no event fans out to a deleted endpoint"
+    );
+
+    let outbox = app.state.services.outbox();
+    let purged = outbox.purge_deleted(1000).await.expect("purge");
+    assert_eq!(purged, 2501);
+    assert_eq!(count(&app, ATTEMPTS, &id).await, 0);
+    let rows = "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE id = ?";
+    assert_eq!(count(&app, rows, &id).await, 0, "then the endpoint's row");
+    assert_eq!(outbox.purge_deleted(1000).await.expect("purge"), 0);
+}
