@@ -542,9 +542,7 @@ impl Outbox<'_> {
             .await
             .map(Some)
     }
-}
 
-impl Outbox<'_> {
     /// Removes the attempts of deleted endpoints, `chunk` a transaction, then the endpoints'
     /// rows; how many attempts. After each chunk it pauses three times as long as the chunk held
     /// the database (as the idempotency keys' purge does), so a large purge takes at most about
