@@ -201,6 +201,7 @@ pub fn bundle(mut root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
         added: Vec::new(),
         inlining: Vec::new(),
         inlined: HashSet::new(),
+        schema_names: crate::parse::oas31::schema_names(&root),
     };
     b.reserve_root_names(&root);
     // Components first, so a root component adopts the part it refers to under its own name
@@ -281,6 +282,9 @@ struct Bundler {
     inlining: Vec<(File, String)>,
     /// Path items inlined so far.
     inlined: HashSet<(File, String)>,
+    /// References that name a schema of the root by `$anchor` or `$id` (JSON Schema 2020-12),
+    /// left for the parser to resolve.
+    schema_names: BTreeSet<String>,
 }
 
 impl Bundler {
@@ -379,6 +383,9 @@ impl Bundler {
         file: &File,
         at: &str,
     ) -> Result<(), Error> {
+        if file.is_none() && self.schema_names.contains(reference) {
+            return Ok(());
+        }
         let (target, fragment) = self.locate(reference, file, at)?;
         if matches!(kind, Kind::PathItem | Kind::Callback) {
             return self.inline(v, reference, kind, target, fragment, at);

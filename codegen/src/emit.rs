@@ -118,8 +118,8 @@ fn jobs<'a>(e: &Emitter<'a>) -> Vec<(String, Job<'a>)> {
         api.trait_tags()
             .map(|tag| (format!("src/{}.rs", tag_module(tag)), Job::Tag(tag))),
     );
-    if e.all_callbacks().next().is_some() {
-        jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
+    for set in e.outgoing_sets() {
+        jobs.push((format!("src/{}.rs", set.module()), Job::Outgoing(set)));
     }
     jobs
 }
@@ -167,7 +167,8 @@ enum Job<'a> {
     Models(std::ops::Range<usize>),
     Tag(&'a Tag),
     Server,
-    Callbacks,
+    /// `callbacks.rs` or `webhooks.rs`.
+    Outgoing(callbacks::Outgoing),
 }
 
 /// Formatted Rust source of `tokens` (a file's items).
@@ -400,7 +401,7 @@ impl<'a> Emitter<'a> {
             Job::Models(range) => self.models(range.clone()),
             Job::Tag(tag) => self.tag(tag),
             Job::Server => self.server(),
-            Job::Callbacks => self.callbacks(),
+            Job::Outgoing(set) => self.outgoing_module(*set),
         }
     }
 }

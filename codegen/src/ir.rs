@@ -24,6 +24,15 @@ pub struct Api {
     /// Named types: components first, then types hoisted from inline schemas.
     pub types: Vec<TypeDef>,
     pub operations: Vec<Operation>,
+    /// Top-level `webhooks` (OpenAPI 3.1+): requests the API sends to URLs its callers
+    /// register, by webhook name (`expression` empty), in document order.
+    pub webhooks: Vec<Callback>,
+    /// The document as written, as JSON text, for an OpenAPI 3.1 or 3.2 document: served as
+    /// it is (poem-openapi writes 3.0). `None` for 3.0, served from the types.
+    pub source: Option<String>,
+    /// What was accepted with a weaker meaning than the document's, each as `pointer: why`
+    /// (the fidelity report).
+    pub warnings: Vec<String>,
 }
 
 impl Api {
@@ -124,6 +133,8 @@ pub enum SchemeKind {
     OAuth2,
     /// `type: openIdConnect`: a bearer token.
     OpenIdConnect,
+    /// `type: mutualTLS` (OpenAPI 3.1+): the client certificate, which the TLS layer checks.
+    MutualTls,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,8 @@
 //! Document → IR.
 //!
-//! Validates up front: OpenAPI 3.0.x, unique operation ids, every `$ref` resolves, and every
+//! Reads OpenAPI 3.0.x with openapiv3; a 3.1.x or 3.2.x document is first normalised into the
+//! same object model (`oas31`, whose header records why and how), with the source kept to be
+//! served as written. Validates up front: unique operation ids, every `$ref` resolves, and every
 //! construct is one the emitters support. Anything else is an [`Error`] naming the JSON pointer;
 //! nothing is silently dropped. The supported set (and so the unsupported one) is listed in
 //! `codegen/README.md`.
@@ -14,6 +16,7 @@
 //! - `security`: security schemes and requirements.
 
 mod bodies;
+pub mod oas31;
 mod operation;
 mod parameters;
 mod schema;
@@ -39,10 +42,18 @@ pub struct Error {
     pub message: String,
 }
 
+thread_local! {
+    /// The warnings of the document being parsed on this thread (see [`warnings`]).
+    static WARNINGS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A construct accepted with a weaker meaning than the document's: said on stderr, once per
-/// place, so the maintainer knows what is not enforced.
+/// place, so the maintainer knows what is not enforced, and kept in [`Api::warnings`] (the
+/// fidelity report; `codegen generate --deny-warnings` fails on any).
 pub(crate) fn warn(pointer: &str, message: impl std::fmt::Display) {
-    eprintln!("warning: {pointer}: {message}");
+    let line = format!("{pointer}: {message}");
+    eprintln!("warning: {line}");
+    WARNINGS.with(|w| w.borrow_mut().push(line));
 }
 
 /// A part of the document as JSON text (served as written).
@@ -100,28 +111,65 @@ pub fn parse_file(path: &std::path::Path) -> Result<Api, Error> {
     parse_value(crate::bundle::bundle_file(path)?)
 }
 
-/// The IR of one bundled document.
+/// The IR of one bundled document, with the warnings said while reading it.
 fn parse_value(raw: serde_json::Value) -> Result<Api, Error> {
+    WARNINGS.with(|w| w.borrow_mut().clear());
+    let api = parse_versioned(raw);
+    let warnings = WARNINGS.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    api.map(|api| Api { warnings, ..api })
+}
+
+/// A 3.0 document as it is; a 3.1 or 3.2 one normalised first, its source kept to be served.
+fn parse_versioned(raw: serde_json::Value) -> Result<Api, Error> {
+    use oas31::Family;
     let version = raw
         .get("openapi")
         .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    if !version.starts_with("3.0.") {
+        .unwrap_or_default()
+        .to_string();
+    let Some(family) = Family::of(&version) else {
         return err(
             "#/openapi",
-            format!("only OpenAPI 3.0.x is supported, found `{version}`"),
+            format!("only OpenAPI 3.0.x, 3.1.x and 3.2.x are supported, found `{version}`"),
         );
+    };
+    if family == Family::V30 {
+        reject_unsupported_keywords(&raw, "#")?;
+        return if crate::bundle::needs_bundling(&raw) {
+            // Some `$ref` points outside `components`: read from a borrow, so that the
+            // document as written stays to follow it in.
+            let doc = serde_path_to_error::deserialize(&raw).map_err(invalid)?;
+            Parser::new(&doc, Some(&raw)).run()
+        } else {
+            let doc = serde_path_to_error::deserialize(raw).map_err(invalid)?;
+            Parser::new(&doc, None).run()
+        };
     }
-    reject_unsupported_keywords(&raw, "#")?;
-    if crate::bundle::needs_bundling(&raw) {
-        // Some `$ref` points outside `components`: read from a borrow, so that the document
-        // as written stays to follow it in.
-        let doc = serde_path_to_error::deserialize(&raw).map_err(invalid)?;
-        Parser::new(&doc, Some(&raw)).run()
-    } else {
-        let doc = serde_path_to_error::deserialize(raw).map_err(invalid)?;
-        Parser::new(&doc, None).run()
+    let source = json_text(&raw, "#")?;
+    let mut raw = raw;
+    oas31::resolve_references(&mut raw);
+    let normalised = oas31::normalise(raw, family)?;
+    reject_unsupported_keywords(&normalised.document, "#")?;
+    let doc: oa::OpenAPI =
+        serde_path_to_error::deserialize(&normalised.document).map_err(invalid)?;
+    let mut webhooks = Vec::new();
+    for (name, item) in &normalised.webhooks {
+        let item: oa::PathItem = serde_path_to_error::deserialize(item).map_err(|e| {
+            let mut e = invalid(e);
+            e.pointer = format!("#/webhooks/{}{}", escape(name), &e.pointer[1..]);
+            e
+        })?;
+        webhooks.push((name.clone(), item));
     }
+    let mut parser = Parser::new(&doc, Some(&normalised.document));
+    parser.webhook_items = &webhooks;
+    parser.mutual_tls = normalised.mutual_tls.clone();
+    let api = parser.run()?;
+    Ok(Api {
+        openapi: version,
+        source: Some(source),
+        ..api
+    })
 }
 
 /// The refusal of a document that is not OpenAPI 3.0, at the JSON pointer where reading it
@@ -142,7 +190,7 @@ fn invalid(e: serde_path_to_error::Error<serde_json::Error>) -> Error {
     }
     Error {
         pointer,
-        message: format!("not an OpenAPI 3.0 document: {}", e.inner()),
+        message: format!("not a valid OpenAPI document: {}", e.inner()),
     }
 }
 
@@ -206,6 +254,10 @@ struct Parser<'a> {
     /// Without it, the typed document as JSON, made the first time a pointer is followed (a
     /// schema `$ref` to another section, `#/components/responses/…`, is one).
     doc_json: Option<serde_json::Value>,
+    /// Top-level `webhooks` (OpenAPI 3.1+), as path items.
+    webhook_items: &'a [(String, oa::PathItem)],
+    /// Security schemes of type `mutualTLS` (OpenAPI 3.1+), which openapiv3 cannot read.
+    mutual_tls: Vec<String>,
 }
 
 impl<'a> Parser<'a> {
@@ -220,6 +272,8 @@ impl<'a> Parser<'a> {
             pointer_types: BTreeMap::new(),
             raw,
             doc_json: None,
+            webhook_items: &[],
+            mutual_tls: Vec::new(),
         }
     }
 
@@ -241,7 +295,10 @@ impl<'a> Parser<'a> {
             let operation = self.operation(planned, &global_security, &security_schemes)?;
             operations.push(operation);
         }
-        self.into_api(operations, security_schemes)
+        let webhooks = self.webhooks()?;
+        let mut api = self.into_api(operations, security_schemes)?;
+        api.webhooks = webhooks;
+        Ok(api)
     }
 
     /// Converts `components/schemas` into named types. Every component name is reserved before
@@ -308,6 +365,9 @@ impl<'a> Parser<'a> {
             types: self.types,
             additional_flags: self.additional_flags,
             operations,
+            webhooks: Vec::new(),
+            source: None,
+            warnings: Vec::new(),
         })
     }
 

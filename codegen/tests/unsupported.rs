@@ -29,15 +29,44 @@ fn a_security_scheme_reference_is_refused_with_its_pointer() {
 }
 
 #[test]
-fn swagger_2_and_openapi_3_1_are_refused() {
+fn swagger_2_and_openapi_4_are_refused() {
     assert_eq!(
         error("swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n").pointer,
         "#/openapi"
     );
     assert_eq!(
-        error("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\n").pointer,
+        error("openapi: 4.0.0\ninfo: {title: t, version: '1'}\npaths: {}\n").pointer,
         "#/openapi"
     );
+}
+
+#[test]
+fn what_openapi_3_2_adds_and_the_generator_does_not_serve_yet_is_refused_with_its_pointer() {
+    let head = "openapi: 3.2.0\ninfo: {title: t, version: '1'}\n";
+    let query = format!(
+        "{head}paths:\n  /search:\n    query:\n      responses:\n        '200': {{description: ok}}\n"
+    );
+    assert_eq!(error(&query).pointer, "#/paths/~1search/query");
+    let stream = format!(
+        "{head}paths:\n  /feed:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            text/event-stream:\n              itemSchema: {{type: string}}\n"
+    );
+    assert_eq!(
+        error(&stream).pointer,
+        "#/paths/~1feed/get/responses/200/content/text~1event-stream/itemSchema"
+    );
+    let querystring = format!(
+        "{head}paths:\n  /q:\n    get:\n      parameters:\n        - {{name: q, in: querystring, content: {{application/json: {{schema: {{type: object}}}}}}}}\n      responses:\n        '200': {{description: ok}}\n"
+    );
+    assert_eq!(
+        error(&querystring).pointer,
+        "#/paths/~1q/get/parameters/0/in"
+    );
+}
+
+#[test]
+fn a_json_schema_dialect_other_than_2020_12_is_refused_at_its_pointer() {
+    let text = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\njsonSchemaDialect: 'http://json-schema.org/draft-07/schema#'\npaths: {}\n";
+    assert_eq!(error(text).pointer, "#/jsonSchemaDialect");
 }
 
 #[test]

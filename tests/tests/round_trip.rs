@@ -113,6 +113,7 @@ fixture_round_trip! {
     fixture_nested_objects => "nested_objects.yaml",
     fixture_nullable => "nullable.yaml",
     fixture_objects => "objects.yaml",
+    fixture_openapi31 => "openapi31.yaml",
     fixture_one_of => "one_of.yaml",
     fixture_parameters => "parameters.yaml",
     fixture_petstore => "petstore.yaml",

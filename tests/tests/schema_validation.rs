@@ -7,23 +7,12 @@ use std::collections::BTreeMap;
 
 use fixture_schemas::Document;
 use fixture_schemas::models::{Shape, Thing};
-use fixture_schemas::runtime::{JsonBody, RequestError};
-use poem::Request;
-use poem_openapi::payload::ParsePayload;
+
+#[path = "support/json_body.rs"]
+mod json_body;
 
 async fn parse(json: serde_json::Value) -> Result<Thing, BTreeMap<String, String>> {
-    let (req, mut body) = Request::builder()
-        .content_type("application/json")
-        .body(json.to_string())
-        .split();
-    match JsonBody::<Thing, Document>::from_request(&req, &mut body).await {
-        Ok(b) => Ok(b.0),
-        Err(e) => Err(e
-            .downcast_ref::<RequestError>()
-            .expect("a RequestError")
-            .details
-            .clone()),
-    }
+    json_body::parse::<Thing, Document>(json).await
 }
 
 #[tokio::test]

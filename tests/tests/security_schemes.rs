@@ -26,6 +26,7 @@ fn describe(credentials: &Credentials) -> Result<String, RequestError> {
                 credentials,
             } => format!("{scheme} {credentials}"),
             Credential::ApiKey(key) => format!("key {key}"),
+            Credential::MutualTls => "client certificate".to_string(),
         };
         if value.ends_with("wrong") {
             return Err(RequestError::unauthorized());

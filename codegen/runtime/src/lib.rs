@@ -483,7 +483,7 @@ fn validate_at(
         },
     };
     if value.is_null() {
-        if !schema.nullable && !schema.ty.is_empty() {
+        if !schema.nullable && refuses_null(registry, schema, depth) {
             push(errors, path, "must not be null".into());
         }
         return;
@@ -605,6 +605,22 @@ fn validate_at(
         }
         _ => {}
     }
+}
+
+/// Whether a schema that is not itself nullable refuses `null`: it names a type, or an `allOf`
+/// member (a reference without `nullable` beside it, `allOf: [$ref]`) does.
+fn refuses_null(registry: &Registry, schema: &MetaSchema, depth: usize) -> bool {
+    if !schema.ty.is_empty() {
+        return true;
+    }
+    depth < MAX_DEPTH
+        && schema.all_of.iter().any(|part| {
+            let s = match part {
+                MetaSchemaRef::Inline(s) => Some(&**s),
+                MetaSchemaRef::Reference(n) => registry.schemas.get(n),
+            };
+            s.is_some_and(|s| !s.nullable && refuses_null(registry, s, depth + 1))
+        })
 }
 
 fn declared_by_all_of(registry: &Registry, schema: &MetaSchema, key: &str) -> bool {

@@ -32,6 +32,10 @@ pub enum SchemeKind {
     ApiKeyQuery(&'static str),
     /// `apiKey` in a cookie.
     ApiKeyCookie(&'static str),
+    /// `mutualTLS` (OpenAPI 3.1+): the client's certificate, verified by the TLS layer (a
+    /// listener or a proxy in front that requires one) before a request arrives here. Always
+    /// counts as presented ([`Credential::MutualTls`]); `Hooks::authenticate` decides.
+    MutualTls,
 }
 
 /// One security scheme of the document.
@@ -60,6 +64,8 @@ pub enum Credential {
     },
     /// An API key from a header, the query string or a cookie.
     ApiKey(String),
+    /// A `mutualTLS` scheme: the connection's TLS layer authenticated the client.
+    MutualTls,
 }
 
 impl std::fmt::Debug for Credential {
@@ -70,6 +76,7 @@ impl std::fmt::Debug for Credential {
             Credential::Bearer(_) => "Bearer",
             Credential::Http { .. } => "Http",
             Credential::ApiKey(_) => "ApiKey",
+            Credential::MutualTls => "MutualTls",
         };
         write!(f, "Credential::{kind}(<redacted>)")
     }
@@ -220,6 +227,7 @@ fn presented(request: &Request, kind: SchemeKind) -> Presented {
                 None => Presented::No,
             }
         }
+        SchemeKind::MutualTls => Presented::Yes(Credential::MutualTls),
         SchemeKind::ApiKeyCookie(name) => {
             let value = request
                 .headers()

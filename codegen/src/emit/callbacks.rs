@@ -1,5 +1,6 @@
-//! `src/callbacks.rs` of a generated crate: the `Callbacks` trait (one method per callback
-//! request of the document, which the server implements to build each payload) and
+//! `src/callbacks.rs` and `src/webhooks.rs` of a generated crate: the `Callbacks` trait (one
+//! method per callback request of the document) and the `Webhooks` trait (one per top-level
+//! webhook request), which the server implements to build each payload, and in each module
 //! `requests`, which turns an event into the requests to send.
 
 use proc_macro2::TokenStream;
@@ -7,6 +8,32 @@ use quote::{format_ident, quote};
 
 use super::{Emitter, doc_str};
 use crate::ir::*;
+
+/// The two sets of requests a server sends: an operation's `callbacks`, to a URL its caller
+/// gave in the request, and top-level `webhooks` (OpenAPI 3.1+), to URLs registered elsewhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outgoing {
+    Callbacks,
+    Webhooks,
+}
+
+impl Outgoing {
+    /// The generated module (and file) that holds the set's trait.
+    pub(super) fn module(self) -> &'static str {
+        match self {
+            Outgoing::Callbacks => "callbacks",
+            Outgoing::Webhooks => "webhooks",
+        }
+    }
+
+    /// The set's trait.
+    pub(super) fn trait_name(self) -> proc_macro2::Ident {
+        match self {
+            Outgoing::Callbacks => format_ident!("Callbacks"),
+            Outgoing::Webhooks => format_ident!("Webhooks"),
+        }
+    }
+}
 
 impl Emitter<'_> {
     /// Every callback request, with the operation that declares it.
@@ -17,26 +44,70 @@ impl Emitter<'_> {
             .flat_map(|o| o.callbacks.iter().map(move |c| (o, c)))
     }
 
-    /// `callbacks.rs`: the `Callbacks` trait and `requests`.
-    pub(super) fn callbacks(&self) -> TokenStream {
-        let methods = self.callback_methods();
-        let pushes = self.callback_pushes();
-        quote! {
-            //! The requests the server sends to its callers (`callbacks` in the document).
-            //!
-            //! The server implements [`Callbacks`]: one method per callback request, which builds
-            //! its payload for an event (or declines). A new callback is a missing method, and a
-            //! changed payload schema breaks the code that builds it.
+    /// The requests of one set, each with the `operationId` that declares it (empty for a
+    /// webhook, which no operation declares).
+    pub(super) fn outgoing(&self, set: Outgoing) -> Vec<(&str, &Callback)> {
+        match set {
+            Outgoing::Callbacks => self
+                .all_callbacks()
+                .map(|(o, c)| (o.id.as_str(), c))
+                .collect(),
+            Outgoing::Webhooks => self.api.webhooks.iter().map(|c| ("", c)).collect(),
+        }
+    }
 
-            /// One method per callback request the document declares.
-            pub trait Callbacks: Send + Sync + 'static {
-                /// What the server has in hand when callbacks may be due (an event, a change).
+    /// The sets the document has requests in.
+    pub(super) fn outgoing_sets(&self) -> Vec<Outgoing> {
+        [Outgoing::Callbacks, Outgoing::Webhooks]
+            .into_iter()
+            .filter(|set| !self.outgoing(*set).is_empty())
+            .collect()
+    }
+
+    /// `callbacks.rs` or `webhooks.rs`: the set's trait and `requests`.
+    pub(super) fn outgoing_module(&self, set: Outgoing) -> TokenStream {
+        let items = self.outgoing(set);
+        let methods = self.outgoing_methods(&items);
+        let pushes = self.outgoing_pushes(&items);
+        let tr = set.trait_name();
+        let head = match set {
+            Outgoing::Callbacks => quote! {
+                //! The requests the server sends to its callers (`callbacks` in the document).
+                //!
+                //! The server implements [`Callbacks`]: one method per callback request, which builds
+                //! its payload for an event (or declines). A new callback is a missing method, and a
+                //! changed payload schema breaks the code that builds it.
+
+                /// One method per callback request the document declares.
+            },
+            Outgoing::Webhooks => quote! {
+                //! The requests the server sends to the URLs its callers register (top-level
+                //! `webhooks` in the document).
+                //!
+                //! The server implements [`Webhooks`]: one method per webhook request, which builds
+                //! its payload for an event (or declines). A new webhook is a missing method, and a
+                //! changed payload schema breaks the code that builds it.
+
+                /// One method per webhook request the document declares.
+            },
+        };
+        let noun = set.module();
+        let event_doc =
+            format!(" What the server has in hand when {noun} may be due (an event, a change).");
+        let requests_doc = format!(
+            " The {} requests `event` calls for, in document order, bodies serialised.",
+            &noun[..noun.len() - 1]
+        );
+        quote! {
+            #head
+            pub trait #tr: Send + Sync + 'static {
+                #[doc = #event_doc]
                 type Event;
                 #(#methods)*
             }
 
-            /// The callback requests `event` calls for, in document order, bodies serialised.
-            pub fn requests<C: Callbacks>(
+            #[doc = #requests_doc]
+            pub fn requests<C: #tr>(
                 callbacks: &C,
                 event: &C::Event,
             ) -> ::std::result::Result<::std::vec::Vec<crate::runtime::CallbackRequest>, ::serde_json::Error> {
@@ -58,12 +129,13 @@ impl Emitter<'_> {
         }
     }
 
-    /// The `Callbacks` trait's methods, one per callback request.
-    fn callback_methods(&self) -> Vec<TokenStream> {
-        self.all_callbacks()
-            .map(|(o, c)| {
+    /// The trait's methods, one per request.
+    fn outgoing_methods(&self, items: &[(&str, &Callback)]) -> Vec<TokenStream> {
+        items
+            .iter()
+            .map(|(op, c)| {
                 let m = format_ident!("{}", c.rust);
-                let docs = callback_doc(o, c);
+                let docs = callback_doc(op, c);
                 let out = self.callback_output(c);
                 quote! {
                     #docs
@@ -73,14 +145,14 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// For each callback request, the code in `requests` that asks for its payload and, if
-    /// the event calls for it, pushes the request.
-    fn callback_pushes(&self) -> Vec<TokenStream> {
-        self.all_callbacks()
-            .map(|(o, c)| {
+    /// For each request, the code in `requests` that asks for its payload and, if the event
+    /// calls for it, pushes the request.
+    fn outgoing_pushes(&self, items: &[(&str, &Callback)]) -> Vec<TokenStream> {
+        items
+            .iter()
+            .map(|(op, c)| {
                 let m = format_ident!("{}", c.rust);
-                let (op, name, method, expression) =
-                    (&o.id, &c.name, c.method.to_uppercase(), &c.expression);
+                let (name, method, expression) = (&c.name, c.method.to_uppercase(), &c.expression);
                 let head = quote!(operation: #op, callback: #name, method: #method, url_expression: #expression);
                 match &c.body {
                     Some(b) => {
@@ -109,44 +181,56 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// `impl Callbacks for DocumentOnly` (uninhabited), when the document has callbacks.
+    /// `impl Callbacks for DocumentOnly` and `impl Webhooks for DocumentOnly` (uninhabited),
+    /// for the sets the document has.
     pub(super) fn document_only_callbacks(&self) -> TokenStream {
-        if self.all_callbacks().next().is_none() {
-            return quote!();
-        }
-        let methods: Vec<TokenStream> = self
-            .all_callbacks()
-            .map(|(_, c)| {
-                let m = format_ident!("{}", c.rust);
-                let out = self.callback_output(c);
-                quote!(fn #m(&self, _event: &Self::Event) -> #out { match *self {} })
-            })
-            .collect();
-        quote! {
-            impl crate::callbacks::Callbacks for DocumentOnly {
-                type Event = ::std::convert::Infallible;
-                #(#methods)*
+        let impls = self.outgoing_sets().into_iter().map(|set| {
+            let methods: Vec<TokenStream> = self
+                .outgoing(set)
+                .into_iter()
+                .map(|(_, c)| {
+                    let m = format_ident!("{}", c.rust);
+                    let out = self.callback_output(c);
+                    quote!(fn #m(&self, _event: &Self::Event) -> #out { match *self {} })
+                })
+                .collect();
+            let (module, tr) = (format_ident!("{}", set.module()), set.trait_name());
+            quote! {
+                impl crate::#module::#tr for DocumentOnly {
+                    type Event = ::std::convert::Infallible;
+                    #(#methods)*
+                }
             }
-        }
+        });
+        quote!(#(#impls)*)
     }
 }
 
-/// The doc of a callback's method: summary, where the request goes, description, and what the
+/// The doc of a request's method: summary, where the request goes, description, and what the
 /// receiver may answer.
-fn callback_doc(o: &Operation, c: &Callback) -> TokenStream {
+fn callback_doc(operation: &str, c: &Callback) -> TokenStream {
     let mut text = String::new();
     if let Some(s) = &c.summary {
         text.push_str(s.trim());
         text.push_str("\n\n");
     }
-    text.push_str(&format!(
-        "Callback `{}` of `{}`: `{} {}` (`{}`). `None`/`false` when `event` does not call for it.",
-        c.name,
-        o.id,
-        c.method.to_uppercase(),
-        c.expression,
-        c.pointer
-    ));
+    if operation.is_empty() {
+        text.push_str(&format!(
+            "Webhook `{}`: `{}` to a registered URL (`{}`). `None`/`false` when `event` does not call for it.",
+            c.name,
+            c.method.to_uppercase(),
+            c.pointer
+        ));
+    } else {
+        text.push_str(&format!(
+            "Callback `{}` of `{}`: `{} {}` (`{}`). `None`/`false` when `event` does not call for it.",
+            c.name,
+            operation,
+            c.method.to_uppercase(),
+            c.expression,
+            c.pointer
+        ));
+    }
     if let Some(d) = &c.description {
         text.push_str("\n\n");
         text.push_str(d.trim());

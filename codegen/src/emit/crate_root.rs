@@ -15,20 +15,36 @@ impl Emitter<'_> {
         let api = self.api;
         let docs = module_doc(api);
         let mods = tag_modules(api);
-        let callbacks_mod = if self.all_callbacks().next().is_some() {
+        let callbacks_mod = self.outgoing_sets().into_iter().map(|set| {
+            let module = quote::format_ident!("{}", set.module());
+            let doc = match set {
+                super::callbacks::Outgoing::Callbacks => {
+                    " The `Callbacks` trait: the requests the server sends to its callers."
+                }
+                super::callbacks::Outgoing::Webhooks => {
+                    " The `Webhooks` trait: the requests the server sends to registered URLs."
+                }
+            };
             quote! {
-                /// The `Callbacks` trait: the requests the server sends to its callers.
+                #[doc = #doc]
                 #[rustfmt::skip]
-                pub mod callbacks;
+                pub mod #module;
             }
-        } else {
-            quote!()
-        };
+        });
+        let callbacks_mod = quote!(#(#callbacks_mod)*);
         let title = &api.title;
         let version = &api.version;
         let description = opt_str(&api.description);
         let headers = declared_headers(api);
         let patch = document_patch(api);
+        let source = match &api.source {
+            Some(text) => quote! {
+                /// The document as written (OpenAPI 3.1 or 3.2), bundled into one: what
+                /// [`server::document`] serves.
+                pub const SOURCE_DOCUMENT: &str = #text;
+            },
+            None => quote!(),
+        };
         let document = document_impl(api);
         quote! {
             #(#docs)*
@@ -60,6 +76,7 @@ impl Emitter<'_> {
             /// Header parameters some operation declares (checked to be text before routing).
             pub const DECLARED_HEADERS: &[&str] = &[#(#headers),*];
             #patch
+            #source
             #document
         }
     }
@@ -363,6 +380,7 @@ fn scheme_def(s: &SecurityScheme) -> TokenStream {
         SchemeKind::Http { scheme } if scheme == "basic" => quote!(Basic),
         SchemeKind::Http { scheme } if scheme == "bearer" => quote!(Bearer),
         SchemeKind::OAuth2 | SchemeKind::OpenIdConnect => quote!(Bearer),
+        SchemeKind::MutualTls => quote!(MutualTls),
         SchemeKind::Http { scheme } => quote!(Http(#scheme)),
         SchemeKind::ApiKey { location, name } => match location {
             ApiKeyIn::Header => quote!(ApiKeyHeader(#name)),

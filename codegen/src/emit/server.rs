@@ -60,8 +60,9 @@ impl Emitter<'_> {
                 quote!(crate::#m::#tr)
             })
             .collect();
-        if self.all_callbacks().next().is_some() {
-            traits.push(quote!(crate::callbacks::Callbacks));
+        for set in self.outgoing_sets() {
+            let (module, tr) = (format_ident!("{}", set.module()), set.trait_name());
+            traits.push(quote!(crate::#module::#tr));
         }
         if traits.is_empty() {
             quote!(crate::runtime::Hooks)
@@ -683,6 +684,26 @@ fn entry_points(api: &Api) -> TokenStream {
         .iter()
         .map(|s| quote!(let service = service.server(#s);))
         .collect();
+    let document = match &api.source {
+        None => quote! {
+            /// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
+            /// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
+            pub fn document() -> ::serde_json::Value {
+                let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
+                let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
+                crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
+                doc
+            }
+        },
+        // poem-openapi writes OpenAPI 3.0: a 3.1 or 3.2 document is served as its source.
+        Some(_) => quote! {
+            /// The document exactly as [`routes`] serves it at `/openapi.json`: the source
+            /// ([`crate::SOURCE_DOCUMENT`]), as written.
+            pub fn document() -> ::serde_json::Value {
+                ::serde_json::from_str(crate::SOURCE_DOCUMENT).unwrap_or_default()
+            }
+        },
+    };
     quote! {
         fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
             let service = ::poem_openapi::OpenApiService::new(api(server), crate::TITLE, crate::VERSION);
@@ -691,14 +712,7 @@ fn entry_points(api: &Api) -> TokenStream {
             service
         }
 
-        /// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
-        /// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
-        pub fn document() -> ::serde_json::Value {
-            let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
-            let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
-            crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
-            doc
-        }
+        #document
 
         /// The API routes (authenticated through [`crate::runtime::Hooks`]), `/openapi.json`,
         /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with

@@ -419,6 +419,40 @@ impl<'a> Parser<'a> {
         Ok((out, json))
     }
 
+    /// Top-level `webhooks` (OpenAPI 3.1+): one request per webhook and method, named after the
+    /// webhook in snake case (plus `_<method>` when it has several), unique in document order;
+    /// its payload types are named `<Name>Webhook...`.
+    pub(super) fn webhooks(&mut self) -> Result<Vec<Callback>, Error> {
+        let mut out = Vec::new();
+        let mut taken = BTreeSet::new();
+        for (name, item) in self.webhook_items {
+            let wp = format!("#/webhooks/{}", escape(name));
+            let methods: Vec<(&str, &oa::Operation)> = item.iter().collect();
+            for (method, op) in &methods {
+                let mp = format!("{wp}/{method}");
+                let mut base = names::snake(name);
+                if methods.len() > 1 {
+                    base = format!("{base}_{method}");
+                }
+                let method_name = names::unique(base, &mut taken);
+                let hint = format!("{}Webhook", names::camel(&method_name));
+                let body = self.callback_body(op, &mp, &hint)?;
+                out.push(Callback {
+                    name: name.clone(),
+                    expression: String::new(),
+                    method: method.to_string(),
+                    rust: method_name,
+                    summary: op.summary.clone(),
+                    description: op.description.clone(),
+                    body,
+                    responses: callback_responses(op),
+                    pointer: mp,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// A callback request's body, if any: a request body (types named from `hint`) that must
     /// be JSON, since the server sends it.
     fn callback_body(

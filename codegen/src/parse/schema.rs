@@ -206,7 +206,12 @@ impl<'a> Parser<'a> {
         // Named before it is converted, so a schema that refers to itself ends.
         let hint: String = target
             .rsplit('/')
-            .filter(|seg| !matches!(*seg, "schema" | "properties" | "items" | "content"))
+            .filter(|seg| {
+                !matches!(
+                    *seg,
+                    "schema" | "properties" | "items" | "content" | "$defs" | "definitions"
+                )
+            })
             .take(2)
             .collect::<Vec<_>>()
             .into_iter()

@@ -11,10 +11,9 @@ impl<'a> Parser<'a> {
     /// Every declared security scheme, in document order, as the IR names its kind.
     pub(super) fn security_schemes(&self) -> Result<Vec<SecurityScheme>, Error> {
         let mut out = Vec::new();
-        let Some(c) = self.components() else {
-            return Ok(out);
-        };
-        for (name, s) in &c.security_schemes {
+        let empty = indexmap::IndexMap::new();
+        let c = self.components().map_or(&empty, |c| &c.security_schemes);
+        for (name, s) in c {
             let p = format!("#/components/securitySchemes/{}", escape(name));
             let ReferenceOr::Item(s) = s else {
                 return err(&p, "a security scheme `$ref` is not supported");
@@ -55,6 +54,13 @@ impl<'a> Parser<'a> {
                 name: name.clone(),
                 description: description.clone(),
                 kind,
+            });
+        }
+        for name in &self.mutual_tls {
+            out.push(SecurityScheme {
+                name: name.clone(),
+                description: None,
+                kind: SchemeKind::MutualTls,
             });
         }
         Ok(out)
