@@ -76,6 +76,7 @@ impl Api {
                 }
                 _ => Vec::new(),
             };
+            children.extend(s.keywords.schemas());
             children.reverse();
             stack.extend(children);
         }
@@ -189,6 +190,49 @@ pub struct Schema {
     pub read_only: bool,
     /// `writeOnly`: not required in responses.
     pub write_only: bool,
+    /// JSON Schema 2020-12 keywords beyond the 3.0 model (OpenAPI 3.1+); a schema with any is
+    /// a named type, whose component the validator finds them by.
+    pub keywords: Keywords,
+}
+
+/// The JSON Schema 2020-12 keywords of a schema that OpenAPI 3.0 has no construct for, read
+/// from a 3.1/3.2 document and enforced by the request validator.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Keywords {
+    /// `prefixItems`: one schema per leading item.
+    pub prefix_items: Vec<Schema>,
+    /// `items` beside `prefixItems` (the items after the prefix); `None`: any.
+    pub items_after_prefix: Option<Box<Schema>>,
+    /// `items: false` beside `prefixItems`.
+    pub items_closed: bool,
+    pub contains: Option<Box<Schema>>,
+    pub min_contains: Option<usize>,
+    pub max_contains: Option<usize>,
+    /// `dependentRequired`: (property, the properties it requires), as written.
+    pub dependent_required: Vec<(String, Vec<String>)>,
+    /// `patternProperties`: (ECMA-262 pattern, schema), as written.
+    pub pattern_properties: Vec<(String, Schema)>,
+    /// `additionalProperties` beside `patternProperties`: the properties neither declared nor
+    /// matched by a pattern (the 3.0 reading takes any values there).
+    pub additional_after_patterns: Option<Box<Schema>>,
+    pub property_names: Option<Box<Schema>>,
+}
+
+impl Keywords {
+    pub fn is_empty(&self) -> bool {
+        *self == Keywords::default()
+    }
+
+    /// The sub-schemas, in the order they are written above.
+    pub fn schemas(&self) -> Vec<&Schema> {
+        let mut out: Vec<&Schema> = self.prefix_items.iter().collect();
+        out.extend(self.items_after_prefix.as_deref());
+        out.extend(self.contains.as_deref());
+        out.extend(self.pattern_properties.iter().map(|(_, s)| s));
+        out.extend(self.additional_after_patterns.as_deref());
+        out.extend(self.property_names.as_deref());
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

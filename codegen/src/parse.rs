@@ -164,6 +164,7 @@ fn parse_versioned(raw: serde_json::Value) -> Result<Api, Error> {
     let mut parser = Parser::new(&doc, Some(&normalised.document));
     parser.webhook_items = &webhooks;
     parser.mutual_tls = normalised.mutual_tls.clone();
+    parser.json_schema_2020 = true;
     let api = parser.run()?;
     Ok(Api {
         openapi: version,
@@ -258,6 +259,9 @@ struct Parser<'a> {
     webhook_items: &'a [(String, oa::PathItem)],
     /// Security schemes of type `mutualTLS` (OpenAPI 3.1+), which openapiv3 cannot read.
     mutual_tls: Vec<String>,
+    /// Whether schemas are JSON Schema 2020-12 (OpenAPI 3.1+): their keywords beyond the 3.0
+    /// model are read from `raw` (the normalised document).
+    json_schema_2020: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -274,6 +278,7 @@ impl<'a> Parser<'a> {
             doc_json: None,
             webhook_items: &[],
             mutual_tls: Vec::new(),
+            json_schema_2020: false,
         }
     }
 

@@ -170,3 +170,64 @@ fn a_webhook_is_built_through_the_generated_trait() {
             .is_empty()
     );
 }
+
+/// A valid payment with the given fields added.
+fn with(fields: serde_json::Value) -> serde_json::Value {
+    let mut body = json!({"kind": "book", "amount": {"amount": 1, "currency": "EUR"}});
+    for (k, v) in fields.as_object().expect("an object") {
+        body[k] = v.clone();
+    }
+    body
+}
+
+#[tokio::test]
+async fn keywords_beyond_openapi_3_0_are_enforced_with_every_violation_named() {
+    let ok = parse(with(json!({
+        "location": [48.85, 2.35],
+        "tags": ["ops", "rent"],
+        "metadata": {"team": "a", "n_items": 3},
+        "settle_on": "2026-12-01", "memo": "rent"
+    })))
+    .await
+    .expect("accepted");
+    assert_eq!(ok.tags.as_ref().map(|t| t.0.len()), Some(2));
+    let errors = parse(with(json!({
+        "location": [91, 2.35, 7],                      // prefixItems bound; items: false
+        "tags": ["ops", "ops", "ops"],                  // maxContains 2
+        "metadata": {"n_items": "three",                // patternProperties ^n_: integer
+                     "Team": "a",                       // propertyNames pattern
+                     "owner": 5},                       // additionalProperties: string
+        "settle_on": "2026-12-01"                       // dependentRequired: memo
+    })))
+    .await
+    .expect_err("refused");
+    let expected: BTreeMap<String, String> = [
+        ("location", "must have at most 2 items"),
+        ("location[0]", "must be at most 90"),
+        ("memo", "is required when `settle_on` is present"),
+        (
+            "metadata.Team",
+            "has a name that must match the pattern ^[a-z_]+$",
+        ),
+        ("metadata.n_items", "must be an integer"),
+        ("metadata.owner", "must be a value of type string"),
+        ("tags", "must contain at most 2 matching item(s), has 3"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    assert_eq!(errors, expected);
+    let errors = parse(with(
+        json!({"tags": ["rent"], "metadata": {"a_very_long_key": "x"}}),
+    ))
+    .await
+    .expect_err("refused");
+    assert_eq!(
+        errors["tags"],
+        "must contain at least 1 matching item(s), has 0"
+    );
+    assert_eq!(
+        errors["metadata.a_very_long_key"],
+        "has a name that must be at most 8 characters long"
+    );
+}

@@ -34,6 +34,9 @@ use poem_openapi::registry::{MetaResponses, MetaSchema, MetaSchemaRef, Registry}
 use poem_openapi::types::{ParseFromJSON, Type};
 use serde_json::Value;
 
+pub mod keywords;
+pub use keywords::{Keywords, SchemaFn};
+
 // ---------------------------------------------------------------------------------------------
 // Errors raised before a handler runs
 // ---------------------------------------------------------------------------------------------
@@ -428,21 +431,46 @@ pub fn registry_of<T: Type + 'static>() -> Arc<Registry> {
     registry
 }
 
+/// What the validator asks of a document beyond the registry: which components are closed to
+/// other properties, and the 2020-12 keywords `MetaSchema` cannot hold.
+pub trait Rules {
+    fn is_closed(&self, name: &str) -> bool;
+    fn keywords(&self, name: &str) -> Option<&'static Keywords>;
+}
+
+/// A document's [`Rules`], read from its [`ApiDocument`] tables.
+pub struct DocumentRules<D>(PhantomData<D>);
+
+impl<D> DocumentRules<D> {
+    pub const fn new() -> Self {
+        DocumentRules(PhantomData)
+    }
+}
+
+impl<D: ApiDocument> Rules for DocumentRules<D> {
+    fn is_closed(&self, name: &str) -> bool {
+        D::is_closed(name)
+    }
+    fn keywords(&self, name: &str) -> Option<&'static Keywords> {
+        D::KEYWORDS.iter().find(|(n, _)| *n == name).map(|(_, k)| k)
+    }
+}
+
 /// Validates `value` against `schema`, appending `(path, message)` for every violation.
 pub fn validate(
     registry: &Registry,
     schema: &MetaSchemaRef,
     value: &Value,
     path: &str,
-    closed: &dyn Fn(&str) -> bool,
+    rules: &dyn Rules,
     errors: &mut BTreeMap<String, String>,
 ) {
-    validate_at(registry, schema, value, path, closed, errors, 0)
+    validate_at(registry, schema, value, path, rules, errors, 0)
 }
 
 const MAX_DEPTH: usize = 64;
 
-fn field_path(path: &str, name: &str) -> String {
+pub(crate) fn field_path(path: &str, name: &str) -> String {
     if path.is_empty() {
         name.to_string()
     } else {
@@ -458,16 +486,16 @@ fn display_path(path: &str) -> String {
     }
 }
 
-fn push(errors: &mut BTreeMap<String, String>, path: &str, message: String) {
+pub(crate) fn push(errors: &mut BTreeMap<String, String>, path: &str, message: String) {
     errors.entry(display_path(path)).or_insert(message);
 }
 
-fn validate_at(
+pub(crate) fn validate_at(
     registry: &Registry,
     schema: &MetaSchemaRef,
     value: &Value,
     path: &str,
-    closed: &dyn Fn(&str) -> bool,
+    rules: &dyn Rules,
     errors: &mut BTreeMap<String, String>,
     depth: usize,
 ) {
@@ -482,6 +510,11 @@ fn validate_at(
             None => return,
         },
     };
+    // A component by its name; a schema the document writes inline by the name the generator
+    // gave it (`rust_typename`, set only where there are keywords).
+    let keywords = name
+        .or(schema.rust_typename)
+        .and_then(|n| rules.keywords(n));
     if value.is_null() {
         if !schema.nullable && refuses_null(registry, schema, depth) {
             push(errors, path, "must not be null".into());
@@ -489,7 +522,7 @@ fn validate_at(
         return;
     }
     for part in &schema.all_of {
-        validate_at(registry, part, value, path, closed, errors, depth + 1);
+        validate_at(registry, part, value, path, rules, errors, depth + 1);
     }
     if !schema.one_of.is_empty() {
         validate_one_of(
@@ -498,7 +531,7 @@ fn validate_at(
             &schema.one_of,
             value,
             path,
-            closed,
+            rules,
             errors,
             depth,
         );
@@ -510,7 +543,7 @@ fn validate_at(
             &schema.any_of,
             value,
             path,
-            closed,
+            rules,
             errors,
             depth,
         );
@@ -543,6 +576,9 @@ fn validate_at(
         );
         return;
     }
+    if let Some(k) = keywords {
+        keywords::check(k, schema, value, path, rules, errors, depth);
+    }
     match value {
         Value::String(s) => check_string(schema, s, path, errors),
         Value::Number(n) => check_number(schema, n, path, errors),
@@ -568,7 +604,7 @@ fn validate_at(
             if let Some(item_schema) = &schema.items {
                 for (i, item) in items.iter().enumerate() {
                     let p = format!("{}[{i}]", path);
-                    validate_at(registry, item_schema, item, &p, closed, errors, depth + 1);
+                    validate_at(registry, item_schema, item, &p, rules, errors, depth + 1);
                 }
             }
         }
@@ -595,10 +631,14 @@ fn validate_at(
             for (key, v) in map {
                 let p = field_path(path, key);
                 if let Some((_, prop)) = schema.properties.iter().find(|(n, _)| n == key) {
-                    validate_at(registry, prop, v, &p, closed, errors, depth + 1);
+                    validate_at(registry, prop, v, &p, rules, errors, depth + 1);
+                } else if keywords.is_some_and(|k| k.matches_pattern(key)) {
+                    // Evaluated by `patternProperties` (below): not an additional property.
                 } else if let Some(extra) = &schema.additional_properties {
-                    validate_at(registry, extra, v, &p, closed, errors, depth + 1);
-                } else if name.is_some_and(closed) && !declared_by_all_of(registry, schema, key) {
+                    validate_at(registry, extra, v, &p, rules, errors, depth + 1);
+                } else if name.is_some_and(|n| rules.is_closed(n))
+                    && !declared_by_all_of(registry, schema, key)
+                {
                     push(errors, &p, "is not a known field".into());
                 }
             }
@@ -644,7 +684,7 @@ fn validate_one_of(
     members: &[MetaSchemaRef],
     value: &Value,
     path: &str,
-    closed: &dyn Fn(&str) -> bool,
+    rules: &dyn Rules,
     errors: &mut BTreeMap<String, String>,
     depth: usize,
 ) {
@@ -657,7 +697,7 @@ fn validate_one_of(
                 .map(|(_, v)| reference(v.rsplit('/').next().unwrap_or(v)))
         });
         match target {
-            Some(t) => validate_at(registry, &t, value, path, closed, errors, depth + 1),
+            Some(t) => validate_at(registry, &t, value, path, rules, errors, depth + 1),
             None => push(
                 errors,
                 &field_path(path, disc.property_name),
@@ -669,7 +709,7 @@ fn validate_one_of(
     let mut best: Option<BTreeMap<String, String>> = None;
     for variant in members {
         let mut e = BTreeMap::new();
-        validate_at(registry, variant, value, path, closed, &mut e, depth + 1);
+        validate_at(registry, variant, value, path, rules, &mut e, depth + 1);
         if e.is_empty() {
             return;
         }
@@ -1468,7 +1508,7 @@ fn checked_body<T: ParseFromJSON, D: ApiDocument>(
         &T::schema_ref(),
         &value,
         "",
-        &D::is_closed,
+        &DocumentRules::<D>::new(),
         &mut errors,
     );
     if !errors.is_empty() {
@@ -1581,6 +1621,8 @@ pub trait ApiDocument: Send + Sync + 'static {
     /// document order, each a list of (scheme name, scopes) that must all be presented; an
     /// empty alternative (`{}`) lets the operation run anonymously.
     const OPERATION_SECURITY: &'static [&'static [security::Requirement]];
+    /// JSON Schema 2020-12 keywords `MetaSchema` cannot hold, by component name (OpenAPI 3.1+).
+    const KEYWORDS: &'static [(&'static str, Keywords)] = &[];
 
     /// Whether a component rejects unknown fields (`additionalProperties: false`).
     fn is_closed(name: &str) -> bool {
@@ -2138,7 +2180,7 @@ impl<T: MultipartForm, D: ApiDocument> poem_openapi::payload::ParsePayload for M
             &schema_ref,
             &value,
             "",
-            &D::is_closed,
+            &DocumentRules::<D>::new(),
             &mut errors,
         );
         if T::NAME.is_none() && matches!(schema_ref, MetaSchemaRef::Inline(_)) {

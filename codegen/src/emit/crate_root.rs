@@ -45,7 +45,7 @@ impl Emitter<'_> {
             },
             None => quote!(),
         };
-        let document = document_impl(api);
+        let document = document_impl(api, self.keywords_table());
         quote! {
             #(#docs)*
             // The output is formatted by prettyplease and pinned by `codegen check`; rustfmt
@@ -342,9 +342,75 @@ fn closed_schemas(api: &Api) -> Vec<&str> {
         .collect()
 }
 
+impl Emitter<'_> {
+    /// `KEYWORDS` of the `Document` impl: each named type's JSON Schema 2020-12 keywords that
+    /// `MetaSchema` cannot hold, sub-schemas as functions of the registry (none: left out).
+    fn keywords_table(&self) -> TokenStream {
+        let entries: Vec<TokenStream> = self
+            .api
+            .types
+            .iter()
+            .filter(|t| !t.schema.keywords.is_empty())
+            .map(|t| {
+                let k = &t.schema.keywords;
+                let f = |s: &Schema| {
+                    let r = self.schema_ref_expr(s);
+                    quote!(|registry: &mut ::poem_openapi::registry::Registry| { let _ = &registry; #r })
+                };
+                let opt_f = |s: &Option<Box<Schema>>| match s {
+                    Some(s) => {
+                        let f = f(s);
+                        quote!(::std::option::Option::Some(#f))
+                    }
+                    None => quote!(::std::option::Option::None),
+                };
+                let opt_n = |n: Option<usize>| match n {
+                    Some(n) => quote!(::std::option::Option::Some(#n)),
+                    None => quote!(::std::option::Option::None),
+                };
+                let prefix = k.prefix_items.iter().map(f);
+                let (rest, contains, names, others) = (
+                    opt_f(&k.items_after_prefix),
+                    opt_f(&k.contains),
+                    opt_f(&k.property_names),
+                    opt_f(&k.additional_after_patterns),
+                );
+                let (min, max, closed) = (opt_n(k.min_contains), opt_n(k.max_contains), k.items_closed);
+                let deps = k.dependent_required.iter().map(|(p, r)| quote!((#p, &[#(#r),*])));
+                let patterns = k.pattern_properties.iter().map(|(p, s)| {
+                    let f = f(s);
+                    quote!((#p, #f))
+                });
+                let name = &t.name;
+                quote! {
+                    (#name, runtime::Keywords {
+                        prefix_items: &[#(#prefix),*],
+                        items_after_prefix: #rest,
+                        items_closed: #closed,
+                        contains: #contains,
+                        min_contains: #min,
+                        max_contains: #max,
+                        dependent_required: &[#(#deps),*],
+                        pattern_properties: &[#(#patterns),*],
+                        additional_after_patterns: #others,
+                        property_names: #names,
+                    })
+                }
+            })
+            .collect();
+        if entries.is_empty() {
+            return quote!();
+        }
+        quote! {
+            /// JSON Schema 2020-12 keywords `MetaSchema` cannot hold, by type name.
+            const KEYWORDS: &'static [(&'static str, runtime::Keywords)] = &[#(#entries),*];
+        }
+    }
+}
+
 /// `Document`, through which the runtime reads the patch, the declared headers, the security
 /// schemes and each operation's requirements.
-fn document_impl(api: &Api) -> TokenStream {
+fn document_impl(api: &Api, keywords: TokenStream) -> TokenStream {
     let schemes: Vec<TokenStream> = api.security_schemes.iter().map(scheme_def).collect();
     let requirements: Vec<TokenStream> = api
         .operations
@@ -369,6 +435,7 @@ fn document_impl(api: &Api) -> TokenStream {
             const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[#(#schemes),*];
             /// By operation, in document order.
             const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[#(#requirements),*];
+            #keywords
         }
     }
 }

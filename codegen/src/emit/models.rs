@@ -57,10 +57,19 @@ impl Emitter<'_> {
             let n = &t.name;
             quote!(::std::option::Option::Some(#n))
         };
-        let schema = self.meta_schema(&Schema {
+        let mut schema = self.meta_schema(&Schema {
             nullable: false,
             ..t.schema.clone()
         });
+        if !t.schema.keywords.is_empty() {
+            // The validator finds the type's 2020-12 keywords by this name (`Document::KEYWORDS`).
+            let n = &t.name;
+            schema = quote!({
+                let mut s = #schema;
+                s.rust_typename = ::std::option::Option::Some(#n);
+                s
+            });
+        }
         let multipart = if t.multipart {
             self.multipart_impl(&name, t)
         } else {

@@ -122,14 +122,7 @@ fn kind_applies(kind: &str, ty: &str) -> bool {
 /// 2020-12 keywords the request validator does not enforce yet: each is named in a warning
 /// where it is written.
 const NOT_ENFORCED: &[&str] = &[
-    "prefixItems",
-    "contains",
-    "minContains",
-    "maxContains",
-    "dependentRequired",
     "dependentSchemas",
-    "patternProperties",
-    "propertyNames",
     "unevaluatedProperties",
     "unevaluatedItems",
     "if",
@@ -138,6 +131,13 @@ const NOT_ENFORCED: &[&str] = &[
     "$dynamicRef",
     "contentSchema",
 ];
+
+/// Where `items` beside `prefixItems` is kept in the normalised document (the 3.0 reading of
+/// `items` would apply it to every item): the parser reads it from there.
+pub const ITEMS_AFTER_PREFIX: &str = "x-bankd-items-after-prefix";
+
+/// Where `additionalProperties` beside `patternProperties` is kept in the normalised document.
+pub const ADDITIONAL_AFTER_PATTERNS: &str = "x-bankd-additional-after-patterns";
 
 /// Keywords whose values are schemas (one, a list, or a map of them).
 enum Sub {
@@ -644,10 +644,29 @@ fn unevaluated(map: &mut Map<String, Value>) {
 fn tuple(map: &mut Map<String, Value>) {
     if map.contains_key("prefixItems") {
         if let Some(rest) = map.remove("items") {
-            map.insert("x-bankd-items-after-prefix".into(), rest);
+            map.insert(ITEMS_AFTER_PREFIX.into(), rest);
         }
+        // In the 3.0 reading the items are any values; the keywords type them.
+        map.insert("items".into(), json!({}));
         map.entry("type")
             .or_insert_with(|| Value::String("array".into()));
+    }
+    // `additionalProperties` beside `patternProperties` applies only to the names no pattern
+    // matches: the 3.0 reading (every other property) would type the pattern's values too.
+    if map.contains_key("patternProperties")
+        && let Some(rest) = map
+            .get("additionalProperties")
+            .filter(|v| v.is_object())
+            .cloned()
+    {
+        map.insert(ADDITIONAL_AFTER_PATTERNS.into(), rest);
+        map.insert("additionalProperties".into(), json!({}));
+    }
+    // `propertyNames` applies to names, which are strings.
+    if let Some(Value::Object(names)) = map.get_mut("propertyNames") {
+        names
+            .entry("type")
+            .or_insert_with(|| Value::String("string".into()));
     }
 }
 

@@ -280,6 +280,7 @@ impl<'a> Parser<'a> {
             object_type: false,
             read_only: data.read_only,
             write_only: data.write_only,
+            keywords: Keywords::default(),
         };
         let needs_name = match &s.schema_kind {
             oa::SchemaKind::Type(t) => {
@@ -300,11 +301,110 @@ impl<'a> Parser<'a> {
                 needs_name
             }
         };
+        if self.json_schema_2020 {
+            out.keywords = self.keywords(pointer, hint)?;
+        }
+        let needs_name = needs_name || !out.keywords.is_empty();
         if needs_name && !top {
             let multipart = false;
             return Ok(self.hoist(hint, out, pointer, multipart));
         }
         Ok(out)
+    }
+
+    /// The 2020-12 keywords of the schema at `pointer` that the 3.0 model has no field for,
+    /// read from the normalised document (OpenAPI 3.1+; see `oas31`), sub-schemas converted
+    /// (named from `hint`).
+    fn keywords(&mut self, pointer: &str, hint: &str) -> Result<Keywords, Error> {
+        let Some(raw) = self.raw.and_then(|r| r.pointer(&pointer[1..])) else {
+            return Ok(Keywords::default());
+        };
+        let Some(map) = raw.as_object() else {
+            return Ok(Keywords::default());
+        };
+        let mut k = Keywords::default();
+        let count = |key: &str| -> Option<usize> {
+            map.get(key).and_then(|v| v.as_u64()).map(|n| n as usize)
+        };
+        if let Some(serde_json::Value::Array(items)) = map.get("prefixItems") {
+            for (i, item) in items.iter().enumerate() {
+                let p = format!("{pointer}/prefixItems/{i}");
+                k.prefix_items
+                    .push(self.sub_schema(item, &p, &format!("{hint}Item{}", i + 1))?);
+            }
+            match map.get(super::oas31::ITEMS_AFTER_PREFIX) {
+                Some(rest) if *rest == serde_json::json!({"not": {}}) => k.items_closed = true,
+                Some(rest) => {
+                    let p = format!("{pointer}/items");
+                    let s = self.sub_schema(rest, &p, &format!("{hint}Rest"))?;
+                    k.items_after_prefix = Some(Box::new(s));
+                }
+                None => {}
+            }
+        }
+        if let Some(c) = map.get("contains") {
+            let p = format!("{pointer}/contains");
+            k.contains = Some(Box::new(self.sub_schema(
+                c,
+                &p,
+                &format!("{hint}Contains"),
+            )?));
+            k.min_contains = count("minContains");
+            k.max_contains = count("maxContains");
+        }
+        if let Some(serde_json::Value::Object(deps)) = map.get("dependentRequired") {
+            for (name, required) in deps {
+                let required = required
+                    .as_array()
+                    .map(|r| {
+                        r.iter()
+                            .filter_map(|v| v.as_str())
+                            .map(str::to_string)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                k.dependent_required.push((name.clone(), required));
+            }
+        }
+        if let Some(serde_json::Value::Object(patterns)) = map.get("patternProperties") {
+            for (i, (pattern, s)) in patterns.iter().enumerate() {
+                let p = format!("{pointer}/patternProperties/{}", escape(pattern));
+                if let Err(e) = pattern::compile(pattern) {
+                    warn(
+                        &p,
+                        format!(
+                            "`{pattern}` is not an ECMA-262 regular expression ({e}); not enforced"
+                        ),
+                    );
+                }
+                let s = self.sub_schema(s, &p, &format!("{hint}Pattern{}", i + 1))?;
+                k.pattern_properties.push((pattern.clone(), s));
+            }
+            if let Some(rest) = map.get(super::oas31::ADDITIONAL_AFTER_PATTERNS) {
+                let p = format!("{pointer}/additionalProperties");
+                let s = self.sub_schema(rest, &p, &format!("{hint}Value"))?;
+                k.additional_after_patterns = Some(Box::new(s));
+            }
+        }
+        if let Some(names) = map.get("propertyNames") {
+            let p = format!("{pointer}/propertyNames");
+            let s = self.sub_schema(names, &p, &format!("{hint}Name"))?;
+            k.property_names = Some(Box::new(s));
+        }
+        Ok(k)
+    }
+
+    /// A sub-schema of a 2020-12 keyword, as written in the normalised document.
+    fn sub_schema(
+        &mut self,
+        value: &serde_json::Value,
+        pointer: &str,
+        hint: &str,
+    ) -> Result<Schema, Error> {
+        let Ok(schema) = serde_json::from_value::<ReferenceOr<oa::Schema>>(value.clone()) else {
+            return err(pointer, "not a schema");
+        };
+        self.convert_ref(&schema, pointer, hint)
     }
 
     /// A schema with one `type`: its kind, its constraints (into `c`), and whether it needs a

@@ -219,6 +219,160 @@ impl crate::runtime::SpecType for CreatePaymentReference {
     }
 }
 crate::runtime::spec_type!(CreatePaymentReference);
+/// Where it was made, latitude then longitude; nothing after.
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/location`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(transparent)]
+pub struct CreatePaymentLocation(pub ::std::vec::Vec<::serde_json::Value>);
+impl crate::runtime::SpecType for CreatePaymentLocation {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = {
+                let mut s = crate::runtime::schema("array");
+                s.items = ::std::option::Option::Some(
+                    ::std::boxed::Box::new(
+                        crate::runtime::inline(crate::runtime::schema("")),
+                    ),
+                );
+                s.description = ::std::option::Option::Some(
+                    "Where it was made, latitude then longitude; nothing after.",
+                );
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("CreatePaymentLocation");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentLocation);
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/tags/contains`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum CreatePaymentTagsContains {
+    /// `ops`
+    #[serde(rename = "ops")]
+    Ops,
+}
+impl CreatePaymentTagsContains {
+    /// Every value, in document order.
+    pub const ALL: &'static [CreatePaymentTagsContains] = &[
+        CreatePaymentTagsContains::Ops,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CreatePaymentTagsContains::Ops => "ops",
+        }
+    }
+}
+impl ::std::fmt::Display for CreatePaymentTagsContains {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for CreatePaymentTagsContains {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "ops" => ::std::result::Result::Ok(CreatePaymentTagsContains::Ops),
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}",
+                        stringify!(CreatePaymentTagsContains)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for CreatePaymentTagsContains {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![::serde_json::Value::String("ops".to_string())];
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentTagsContains);
+/// Labels; `ops` at least once and at most twice.
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/tags`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(transparent)]
+pub struct CreatePaymentTags(pub ::std::vec::Vec<::std::string::String>);
+impl crate::runtime::SpecType for CreatePaymentTags {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = {
+                let mut s = crate::runtime::schema("array");
+                s.items = ::std::option::Option::Some(
+                    ::std::boxed::Box::new(
+                        crate::runtime::inline(crate::runtime::schema("string")),
+                    ),
+                );
+                s.description = ::std::option::Option::Some(
+                    "Labels; `ops` at least once and at most twice.",
+                );
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("CreatePaymentTags");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentTags);
+/// Text values by short lowercase keys; keys `n_...` hold integers.
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/metadata`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[serde(transparent)]
+pub struct CreatePaymentMetadata(pub ::serde_json::Value);
+impl crate::runtime::SpecType for CreatePaymentMetadata {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = {
+                let mut s = crate::runtime::schema("object");
+                s.description = ::std::option::Option::Some(
+                    "Text values by short lowercase keys; keys `n_...` hold integers.",
+                );
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("CreatePaymentMetadata");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentMetadata);
 /// A payment to create.
 ///
 /// Schema: `#/components/schemas/CreatePayment`.
@@ -241,6 +395,12 @@ pub struct CreatePayment {
     /// The currency by its anchor.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub scheme: ::std::option::Option<crate::models::CurrencyCode>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub location: ::std::option::Option<crate::models::CreatePaymentLocation>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub tags: ::std::option::Option<crate::models::CreatePaymentTags>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub metadata: ::std::option::Option<crate::models::CreatePaymentMetadata>,
 }
 impl crate::runtime::SpecType for CreatePayment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
@@ -251,39 +411,55 @@ impl crate::runtime::SpecType for CreatePayment {
     ) -> ::poem_openapi::registry::MetaSchema {
         let _ = &registry;
         {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("kind", { < crate ::models::CreatePaymentKind as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::CreatePaymentKind as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema(""); s.all_of = ::std::vec![{ < crate ::models::Money
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Money as ::poem_openapi::types::Type > ::schema_ref() }]; s
-                .description = ::std::option::Option::Some("What moves."); s })),
-                ("memo", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A note for the receiver, or null."); s
-                .nullable = true; s.max_length = ::std::option::Option::Some(140usize); s
-                })), ("reference", { < crate ::models::CreatePaymentReference as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::CreatePaymentReference as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("attachment", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("byte"); s.description =
-                ::std::option::Option::Some("A base64 document."); s })), ("settle_on",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.format = ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("A settlement date, or null for today."); s
-                .nullable = true; s })), ("scheme", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema(""); s.all_of = ::std::vec![{ < crate
-                ::models::CurrencyCode as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::CurrencyCode as
-                ::poem_openapi::types::Type > ::schema_ref() }]; s.description =
-                ::std::option::Option::Some("The currency by its anchor."); s }))
-            ];
-            s.required = ::std::vec!["kind", "amount"];
-            s.description = ::std::option::Option::Some("A payment to create.");
+            let mut s = {
+                let mut s = crate::runtime::schema("object");
+                s.properties = ::std::vec![
+                    ("kind", { < crate ::models::CreatePaymentKind as
+                    ::poem_openapi::types::Type > ::register(registry); < crate
+                    ::models::CreatePaymentKind as ::poem_openapi::types::Type >
+                    ::schema_ref() }), ("amount", crate ::runtime::inline({ let mut s =
+                    crate ::runtime::schema(""); s.all_of = ::std::vec![{ < crate
+                    ::models::Money as ::poem_openapi::types::Type >
+                    ::register(registry); < crate ::models::Money as
+                    ::poem_openapi::types::Type > ::schema_ref() }]; s.description =
+                    ::std::option::Option::Some("What moves."); s })), ("memo", crate
+                    ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
+                    .description =
+                    ::std::option::Option::Some("A note for the receiver, or null."); s
+                    .nullable = true; s.max_length =
+                    ::std::option::Option::Some(140usize); s })), ("reference", { < crate
+                    ::models::CreatePaymentReference as ::poem_openapi::types::Type >
+                    ::register(registry); < crate ::models::CreatePaymentReference as
+                    ::poem_openapi::types::Type > ::schema_ref() }), ("attachment", crate
+                    ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
+                    .format = ::std::option::Option::Some("byte"); s.description =
+                    ::std::option::Option::Some("A base64 document."); s })),
+                    ("settle_on", crate ::runtime::inline({ let mut s = crate
+                    ::runtime::schema("string"); s.format =
+                    ::std::option::Option::Some("date"); s.description =
+                    ::std::option::Option::Some("A settlement date, or null for today.");
+                    s.nullable = true; s })), ("scheme", crate ::runtime::inline({ let
+                    mut s = crate ::runtime::schema(""); s.all_of = ::std::vec![{ < crate
+                    ::models::CurrencyCode as ::poem_openapi::types::Type >
+                    ::register(registry); < crate ::models::CurrencyCode as
+                    ::poem_openapi::types::Type > ::schema_ref() }]; s.description =
+                    ::std::option::Option::Some("The currency by its anchor."); s })),
+                    ("location", { < crate ::models::CreatePaymentLocation as
+                    ::poem_openapi::types::Type > ::register(registry); < crate
+                    ::models::CreatePaymentLocation as ::poem_openapi::types::Type >
+                    ::schema_ref() }), ("tags", { < crate ::models::CreatePaymentTags as
+                    ::poem_openapi::types::Type > ::register(registry); < crate
+                    ::models::CreatePaymentTags as ::poem_openapi::types::Type >
+                    ::schema_ref() }), ("metadata", { < crate
+                    ::models::CreatePaymentMetadata as ::poem_openapi::types::Type >
+                    ::register(registry); < crate ::models::CreatePaymentMetadata as
+                    ::poem_openapi::types::Type > ::schema_ref() })
+                ];
+                s.required = ::std::vec!["kind", "amount"];
+                s.description = ::std::option::Option::Some("A payment to create.");
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("CreatePayment");
             s
         }
     }
