@@ -1608,6 +1608,14 @@ pub struct CallbackRequest {
     pub body: Vec<u8>,
 }
 
+/// A callback or webhook body in `application/x-www-form-urlencoded`, its error as JSON's (the
+/// error type of a generated `requests`).
+pub fn form_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, serde_json::Error> {
+    serde_urlencoded::to_string(value)
+        .map(String::into_bytes)
+        .map_err(<serde_json::Error as serde::ser::Error>::custom)
+}
+
 /// What the runtime needs to know of one document; each generated crate implements it on its
 /// `Document` type, which parameterises the body extractors.
 pub trait ApiDocument: Send + Sync + 'static {

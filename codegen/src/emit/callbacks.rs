@@ -157,12 +157,17 @@ impl Emitter<'_> {
                 match &c.body {
                     Some(b) => {
                         let ct = &b.content_type;
+                        let write = if b.media == Media::Form {
+                            quote!(crate::runtime::form_bytes(&body)?)
+                        } else {
+                            quote!(::serde_json::to_vec(&body)?)
+                        };
                         quote! {
                             if let ::std::option::Option::Some(body) = callbacks.#m(event) {
                                 out.push(crate::runtime::CallbackRequest {
                                     #head,
                                     content_type: ::std::option::Option::Some(#ct),
-                                    body: ::serde_json::to_vec(&body)?,
+                                    body: #write,
                                 });
                             }
                         }

@@ -75,6 +75,11 @@ impl Family {
     }
 }
 
+/// The methods of a path item.
+const METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
 /// Keywords a schema may carry that annotate it without constraining values.
 const ANNOTATIONS: &[&str] = &[
     "description",
@@ -244,7 +249,13 @@ pub fn resolve_references(doc: &mut Value) {
     if anchors.anchors.is_empty() && anchors.ids.is_empty() {
         return;
     }
-    anchors.rewrite(doc, "", None);
+    let mut plan = Vec::new();
+    anchors.plan(doc, doc, "", None, &mut plan);
+    for (at, reference) in plan {
+        if let Some(Value::Object(map)) = doc.pointer_mut(&at) {
+            map.insert("$ref".into(), Value::String(reference));
+        }
+    }
 }
 
 /// The references by which a document's schemas may be named besides JSON pointers: each
@@ -310,7 +321,15 @@ impl Anchors {
         }
     }
 
-    fn rewrite(&self, v: &mut Value, pointer: &str, base: Option<&str>) {
+    /// The `$ref`s to rewrite: (pointer of the object holding it, new reference).
+    fn plan(
+        &self,
+        v: &Value,
+        doc: &Value,
+        pointer: &str,
+        base: Option<&str>,
+        out: &mut Vec<(String, String)>,
+    ) {
         match v {
             Value::Object(map) => {
                 let own = map.contains_key("$id").then(|| pointer.to_string());
@@ -318,20 +337,35 @@ impl Anchors {
                 if let Some(Value::String(r)) = map.get("$ref")
                     && let Some(resolved) = self.resolve(r, base)
                 {
-                    map.insert("$ref".into(), Value::String(resolved));
+                    // A pointer relative to an `$id` that names nothing there, where the same
+                    // pointer names a part of the document: many 3.1 documents mean that
+                    // (the reference as written, against the document).
+                    let dangling = doc.pointer(&resolved[1..]).is_none()
+                        && r.starts_with("#/")
+                        && doc.pointer(&r[1..]).is_some();
+                    if dangling {
+                        warn(
+                            &format!("#{pointer}/$ref"),
+                            format!(
+                                "`{r}` does not resolve against the enclosing `$id`; read against the document"
+                            ),
+                        );
+                    } else {
+                        out.push((pointer.to_string(), resolved));
+                    }
                 }
-                for (k, child) in map.iter_mut() {
+                for (k, child) in map {
                     if k.starts_with("x-")
                         || matches!(k.as_str(), "example" | "examples" | "const" | "enum")
                     {
                         continue;
                     }
-                    self.rewrite(child, &format!("{pointer}/{}", escape(k)), base);
+                    self.plan(child, doc, &format!("{pointer}/{}", escape(k)), base, out);
                 }
             }
             Value::Array(items) => {
-                for (i, child) in items.iter_mut().enumerate() {
-                    self.rewrite(child, &format!("{pointer}/{i}"), base);
+                for (i, child) in items.iter().enumerate() {
+                    self.plan(child, doc, &format!("{pointer}/{i}"), base, out);
                 }
             }
             _ => {}
@@ -411,8 +445,23 @@ impl Normaliser {
             if k == "itemSchema" {
                 return err(
                     &p,
-                    "streamed responses (`itemSchema`, OpenAPI 3.2) are not supported yet",
+                    "streamed content (`itemSchema`, OpenAPI 3.2) is not supported yet",
                 );
+            }
+            if is_path_item(pointer)
+                && METHODS.contains(&k.as_str())
+                && let Some(op) = child.as_object_mut()
+            {
+                // 3.1 made `responses` optional; the 3.0 reading needs the field.
+                op.entry("responses").or_insert_with(|| json!({}));
+            }
+            if k == "style" && child.as_str() == Some("cookie") {
+                // OpenAPI 3.2's cookie style: `form` without percent-encoding.
+                warn(
+                    &p,
+                    "`style: cookie` (OpenAPI 3.2) is read as `form`: values are percent-decoded",
+                );
+                *child = Value::String("form".into());
             }
             let schema_here =
                 (k == "schema" && !is_section(pointer)) || pointer == "#/components/schemas";
@@ -521,7 +570,7 @@ impl Normaliser {
             }
         }
         constant(map);
-        exclusive_bounds(map);
+        exclusive_bounds(map, pointer);
         content(map);
         if let Some(Value::Array(examples)) = map.remove("examples")
             && let Some(first) = examples.into_iter().next()
@@ -696,8 +745,17 @@ fn constant(map: &mut Map<String, Value>) {
 }
 
 /// Numeric `exclusiveMinimum`/`exclusiveMaximum` (2020-12) as the bound with 3.0's flag; with
-/// an inclusive bound beside it, the stricter of the two.
-fn exclusive_bounds(map: &mut Map<String, Value>) {
+/// an inclusive bound beside it, the stricter of the two. The bounds of an integer written as
+/// numbers (`minimum: 0.0`) as the integers that admit the same values.
+fn exclusive_bounds(map: &mut Map<String, Value>, pointer: &str) {
+    for k in ["exclusiveMinimum", "exclusiveMaximum"] {
+        if map.get(k).is_some_and(Value::is_boolean) {
+            warn(
+                &format!("{pointer}/{k}"),
+                format!("a boolean `{k}` is OpenAPI 3.0's; read with its 3.0 meaning"),
+            );
+        }
+    }
     for (exclusive, inclusive, lower) in [
         ("exclusiveMinimum", "minimum", true),
         ("exclusiveMaximum", "maximum", false),
@@ -716,6 +774,30 @@ fn exclusive_bounds(map: &mut Map<String, Value>) {
             map.insert(exclusive.into(), Value::Bool(true));
         } else {
             map.remove(exclusive);
+        }
+    }
+    if map.get("type").and_then(Value::as_str) == Some("integer") {
+        for (k, flag, lower) in [
+            ("minimum", "exclusiveMinimum", true),
+            ("maximum", "exclusiveMaximum", false),
+        ] {
+            let Some(Value::Number(n)) = map.get(k) else {
+                continue;
+            };
+            let Some(f) = n.as_f64().filter(|_| !(n.is_i64() || n.is_u64())) else {
+                continue;
+            };
+            if f.abs() >= 9.0e15 {
+                continue;
+            }
+            if f.fract() == 0.0 {
+                map.insert(k.into(), json!(f as i64));
+            } else {
+                // No integer equals it: the nearest one inside is the bound, inclusive.
+                let whole = if lower { f.ceil() } else { f.floor() };
+                map.insert(k.into(), json!(whole as i64));
+                map.remove(flag);
+            }
         }
     }
 }
@@ -762,8 +844,26 @@ fn ref_siblings(map: &mut Map<String, Value>) {
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    if constraints.is_empty() {
-        map.insert("allOf".into(), Value::Array(vec![target]));
+    let object_keywords = constraints.iter().all(|(k, v)| {
+        matches!(
+            k.as_str(),
+            "properties"
+                | "required"
+                | "additionalProperties"
+                | "minProperties"
+                | "maxProperties"
+                | "allOf"
+        ) || (k == "type" && v == "object")
+    });
+    if constraints.is_empty() || object_keywords {
+        // In place (an object's keywords beside an `allOf`, which the 3.0 reading merges), so
+        // pointers into the properties still resolve.
+        match map.get_mut("allOf") {
+            Some(Value::Array(members)) => members.insert(0, target),
+            _ => {
+                map.insert("allOf".into(), Value::Array(vec![target]));
+            }
+        }
     } else {
         for k in constraints.keys() {
             map.remove(k);
@@ -981,5 +1081,43 @@ mod tests {
         assert!(n.document["components"].get("pathItems").is_none());
         assert_eq!(n.webhooks.len(), 1);
         assert!(n.webhooks[0].1["get"].is_object());
+    }
+
+    #[test]
+    fn integer_bounds_written_as_numbers_are_the_integers_they_admit() {
+        assert_eq!(
+            schema(json!({"type": "integer", "minimum": 0.0, "maximum": 9.5})),
+            json!({"type": "integer", "minimum": 0, "maximum": 9})
+        );
+        // > 0.5 is >= 1 among integers.
+        assert_eq!(
+            schema(json!({"type": "integer", "exclusiveMinimum": 0.5})),
+            json!({"type": "integer", "minimum": 1})
+        );
+    }
+
+    #[test]
+    fn operations_without_responses_and_the_cookie_style_are_read() {
+        let doc = json!({"openapi": "3.2.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/a": {"get": {"parameters": [{"name": "c", "in": "cookie", "style": "cookie",
+                "schema": {"type": "string"}}]}}}});
+        let n = normalise(doc, Family::V32).expect("normalises");
+        let get = &n.document["paths"]["/a"]["get"];
+        assert_eq!(get["responses"], json!({}));
+        assert_eq!(get["parameters"][0]["style"], "form");
+    }
+
+    #[test]
+    fn a_pointer_that_names_nothing_under_its_id_is_read_against_the_document() {
+        let mut doc = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "components": {"schemas": {
+                "A": {"$id": "a", "properties": {"b": {"$ref": "#/components/schemas/B"},
+                                                  "c": {"$ref": "#/$defs/C"}},
+                      "$defs": {"C": {"type": "string"}}},
+                "B": {"type": "string"}}}});
+        resolve_references(&mut doc);
+        let a = &doc["components"]["schemas"]["A"]["properties"];
+        assert_eq!(a["b"]["$ref"], "#/components/schemas/B");
+        assert_eq!(a["c"]["$ref"], "#/components/schemas/A/$defs/C");
     }
 }

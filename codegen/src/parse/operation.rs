@@ -454,7 +454,7 @@ impl<'a> Parser<'a> {
     }
 
     /// A callback request's body, if any: a request body (types named from `hint`) that must
-    /// be JSON, since the server sends it.
+    /// be JSON or a form (`application/x-www-form-urlencoded`), since the server writes it.
     fn callback_body(
         &mut self,
         cop: &oa::Operation,
@@ -465,8 +465,11 @@ impl<'a> Parser<'a> {
             return Ok(None);
         };
         let body = self.request_body(b, &format!("{mp}/requestBody"), hint)?;
-        if body.media != Media::Json {
-            return err(&format!("{mp}/requestBody"), "a callback body must be JSON");
+        if !matches!(body.media, Media::Json | Media::Form) {
+            return err(
+                &format!("{mp}/requestBody"),
+                "a callback or webhook body must be JSON or a form",
+            );
         }
         Ok(Some(body))
     }
