@@ -8,6 +8,7 @@
 //! - [`check`]: compares a directory with what the document produces, as a readable diff.
 //! - [`diff`]: what an edit of the document does to clients and to the server.
 //! - [`names`]: document names as Rust identifiers, the same way every time.
+//! - [`upgrade`]: an OpenAPI 3.0 document rewritten as 3.1, meaning kept.
 //! - [`pattern`]: ECMA-262 `pattern`s (shared with the runtime, which checks values with it).
 //!
 //! Nothing here is specific to one API: the bankd document is one input among the fixtures.
@@ -20,6 +21,7 @@ pub mod names;
 pub mod parse;
 #[path = "../runtime/src/pattern.rs"]
 pub mod pattern;
+pub mod upgrade;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,5 +1,6 @@
 //! `codegen generate|check [--spec PATH] [--out DIR] [--crate-name NAME]` and
-//! `codegen diff --base OLD [--spec NEW] [--format text|markdown|json] [--fail-on LEVEL]`.
+//! `codegen diff --base OLD [--spec NEW] [--format text|markdown|json] [--fail-on LEVEL]` and
+//! `codegen upgrade [--spec PATH]` (a 3.0 document written as 3.1, on stdout).
 //!
 //! Exit codes: 0 success; 1 `check` found differences, or `diff` found a change at the
 //! `--fail-on` level (default: breaking); 2 a document cannot be read or generated (the message
@@ -75,6 +76,13 @@ enum Command {
     Check(Target),
     /// Report what the changes from `--base` to `--spec` do to clients and to the server.
     Diff(DiffArgs),
+    /// Write an OpenAPI 3.0 document as OpenAPI 3.1 (YAML on stdout), meaning kept: `nullable`
+    /// as type unions, `example` as `examples`, boolean exclusive bounds as numbers.
+    Upgrade {
+        /// The OpenAPI 3.0 document (YAML or JSON; files it references are bundled in).
+        #[arg(long, default_value = "spec/openapi.yaml")]
+        spec: PathBuf,
+    },
 }
 
 fn parse(path: &std::path::Path) -> Result<bank_codegen::ir::Api, ExitCode> {
@@ -127,12 +135,50 @@ fn diff(args: DiffArgs) -> Result<ExitCode, ExitCode> {
     })
 }
 
+fn upgrade(spec: &std::path::Path) -> ExitCode {
+    let mut doc = match bank_codegen::bundle::bundle_file(spec) {
+        Ok(doc) => doc,
+        Err(e) => {
+            eprintln!(
+                "error: {}#{}: {}",
+                spec.display(),
+                e.pointer.trim_start_matches('#'),
+                e.message
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let version = doc
+        .get("openapi")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    if !version.starts_with("3.0.") {
+        eprintln!(
+            "error: {}#/openapi: `{version}` is not OpenAPI 3.0",
+            spec.display()
+        );
+        return ExitCode::from(2);
+    }
+    bank_codegen::upgrade::to_openapi_31(&mut doc);
+    match serde_yaml::to_string(&doc) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let (target, write) = match cli.command {
         Command::Generate(t) => (t, true),
         Command::Check(t) => (t, false),
         Command::Diff(args) => return diff(args).unwrap_or_else(|code| code),
+        Command::Upgrade { spec } => return upgrade(&spec),
     };
     let source = target.spec.display().to_string();
     let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {

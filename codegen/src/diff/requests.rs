@@ -8,10 +8,16 @@ fn location(l: Location) -> &'static str {
     l.wire()
 }
 
-/// Parameters match by location and name; path parameters by position (their names are not on
+/// Parameters match by location and name (a header's in any case); path parameters by position (their names are not on
 /// the wire, so a new name is a rename).
 fn param_match<'p>(old: &'p [Param], n: &Param, new_all: &[Param]) -> Option<&'p Param> {
-    let same = |p: &&Param| p.location == n.location && p.name.eq_ignore_ascii_case(&n.name);
+    // Header names are case-insensitive (RFC 9110); query and cookie names are not (`type` and
+    // `Type` are two parameters).
+    let same = |p: &&Param| {
+        p.location == n.location
+            && (p.name == n.name
+                || (n.location == Location::Header && p.name.eq_ignore_ascii_case(&n.name)))
+    };
     if n.location == Location::Path {
         let pos = new_all
             .iter()
