@@ -160,6 +160,7 @@ pub fn diff(old: &Api, new: &Api) -> Vec<Change> {
     d.renamed_types();
     d.security_schemes();
     d.operations();
+    d.webhooks();
     merge(d.out)
 }
 

@@ -118,8 +118,8 @@ fn jobs<'a>(e: &Emitter<'a>) -> Vec<(String, Job<'a>)> {
         api.trait_tags()
             .map(|tag| (format!("src/{}.rs", tag_module(tag)), Job::Tag(tag))),
     );
-    for set in e.outgoing_sets() {
-        jobs.push((format!("src/{}.rs", set.module()), Job::Outgoing(set)));
+    if !e.outgoing_sets().is_empty() {
+        jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
     }
     jobs
 }
@@ -167,8 +167,7 @@ enum Job<'a> {
     Models(std::ops::Range<usize>),
     Tag(&'a Tag),
     Server,
-    /// `callbacks.rs` or `webhooks.rs`.
-    Outgoing(callbacks::Outgoing),
+    Callbacks,
 }
 
 /// Formatted Rust source of `tokens` (a file's items).
@@ -401,7 +400,7 @@ impl<'a> Emitter<'a> {
             Job::Models(range) => self.models(range.clone()),
             Job::Tag(tag) => self.tag(tag),
             Job::Server => self.server(),
-            Job::Outgoing(set) => self.outgoing_module(*set),
+            Job::Callbacks => self.callbacks_file(),
         }
     }
 }

@@ -347,7 +347,9 @@ impl<'a> Parser<'a> {
         security_schemes: Vec<SecurityScheme>,
     ) -> Result<Api, Error> {
         let doc = self.doc;
-        let tags = operation::tags_of(doc, &operations);
+        let outgoing =
+            !self.webhook_items.is_empty() || operations.iter().any(|o| !o.callbacks.is_empty());
+        let tags = operation::tags_of(doc, &operations, outgoing);
         Ok(Api {
             openapi: doc.openapi.clone(),
             title: doc.info.title.clone(),

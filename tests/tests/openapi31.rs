@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use contract_tests::spec_equivalence::{differences, load};
 use fixture_openapi31::Document;
+use fixture_openapi31::callbacks::{Webhooks, webhook_requests as requests};
 use fixture_openapi31::models::{
     CreatePayment, CreatePaymentKind, CurrencyCode, Money, Payment, PaymentEvent, PaymentEventType,
     PaymentKind, PaymentStatus,
 };
-use fixture_openapi31::webhooks::{Webhooks, requests};
 use serde_json::json;
 
 #[path = "support/json_body.rs"]

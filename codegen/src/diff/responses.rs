@@ -245,23 +245,47 @@ impl<'a> Differ<'a> {
 
     /// Callbacks: the server sends them, so their bodies flow like responses.
     pub(super) fn callbacks(&mut self, cx: &mut OpCx, o: &Operation, n: &Operation) {
-        for nc in &n.callbacks {
-            let mut ccx = callback_cx(cx, nc);
-            let Some(oc) = o
-                .callbacks
-                .iter()
-                .find(|c| callback_key(c) == callback_key(nc))
-            else {
+        let outgoing = |c: &crate::ir::Callback| callback_cx(cx, c);
+        self.outgoing(&o.callbacks, &n.callbacks, "callback", &outgoing);
+    }
+
+    /// Top-level `webhooks` (OpenAPI 3.1+): compared like callbacks, by name and method; the
+    /// server's side is its `Webhooks` method.
+    pub(crate) fn webhooks(&mut self) {
+        let (old, new) = (self.old.api, self.new.api);
+        let outgoing = |c: &crate::ir::Callback| OpCx {
+            operation: format!("webhook {} ({})", c.name, c.method.to_uppercase()),
+            handler: format!("Webhooks::{}", c.rust),
+            input: format!("callbacks::Webhooks::{}", c.rust),
+            response: format!("callbacks::Webhooks::{}", c.rust),
+            visited: Vec::new(),
+        };
+        self.outgoing(&old.webhooks, &new.webhooks, "webhook", &outgoing);
+    }
+
+    /// Requests the server sends (`kind`: `callback` or `webhook`): new ones (a method the
+    /// server must add), removed ones (clients stop receiving them) and their payloads, which
+    /// flow like responses.
+    fn outgoing(
+        &mut self,
+        old: &[crate::ir::Callback],
+        new: &[crate::ir::Callback],
+        kind: &str,
+        cx_of: &dyn Fn(&crate::ir::Callback) -> OpCx,
+    ) {
+        for nc in new {
+            let mut ccx = cx_of(nc);
+            let Some(oc) = old.iter().find(|c| callback_key(c) == callback_key(nc)) else {
+                let place = if nc.expression.is_empty() {
+                    nc.method.to_uppercase()
+                } else {
+                    format!("{} {}", nc.method.to_uppercase(), nc.expression)
+                };
                 let f = Finding {
-                    id: "callback-added".into(),
+                    id: format!("{kind}-added"),
                     level: Level::Info,
                     pointer: &nc.pointer,
-                    message: format!(
-                        "new callback `{}` ({} {})",
-                        nc.name,
-                        nc.method.to_uppercase(),
-                        nc.expression
-                    ),
+                    message: format!("new {kind} `{}` ({place})", nc.name),
                     breaks_build: true,
                     items: vec![ccx.input.clone()],
                 };
@@ -277,31 +301,22 @@ impl<'a> Differ<'a> {
                     dir: Dir::Response,
                     old_pointer: schema_at(oc, ob),
                     new_pointer: schema_at(nc, nb),
-                    what: format!("the payload of callback `{}`", nc.name),
+                    what: format!("the payload of {kind} `{}`", nc.name),
                     item: ccx.input.clone(),
                     field_types: None,
                 };
                 self.schema(&mut ccx, &at, &ob.schema, &nb.schema);
             }
         }
-        self.callbacks_removed(cx, o, n);
-    }
-
-    /// Callbacks the new document no longer declares: clients stop receiving them.
-    fn callbacks_removed(&mut self, cx: &OpCx, o: &Operation, n: &Operation) {
-        for oc in &o.callbacks {
-            if !n
-                .callbacks
-                .iter()
-                .any(|c| callback_key(c) == callback_key(oc))
-            {
-                let ccx = callback_cx(cx, oc);
+        for oc in old {
+            if !new.iter().any(|c| callback_key(c) == callback_key(oc)) {
+                let ccx = cx_of(oc);
                 let f = Finding {
-                    id: "callback-removed".into(),
+                    id: format!("{kind}-removed"),
                     level: Level::Warning,
                     pointer: &oc.pointer,
                     message: format!(
-                        "callback `{}` was removed: clients stop receiving it",
+                        "{kind} `{}` was removed: clients stop receiving it",
                         oc.name
                     ),
                     breaks_build: true,

@@ -1,7 +1,7 @@
-//! `src/callbacks.rs` and `src/webhooks.rs` of a generated crate: the `Callbacks` trait (one
-//! method per callback request of the document) and the `Webhooks` trait (one per top-level
-//! webhook request), which the server implements to build each payload, and in each module
-//! `requests`, which turns an event into the requests to send.
+//! `src/callbacks.rs` of a generated crate: the `Callbacks` trait (one method per callback
+//! request of the document) and the `Webhooks` trait (one per top-level webhook request), which
+//! the server implements to build each payload, with `requests` and `webhook_requests`, which
+//! turn an event into the requests to send.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -18,11 +18,19 @@ pub(super) enum Outgoing {
 }
 
 impl Outgoing {
-    /// The generated module (and file) that holds the set's trait.
-    pub(super) fn module(self) -> &'static str {
+    /// What the set's requests are called (plural).
+    fn noun(self) -> &'static str {
         match self {
             Outgoing::Callbacks => "callbacks",
             Outgoing::Webhooks => "webhooks",
+        }
+    }
+
+    /// The function of `callbacks.rs` that turns an event into the set's requests.
+    fn requests_fn(self) -> proc_macro2::Ident {
+        match self {
+            Outgoing::Callbacks => format_ident!("requests"),
+            Outgoing::Webhooks => format_ident!("webhook_requests"),
         }
     }
 
@@ -64,34 +72,56 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// `callbacks.rs` or `webhooks.rs`: the set's trait and `requests`.
-    pub(super) fn outgoing_module(&self, set: Outgoing) -> TokenStream {
-        let items = self.outgoing(set);
-        let methods = self.outgoing_methods(&items);
-        let pushes = self.outgoing_pushes(&items);
-        let tr = set.trait_name();
-        let head = match set {
-            Outgoing::Callbacks => quote! {
-                //! The requests the server sends to its callers (`callbacks` in the document).
-                //!
-                //! The server implements [`Callbacks`]: one method per callback request, which builds
-                //! its payload for an event (or declines). A new callback is a missing method, and a
-                //! changed payload schema breaks the code that builds it.
-
-                /// One method per callback request the document declares.
-            },
-            Outgoing::Webhooks => quote! {
+    /// `callbacks.rs`: the module's doc, then each set's trait and the function that turns an
+    /// event into its requests (`requests` for callbacks, `webhook_requests` for webhooks).
+    pub(super) fn callbacks_file(&self) -> TokenStream {
+        let sets = self.outgoing_sets();
+        let head = match sets.as_slice() {
+            [Outgoing::Webhooks] => quote! {
                 //! The requests the server sends to the URLs its callers register (top-level
                 //! `webhooks` in the document).
                 //!
                 //! The server implements [`Webhooks`]: one method per webhook request, which builds
                 //! its payload for an event (or declines). A new webhook is a missing method, and a
                 //! changed payload schema breaks the code that builds it.
-
-                /// One method per webhook request the document declares.
+            },
+            [_, Outgoing::Webhooks] => quote! {
+                //! The requests the server sends to its callers (`callbacks` in the document).
+                //!
+                //! The server implements [`Callbacks`]: one method per callback request, which builds
+                //! its payload for an event (or declines). A new callback is a missing method, and a
+                //! changed payload schema breaks the code that builds it.
+                //!
+                //! [`Webhooks`] does the same for the top-level `webhooks`, sent to the URLs callers
+                //! register; [`webhook_requests`] turns an event into them.
+            },
+            _ => quote! {
+                //! The requests the server sends to its callers (`callbacks` in the document).
+                //!
+                //! The server implements [`Callbacks`]: one method per callback request, which builds
+                //! its payload for an event (or declines). A new callback is a missing method, and a
+                //! changed payload schema breaks the code that builds it.
             },
         };
-        let noun = set.module();
+        let sets = sets.into_iter().map(|set| self.outgoing_set(set));
+        quote! {
+            #head
+            #(#sets)*
+        }
+    }
+
+    /// One set's trait and its requests function.
+    fn outgoing_set(&self, set: Outgoing) -> TokenStream {
+        let items = self.outgoing(set);
+        let methods = self.outgoing_methods(&items);
+        let pushes = self.outgoing_pushes(&items);
+        let tr = set.trait_name();
+        let requests = set.requests_fn();
+        let noun = set.noun();
+        let trait_doc = format!(
+            " One method per {} request the document declares.",
+            &noun[..noun.len() - 1]
+        );
         let event_doc =
             format!(" What the server has in hand when {noun} may be due (an event, a change).");
         let requests_doc = format!(
@@ -99,7 +129,7 @@ impl Emitter<'_> {
             &noun[..noun.len() - 1]
         );
         quote! {
-            #head
+            #[doc = #trait_doc]
             pub trait #tr: Send + Sync + 'static {
                 #[doc = #event_doc]
                 type Event;
@@ -107,7 +137,7 @@ impl Emitter<'_> {
             }
 
             #[doc = #requests_doc]
-            pub fn requests<C: #tr>(
+            pub fn #requests<C: #tr>(
                 callbacks: &C,
                 event: &C::Event,
             ) -> ::std::result::Result<::std::vec::Vec<crate::runtime::CallbackRequest>, ::serde_json::Error> {
@@ -199,9 +229,9 @@ impl Emitter<'_> {
                     quote!(fn #m(&self, _event: &Self::Event) -> #out { match *self {} })
                 })
                 .collect();
-            let (module, tr) = (format_ident!("{}", set.module()), set.trait_name());
+            let tr = set.trait_name();
             quote! {
-                impl crate::#module::#tr for DocumentOnly {
+                impl crate::callbacks::#tr for DocumentOnly {
                     type Event = ::std::convert::Infallible;
                     #(#methods)*
                 }

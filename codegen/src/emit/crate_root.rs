@@ -15,23 +15,20 @@ impl Emitter<'_> {
         let api = self.api;
         let docs = module_doc(api);
         let mods = tag_modules(api);
-        let callbacks_mod = self.outgoing_sets().into_iter().map(|set| {
-            let module = quote::format_ident!("{}", set.module());
-            let doc = match set {
-                super::callbacks::Outgoing::Callbacks => {
-                    " The `Callbacks` trait: the requests the server sends to its callers."
-                }
-                super::callbacks::Outgoing::Webhooks => {
-                    " The `Webhooks` trait: the requests the server sends to registered URLs."
-                }
+        let callbacks_mod = if self.outgoing_sets().is_empty() {
+            quote!()
+        } else {
+            let doc = if self.api.webhooks.is_empty() {
+                " The `Callbacks` trait: the requests the server sends to its callers."
+            } else {
+                " The `Callbacks` and `Webhooks` traits: the requests the server sends."
             };
             quote! {
                 #[doc = #doc]
                 #[rustfmt::skip]
-                pub mod #module;
+                pub mod callbacks;
             }
-        });
-        let callbacks_mod = quote!(#(#callbacks_mod)*);
+        };
         let title = &api.title;
         let version = &api.version;
         let description = opt_str(&api.description);

@@ -61,8 +61,8 @@ impl Emitter<'_> {
             })
             .collect();
         for set in self.outgoing_sets() {
-            let (module, tr) = (format_ident!("{}", set.module()), set.trait_name());
-            traits.push(quote!(crate::#module::#tr));
+            let tr = set.trait_name();
+            traits.push(quote!(crate::callbacks::#tr));
         }
         if traits.is_empty() {
             quote!(crate::runtime::Hooks)

@@ -24,8 +24,9 @@ pub(super) struct Planned<'a> {
 
 /// The tags of `operations`: those the document declares that some operation uses (document
 /// order), then undeclared ones in order of first use, then the unserved default tag (name
-/// `""`, trait `DefaultApi`) for operations without a tag. Rust names and modules are unique.
-pub(super) fn tags_of(doc: &oa::OpenAPI, operations: &[Operation]) -> Vec<Tag> {
+/// `""`, trait `DefaultApi`) for operations without a tag. Rust names and modules are unique
+/// (and never `callbacks` when the document sends requests: `outgoing`).
+pub(super) fn tags_of(doc: &oa::OpenAPI, operations: &[Operation], outgoing: bool) -> Vec<Tag> {
     let used = |name: &str| operations.iter().any(|o| o.tags.iter().any(|t| t == name));
     let mut out: Vec<(String, Option<String>, bool)> = doc
         .tags
@@ -48,6 +49,10 @@ pub(super) fn tags_of(doc: &oa::OpenAPI, operations: &[Operation]) -> Vec<Tag> {
         .into_iter()
         .map(String::from)
         .collect();
+    if outgoing {
+        // The module of the `Callbacks` and `Webhooks` traits.
+        modules_taken.insert("callbacks".into());
+    }
     out.into_iter()
         .map(|(name, description, served)| {
             let stem = if served {

@@ -24,9 +24,9 @@ pub mod models;
 pub mod payments;
 #[rustfmt::skip]
 pub mod server;
-/// The `Webhooks` trait: the requests the server sends to registered URLs.
+/// The `Callbacks` and `Webhooks` traits: the requests the server sends.
 #[rustfmt::skip]
-pub mod webhooks;
+pub mod callbacks;
 pub use ::bank_codegen_runtime as runtime;
 pub use poem_openapi::payload::Binary;
 pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};

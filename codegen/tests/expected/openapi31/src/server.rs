@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 /// Everything a server implements: the hooks and one trait per tag.
-pub trait Server: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::webhooks::Webhooks {}
+pub trait Server: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::callbacks::Webhooks {}
 impl<
-    T: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::webhooks::Webhooks,
+    T: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::callbacks::Webhooks,
 > Server for T {}
 /// The document's tags.
 #[derive(::poem_openapi::Tags)]
@@ -129,7 +129,7 @@ impl crate::payments::PaymentsApi for DocumentOnly {
         async move { match *self {} }
     }
 }
-impl crate::webhooks::Webhooks for DocumentOnly {
+impl crate::callbacks::Webhooks for DocumentOnly {
     type Event = ::std::convert::Infallible;
     fn payment_settled(
         &self,

@@ -24,7 +24,7 @@ pub trait Webhooks: Send + Sync + 'static {
     ) -> ::std::option::Option<crate::models::PaymentEvent>;
 }
 /// The webhook requests `event` calls for, in document order, bodies serialised.
-pub fn requests<C: Webhooks>(
+pub fn webhook_requests<C: Webhooks>(
     callbacks: &C,
     event: &C::Event,
 ) -> ::std::result::Result<
