@@ -5,6 +5,9 @@
 //! The server implements [`Callbacks`]: one method per callback request, which builds
 //! its payload for an event (or declines). A new callback is a missing method, and a
 //! changed payload schema breaks the code that builds it.
+//!
+//! [`Webhooks`] does the same for the top-level `webhooks`, sent to the URLs callers
+//! register; [`webhook_requests`] turns an event into them.
 /// One method per callback request the document declares.
 pub trait Callbacks: Send + Sync + 'static {
     /// What the server has in hand when callbacks may be due (an event, a change).
@@ -36,6 +39,38 @@ pub fn requests<C: Callbacks>(
             callback: "event",
             method: "POST",
             url_expression: "{$request.body#/url}",
+            content_type: ::std::option::Option::Some("application/json"),
+            body: ::serde_json::to_vec(&body)?,
+        });
+    }
+    ::std::result::Result::Ok(out)
+}
+/// One method per webhook request the document declares.
+pub trait Webhooks: Send + Sync + 'static {
+    /// What the server has in hand when webhooks may be due (an event, a change).
+    type Event;
+    /// An event of the platform
+    ///
+    /// Webhook `event`: `POST` to a registered URL (`#/webhooks/event/post`). `None`/`false` when `event` does not call for it.
+    ///
+    /// Delivery of one event, following the Standard Webhooks specification (https://www.standardwebhooks.com/): the body is the event exactly as `GET /events/{event_id}` answers it. `webhook-signature` is `v1,` followed by the base64 HMAC-SHA256, keyed with the bytes of the endpoint's secret (the base64 after `whsec_`), of `{webhook-id}.{webhook-timestamp}.{body}`; while a rotated secret overlaps, the header lists both signatures separated by a space. Any 2xx answer within the server's timeout acknowledges the event; anything else (another status, a redirect, a timeout, a refused connection) is retried with exponential backoff and jitter, up to the server's maximum number of attempts. Delivery is at least once and unordered: the same `webhook-id` may arrive more than once, and receivers order by `created_at`.
+    fn event(&self, event: &Self::Event) -> ::std::option::Option<crate::models::Event>;
+}
+/// The webhook requests `event` calls for, in document order, bodies serialised.
+pub fn webhook_requests<C: Webhooks>(
+    callbacks: &C,
+    event: &C::Event,
+) -> ::std::result::Result<
+    ::std::vec::Vec<crate::runtime::CallbackRequest>,
+    ::serde_json::Error,
+> {
+    let mut out = ::std::vec::Vec::new();
+    if let ::std::option::Option::Some(body) = callbacks.event(event) {
+        out.push(crate::runtime::CallbackRequest {
+            operation: "",
+            callback: "event",
+            method: "POST",
+            url_expression: "",
             content_type: ::std::option::Option::Some("application/json"),
             body: ::serde_json::to_vec(&body)?,
         });

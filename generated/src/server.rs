@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 /// Everything a server implements: the hooks and one trait per tag.
-pub trait Server: crate::runtime::Hooks + crate::platform::PlatformApi + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi + crate::account_numbers::AccountNumbersApi + crate::ach_positive_pay_rules::AchPositivePayRulesApi + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi + crate::simulations::SimulationsApi + crate::events::EventsApi + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks {}
+pub trait Server: crate::runtime::Hooks + crate::platform::PlatformApi + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi + crate::account_numbers::AccountNumbersApi + crate::ach_positive_pay_rules::AchPositivePayRulesApi + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi + crate::simulations::SimulationsApi + crate::events::EventsApi + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks + crate::callbacks::Webhooks {}
 impl<
     T: crate::runtime::Hooks + crate::platform::PlatformApi
         + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi
@@ -14,7 +14,8 @@ impl<
         + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi
         + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi
         + crate::simulations::SimulationsApi + crate::events::EventsApi
-        + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks,
+        + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks
+        + crate::callbacks::Webhooks,
 > Server for T {}
 /// The document's tags.
 #[derive(::poem_openapi::Tags)]
@@ -3082,6 +3083,15 @@ impl crate::callbacks::Callbacks for DocumentOnly {
         match *self {}
     }
 }
+impl crate::callbacks::Webhooks for DocumentOnly {
+    type Event = ::std::convert::Infallible;
+    fn event(
+        &self,
+        _event: &Self::Event,
+    ) -> ::std::option::Option<crate::models::Event> {
+        match *self {}
+    }
+}
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
 ) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
@@ -3097,13 +3107,10 @@ fn service<S: Server>(
     let service = service.server("http://127.0.0.1:8080");
     service
 }
-/// The document exactly as [`routes`] serves it at `/openapi.json`: poem-openapi's, plus
-/// [`crate::DOCUMENT_PATCH`] for what poem-openapi cannot represent.
+/// The document exactly as [`routes`] serves it at `/openapi.json`: the source
+/// ([`crate::SOURCE_DOCUMENT`]), as written.
 pub fn document() -> ::serde_json::Value {
-    let spec = service::<DocumentOnly>(::std::option::Option::None).spec();
-    let mut doc: ::serde_json::Value = ::serde_json::from_str(&spec).unwrap_or_default();
-    crate::runtime::patch_document(&mut doc, &crate::DOCUMENT_PATCH);
-    doc
+    ::serde_json::from_str(crate::SOURCE_DOCUMENT).unwrap_or_default()
 }
 /// The API routes (authenticated through [`crate::runtime::Hooks`]), `/openapi.json`,
 /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with

@@ -1,6 +1,6 @@
 //! The delivery worker: every `bankd serve` process runs one. It claims due attempts from the
 //! event outbox (`domain::webhooks::Outbox`), builds each body through the generated callback
-//! (`bank_api::callbacks::requests`), signs it (Standard Webhooks), sends it with the shared
+//! (`bank_api::callbacks::webhook_requests`, the document's top-level `event` webhook), signs it (Standard Webhooks), sends it with the shared
 //! [`WebhookSender`] and records the outcome, which schedules the next attempt of a failure.
 //!
 //! Design note. The worker is one task that owns every decision, and the attempts it sends,
@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bank_api::callbacks::{self, Callbacks};
+use bank_api::callbacks::{self, Webhooks};
 use tokio::sync::watch;
 use tokio::task::{JoinError, JoinSet};
 use tokio::time::Instant;
@@ -58,7 +58,7 @@ pub async fn run<C>(
     slots: usize,
     mut stop: watch::Receiver<bool>,
 ) where
-    C: Callbacks<Event = Event>,
+    C: Webhooks<Event = Event>,
 {
     let slots = slots.max(1);
     let lease = services.outbox().settings().timeout + LEASE_MARGIN;
@@ -174,7 +174,7 @@ async fn deliver<C>(
     claimed: ClaimedDelivery,
 ) -> RecordedAttempt
 where
-    C: Callbacks<Event = Event>,
+    C: Webhooks<Event = Event>,
 {
     let attempt = attempt(services, callbacks, sender, &claimed).await;
     let outcome = AttemptOutcome {
@@ -199,7 +199,7 @@ async fn attempt<C>(
     claimed: &ClaimedDelivery,
 ) -> Attempt
 where
-    C: Callbacks<Event = Event>,
+    C: Webhooks<Event = Event>,
 {
     let refused = |error: &str| Attempt {
         status: None,
@@ -214,7 +214,7 @@ where
             return refused("internal error: the event cannot be read");
         }
     };
-    let body = match callbacks::requests(callbacks, &event) {
+    let body = match callbacks::webhook_requests(callbacks, &event) {
         Ok(requests) => match requests.into_iter().next() {
             Some(request) => request.body,
             None => return refused("internal error: the event has no payload"),

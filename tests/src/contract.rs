@@ -1,8 +1,9 @@
 //! Checks real responses against `spec/openapi.yaml`, with a JSON Schema validator driven by the
 //! document itself (no hand-copied schemas).
 //!
-//! OpenAPI 3.0 schemas are a dialect of JSON Schema draft 4/5; [`Contract::load`] converts the
-//! whole document once to draft 7 (`nullable` → a `null` alternative, boolean
+//! OpenAPI 3.1 schemas are JSON Schema 2020-12 and are compiled as written. OpenAPI 3.0 schemas
+//! are a dialect of JSON Schema draft 4/5; [`Contract::load`] converts the whole document once
+//! to draft 7 (`nullable` → a `null` alternative, boolean
 //! `exclusiveMinimum`/`exclusiveMaximum` → numeric bounds), then compiles one validator per
 //! (operation, status, media type). A response whose status the operation does not declare, whose
 //! content type differs, or whose body does not validate is a [`Violation`] naming the
@@ -47,6 +48,11 @@ pub struct Contract {
 impl Contract {
     pub fn load(spec_text: &str) -> Contract {
         let doc: Value = serde_yaml::from_str(spec_text).expect("a YAML or JSON document");
+        // OpenAPI 3.1 schemas are JSON Schema 2020-12 as written; 3.0's are converted.
+        let draft = match doc["openapi"].as_str() {
+            Some(v) if v.starts_with("3.0.") => jsonschema::Draft::Draft7,
+            _ => jsonschema::Draft::Draft202012,
+        };
         let mut converted = doc.clone();
         to_json_schema(&mut converted);
         let components = converted.get("components").cloned().unwrap_or(Value::Null);
@@ -79,7 +85,7 @@ impl Contract {
                             };
                             let root = json!({"allOf": [schema], "components": components});
                             jsonschema::options()
-                                .with_draft(jsonschema::Draft::Draft7)
+                                .with_draft(draft)
                                 .should_validate_formats(true)
                                 .build(&root)
                                 .unwrap_or_else(|e| panic!("{operation_id} {status}: the document's schema does not compile: {e}"))

@@ -7,7 +7,7 @@
 use std::str::FromStr;
 
 use bank_api::Json;
-use bank_api::callbacks::Callbacks;
+use bank_api::callbacks::{Callbacks, Webhooks};
 use bank_api::events::*;
 use bank_api::models::{self, EventList};
 
@@ -60,18 +60,34 @@ impl EventsApi for Bankd {
     }
 }
 
+/// The payload of an event's delivery, as `GET /events/{event_id}` answers it.
+fn delivery(event: &Event) -> Option<models::Event> {
+    match wire(event.clone()) {
+        Ok(body) => Some(body),
+        Err(e) => {
+            tracing::error!(event = %event.id, error = ?e, "event payload cannot be built");
+            None
+        }
+    }
+}
+
+/// The top-level `event` webhook: what the worker sends to every endpoint that subscribes to
+/// the event (the outbox chose them).
+impl Webhooks for Bankd {
+    type Event = Event;
+
+    fn event(&self, event: &Event) -> Option<models::Event> {
+        delivery(event)
+    }
+}
+
+/// The same request, declared as the `event` callback of `POST /webhook-endpoints` (the URL
+/// its body registers).
 impl Callbacks for Bankd {
     type Event = Event;
 
-    /// Every event goes to the endpoints that subscribe to it (the outbox chose them).
     fn create_webhook_endpoint_event(&self, event: &Event) -> Option<models::Event> {
-        match wire(event.clone()) {
-            Ok(body) => Some(body),
-            Err(e) => {
-                tracing::error!(event = %event.id, error = ?e, "event payload cannot be built");
-                None
-            }
-        }
+        delivery(event)
     }
 }
 
