@@ -216,6 +216,13 @@ pub struct Keywords {
     /// matched by a pattern (the 3.0 reading takes any values there).
     pub additional_after_patterns: Option<Box<Schema>>,
     pub property_names: Option<Box<Schema>>,
+    /// `dependentSchemas`: (property, the schema the whole object must then match).
+    pub dependent_schemas: Vec<(String, Schema)>,
+    pub not: Option<Box<Schema>>,
+    /// `if`, `then`, `else`.
+    pub if_: Option<Box<Schema>>,
+    pub then: Option<Box<Schema>>,
+    pub else_: Option<Box<Schema>>,
 }
 
 impl Keywords {
@@ -231,6 +238,11 @@ impl Keywords {
         out.extend(self.pattern_properties.iter().map(|(_, s)| s));
         out.extend(self.additional_after_patterns.as_deref());
         out.extend(self.property_names.as_deref());
+        out.extend(self.dependent_schemas.iter().map(|(_, s)| s));
+        out.extend(self.not.as_deref());
+        out.extend(self.if_.as_deref());
+        out.extend(self.then.as_deref());
+        out.extend(self.else_.as_deref());
         out
     }
 }

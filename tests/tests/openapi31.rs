@@ -231,3 +231,33 @@ async fn keywords_beyond_openapi_3_0_are_enforced_with_every_violation_named() {
         "has a name that must be at most 8 characters long"
     );
 }
+
+#[tokio::test]
+async fn not_if_then_else_and_dependent_schemas_are_enforced() {
+    parse(with(json!({"channel": {"kind": "api"}})))
+        .await
+        .expect("an api channel needs no device");
+    parse(with(
+        json!({"channel": {"kind": "card", "device": "pos-7"}}),
+    ))
+    .await
+    .expect("a card channel with its device");
+    let errors = parse(with(json!({"channel": {"kind": "card"}})))
+        .await
+        .expect_err("refused");
+    assert_eq!(errors["channel.device"], "is required", "{errors:?}");
+    let errors = parse(with(json!({"channel": {"kind": "api", "legacy": true}})))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        errors["channel"], "must not match the schema `not` forbids",
+        "{errors:?}"
+    );
+    let errors = parse(with(json!({"channel": {"kind": "api", "device": "p7"}})))
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        errors["channel.device"], "must be at least 4 characters long",
+        "{errors:?}"
+    );
+}

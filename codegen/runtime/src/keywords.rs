@@ -1,5 +1,6 @@
 //! JSON Schema 2020-12 keywords that poem-openapi's `MetaSchema` has no field for
-//! (`prefixItems`, `contains`, `dependentRequired`, `patternProperties`, `propertyNames`),
+//! (`prefixItems`, `contains`, `dependentRequired`, `dependentSchemas`, `patternProperties`,
+//! `propertyNames`, `not`, `if`/`then`/`else`),
 //! enforced by the request validator from a table each generated crate emits
 //! ([`crate::ApiDocument::KEYWORDS`]), keyed by the name of the component that carries them.
 //!
@@ -39,6 +40,14 @@ pub struct Keywords {
     pub additional_after_patterns: Option<SchemaFn>,
     /// `propertyNames`: the schema every property name (a string) must match.
     pub property_names: Option<SchemaFn>,
+    /// `dependentSchemas`: when the property is present, the whole object must match.
+    pub dependent_schemas: &'static [(&'static str, SchemaFn)],
+    /// `not`: the value must not match.
+    pub not: Option<SchemaFn>,
+    /// `if` / `then` / `else`: a value that matches `if` must match `then`, any other `else`.
+    pub if_: Option<SchemaFn>,
+    pub then: Option<SchemaFn>,
+    pub else_: Option<SchemaFn>,
 }
 
 impl Keywords {
@@ -54,6 +63,11 @@ impl Keywords {
         pattern_properties: &[],
         additional_after_patterns: None,
         property_names: None,
+        dependent_schemas: &[],
+        not: None,
+        if_: None,
+        then: None,
+        else_: None,
     };
 
     /// Whether a property name is matched by a `patternProperties` pattern (it is then
@@ -97,6 +111,13 @@ fn against(
     crate::validate_at(&sub.0, &sub.1, value, path, rules, errors, depth + 1);
 }
 
+/// Whether `value` matches a sub-schema (its violations discarded).
+fn matches(f: SchemaFn, value: &Value, rules: &dyn crate::Rules, depth: usize) -> bool {
+    let mut e = BTreeMap::new();
+    against(f, value, "", rules, &mut e, depth);
+    e.is_empty()
+}
+
 /// Every violation of `keywords` by `value` (at `path`).
 pub(crate) fn check(
     keywords: &Keywords,
@@ -107,6 +128,32 @@ pub(crate) fn check(
     errors: &mut BTreeMap<String, String>,
     depth: usize,
 ) {
+    if let Some(f) = keywords.not
+        && matches(f, value, rules, depth)
+    {
+        crate::push(
+            errors,
+            path,
+            "must not match the schema `not` forbids".into(),
+        );
+    }
+    if let Some(f) = keywords.if_ {
+        let branch = if matches(f, value, rules, depth) {
+            keywords.then
+        } else {
+            keywords.else_
+        };
+        if let Some(b) = branch {
+            against(b, value, path, rules, errors, depth);
+        }
+    }
+    if let Value::Object(map) = value {
+        for (present, f) in keywords.dependent_schemas {
+            if map.contains_key(*present) {
+                against(*f, value, path, rules, errors, depth);
+            }
+        }
+    }
     match value {
         Value::Array(items) => check_items(keywords, items, path, rules, errors, depth),
         Value::Object(map) => {
@@ -179,11 +226,7 @@ fn check_items(
     };
     let matching = items
         .iter()
-        .filter(|item| {
-            let mut e = BTreeMap::new();
-            against(f, item, "", rules, &mut e, depth);
-            e.is_empty()
-        })
+        .filter(|item| matches(f, item, rules, depth))
         .count();
     let min = keywords.min_contains.unwrap_or(1);
     if matching < min {

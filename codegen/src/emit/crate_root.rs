@@ -372,6 +372,12 @@ impl Emitter<'_> {
                     opt_f(&k.property_names),
                     opt_f(&k.additional_after_patterns),
                 );
+                let (not, if_, then, else_) =
+                    (opt_f(&k.not), opt_f(&k.if_), opt_f(&k.then), opt_f(&k.else_));
+                let dependent = k.dependent_schemas.iter().map(|(p, s)| {
+                    let f = f(s);
+                    quote!((#p, #f))
+                });
                 let (min, max, closed) = (opt_n(k.min_contains), opt_n(k.max_contains), k.items_closed);
                 let deps = k.dependent_required.iter().map(|(p, r)| quote!((#p, &[#(#r),*])));
                 let patterns = k.pattern_properties.iter().map(|(p, s)| {
@@ -391,6 +397,11 @@ impl Emitter<'_> {
                         pattern_properties: &[#(#patterns),*],
                         additional_after_patterns: #others,
                         property_names: #names,
+                        dependent_schemas: &[#(#dependent),*],
+                        not: #not,
+                        if_: #if_,
+                        then: #then,
+                        else_: #else_,
                     })
                 }
             })

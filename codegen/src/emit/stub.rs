@@ -118,37 +118,42 @@ impl Emitter<'_> {
         }
     }
 
-    /// The `Callbacks` impl, when the document declares callbacks: each method builds every
-    /// model its payload reaches, as a server that builds the payload does.
+    /// The `Callbacks` and `Webhooks` impls, for the sets the document declares: each method
+    /// builds every model its payload reaches, as a server that builds the payload does.
     fn stub_callbacks(&self) -> Option<TokenStream> {
-        let methods: Vec<TokenStream> = self
-            .all_callbacks()
-            .map(|(_, c)| {
-                let m = format_ident!("{}", c.rust);
-                let out = self.callback_output(c);
-                let builds: Vec<TokenStream> = self
-                    .api
-                    .types_reached(c.body.iter().map(|b| &b.schema))
-                    .into_iter()
-                    .map(|n| self.stub_build(self.typedef(n)))
-                    .collect();
+        let impls: Vec<TokenStream> = self
+            .outgoing_sets()
+            .into_iter()
+            .map(|set| {
+                let methods = self.outgoing(set).into_iter().map(|(_, c)| {
+                    let m = format_ident!("{}", c.rust);
+                    let out = self.callback_output(c);
+                    let builds: Vec<TokenStream> = self
+                        .api
+                        .types_reached(c.body.iter().map(|b| &b.schema))
+                        .into_iter()
+                        .map(|n| self.stub_build(self.typedef(n)))
+                        .collect();
+                    quote! {
+                        fn #m(&self, event: &Self::Event) -> #out {
+                            #(#builds)*
+                            todo!()
+                        }
+                    }
+                });
+                let tr = set.trait_name();
                 quote! {
-                    fn #m(&self, event: &Self::Event) -> #out {
-                        #(#builds)*
-                        todo!()
+                    impl crate::callbacks::#tr for Stub {
+                        type Event = ();
+                        #(#methods)*
                     }
                 }
             })
             .collect();
-        if methods.is_empty() {
+        if impls.is_empty() {
             return None;
         }
-        Some(quote! {
-            impl crate::callbacks::Callbacks for Stub {
-                type Event = ();
-                #(#methods)*
-            }
-        })
+        Some(quote!(#(#impls)*))
     }
 
     /// A model as the stub touches it: a struct's typed fields, an enum's variants, or neither.

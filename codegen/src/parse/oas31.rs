@@ -126,16 +126,7 @@ fn kind_applies(kind: &str, ty: &str) -> bool {
 
 /// 2020-12 keywords the request validator does not enforce yet: each is named in a warning
 /// where it is written.
-const NOT_ENFORCED: &[&str] = &[
-    "dependentSchemas",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "if",
-    "then",
-    "else",
-    "$dynamicRef",
-    "contentSchema",
-];
+const NOT_ENFORCED: &[&str] = &["unevaluatedProperties", "unevaluatedItems", "$dynamicRef"];
 
 /// Where `items` beside `prefixItems` is kept in the normalised document (the 3.0 reading of
 /// `items` would apply it to every item): the parser reads it from there.

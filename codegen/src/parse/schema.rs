@@ -391,6 +391,32 @@ impl<'a> Parser<'a> {
             let s = self.sub_schema(names, &p, &format!("{hint}Name"))?;
             k.property_names = Some(Box::new(s));
         }
+        if let Some(serde_json::Value::Object(deps)) = map.get("dependentSchemas") {
+            for (i, (name, s)) in deps.iter().enumerate() {
+                let p = format!("{pointer}/dependentSchemas/{}", escape(name));
+                let s = self.sub_schema(s, &p, &format!("{hint}Dependent{}", i + 1))?;
+                k.dependent_schemas.push((name.clone(), s));
+            }
+        }
+        for (keyword, slot, suffix) in [
+            ("not", &mut k.not, "Not"),
+            ("if", &mut k.if_, "If"),
+            ("then", &mut k.then, "Then"),
+            ("else", &mut k.else_, "Else"),
+        ] {
+            if let Some(v) = map.get(keyword) {
+                let p = format!("{pointer}/{keyword}");
+                *slot = Some(Box::new(self.sub_schema(
+                    v,
+                    &p,
+                    &format!("{hint}{suffix}"),
+                )?));
+            }
+        }
+        if k.if_.is_none() {
+            // Without `if`, `then` and `else` have no effect (JSON Schema 2020-12, 10.2.2).
+            (k.then, k.else_) = (None, None);
+        }
         Ok(k)
     }
 
@@ -490,10 +516,13 @@ impl<'a> Parser<'a> {
                 (Kind::AnyOf(members), true)
             }
             _ => {
-                warn(
-                    pointer,
-                    "`not` is accepted as any JSON value (not enforced)",
-                );
+                // In a 3.1/3.2 document `not` is enforced through the keywords (`keywords`).
+                if !self.json_schema_2020 {
+                    warn(
+                        pointer,
+                        "`not` is accepted as any JSON value (not enforced)",
+                    );
+                }
                 (Kind::Any, false)
             }
         })
@@ -521,7 +550,7 @@ impl<'a> Parser<'a> {
             }
             return Ok((self.loose_alternatives(a, pointer, hint)?, true));
         }
-        if a.not.is_some() {
+        if a.not.is_some() && !self.json_schema_2020 {
             warn(
                 pointer,
                 "`not` is accepted as any JSON value (not enforced)",

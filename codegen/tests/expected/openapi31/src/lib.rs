@@ -68,7 +68,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
 };
 /// The document as written (OpenAPI 3.1 or 3.2), bundled into one: what
 /// [`server::document`] serves.
-pub const SOURCE_DOCUMENT: &str = "{\"openapi\":\"3.1.1\",\"info\":{\"title\":\"Fixture OpenAPI 3.1\",\"summary\":\"JSON Schema 2020-12 keywords, webhooks and path items of OpenAPI 3.1\",\"version\":\"1.0.0\",\"license\":{\"name\":\"Apache 2.0\",\"identifier\":\"Apache-2.0\"}},\"jsonSchemaDialect\":\"https://spec.openapis.org/oas/3.1/dialect/base\",\"security\":[],\"tags\":[{\"name\":\"Payments\",\"description\":\"Payments.\"}],\"paths\":{\"/payments\":{\"summary\":\"Payments of the platform.\",\"post\":{\"operationId\":\"createPayment\",\"tags\":[\"Payments\"],\"summary\":\"Create a payment.\",\"description\":\"Create a payment.\",\"requestBody\":{\"required\":true,\"description\":\"The payment to create.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/CreatePayment\"}}}},\"responses\":{\"201\":{\"description\":\"Created.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}},\"/payments/{payment_id}\":{\"get\":{\"operationId\":\"getPayment\",\"tags\":[\"Payments\"],\"summary\":\"One payment.\",\"description\":\"One payment by id.\",\"parameters\":[{\"name\":\"payment_id\",\"in\":\"path\",\"required\":true,\"description\":\"The payment's id.\",\"schema\":{\"type\":\"string\",\"pattern\":\"^pay_[a-z0-9]+$\"}},{\"name\":\"min_amount\",\"in\":\"query\",\"description\":\"An exclusive lower bound (a 2020-12 number).\",\"schema\":{\"type\":\"integer\",\"format\":\"int64\",\"exclusiveMinimum\":0}}],\"responses\":{\"200\":{\"description\":\"The payment.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}}},\"webhooks\":{\"paymentSettled\":{\"post\":{\"summary\":\"A payment settled.\",\"description\":\"Sent to every registered URL when a payment settles.\",\"requestBody\":{\"required\":true,\"description\":\"The settled payment.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/PaymentEvent\"}}}},\"responses\":{\"200\":{\"description\":\"Received.\"}}}}},\"components\":{\"pathItems\":{\"Payments\":{\"summary\":\"Payments of the platform.\",\"post\":{\"operationId\":\"createPayment\",\"tags\":[\"Payments\"],\"summary\":\"Create a payment.\",\"description\":\"Create a payment.\",\"requestBody\":{\"required\":true,\"description\":\"The payment to create.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/CreatePayment\"}}}},\"responses\":{\"201\":{\"description\":\"Created.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}}},\"responses\":{\"BadRequest\":{\"description\":\"The request is invalid.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}}},\"securitySchemes\":{\"clientCertificate\":{\"type\":\"mutualTLS\",\"description\":\"A client certificate, checked by the TLS layer.\"}},\"schemas\":{\"Error\":{\"type\":\"object\",\"description\":\"An error.\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"A human-readable message.\"}}},\"Money\":{\"type\":\"object\",\"description\":\"An amount in minor units of a currency.\",\"required\":[\"amount\",\"currency\"],\"unevaluatedProperties\":false,\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Minor units, above zero.\",\"exclusiveMinimum\":0,\"examples\":[1250]},\"currency\":{\"$ref\":\"#/components/schemas/Currency/$defs/code\"}}},\"Currency\":{\"description\":\"Currencies.\",\"$defs\":{\"code\":{\"$anchor\":\"currency-code\",\"type\":\"string\",\"description\":\"An ISO 4217 code.\",\"pattern\":\"^[A-Z]{3}$\"}}},\"CreatePayment\":{\"type\":\"object\",\"description\":\"A payment to create.\",\"required\":[\"kind\",\"amount\"],\"dependentRequired\":{\"settle_on\":[\"memo\"]},\"properties\":{\"kind\":{\"const\":\"book\",\"description\":\"Only book payments are created here.\"},\"amount\":{\"$ref\":\"#/components/schemas/Money\",\"description\":\"What moves.\"},\"memo\":{\"type\":[\"string\",\"null\"],\"maxLength\":140,\"description\":\"A note for the receiver, or null.\"},\"reference\":{\"type\":[\"string\",\"integer\"],\"description\":\"The caller's reference, text or a number.\",\"maxLength\":35,\"minimum\":1},\"attachment\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"description\":\"A base64 document.\"},\"settle_on\":{\"anyOf\":[{\"type\":\"string\",\"format\":\"date\"},{\"type\":\"null\"}],\"description\":\"A settlement date, or null for today.\"},\"scheme\":{\"$ref\":\"#currency-code\",\"description\":\"The currency by its anchor.\"},\"location\":{\"type\":\"array\",\"description\":\"Where it was made, latitude then longitude; nothing after.\",\"prefixItems\":[{\"type\":\"number\",\"minimum\":-90,\"maximum\":90},{\"type\":\"number\",\"minimum\":-180,\"maximum\":180}],\"items\":false},\"tags\":{\"type\":\"array\",\"description\":\"Labels; `ops` at least once and at most twice.\",\"items\":{\"type\":\"string\"},\"contains\":{\"const\":\"ops\"},\"minContains\":1,\"maxContains\":2},\"metadata\":{\"type\":\"object\",\"description\":\"Text values by short lowercase keys; keys `n_...` hold integers.\",\"propertyNames\":{\"maxLength\":8,\"pattern\":\"^[a-z_]+$\"},\"patternProperties\":{\"^n_\":{\"type\":\"integer\"}},\"additionalProperties\":{\"type\":\"string\"}}}},\"Payment\":{\"type\":\"object\",\"description\":\"A payment.\",\"required\":[\"id\",\"kind\",\"amount\",\"status\",\"memo\"],\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Its id.\"},\"kind\":{\"const\":\"book\",\"description\":\"The payment's kind.\"},\"amount\":{\"$ref\":\"#/components/schemas/Money\"},\"status\":{\"type\":\"string\",\"enum\":[\"pending\",\"settled\"],\"description\":\"Where it stands.\"},\"memo\":{\"type\":[\"string\",\"null\"],\"description\":\"The note, or null.\"},\"parent\":{\"oneOf\":[{\"$ref\":\"#/components/schemas/Payment\"},{\"type\":\"null\"}],\"description\":\"The payment this one reverses, if any.\"}}},\"PaymentEvent\":{\"type\":\"object\",\"description\":\"A payment event.\",\"required\":[\"type\",\"payment\"],\"properties\":{\"type\":{\"const\":\"payment.settled\",\"description\":\"The event's type.\"},\"payment\":{\"$ref\":\"#/components/schemas/Payment\"}}}}}}";
+pub const SOURCE_DOCUMENT: &str = "{\"openapi\":\"3.1.1\",\"info\":{\"title\":\"Fixture OpenAPI 3.1\",\"summary\":\"JSON Schema 2020-12 keywords, webhooks and path items of OpenAPI 3.1\",\"version\":\"1.0.0\",\"license\":{\"name\":\"Apache 2.0\",\"identifier\":\"Apache-2.0\"}},\"jsonSchemaDialect\":\"https://spec.openapis.org/oas/3.1/dialect/base\",\"security\":[],\"tags\":[{\"name\":\"Payments\",\"description\":\"Payments.\"}],\"paths\":{\"/payments\":{\"summary\":\"Payments of the platform.\",\"post\":{\"operationId\":\"createPayment\",\"tags\":[\"Payments\"],\"summary\":\"Create a payment.\",\"description\":\"Create a payment.\",\"requestBody\":{\"required\":true,\"description\":\"The payment to create.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/CreatePayment\"}}}},\"responses\":{\"201\":{\"description\":\"Created.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}},\"/payments/{payment_id}\":{\"get\":{\"operationId\":\"getPayment\",\"tags\":[\"Payments\"],\"summary\":\"One payment.\",\"description\":\"One payment by id.\",\"parameters\":[{\"name\":\"payment_id\",\"in\":\"path\",\"required\":true,\"description\":\"The payment's id.\",\"schema\":{\"type\":\"string\",\"pattern\":\"^pay_[a-z0-9]+$\"}},{\"name\":\"min_amount\",\"in\":\"query\",\"description\":\"An exclusive lower bound (a 2020-12 number).\",\"schema\":{\"type\":\"integer\",\"format\":\"int64\",\"exclusiveMinimum\":0}}],\"responses\":{\"200\":{\"description\":\"The payment.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}}},\"webhooks\":{\"paymentSettled\":{\"post\":{\"summary\":\"A payment settled.\",\"description\":\"Sent to every registered URL when a payment settles.\",\"requestBody\":{\"required\":true,\"description\":\"The settled payment.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/PaymentEvent\"}}}},\"responses\":{\"200\":{\"description\":\"Received.\"}}}}},\"components\":{\"pathItems\":{\"Payments\":{\"summary\":\"Payments of the platform.\",\"post\":{\"operationId\":\"createPayment\",\"tags\":[\"Payments\"],\"summary\":\"Create a payment.\",\"description\":\"Create a payment.\",\"requestBody\":{\"required\":true,\"description\":\"The payment to create.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/CreatePayment\"}}}},\"responses\":{\"201\":{\"description\":\"Created.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Payment\"}}}},\"400\":{\"$ref\":\"#/components/responses/BadRequest\"}}}}},\"responses\":{\"BadRequest\":{\"description\":\"The request is invalid.\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}}},\"securitySchemes\":{\"clientCertificate\":{\"type\":\"mutualTLS\",\"description\":\"A client certificate, checked by the TLS layer.\"}},\"schemas\":{\"Error\":{\"type\":\"object\",\"description\":\"An error.\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"A human-readable message.\"}}},\"Money\":{\"type\":\"object\",\"description\":\"An amount in minor units of a currency.\",\"required\":[\"amount\",\"currency\"],\"unevaluatedProperties\":false,\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Minor units, above zero.\",\"exclusiveMinimum\":0,\"examples\":[1250]},\"currency\":{\"$ref\":\"#/components/schemas/Currency/$defs/code\"}}},\"Currency\":{\"description\":\"Currencies.\",\"$defs\":{\"code\":{\"$anchor\":\"currency-code\",\"type\":\"string\",\"description\":\"An ISO 4217 code.\",\"pattern\":\"^[A-Z]{3}$\"}}},\"CreatePayment\":{\"type\":\"object\",\"description\":\"A payment to create.\",\"required\":[\"kind\",\"amount\"],\"dependentRequired\":{\"settle_on\":[\"memo\"]},\"properties\":{\"kind\":{\"const\":\"book\",\"description\":\"Only book payments are created here.\"},\"amount\":{\"$ref\":\"#/components/schemas/Money\",\"description\":\"What moves.\"},\"memo\":{\"type\":[\"string\",\"null\"],\"maxLength\":140,\"description\":\"A note for the receiver, or null.\"},\"reference\":{\"type\":[\"string\",\"integer\"],\"description\":\"The caller's reference, text or a number.\",\"maxLength\":35,\"minimum\":1},\"attachment\":{\"type\":\"string\",\"contentEncoding\":\"base64\",\"description\":\"A base64 document.\"},\"settle_on\":{\"anyOf\":[{\"type\":\"string\",\"format\":\"date\"},{\"type\":\"null\"}],\"description\":\"A settlement date, or null for today.\"},\"scheme\":{\"$ref\":\"#currency-code\",\"description\":\"The currency by its anchor.\"},\"location\":{\"type\":\"array\",\"description\":\"Where it was made, latitude then longitude; nothing after.\",\"prefixItems\":[{\"type\":\"number\",\"minimum\":-90,\"maximum\":90},{\"type\":\"number\",\"minimum\":-180,\"maximum\":180}],\"items\":false},\"tags\":{\"type\":\"array\",\"description\":\"Labels; `ops` at least once and at most twice.\",\"items\":{\"type\":\"string\"},\"contains\":{\"const\":\"ops\"},\"minContains\":1,\"maxContains\":2},\"channel\":{\"type\":\"object\",\"description\":\"How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.\",\"properties\":{\"kind\":{\"type\":\"string\",\"enum\":[\"api\",\"card\"],\"description\":\"The channel.\"},\"device\":{\"type\":\"string\",\"description\":\"The card reader.\"}},\"if\":{\"properties\":{\"kind\":{\"const\":\"card\"}},\"required\":[\"kind\"]},\"then\":{\"required\":[\"device\"]},\"not\":{\"required\":[\"legacy\"]},\"dependentSchemas\":{\"device\":{\"properties\":{\"device\":{\"type\":\"string\",\"minLength\":4}}}}},\"metadata\":{\"type\":\"object\",\"description\":\"Text values by short lowercase keys; keys `n_...` hold integers.\",\"propertyNames\":{\"maxLength\":8,\"pattern\":\"^[a-z_]+$\"},\"patternProperties\":{\"^n_\":{\"type\":\"integer\"}},\"additionalProperties\":{\"type\":\"string\"}}}},\"Payment\":{\"type\":\"object\",\"description\":\"A payment.\",\"required\":[\"id\",\"kind\",\"amount\",\"status\",\"memo\"],\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Its id.\"},\"kind\":{\"const\":\"book\",\"description\":\"The payment's kind.\"},\"amount\":{\"$ref\":\"#/components/schemas/Money\"},\"status\":{\"type\":\"string\",\"enum\":[\"pending\",\"settled\"],\"description\":\"Where it stands.\"},\"memo\":{\"type\":[\"string\",\"null\"],\"description\":\"The note, or null.\"},\"parent\":{\"oneOf\":[{\"$ref\":\"#/components/schemas/Payment\"},{\"type\":\"null\"}],\"description\":\"The payment this one reverses, if any.\"}}},\"PaymentEvent\":{\"type\":\"object\",\"description\":\"A payment event.\",\"required\":[\"type\",\"payment\"],\"properties\":{\"type\":{\"const\":\"payment.settled\",\"description\":\"The event's type.\"},\"payment\":{\"$ref\":\"#/components/schemas/Payment\"}}}}}}";
 /// This document, as the runtime's body extractors see it.
 pub struct Document;
 impl runtime::ApiDocument for Document {
@@ -119,6 +119,11 @@ impl runtime::ApiDocument for Document {
                 pattern_properties: &[],
                 additional_after_patterns: ::std::option::Option::None,
                 property_names: ::std::option::Option::None,
+                dependent_schemas: &[],
+                not: ::std::option::Option::None,
+                if_: ::std::option::Option::None,
+                then: ::std::option::Option::None,
+                else_: ::std::option::Option::None,
             },
         ),
         (
@@ -144,6 +149,72 @@ impl runtime::ApiDocument for Document {
                 pattern_properties: &[],
                 additional_after_patterns: ::std::option::Option::None,
                 property_names: ::std::option::Option::None,
+                dependent_schemas: &[],
+                not: ::std::option::Option::None,
+                if_: ::std::option::Option::None,
+                then: ::std::option::Option::None,
+                else_: ::std::option::Option::None,
+            },
+        ),
+        (
+            "CreatePaymentChannel",
+            runtime::Keywords {
+                prefix_items: &[],
+                items_after_prefix: ::std::option::Option::None,
+                items_closed: false,
+                contains: ::std::option::Option::None,
+                min_contains: ::std::option::Option::None,
+                max_contains: ::std::option::Option::None,
+                dependent_required: &[],
+                pattern_properties: &[],
+                additional_after_patterns: ::std::option::Option::None,
+                property_names: ::std::option::Option::None,
+                dependent_schemas: &[
+                    (
+                        "device",
+                        |registry: &mut ::poem_openapi::registry::Registry| {
+                            let _ = &registry;
+                            {
+                                <crate::models::CreatePaymentChannelDependent1 as ::poem_openapi::types::Type>::register(
+                                    registry,
+                                );
+                                <crate::models::CreatePaymentChannelDependent1 as ::poem_openapi::types::Type>::schema_ref()
+                            }
+                        },
+                    ),
+                ],
+                not: ::std::option::Option::Some(|
+                    registry: &mut ::poem_openapi::registry::Registry|
+                {
+                    let _ = &registry;
+                    crate::runtime::inline({
+                        let mut s = crate::runtime::schema("object");
+                        s.required = ::std::vec!["legacy"];
+                        s
+                    })
+                }),
+                if_: ::std::option::Option::Some(|
+                    registry: &mut ::poem_openapi::registry::Registry|
+                {
+                    let _ = &registry;
+                    {
+                        <crate::models::CreatePaymentChannelIf as ::poem_openapi::types::Type>::register(
+                            registry,
+                        );
+                        <crate::models::CreatePaymentChannelIf as ::poem_openapi::types::Type>::schema_ref()
+                    }
+                }),
+                then: ::std::option::Option::Some(|
+                    registry: &mut ::poem_openapi::registry::Registry|
+                {
+                    let _ = &registry;
+                    crate::runtime::inline({
+                        let mut s = crate::runtime::schema("object");
+                        s.required = ::std::vec!["device"];
+                        s
+                    })
+                }),
+                else_: ::std::option::Option::None,
             },
         ),
         (
@@ -182,6 +253,11 @@ impl runtime::ApiDocument for Document {
                         s
                     })
                 }),
+                dependent_schemas: &[],
+                not: ::std::option::Option::None,
+                if_: ::std::option::Option::None,
+                then: ::std::option::Option::None,
+                else_: ::std::option::Option::None,
             },
         ),
         (
@@ -197,6 +273,11 @@ impl runtime::ApiDocument for Document {
                 pattern_properties: &[],
                 additional_after_patterns: ::std::option::Option::None,
                 property_names: ::std::option::Option::None,
+                dependent_schemas: &[],
+                not: ::std::option::Option::None,
+                if_: ::std::option::Option::None,
+                then: ::std::option::Option::None,
+                else_: ::std::option::Option::None,
             },
         ),
     ];

@@ -347,6 +347,239 @@ impl crate::runtime::SpecType for CreatePaymentTags {
     }
 }
 crate::runtime::spec_type!(CreatePaymentTags);
+/// The channel.
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/channel/properties/kind`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum CreatePaymentChannelKind {
+    /// `api`
+    #[serde(rename = "api")]
+    Api,
+    /// `card`
+    #[serde(rename = "card")]
+    Card,
+}
+impl CreatePaymentChannelKind {
+    /// Every value, in document order.
+    pub const ALL: &'static [CreatePaymentChannelKind] = &[
+        CreatePaymentChannelKind::Api,
+        CreatePaymentChannelKind::Card,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CreatePaymentChannelKind::Api => "api",
+            CreatePaymentChannelKind::Card => "card",
+        }
+    }
+}
+impl ::std::fmt::Display for CreatePaymentChannelKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for CreatePaymentChannelKind {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "api" => ::std::result::Result::Ok(CreatePaymentChannelKind::Api),
+            "card" => ::std::result::Result::Ok(CreatePaymentChannelKind::Card),
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}",
+                        stringify!(CreatePaymentChannelKind)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for CreatePaymentChannelKind {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![
+                ::serde_json::Value::String("api".to_string()),
+                ::serde_json::Value::String("card".to_string())
+            ];
+            s.description = ::std::option::Option::Some("The channel.");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentChannelKind);
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/channel/dependentSchemas/device`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct CreatePaymentChannelDependent1 {
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub device: ::std::option::Option<::std::string::String>,
+}
+impl crate::runtime::SpecType for CreatePaymentChannelDependent1 {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("device", crate ::runtime::inline({ let mut s = crate
+                ::runtime::schema("string"); s.min_length =
+                ::std::option::Option::Some(4usize); s }))
+            ];
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentChannelDependent1);
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/channel/if/properties/kind`.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    ::serde::Serialize,
+    ::serde::Deserialize
+)]
+pub enum CreatePaymentChannelIfKind {
+    /// `card`
+    #[serde(rename = "card")]
+    Card,
+}
+impl CreatePaymentChannelIfKind {
+    /// Every value, in document order.
+    pub const ALL: &'static [CreatePaymentChannelIfKind] = &[
+        CreatePaymentChannelIfKind::Card,
+    ];
+    /// The value as it appears on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CreatePaymentChannelIfKind::Card => "card",
+        }
+    }
+}
+impl ::std::fmt::Display for CreatePaymentChannelIfKind {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+impl ::std::str::FromStr for CreatePaymentChannelIfKind {
+    type Err = ::std::string::String;
+    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
+        match s {
+            "card" => ::std::result::Result::Ok(CreatePaymentChannelIfKind::Card),
+            other => {
+                ::std::result::Result::Err(
+                    ::std::format!(
+                        "`{other}` is not a known {}",
+                        stringify!(CreatePaymentChannelIfKind)
+                    ),
+                )
+            }
+        }
+    }
+}
+impl crate::runtime::SpecType for CreatePaymentChannelIfKind {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("string");
+            s.enum_items = ::std::vec![::serde_json::Value::String("card".to_string())];
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentChannelIfKind);
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/channel/if`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct CreatePaymentChannelIf {
+    pub kind: crate::models::CreatePaymentChannelIfKind,
+}
+impl crate::runtime::SpecType for CreatePaymentChannelIf {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = crate::runtime::schema("object");
+            s.properties = ::std::vec![
+                ("kind", { < crate ::models::CreatePaymentChannelIfKind as
+                ::poem_openapi::types::Type > ::register(registry); < crate
+                ::models::CreatePaymentChannelIfKind as ::poem_openapi::types::Type >
+                ::schema_ref() })
+            ];
+            s.required = ::std::vec!["kind"];
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentChannelIf);
+/// How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.
+///
+/// Schema: `#/components/schemas/CreatePayment/properties/channel`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct CreatePaymentChannel {
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub kind: ::std::option::Option<crate::models::CreatePaymentChannelKind>,
+    /// The card reader.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub device: ::std::option::Option<::std::string::String>,
+}
+impl crate::runtime::SpecType for CreatePaymentChannel {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    fn schema(
+        registry: &mut ::poem_openapi::registry::Registry,
+    ) -> ::poem_openapi::registry::MetaSchema {
+        let _ = &registry;
+        {
+            let mut s = {
+                let mut s = crate::runtime::schema("object");
+                s.properties = ::std::vec![
+                    ("kind", { < crate ::models::CreatePaymentChannelKind as
+                    ::poem_openapi::types::Type > ::register(registry); < crate
+                    ::models::CreatePaymentChannelKind as ::poem_openapi::types::Type >
+                    ::schema_ref() }), ("device", crate ::runtime::inline({ let mut s =
+                    crate ::runtime::schema("string"); s.description =
+                    ::std::option::Option::Some("The card reader."); s }))
+                ];
+                s.description = ::std::option::Option::Some(
+                    "How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.",
+                );
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("CreatePaymentChannel");
+            s
+        }
+    }
+}
+crate::runtime::spec_type!(CreatePaymentChannel);
 /// Text values by short lowercase keys; keys `n_...` hold integers.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/metadata`.
@@ -400,6 +633,8 @@ pub struct CreatePayment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<crate::models::CreatePaymentTags>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub channel: ::std::option::Option<crate::models::CreatePaymentChannel>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<crate::models::CreatePaymentMetadata>,
 }
 impl crate::runtime::SpecType for CreatePayment {
@@ -450,9 +685,12 @@ impl crate::runtime::SpecType for CreatePayment {
                     ::schema_ref() }), ("tags", { < crate ::models::CreatePaymentTags as
                     ::poem_openapi::types::Type > ::register(registry); < crate
                     ::models::CreatePaymentTags as ::poem_openapi::types::Type >
-                    ::schema_ref() }), ("metadata", { < crate
-                    ::models::CreatePaymentMetadata as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::CreatePaymentMetadata as
+                    ::schema_ref() }), ("channel", { < crate
+                    ::models::CreatePaymentChannel as ::poem_openapi::types::Type >
+                    ::register(registry); < crate ::models::CreatePaymentChannel as
+                    ::poem_openapi::types::Type > ::schema_ref() }), ("metadata", { <
+                    crate ::models::CreatePaymentMetadata as ::poem_openapi::types::Type
+                    > ::register(registry); < crate ::models::CreatePaymentMetadata as
                     ::poem_openapi::types::Type > ::schema_ref() })
                 ];
                 s.required = ::std::vec!["kind", "amount"];
