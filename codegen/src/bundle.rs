@@ -383,7 +383,12 @@ impl Bundler {
         file: &File,
         at: &str,
     ) -> Result<(), Error> {
-        if file.is_none() && self.schema_names.contains(reference) {
+        // `$id#/pointer` and `$self#/pointer` name the same resource as `$id` and `$self`.
+        let resource = reference.split_once('#').map_or(reference, |(r, _)| r);
+        if file.is_none()
+            && (self.schema_names.contains(reference)
+                || (!resource.is_empty() && self.schema_names.contains(resource)))
+        {
             return Ok(());
         }
         let (target, fragment) = self.locate(reference, file, at)?;

@@ -239,7 +239,7 @@ fn tokens(t: proc_macro2::TokenStream) -> String {
 }
 
 fn op_label(o: &Operation) -> String {
-    format!("{} {}", o.method.to_uppercase(), o.path)
+    format!("{} {}", o.http_method(), o.path)
 }
 
 /// The path template with parameter names blanked: `/a/{id}` and `/a/{a_id}` are one path.

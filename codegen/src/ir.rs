@@ -373,7 +373,28 @@ pub struct Operation {
     pub pointer: String,
 }
 
+/// The methods a path item has a field for in OpenAPI 3.0 and 3.1, which poem-openapi routes.
+pub const ROUTED_METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
 impl Operation {
+    /// The method as sent on the wire: a path item's field upper-cased (`GET`, OpenAPI 3.2's
+    /// `QUERY`), an `additionalOperations` key as written.
+    pub fn http_method(&self) -> String {
+        if self.method == "query" || ROUTED_METHODS.contains(&self.method.as_str()) {
+            self.method.to_uppercase()
+        } else {
+            self.method.clone()
+        }
+    }
+
+    /// Whether poem-openapi cannot route the method (`QUERY`, an `additionalOperations` one):
+    /// the runtime's `ExtensionMethods` routes it.
+    pub fn extension_method(&self) -> bool {
+        !ROUTED_METHODS.contains(&self.method.as_str())
+    }
+
     /// Whether a response lists media types its payload cannot write, so that the handler is
     /// told the request's `Accept` (the input's `accept` field).
     pub fn writes_other_media(&self) -> bool {
@@ -440,6 +461,11 @@ pub struct Param {
     pub delimiter: char,
     /// `style: deepObject`: an object as bracketed keys (`filter[name]=x`).
     pub deep_object: bool,
+    /// OpenAPI 3.2's `in: querystring`: the whole query string is the value, read by its
+    /// `content` (`content_type`: JSON, or a form when `form` is set; raw text otherwise).
+    pub query_string: bool,
+    /// With `query_string`, whether the query string is read as `application/x-www-form-urlencoded`.
+    pub form: bool,
     /// A path parameter in `label` (`.5`) or `matrix` (`;id=5`) style; `None` for `simple` and
     /// every other location.
     pub path_style: Option<PathStyle>,
@@ -480,6 +506,8 @@ impl PathStyle {
 pub enum Media {
     /// `application/json` and any `*/*+json`.
     Json,
+    /// A response of items (OpenAPI 3.2's `itemSchema`), written one by one as they come.
+    Stream(StreamFormat),
     Multipart,
     /// `application/x-www-form-urlencoded`.
     Form,
@@ -487,6 +515,41 @@ pub enum Media {
     Text,
     /// Any other media type: the raw bytes.
     Binary,
+}
+
+/// How a streamed response writes its items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFormat {
+    /// `text/event-stream`: each item is one event.
+    Sse,
+    /// `application/jsonl`, `application/x-ndjson`, `application/x-jsonlines`.
+    JsonLines,
+    /// `application/json-seq` (RFC 7464).
+    JsonSeq,
+}
+
+impl StreamFormat {
+    /// The format of a streamed media type, if it is one the runtime writes.
+    pub fn of(media_type: &str) -> Option<Self> {
+        let essence = media_type.split(';').next()?.trim().to_ascii_lowercase();
+        match essence.as_str() {
+            "text/event-stream" => Some(Self::Sse),
+            "application/jsonl" | "application/x-ndjson" | "application/x-jsonlines" => {
+                Some(Self::JsonLines)
+            }
+            "application/json-seq" => Some(Self::JsonSeq),
+            _ => None,
+        }
+    }
+
+    /// The media type the runtime's `ItemStream` writes for it.
+    pub fn own_media_type(self) -> &'static str {
+        match self {
+            Self::Sse => "text/event-stream",
+            Self::JsonLines => "application/jsonl",
+            Self::JsonSeq => "application/json-seq",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

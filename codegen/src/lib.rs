@@ -29,6 +29,12 @@ use std::path::Path;
 pub use emit::Options;
 pub use parse::Error;
 
+/// Where an operation of a method poem-openapi cannot route (OpenAPI 3.2's `QUERY`, an
+/// `additionalOperations` method) is registered: `{EXTENSION_PREFIX}/{METHOD}{path}`, as a
+/// hidden POST. The runtime's `ExtensionMethods` rewrites such requests there and refuses any
+/// request sent to the prefix directly.
+pub const EXTENSION_PREFIX: &str = "/.method";
+
 /// The `bank-codegen-runtime` crate of this checkout (absolute).
 pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
 

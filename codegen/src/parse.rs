@@ -161,8 +161,10 @@ fn parse_versioned(raw: serde_json::Value) -> Result<Api, Error> {
         })?;
         webhooks.push((name.clone(), item));
     }
+    let extension_ops = operation::extension_ops(&normalised.document)?;
     let mut parser = Parser::new(&doc, Some(&normalised.document));
     parser.webhook_items = &webhooks;
+    parser.extension_ops = &extension_ops;
     parser.mutual_tls = normalised.mutual_tls.clone();
     parser.json_schema_2020 = true;
     let api = parser.run()?;
@@ -257,6 +259,9 @@ struct Parser<'a> {
     doc_json: Option<serde_json::Value>,
     /// Top-level `webhooks` (OpenAPI 3.1+), as path items.
     webhook_items: &'a [(String, oa::PathItem)],
+    /// OpenAPI 3.2's `query` operations and `additionalOperations`, which openapiv3's path
+    /// item has no field for.
+    extension_ops: &'a [operation::ExtensionOp],
     /// Security schemes of type `mutualTLS` (OpenAPI 3.1+), which openapiv3 cannot read.
     mutual_tls: Vec<String>,
     /// Whether schemas are JSON Schema 2020-12 (OpenAPI 3.1+): their keywords beyond the 3.0
@@ -277,6 +282,7 @@ impl<'a> Parser<'a> {
             raw,
             doc_json: None,
             webhook_items: &[],
+            extension_ops: &[],
             mutual_tls: Vec::new(),
             json_schema_2020: false,
         }

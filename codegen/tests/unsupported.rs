@@ -41,26 +41,53 @@ fn swagger_2_and_openapi_4_are_refused() {
 }
 
 #[test]
-fn what_openapi_3_2_adds_and_the_generator_does_not_serve_yet_is_refused_with_its_pointer() {
+fn what_openapi_3_2_allows_and_the_generator_does_not_serve_is_refused_with_its_pointer() {
     let head = "openapi: 3.2.0\ninfo: {title: t, version: '1'}\n";
-    let query = format!(
-        "{head}paths:\n  /search:\n    query:\n      responses:\n        '200': {{description: ok}}\n"
+    let ok = "responses:\n            '200': {description: ok}";
+    // A streamed request body.
+    let upload = format!(
+        "{head}paths:\n  /up:\n    post:\n      requestBody:\n        content:\n          application/jsonl:\n            itemSchema: {{type: string}}\n      responses:\n        '200': {{description: ok}}\n"
     );
-    assert_eq!(error(&query).pointer, "#/paths/~1search/query");
-    let stream = format!(
-        "{head}paths:\n  /feed:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            text/event-stream:\n              itemSchema: {{type: string}}\n"
+    let e = error(&upload);
+    assert_eq!(
+        e.pointer,
+        "#/paths/~1up/post/requestBody/content/application~1jsonl/itemSchema"
+    );
+    assert!(e.message.contains("request bodies"), "{}", e.message);
+    // A stream in a media type the runtime does not write.
+    let mixed = format!(
+        "{head}paths:\n  /m:\n    get:\n      responses:\n        '200':\n          description: ok\n          content:\n            multipart/mixed:\n              itemSchema: {{type: string}}\n"
     );
     assert_eq!(
-        error(&stream).pointer,
-        "#/paths/~1feed/get/responses/200/content/text~1event-stream/itemSchema"
+        error(&mixed).pointer,
+        "#/paths/~1m/get/responses/200/content/multipart~1mixed/itemSchema"
     );
-    let querystring = format!(
-        "{head}paths:\n  /q:\n    get:\n      parameters:\n        - {{name: q, in: querystring, content: {{application/json: {{schema: {{type: object}}}}}}}}\n      responses:\n        '200': {{description: ok}}\n"
+    // `additionalOperations` naming a method that has its own field.
+    let fixed =
+        format!("{head}paths:\n  /a:\n    additionalOperations:\n      POST:\n        {ok}\n");
+    assert_eq!(
+        error(&fixed).pointer,
+        "#/paths/~1a/additionalOperations/POST"
+    );
+    // A method name that is not an HTTP token.
+    let spaced = format!(
+        "{head}paths:\n  /a:\n    additionalOperations:\n      'MY METHOD':\n        {ok}\n"
     );
     assert_eq!(
-        error(&querystring).pointer,
-        "#/paths/~1q/get/parameters/0/in"
+        error(&spaced).pointer,
+        "#/paths/~1a/additionalOperations/MY METHOD"
     );
+    // QUERY in a webhook: the server would have to send it.
+    let webhook = format!("{head}webhooks:\n  ping:\n    query:\n      {ok}\n");
+    assert_eq!(error(&webhook).pointer, "#/webhooks/ping/query");
+    // `in: querystring` in a 3.1 document.
+    let v31 = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /q:\n    get:\n      parameters:\n        - {name: q, in: querystring, content: {application/json: {schema: {type: object}}}}\n      responses:\n        '200': {description: ok}\n";
+    assert_eq!(error(v31).pointer, "#/paths/~1q/get/parameters/0/in");
+    // A `querystring` parameter written with `schema`.
+    let schema = format!(
+        "{head}paths:\n  /q:\n    get:\n      parameters:\n        - {{name: q, in: querystring, schema: {{type: object}}}}\n      responses:\n        '200': {{description: ok}}\n"
+    );
+    assert_eq!(error(&schema).pointer, "#/paths/~1q/get/parameters/0");
 }
 
 #[test]

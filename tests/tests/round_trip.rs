@@ -114,6 +114,7 @@ fixture_round_trip! {
     fixture_nullable => "nullable.yaml",
     fixture_objects => "objects.yaml",
     fixture_openapi31 => "openapi31.yaml",
+    fixture_openapi32 => "openapi32.yaml",
     fixture_one_of => "one_of.yaml",
     fixture_parameters => "parameters.yaml",
     fixture_petstore => "petstore.yaml",

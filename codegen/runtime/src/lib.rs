@@ -636,7 +636,9 @@ pub(crate) fn validate_at(
                     // Evaluated by `patternProperties` (below): not an additional property.
                 } else if let Some(extra) = &schema.additional_properties {
                     validate_at(registry, extra, v, &p, rules, errors, depth + 1);
-                } else if name.is_some_and(|n| rules.is_closed(n))
+                } else if name
+                    .or(schema.rust_typename)
+                    .is_some_and(|n| rules.is_closed(n))
                     && !declared_by_all_of(registry, schema, key)
                 {
                     push(errors, &p, "is not a known field".into());
@@ -992,6 +994,36 @@ impl<T: Type + serde::de::DeserializeOwned> poem_openapi::types::ParseFromParame
     }
 }
 
+/// The items of a poem-openapi extractor of a query parameter that reads a `T` into `.0` (all
+/// but `from_request`): [`DeepObject`] and [`QueryString`].
+macro_rules! query_parameter_extractor {
+    () => {
+        const TYPES: &'static [poem_openapi::ApiExtractorType] =
+            &[poem_openapi::ApiExtractorType::Parameter];
+        const PARAM_IS_REQUIRED: bool = T::IS_REQUIRED;
+
+        type ParamType = T;
+        type ParamRawType = T::RawValueType;
+
+        fn register(registry: &mut Registry) {
+            T::register(registry);
+        }
+
+        fn param_in() -> Option<poem_openapi::registry::MetaParamIn> {
+            Some(poem_openapi::registry::MetaParamIn::Query)
+        }
+
+        fn param_schema_ref() -> Option<MetaSchemaRef> {
+            Some(T::schema_ref())
+        }
+
+        fn param_raw_type(&self) -> Option<&Self::ParamRawType> {
+            self.0.as_raw_value()
+        }
+    };
+}
+pub(crate) use query_parameter_extractor;
+
 /// A `deepObject` query parameter: `filter[name]=Rex&filter[min_age]=3` is the object
 /// `{"name": "Rex", "min_age": 3}`.
 ///
@@ -1002,72 +1034,86 @@ impl<T: Type + serde::de::DeserializeOwned> poem_openapi::types::ParseFromParame
 /// parameter.
 pub struct DeepObject<T>(pub T);
 
-impl<T> DeepObject<T> {
-    /// The property schemas of `T`'s object schema, by name, and the schema of the values of
-    /// any other key (a map's `additionalProperties`), if it has one.
-    fn properties() -> (Vec<(&'static str, MetaSchema)>, Option<MetaSchema>)
-    where
-        T: Type,
-    {
-        let mut registry = Registry::new();
-        T::register(&mut registry);
-        let resolve = |r: &MetaSchemaRef| -> Option<MetaSchema> {
-            match r {
-                MetaSchemaRef::Inline(s) => Some((**s).clone()),
-                MetaSchemaRef::Reference(name) => registry.schemas.get(name).cloned(),
-            }
-        };
-        let Some(object) = resolve(&T::schema_ref()) else {
-            return (Vec::new(), None);
-        };
-        let properties = object
-            .properties
-            .iter()
-            .filter_map(|(name, r)| resolve(r).map(|s| (*name, s)))
-            .collect();
-        let additional = object.additional_properties.as_deref().and_then(resolve);
-        (properties, additional)
-    }
+/// The property schemas of `T`'s object schema, by name, and the schema of the values of any
+/// other key (a map's `additionalProperties`), if it has one.
+fn object_properties<T: Type>() -> (Vec<(&'static str, MetaSchema)>, Option<MetaSchema>) {
+    let mut registry = Registry::new();
+    T::register(&mut registry);
+    let resolve = |r: &MetaSchemaRef| -> Option<MetaSchema> {
+        match r {
+            MetaSchemaRef::Inline(s) => Some((**s).clone()),
+            MetaSchemaRef::Reference(name) => registry.schemas.get(name).cloned(),
+        }
+    };
+    let Some(object) = resolve(&T::schema_ref()) else {
+        return (Vec::new(), None);
+    };
+    let properties = object
+        .properties
+        .iter()
+        .filter_map(|(name, r)| resolve(r).map(|s| (*name, s)))
+        .collect();
+    let additional = object.additional_properties.as_deref().and_then(resolve);
+    (properties, additional)
+}
 
-    /// A value of the query string typed as the schema `ty` says (`integer`, `number`,
-    /// `boolean`); text otherwise, and where it does not parse (the body reader names it).
-    fn typed(ty: &str, text: String) -> Value {
-        let parsed = match ty {
-            "integer" => text.parse::<i64>().ok().map(Value::from),
-            "number" => text.parse::<f64>().ok().map(Value::from),
-            "boolean" => text.parse::<bool>().ok().map(Value::from),
-            _ => None,
+/// A value of the query string typed as the schema `ty` says (`integer`, `number`,
+/// `boolean`); text otherwise, and where it does not parse (the body reader names it).
+fn typed_text(ty: &str, text: String) -> Value {
+    let parsed = match ty {
+        "integer" => text.parse::<i64>().ok().map(Value::from),
+        "number" => text.parse::<f64>().ok().map(Value::from),
+        "boolean" => text.parse::<bool>().ok().map(Value::from),
+        _ => None,
+    };
+    parsed.unwrap_or(Value::String(text))
+}
+
+/// The object that `(key, text)` pairs of a query string write for `T`'s object schema: each
+/// value typed by its property's schema, the repeated key of an array property gathered as its
+/// items. Keys `field` maps to `None` are not the object's.
+pub(crate) fn object_of_pairs<T: Type>(
+    pairs: Vec<(String, String)>,
+    field: impl Fn(&str) -> Option<&str>,
+) -> serde_json::Map<String, Value> {
+    let (properties, additional) = object_properties::<T>();
+    let mut object = serde_json::Map::new();
+    for (key, text) in pairs {
+        let Some(field) = field(&key) else {
+            continue;
         };
-        parsed.unwrap_or(Value::String(text))
+        let schema = properties
+            .iter()
+            .find(|(n, _)| *n == field)
+            .map(|(_, s)| s)
+            .or(additional.as_ref());
+        match schema {
+            Some(s) if s.ty == "array" => {
+                let item_ty = s.items.as_deref().map_or("string", |i| match i {
+                    MetaSchemaRef::Inline(i) => i.ty,
+                    MetaSchemaRef::Reference(_) => "string",
+                });
+                let slot = object
+                    .entry(field.to_string())
+                    .or_insert_with(|| Value::Array(Vec::new()));
+                if let Value::Array(items) = slot {
+                    items.push(typed_text(item_ty, text));
+                }
+            }
+            _ => {
+                let ty = schema.map_or("string", |s| s.ty);
+                object.insert(field.to_string(), typed_text(ty, text));
+            }
+        }
     }
+    object
 }
 
 impl<'a, T> poem_openapi::ApiExtractor<'a> for DeepObject<T>
 where
     T: Type + serde::de::DeserializeOwned + Send + Sync,
 {
-    const TYPES: &'static [poem_openapi::ApiExtractorType] =
-        &[poem_openapi::ApiExtractorType::Parameter];
-    const PARAM_IS_REQUIRED: bool = T::IS_REQUIRED;
-
-    type ParamType = T;
-    type ParamRawType = T::RawValueType;
-
-    fn register(registry: &mut Registry) {
-        T::register(registry);
-    }
-
-    fn param_in() -> Option<poem_openapi::registry::MetaParamIn> {
-        Some(poem_openapi::registry::MetaParamIn::Query)
-    }
-
-    fn param_schema_ref() -> Option<MetaSchemaRef> {
-        Some(T::schema_ref())
-    }
-
-    fn param_raw_type(&self) -> Option<&Self::ParamRawType> {
-        self.0.as_raw_value()
-    }
+    query_parameter_extractor!();
 
     async fn from_request(
         request: &'a Request,
@@ -1080,36 +1126,9 @@ where
         let pairs: Vec<(String, String)> =
             serde_urlencoded::from_str(query).map_err(|e| fail(e.to_string()))?;
         let prefix = format!("{name}[");
-        let (properties, additional) = Self::properties();
-        let mut object = serde_json::Map::new();
-        for (key, text) in pairs {
-            let Some(field) = key.strip_prefix(&prefix).and_then(|k| k.strip_suffix(']')) else {
-                continue;
-            };
-            let schema = properties
-                .iter()
-                .find(|(n, _)| *n == field)
-                .map(|(_, s)| s)
-                .or(additional.as_ref());
-            match schema {
-                Some(s) if s.ty == "array" => {
-                    let item_ty = s.items.as_deref().map_or("string", |i| match i {
-                        MetaSchemaRef::Inline(i) => i.ty,
-                        MetaSchemaRef::Reference(_) => "string",
-                    });
-                    let slot = object
-                        .entry(field.to_string())
-                        .or_insert_with(|| Value::Array(Vec::new()));
-                    if let Value::Array(items) = slot {
-                        items.push(Self::typed(item_ty, text));
-                    }
-                }
-                _ => {
-                    let ty = schema.map_or("string", |s| s.ty);
-                    object.insert(field.to_string(), Self::typed(ty, text));
-                }
-            }
-        }
+        let object = object_of_pairs::<T>(pairs, |key| {
+            key.strip_prefix(&prefix).and_then(|k| k.strip_suffix(']'))
+        });
         let value = if object.is_empty() {
             Value::Null
         } else {
@@ -1146,6 +1165,15 @@ impl<T: AsRef<str>> poem_openapi::validation::Validator<T> for ParamPattern {
 }
 
 /// Responses written in the listed media type that `Accept` prefers.
+pub mod methods;
+pub use methods::ExtensionMethods;
+
+pub mod querystring;
+pub use querystring::QueryString;
+
+pub mod stream;
+pub use stream::ItemStream;
+
 pub mod negotiate;
 pub use negotiate::{Accept, AcceptHeader, Negotiated, ResponseMedia};
 /// ECMA-262 patterns through `regress`, shared with the generator.
@@ -1502,6 +1530,16 @@ fn checked_body<T: ParseFromJSON, D: ApiDocument>(
     registry: &Registry,
     value: Value,
 ) -> poem::Result<T> {
+    checked_value::<T, D>(registry, value, "body")
+}
+
+/// A JSON value validated against `T`'s schema (every problem collected, 400 with the fields;
+/// the value itself is called `root`) and then typed.
+pub(crate) fn checked_value<T: ParseFromJSON, D: ApiDocument>(
+    registry: &Registry,
+    value: Value,
+    root: &str,
+) -> poem::Result<T> {
     let mut errors = BTreeMap::new();
     validate(
         registry,
@@ -1511,12 +1549,17 @@ fn checked_body<T: ParseFromJSON, D: ApiDocument>(
         &DocumentRules::<D>::new(),
         &mut errors,
     );
+    if root != "body"
+        && let Some(message) = errors.remove("body")
+    {
+        errors.insert(root.to_string(), message);
+    }
     if !errors.is_empty() {
         let message = summarize(&errors);
         return Err(RequestError::invalid(message, errors).into());
     }
     T::parse_from_json(Some(value))
-        .map_err(|e| RequestError::invalid_field("body", e.into_message()).into())
+        .map_err(|e| RequestError::invalid_field(root, e.into_message()).into())
 }
 
 poem_openapi::impl_apirequest_for_payload!(JsonBody<T, D>, T: Type + ParseFromJSON + 'static, D: ApiDocument);
@@ -2256,7 +2299,8 @@ pub struct DocumentPatch {
     /// `content` maps the generated code cannot say itself (several or unusual media types):
     /// (path, method, `requestBody` or a status, JSON).
     pub content: &'static [(&'static str, &'static str, &'static str, &'static str)],
-    /// Components with `additionalProperties: false` (what the validator refuses).
+    /// Types with `additionalProperties: false` (what the validator refuses): components by
+    /// name, inline types by the name they carry as `rust_typename`.
     pub closed_schemas: &'static [&'static str],
     /// Every `additionalProperties: true|false` of the source, by JSON pointer (poem-openapi's
     /// model can only say a schema; the served document mirrors the source's layout).

@@ -286,6 +286,10 @@ impl<'a> Differ<'a> {
 fn wire_form(p: &Param) -> String {
     use crate::ir::{Kind, PathStyle};
 
+    if p.query_string {
+        let media = p.content_type.as_deref().unwrap_or("text/plain");
+        return format!("the whole query string, of type `{media}`");
+    }
     if let Some(media) = &p.content_type {
         return format!("a document of type `{media}`");
     }

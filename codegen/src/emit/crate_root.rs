@@ -328,15 +328,19 @@ fn content_patches(api: &Api) -> Vec<TokenStream> {
 }
 
 /// The components closed to other properties (`additionalProperties: false`).
+/// The types closed to other properties, components and inline ones (an inline one carries
+/// its name as `rust_typename`), by which the validator names an unknown field.
 fn closed_schemas(api: &Api) -> Vec<&str> {
     api.types
         .iter()
-        .filter(|t| {
-            !t.inline
-                && matches!(&t.schema.kind, Kind::Object(o) if o.additional == Additional::Closed)
-        })
+        .filter(|t| closed(t))
         .map(|t| t.name.as_str())
         .collect()
+}
+
+/// Whether a type is an object closed to other properties (`additionalProperties: false`).
+pub(super) fn closed(t: &TypeDef) -> bool {
+    matches!(&t.schema.kind, Kind::Object(o) if o.additional == Additional::Closed)
 }
 
 impl Emitter<'_> {

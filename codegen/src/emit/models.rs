@@ -61,8 +61,9 @@ impl Emitter<'_> {
             nullable: false,
             ..t.schema.clone()
         });
-        if !t.schema.keywords.is_empty() {
-            // The validator finds the type's 2020-12 keywords by this name (`Document::KEYWORDS`).
+        if !t.schema.keywords.is_empty() || (t.inline && super::crate_root::closed(t)) {
+            // The validator finds the type's 2020-12 keywords (`Document::KEYWORDS`) and whether
+            // it is closed (`closed_schemas`) by this name.
             let n = &t.name;
             schema = quote!({
                 let mut s = #schema;

@@ -49,7 +49,7 @@ impl Emitter<'_> {
         };
         text.push_str(&format!(
             "`{} {}` ({id}, `{}`)",
-            o.method.to_uppercase(),
+            o.http_method(),
             o.path,
             o.pointer
         ));
@@ -116,6 +116,7 @@ impl Emitter<'_> {
     /// is a `runtime::Csv`).
     pub(crate) fn param_type(&self, p: &Param, wire: bool) -> TokenStream {
         let t = match &p.schema.kind {
+            _ if p.query_string => self.rust_type(&p.schema, false),
             _ if wire && p.content_type.is_some() => {
                 let t = self.rust_type(&p.schema, false);
                 quote!(crate::runtime::JsonParam<#t>)
@@ -224,6 +225,15 @@ impl Emitter<'_> {
                 }
                 Media::Text => {
                     quote!(::poem_openapi::payload::PlainText<::std::string::String>)
+                }
+                Media::Stream(format) => {
+                    let t = self.rust_type(schema, false);
+                    let format = match format {
+                        StreamFormat::Sse => quote!(SSE),
+                        StreamFormat::JsonLines => quote!(JSON_LINES),
+                        StreamFormat::JsonSeq => quote!(JSON_SEQ),
+                    };
+                    quote!(crate::runtime::ItemStream<#t, { crate::runtime::stream::#format }>)
                 }
                 _ => {
                     let t = self.rust_type(schema, false);

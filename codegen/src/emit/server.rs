@@ -143,8 +143,19 @@ impl Emitter<'_> {
         let trait_name = format_ident!("{}Api", tag.rust);
         let input = format_ident!("{}Input", o.type_stem);
         let output = format_ident!("{}Response", o.type_stem);
-        let path = poem_path(&o.path);
-        let method = &o.method;
+        // A method poem-openapi cannot route is registered as a hidden POST under
+        // `runtime::EXTENSION_PREFIX`, where `runtime::ExtensionMethods` sends its requests.
+        let (path, method, hidden) = if o.extension_method() {
+            let path = format!(
+                "{}/{}{}",
+                crate::EXTENSION_PREFIX,
+                o.http_method(),
+                poem_path(&o.path)
+            );
+            (path, "post".to_string(), quote!(, hidden))
+        } else {
+            (poem_path(&o.path), o.method.clone(), quote!())
+        };
         let op_id = if o.explicit_id {
             let id = &o.id;
             quote!(, operation_id = #id)
@@ -182,7 +193,7 @@ impl Emitter<'_> {
         };
         quote! {
             #docs
-            #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated)]
+            #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated #hidden)]
             async fn #m(&self, #(#args),*) -> ::std::result::Result<#output, crate::runtime::Rejection> {
 
                 let input = crate::#module::#input { #(#fields),* };
@@ -289,6 +300,15 @@ impl Emitter<'_> {
         let wrapper = param_wrapper(p);
         let attrs = self.param_attrs(o, p, defaults);
         let docs = doc(&p.description);
+        if p.query_string {
+            let mode = match (p.form, &p.content_type) {
+                (true, _) => quote!(crate::runtime::querystring::FORM),
+                (false, Some(_)) => quote!(crate::runtime::querystring::JSON),
+                (false, None) => quote!(crate::runtime::querystring::TEXT),
+            };
+            let arg = quote!(#docs #[oai(#(#attrs),*)] #local: crate::runtime::QueryString<#inner, crate::Document, { #mode }>);
+            return (arg, quote!(#field: #local.0));
+        }
         let wrapped = is_date || is_csv(p) || p.content_type.is_some();
         let field = if let Some(style) = p.path_style {
             // Path parameters are required: the prefix's wrapper, then the value's own.
@@ -367,7 +387,8 @@ impl Emitter<'_> {
                 quote!(crate::runtime::FormBody<#t, crate::Document>)
             }
             Media::Text => quote!(::poem_openapi::payload::PlainText<::std::string::String>),
-            Media::Binary => quote!(crate::runtime::RawBody),
+            // A request body is never streamed (the normaliser refuses `itemSchema` there).
+            Media::Binary | Media::Stream(_) => quote!(crate::runtime::RawBody),
         };
         if !b.other_media.is_empty() {
             let marker = format_ident!("{}BodyMedia", stem);
@@ -704,6 +725,18 @@ fn entry_points(api: &Api) -> TokenStream {
             }
         },
     };
+    let extension: std::collections::BTreeSet<String> = api
+        .operations
+        .iter()
+        .filter(|o| o.extension_method())
+        .map(Operation::http_method)
+        .collect();
+    let endpoint = if extension.is_empty() {
+        quote!(svc.into_endpoint())
+    } else {
+        let prefix = crate::EXTENSION_PREFIX;
+        quote!(svc.into_endpoint().with(crate::runtime::ExtensionMethods { methods: &[#(#extension),*], prefix: #prefix }))
+    };
     quote! {
         fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
             let service = ::poem_openapi::OpenApiService::new(api(server), crate::TITLE, crate::VERSION);
@@ -727,7 +760,7 @@ fn entry_points(api: &Api) -> TokenStream {
                 .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))
                 .at("/openapi.yaml", crate::runtime::static_endpoint(yaml, "application/yaml"))
                 .nest("/docs", docs)
-                .nest("/", svc.into_endpoint().with(crate::runtime::AuthMiddleware { hooks: server, declared_headers: crate::DECLARED_HEADERS }))
+                .nest("/", #endpoint.with(crate::runtime::AuthMiddleware { hooks: server, declared_headers: crate::DECLARED_HEADERS }))
         }
 
         /// [`routes`] with every framework error rendered through [`crate::runtime::Hooks::render_error`].

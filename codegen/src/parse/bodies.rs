@@ -207,6 +207,9 @@ impl<'a> Parser<'a> {
             return Ok(None);
         };
         let mp = format!("{pointer}/content/{}", escape(ct));
+        if let Some(streamed) = self.item_schema(ct, &mp, hint)? {
+            return Ok(Some(streamed));
+        }
         let schema = match &media.schema {
             Some(s) => self.convert_ref(s, &format!("{mp}/schema"), hint)?,
             None => Schema::default(),
@@ -216,6 +219,32 @@ impl<'a> Parser<'a> {
             _ => Media::Binary,
         };
         Ok(Some((kind, ct.clone(), schema)))
+    }
+
+    /// A streamed response (OpenAPI 3.2's `itemSchema`, at `mp`/itemSchema in the normalised
+    /// document, which openapiv3's media type cannot hold): its format, media type and the
+    /// schema of one item (named `hint`Item if hoisted).
+    fn item_schema(
+        &mut self,
+        ct: &str,
+        mp: &str,
+        hint: &str,
+    ) -> Result<Option<(Media, String, Schema)>, Error> {
+        let pointer = format!("{mp}/itemSchema");
+        let Some(raw) = self.raw.and_then(|r| r.pointer(&pointer[1..])) else {
+            return Ok(None);
+        };
+        let Some(format) = StreamFormat::of(ct) else {
+            // The normaliser refuses `itemSchema` elsewhere.
+            return err(&pointer, format!("`{ct}` is not a streamed media type"));
+        };
+        let item: ReferenceOr<oa::Schema> = serde_path_to_error::deserialize(raw).map_err(|e| {
+            let mut e = super::invalid(e);
+            e.pointer = format!("{pointer}{}", &e.pointer[1..]);
+            e
+        })?;
+        let schema = self.convert_ref(&item, &pointer, &format!("{hint}Item"))?;
+        Ok(Some((Media::Stream(format), ct.to_string(), schema)))
     }
 
     /// A response's headers (resolved if `$ref`s), each with a unique Rust name. Headers are
@@ -290,6 +319,7 @@ fn written_as(resp: &oa::Response, kind: Media, primary: &str) -> Vec<String> {
     let own = match kind {
         Media::Json => "application/json",
         Media::Text => "text/plain",
+        Media::Stream(format) => format.own_media_type(),
         _ => "application/octet-stream",
     };
     let mut types: Vec<String> = Vec::new();
@@ -334,7 +364,8 @@ fn primary_media(
         Media::Multipart => 1,
         Media::Form => 2,
         Media::Text => 3,
-        Media::Binary => 4,
+        // `media_kind` never says `Stream`: an `itemSchema` makes it (`item_schema`).
+        Media::Binary | Media::Stream(_) => 4,
     };
     content.iter().min_by_key(|(ct, _)| rank(ct))
 }

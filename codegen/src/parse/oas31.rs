@@ -76,9 +76,7 @@ impl Family {
 }
 
 /// The methods of a path item.
-const METHODS: &[&str] = &[
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
+const METHODS: &[&str] = crate::ir::ROUTED_METHODS;
 
 /// Keywords a schema may carry that annotate it without constraining values.
 const ANNOTATIONS: &[&str] = &[
@@ -134,6 +132,10 @@ pub const ITEMS_AFTER_PREFIX: &str = "x-bankd-items-after-prefix";
 
 /// Where `additionalProperties` beside `patternProperties` is kept in the normalised document.
 pub const ADDITIONAL_AFTER_PATTERNS: &str = "x-bankd-additional-after-patterns";
+
+/// Marks a parameter written `in: querystring` (OpenAPI 3.2: the whole query string, read by
+/// its `content`), which the normalised document says `in: query`.
+pub const QUERYSTRING: &str = "x-bankd-querystring";
 
 /// Keywords whose values are schemas (one, a list, or a map of them).
 enum Sub {
@@ -275,6 +277,11 @@ struct Anchors {
 impl Anchors {
     fn collect(doc: &Value) -> Anchors {
         let mut a = Anchors::default();
+        // OpenAPI 3.2's `$self`: the document's own URI, by which its references may name it.
+        if let Some(own) = doc.get("$self").and_then(Value::as_str) {
+            a.ids
+                .insert(own.trim_end_matches('#').to_string(), String::new());
+        }
         a.walk(doc, "");
         a
     }
@@ -417,34 +424,27 @@ impl Normaliser {
                 self.path_item(child, &p, &mut Vec::new())?;
             }
             if self.family == Family::V32 && is_path_item(pointer) {
-                match k.as_str() {
-                    "query" => {
-                        return err(&p, "the QUERY method (OpenAPI 3.2) is not supported yet");
-                    }
-                    "additionalOperations" => {
-                        return err(
-                            &p,
-                            "`additionalOperations` (OpenAPI 3.2) are not supported yet",
-                        );
-                    }
-                    _ => {}
-                }
+                self.extension_methods(&k, child, pointer, &p)?;
             }
             if k == "in" && child.as_str() == Some("querystring") {
-                return err(&p, "`in: querystring` (OpenAPI 3.2) is not supported yet");
+                if self.family != Family::V32 {
+                    return err(
+                        &p,
+                        "`in: querystring` is OpenAPI 3.2 (the document says 3.1)",
+                    );
+                }
+                // The 3.0 model has four locations: a `query` parameter, marked whole.
+                *child = Value::String("query".into());
+                map.insert(QUERYSTRING.into(), Value::Bool(true));
+                continue;
             }
             if k == "itemSchema" {
-                return err(
-                    &p,
-                    "streamed content (`itemSchema`, OpenAPI 3.2) is not supported yet",
-                );
+                streamed_response(pointer, &p)?;
+                self.schema(child, &p)?;
+                continue;
             }
-            if is_path_item(pointer)
-                && METHODS.contains(&k.as_str())
-                && let Some(op) = child.as_object_mut()
-            {
-                // 3.1 made `responses` optional; the 3.0 reading needs the field.
-                op.entry("responses").or_insert_with(|| json!({}));
+            if is_path_item(pointer) && METHODS.contains(&k.as_str()) {
+                with_responses(child);
             }
             if k == "style" && child.as_str() == Some("cookie") {
                 // OpenAPI 3.2's cookie style: `form` without percent-encoding.
@@ -461,6 +461,56 @@ impl Normaliser {
             } else {
                 self.document(child, &p)?;
             }
+        }
+        Ok(())
+    }
+
+    /// OpenAPI 3.2's `query` operation and `additionalOperations` (methods named by their
+    /// keys) of the path item at `item_pointer`: served under `#/paths` only (the outgoing
+    /// requests of callbacks and webhooks are sent with the fixed methods); a key naming a
+    /// fixed method is refused, as the specification requires.
+    fn extension_methods(
+        &mut self,
+        key: &str,
+        child: &mut Value,
+        item_pointer: &str,
+        pointer: &str,
+    ) -> Result<(), Error> {
+        if key != "query" && key != "additionalOperations" {
+            return Ok(());
+        }
+        if !item_pointer.starts_with("#/paths/") {
+            return err(
+                pointer,
+                "only the paths of `#/paths` take the QUERY method and `additionalOperations` \
+                 (a callback or a webhook is sent with a fixed method)",
+            );
+        }
+        if key == "query" {
+            with_responses(child);
+            return Ok(());
+        }
+        let Some(ops) = child.as_object_mut() else {
+            return err(pointer, "`additionalOperations` must be an object");
+        };
+        for (method, op) in ops.iter_mut() {
+            let fixed = METHODS.contains(&method.to_lowercase().as_str())
+                || method.eq_ignore_ascii_case("query");
+            if fixed {
+                return err(
+                    &format!("{pointer}/{}", escape(method)),
+                    format!(
+                        "`{method}` has its own field in a path item; `additionalOperations` names other methods"
+                    ),
+                );
+            }
+            if method.is_empty() || !method.bytes().all(is_token_byte) {
+                return err(
+                    &format!("{pointer}/{}", escape(method)),
+                    format!("`{method}` is not an HTTP method name (a token)"),
+                );
+            }
+            with_responses(op);
         }
         Ok(())
     }
@@ -585,6 +635,50 @@ fn is_callback_expression(pointer: &str) -> bool {
     let mut segments = pointer.rsplit('/');
     let _name = segments.next();
     segments.next() == Some("callbacks")
+}
+
+/// Refuses `itemSchema` (at `pointer`) where the media type object at `media_pointer` is not a
+/// response of an operation this server answers in a streamed format it writes.
+fn streamed_response(media_pointer: &str, pointer: &str) -> Result<(), Error> {
+    let segments: Vec<&str> = media_pointer.split('/').collect();
+    let media = match segments.as_slice() {
+        [.., "content", media] => unescape(media),
+        _ => return err(pointer, "`itemSchema` belongs in a media type object"),
+    };
+    if crate::ir::StreamFormat::of(&media).is_none() {
+        return err(
+            pointer,
+            format!(
+                "`itemSchema` of `{media}`: streams are written as `text/event-stream`, \
+                 `application/jsonl` (`application/x-ndjson`) or `application/json-seq`"
+            ),
+        );
+    }
+    if !segments.contains(&"responses") {
+        return err(
+            pointer,
+            "streamed request bodies (`itemSchema`) are not supported",
+        );
+    }
+    if segments.contains(&"callbacks") || segments.get(1) == Some(&"webhooks") {
+        return err(
+            pointer,
+            "a streamed answer to an outgoing request (callback, webhook) is not supported",
+        );
+    }
+    Ok(())
+}
+
+/// An operation object with `responses`, which 3.1 made optional and the 3.0 reading needs.
+fn with_responses(op: &mut Value) {
+    if let Some(op) = op.as_object_mut() {
+        op.entry("responses").or_insert_with(|| json!({}));
+    }
+}
+
+/// Whether `b` may appear in an HTTP method name (RFC 9110's `tchar`).
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 /// Whether `pointer` names a path item (`#/paths/<p>`, a webhook, a callback's expression).

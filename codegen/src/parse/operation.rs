@@ -22,6 +22,52 @@ pub(super) struct Planned<'a> {
     rust: String,
 }
 
+/// An operation of a method openapiv3's path item has no field for: OpenAPI 3.2's `query`, or
+/// one of `additionalOperations` (its key as written: methods are case-sensitive).
+pub(super) struct ExtensionOp {
+    path: String,
+    method: String,
+    pointer: String,
+    op: oa::Operation,
+}
+
+/// The extension operations of the (normalised) document's paths, in document order.
+pub(super) fn extension_ops(doc: &serde_json::Value) -> Result<Vec<ExtensionOp>, Error> {
+    let mut out = Vec::new();
+    let Some(paths) = doc.get("paths").and_then(|p| p.as_object()) else {
+        return Ok(out);
+    };
+    for (path, item) in paths {
+        let pp = format!("#/paths/{}", escape(path));
+        let query = item
+            .get("query")
+            .map(|op| ("query", op, format!("{pp}/query")));
+        let additional = item
+            .get("additionalOperations")
+            .and_then(|a| a.as_object())
+            .into_iter()
+            .flatten()
+            .map(|(m, op)| {
+                let pointer = format!("{pp}/additionalOperations/{}", escape(m));
+                (m.as_str(), op, pointer)
+            });
+        for (method, op, pointer) in query.into_iter().chain(additional) {
+            let op = serde_path_to_error::deserialize(op).map_err(|e| {
+                let mut e = super::invalid(e);
+                e.pointer = format!("{pointer}{}", &e.pointer[1..]);
+                e
+            })?;
+            out.push(ExtensionOp {
+                path: path.clone(),
+                method: method.to_string(),
+                pointer,
+                op,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// The tags of `operations`: those the document declares that some operation uses (document
 /// order), then undeclared ones in order of first use, then the unserved default tag (name
 /// `""`, trait `DefaultApi`) for operations without a tag. Rust names and modules are unique
@@ -95,6 +141,8 @@ fn undeclared_path_param(name: &str, pointer: &str, taken: &mut BTreeSet<String>
         explode: false,
         delimiter: ',',
         deep_object: false,
+        query_string: false,
+        form: false,
         path_style: None,
         content_type: None,
         name: name.to_string(),
@@ -196,6 +244,17 @@ impl<'a> Parser<'a> {
                     op,
                     path_params: &item.parameters,
                     pointer: format!("{pp}/{method}"),
+                    id: String::new(),
+                    rust: String::new(),
+                });
+            }
+            for x in self.extension_ops.iter().filter(|x| &x.path == path) {
+                planned.push(Planned {
+                    path,
+                    method: &x.method,
+                    op: &x.op,
+                    path_params: &item.parameters,
+                    pointer: x.pointer.clone(),
                     id: String::new(),
                     rust: String::new(),
                 });

@@ -145,6 +145,9 @@ impl<'a> Parser<'a> {
         let (param, pointer) =
             self.resolve(p, pointer, "parameters", "parameter", |c| &c.parameters)?;
         let (data, location, delimiter, deep_style) = style(param);
+        if data.extensions.contains_key(super::oas31::QUERYSTRING) {
+            return self.query_string(data, pointer, stem, taken);
+        }
         let (schema, content_type) = self.parameter_schema(data, &pointer, stem)?;
         let deep_object = deep_style && self.deep_object_applies(&schema, &pointer);
         let named = match &schema.kind {
@@ -190,6 +193,8 @@ impl<'a> Parser<'a> {
                 .unwrap_or(location == Location::Query && delimiter == ','),
             delimiter,
             deep_object,
+            query_string: false,
+            form: false,
             path_style: match param {
                 oa::Parameter::Path {
                     style: oa::PathStyle::Label,
@@ -211,6 +216,87 @@ impl<'a> Parser<'a> {
             schema,
             pointer,
             served_as_written,
+        })
+    }
+
+    /// OpenAPI 3.2's `in: querystring`: the whole query string, written with one `content`.
+    /// JSON is read as a document (an inline object named), a form as an object of its keys
+    /// (named, like a `deepObject`), any other media type as the raw text, with a warning.
+    fn query_string(
+        &mut self,
+        data: &oa::ParameterData,
+        pointer: String,
+        stem: &str,
+        taken: &mut BTreeSet<String>,
+    ) -> Result<Param, Error> {
+        let oa::ParameterSchemaOrContent::Content(content) = &data.format else {
+            return err(
+                &pointer,
+                "an `in: querystring` parameter is written with `content`",
+            );
+        };
+        let Some((media, m)) = content.iter().next() else {
+            return err(
+                &pointer,
+                "an `in: querystring` parameter's `content` names no media type",
+            );
+        };
+        if content.len() > 1 {
+            return err(
+                &pointer,
+                "an `in: querystring` parameter's `content` names one media type",
+            );
+        }
+        let hint = format!("{stem}{}", names::camel(&data.name));
+        let schema_pointer = format!("{pointer}/content/{}/schema", escape(media));
+        let schema = match &m.schema {
+            Some(s) => self.convert_ref(s, &schema_pointer, &hint)?,
+            None => Schema::default(),
+        };
+        let kind = media_kind(media);
+        let (schema, content_type) = match kind {
+            Media::Json | Media::Form => {
+                let schema = match schema.kind {
+                    Kind::Object(ref o) if !o.properties.is_empty() => {
+                        self.hoist(&hint, schema, &schema_pointer, false)
+                    }
+                    _ => schema,
+                };
+                (schema, Some(media.clone()))
+            }
+            _ => {
+                warn(
+                    &pointer,
+                    format!("a query string of type `{media}` is read as its raw text"),
+                );
+                let text = Schema {
+                    kind: Kind::String {
+                        format: None,
+                        enum_values: Vec::new(),
+                    },
+                    description: schema.description.clone(),
+                    ..Schema::default()
+                };
+                (text, None)
+            }
+        };
+        Ok(Param {
+            explode: false,
+            delimiter: ',',
+            deep_object: false,
+            query_string: true,
+            form: kind == Media::Form,
+            path_style: None,
+            content_type,
+            name: data.name.clone(),
+            rust: names::field_name(&data.name, taken),
+            location: Location::Query,
+            required: data.required,
+            description: data.description.clone(),
+            deprecated: data.deprecated.unwrap_or(false),
+            schema,
+            pointer,
+            served_as_written: None,
         })
     }
 

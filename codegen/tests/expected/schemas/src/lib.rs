@@ -50,7 +50,7 @@ pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
     renamed_paths: &[],
     callbacks: &[],
     content: &[],
-    closed_schemas: &[],
+    closed_schemas: &["ThingStrict"],
     additional_flags: &[
         ("#/components/schemas/Thing/properties/attributes", true),
         ("#/components/schemas/Thing/properties/strict", false),

@@ -55,8 +55,12 @@ impl crate::runtime::SpecType for ThingStrict {
     ) -> ::poem_openapi::registry::MetaSchema {
         let _ = &registry;
         {
-            let mut s = crate::runtime::schema("object");
-            s.description = ::std::option::Option::Some("No properties at all.");
+            let mut s = {
+                let mut s = crate::runtime::schema("object");
+                s.description = ::std::option::Option::Some("No properties at all.");
+                s
+            };
+            s.rust_typename = ::std::option::Option::Some("ThingStrict");
             s
         }
     }
