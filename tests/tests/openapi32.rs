@@ -340,3 +340,21 @@ async fn json_lines_are_written_in_the_media_type_the_document_names() {
     assert_eq!(lines[2]["id"], "ent_3");
     assert!(body.ends_with('\n'));
 }
+
+#[tokio::test]
+async fn the_interactive_docs_show_the_source_not_its_3_0_reading() {
+    let (status, content_type, html) = send("GET", "/docs", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    // The document as written (its `$self`, its `additionalOperations`), labelled 3.1.1 for the
+    // bundled Swagger UI, which reads up to 3.1.
+    assert!(html.contains(r#""$self":"https://ledger.example.com/openapi.yaml""#));
+    assert!(html.contains(r#""additionalOperations""#));
+    assert!(html.contains(r#""openapi":"3.1.1""#));
+    assert!(
+        !html.contains(r#""openapi": "3.0.0""#),
+        "poem-openapi's 3.0 reading"
+    );
+    let (status, _, _) = send("GET", "/docs/oauth-receiver.html", None).await;
+    assert_eq!(status, StatusCode::OK);
+}

@@ -2603,6 +2603,38 @@ pub fn static_endpoint(
     })
 }
 
+/// Interactive docs (poem-openapi's Swagger UI, `ui`) that show `source`, the document as
+/// written, rather than poem-openapi's OpenAPI 3.0 reading of it (`poem_spec`, which `html`
+/// embeds). The bundled Swagger UI reads OpenAPI 3.1, not 3.2: a 3.2 document is shown labelled
+/// 3.1.1 (the page only; `/openapi.json` serves it as written), so what 3.1 has is rendered and
+/// what 3.2 adds (`query`, `additionalOperations`) is not listed.
+pub fn source_docs(
+    html: String,
+    poem_spec: &str,
+    source: &Value,
+    ui: impl Endpoint + 'static,
+) -> poem::Route {
+    let mut shown = source.clone();
+    if shown["openapi"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("3.2."))
+    {
+        shown["openapi"] = Value::String("3.1.1".into());
+    }
+    // The page embeds the document as a JavaScript expression: JSON is one.
+    let html = match serde_json::to_string(&shown) {
+        Ok(json) if html.contains(poem_spec) => html.replacen(poem_spec, &json, 1),
+        _ => html,
+    };
+    poem::Route::new()
+        .at(
+            "/",
+            poem::endpoint::make_sync(move |_| poem::web::Html(html.clone())),
+        )
+        // The OAuth receiver page of the same UI.
+        .at("/oauth-receiver.html", ui)
+}
+
 #[cfg(test)]
 mod tests {
     use super::media_listed;

@@ -737,6 +737,13 @@ fn entry_points(api: &Api) -> TokenStream {
         let prefix = crate::EXTENSION_PREFIX;
         quote!(svc.into_endpoint().with(crate::runtime::ExtensionMethods { methods: &[#(#extension),*], prefix: #prefix }))
     };
+    let docs = match &api.source {
+        None => quote!(let docs = svc.swagger_ui();),
+        // poem-openapi's UI shows its own 3.0 reading: shown the source instead.
+        Some(_) => quote! {
+            let docs = crate::runtime::source_docs(svc.swagger_ui_html(), &svc.spec(), &doc, svc.swagger_ui());
+        },
+    };
     quote! {
         fn service<S: Server>(server: ::std::option::Option<Arc<S>>) -> ::poem_openapi::OpenApiService<Api<S>, ()> {
             let service = ::poem_openapi::OpenApiService::new(api(server), crate::TITLE, crate::VERSION);
@@ -755,7 +762,7 @@ fn entry_points(api: &Api) -> TokenStream {
             let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
             let yaml = ::serde_yaml::to_string(&doc).unwrap_or_default();
             let svc = service(::std::option::Option::Some(server.clone()));
-            let docs = svc.swagger_ui();
+            #docs
             ::poem::Route::new()
                 .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))
                 .at("/openapi.yaml", crate::runtime::static_endpoint(yaml, "application/yaml"))

@@ -161,7 +161,12 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
     let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
     let yaml = ::serde_yaml::to_string(&doc).unwrap_or_default();
     let svc = service(::std::option::Option::Some(server.clone()));
-    let docs = svc.swagger_ui();
+    let docs = crate::runtime::source_docs(
+        svc.swagger_ui_html(),
+        &svc.spec(),
+        &doc,
+        svc.swagger_ui(),
+    );
     ::poem::Route::new()
         .at("/openapi.json", crate::runtime::static_endpoint(json, "application/json"))
         .at("/openapi.yaml", crate::runtime::static_endpoint(yaml, "application/yaml"))
