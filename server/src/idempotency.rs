@@ -274,7 +274,7 @@ pub const IDEMPOTENCY_METRIC: &str = "bankd_idempotency_requests_total";
 /// them all for as long as it took: 518 416 expired records (30 days of a busy server's keys, or
 /// a few minutes of the benchmark's) stalled book transfers for up to 5.8 s. In chunks of 500 the
 /// same purge took 15.5 s on an idle server, 15 ms per chunk with its commit and its pause of
-/// three times its hold, so a chunk holds the writer under 4 ms (bench/README.md, "Fixed so far").
+/// three times its hold, so a chunk holds the writer under 4 ms (bench/log/, "Fixed so far").
 pub const PURGE_CHUNK: u32 = 500;
 
 /// Deletes records older than [`KEY_TTL`], [`PURGE_CHUNK`] at a time; answers how many.

@@ -456,7 +456,7 @@ pub async fn list(
 /// list is walked in order and each account tested for the owner. From the ownership rows, a
 /// page costs a lookup and a sort for each account the entity owns; walking, a test for each
 /// account of the platform until the page is full, which for an owner of a few accounts among
-/// a million is the whole platform (0.33 s a page, bench/README.md, "Fixed so far").
+/// a million is the whole platform (0.33 s a page, bench/log/, "Fixed so far").
 pub const FEW_OWNED: i64 = 1000;
 
 /// Whether `entity_id` owns at most [`FEW_OWNED`] accounts: counted in its index alone,
@@ -617,7 +617,7 @@ pub fn list_keyset_owned(
         (None, Some(entity_id)) => {
             // Planned on each run: PostgreSQL's generic plan, made for the typical owner of a
             // few accounts, drives from the owner's rows and sorts them all; for an owner of
-            // many that took 0.44 s a page (bench/README.md, "Fixed so far").
+            // many that took 0.44 s a page (bench/log/, "Fixed so far").
             keyset = keyset.filter(
                 Sql::new(
                     "EXISTS (SELECT 1 FROM bank_account_owners o WHERE o.platform_id = bank_accounts.platform_id \

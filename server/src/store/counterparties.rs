@@ -130,7 +130,7 @@ pub async fn page(
 /// walks its index only when nothing else filters: a substring or a creation range in
 /// description order scans the list index (the range through it) and sorts what matches, a
 /// cost bounded by the platform's size where the walk in description order could cost ten
-/// times that (bench/README.md, "Fixed so far").
+/// times that (bench/log/, "Fixed so far").
 fn sqlite_index(filter: &ListFilter) -> &'static str {
     let filtered = filter.description.is_some()
         || filter.query.is_some()

@@ -111,7 +111,7 @@ pub fn sum_i64(expression: &str) -> String {
 /// (`group_concat` or `string_agg`); NULL for an empty group. Only for values that cannot
 /// contain a comma (ids); a caller that needs an order carries it in the values. An
 /// `ORDER BY` inside the aggregate would cost a sorter on every evaluation, and SQLite opens
-/// one even when the index already yields the order (bench/README.md, "Fixed so far").
+/// one even when the index already yields the order (bench/log/, "Fixed so far").
 pub fn list_agg(backend: Backend, expression: &str) -> String {
     match backend {
         Backend::Sqlite => format!("group_concat({expression}, ',')"),
@@ -126,7 +126,7 @@ pub fn list_agg(backend: Backend, expression: &str) -> String {
 /// TEXT column as plan-dependent on that parameter, and binding it expires the prepared
 /// statement, so every execution compiled the statement again. On the event fan-out, which
 /// runs in every write, that recompilation cost a book transfer about a seventh of its CPU
-/// (bench/README.md, "Fixed so far").
+/// (bench/log/, "Fixed so far").
 pub fn contains(backend: Backend, column: &str) -> String {
     match backend {
         Backend::Sqlite => format!("instr({column}, ?) > 0"),

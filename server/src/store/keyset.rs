@@ -113,7 +113,7 @@ impl Keyset {
     /// Written as a plain `OR`, the planner may instead walk the whole list in order and test
     /// each row (SQLite without statistics does), which costs the table's size when matches
     /// are rare: with 356 574 book transfers on the platform, a page of an account with none
-    /// took 180 ms alone and 8 s at p99 under load (bench/README.md, "Fixed so far").
+    /// took 180 ms alone and 8 s at p99 under load (bench/log/, "Fixed so far").
     pub fn any_of(mut self, alternatives: Vec<Sql>) -> Keyset {
         self.alternatives = alternatives;
         self
@@ -123,7 +123,7 @@ impl Keyset {
     /// the rows a filter for a rare value can match, whose condition the filters must state.
     /// Without statistics SQLite prefers walking the sort's own index and testing each row,
     /// which costs the table's size when matches are rare: one page of bank accounts with
-    /// `currency_code=EUR` among a million in USD read them all (bench/README.md, "Fixed so
+    /// `currency_code=EUR` among a million in USD read them all (bench/log/, "Fixed so
     /// far"). PostgreSQL has statistics and plans by them.
     pub fn through_index(mut self, index: &'static str) -> Keyset {
         self.index = Some(index);

@@ -229,7 +229,7 @@ fn the_writer_keeps_undo_pages_and_a_large_cache_in_memory() {
 
 /// `.cargo/config.toml` builds the bundled SQLite without the shared page-cache pool and
 /// without allocation statistics, both of which take a process-wide mutex on every page
-/// fetch or allocation (bench/README.md, "Fixed so far"). A build without that file (or with
+/// fetch or allocation (bench/log/, "Fixed so far"). A build without that file (or with
 /// `LIBSQLITE3_FLAGS` set otherwise) would still work, only slower: this says so.
 #[test]
 fn the_bundled_sqlite_has_no_process_wide_cache_or_allocation_mutex() {
