@@ -289,8 +289,8 @@ fn f64_lit(v: f64) -> Literal {
 
 /// What Rust item a named type becomes.
 pub(crate) enum Shape<'t> {
-    /// A string enum: a Rust enum, one variant per value.
-    Enum(&'t [String]),
+    /// A string enum: a Rust enum, one variant per value (a value listed twice is one).
+    Enum(Vec<&'t str>),
     /// A struct of the (merged) properties.
     Struct {
         props: Vec<Property>,

@@ -35,7 +35,7 @@ impl Emitter<'_> {
         let docs = doc(&t.schema.description);
         let pointer_doc = format!(" Schema: `{}`.", t.pointer);
         let body = match self.model_shape(t) {
-            Shape::Enum(values) => self.string_enum(&name, values),
+            Shape::Enum(values) => self.string_enum(&name, &values),
             Shape::Struct {
                 props,
                 required,
@@ -97,7 +97,15 @@ impl Emitter<'_> {
     /// What Rust item a named type becomes.
     pub(crate) fn model_shape<'t>(&self, t: &'t TypeDef) -> Shape<'t> {
         match &t.schema.kind {
-            Kind::String { enum_values, .. } if !enum_values.is_empty() => Shape::Enum(enum_values),
+            Kind::String { enum_values, .. } if !enum_values.is_empty() => {
+                let mut values: Vec<&str> = Vec::with_capacity(enum_values.len());
+                for v in enum_values {
+                    if !values.contains(&v.as_str()) {
+                        values.push(v);
+                    }
+                }
+                Shape::Enum(values)
+            }
             Kind::Object(o) if !o.all_of.is_empty() => {
                 let (props, required) = self.object_parts(&t.schema);
                 Shape::Struct {
@@ -161,7 +169,7 @@ impl Emitter<'_> {
     }
 
     /// The variants of a string enum, in document order.
-    pub(crate) fn enum_variants(values: &[String]) -> Vec<syn::Ident> {
+    pub(crate) fn enum_variants(values: &[&str]) -> Vec<syn::Ident> {
         let mut taken = std::collections::BTreeSet::new();
         values
             .iter()
@@ -169,7 +177,7 @@ impl Emitter<'_> {
             .collect()
     }
 
-    fn string_enum(&self, name: &syn::Ident, values: &[String]) -> TokenStream {
+    fn string_enum(&self, name: &syn::Ident, values: &[&str]) -> TokenStream {
         let variants = Self::enum_variants(values);
         let decl: Vec<TokenStream> = variants
             .iter()

@@ -168,7 +168,7 @@ impl Emitter<'_> {
                     self.struct_fields(&t.name, &props, &required, &additional, t.multipart);
                 (Some(fields), Vec::new())
             }
-            Shape::Enum(values) => (None, Self::enum_variants(values)),
+            Shape::Enum(values) => (None, Self::enum_variants(&values)),
             _ => (None, Vec::new()),
         }
     }

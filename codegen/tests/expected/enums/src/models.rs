@@ -2,7 +2,7 @@
 // `cargo run -p bank-codegen -- generate`.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// Lifecycle status of a task; includes a value with a dash.
+/// Lifecycle status of a task; includes a value with a dash, and one listed twice.
 ///
 /// Schema: `#/components/schemas/TaskStatus`.
 #[derive(
@@ -77,10 +77,11 @@ impl crate::runtime::SpecType for TaskStatus {
             s.enum_items = ::std::vec![
                 ::serde_json::Value::String("pending".to_string()),
                 ::serde_json::Value::String("in-progress".to_string()),
-                ::serde_json::Value::String("done".to_string())
+                ::serde_json::Value::String("done".to_string()),
+                ::serde_json::Value::String("pending".to_string())
             ];
             s.description = ::std::option::Option::Some(
-                "Lifecycle status of a task; includes a value with a dash.",
+                "Lifecycle status of a task; includes a value with a dash, and one listed twice.",
             );
             s
         }
