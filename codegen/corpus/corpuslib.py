@@ -80,22 +80,22 @@ def npm_package(cache: Path, name: str, version: str) -> Path:
 
 
 def build_codegen() -> Path:
-    """`cargo build --release -p bank-codegen` in the repo (honours CARGO_TARGET_DIR)."""
-    log("build: cargo build --release -p bank-codegen")
+    """`cargo build --release -p openapi-poem` in the repo (honours CARGO_TARGET_DIR)."""
+    log("build: cargo build --release -p openapi-poem")
     proc = subprocess.run(
-        ["cargo", "build", "--release", "-p", "bank-codegen", "--message-format", "json-render-diagnostics"],
+        ["cargo", "build", "--release", "-p", "openapi-poem", "--message-format", "json-render-diagnostics"],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,
     )
     if proc.returncode != 0:
-        raise SetupError("cargo build --release -p bank-codegen failed (see above); or pass --codegen PATH")
+        raise SetupError("cargo build --release -p openapi-poem failed (see above); or pass --codegen PATH")
     for line in proc.stdout.splitlines():
         try:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "codegen":
+        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "openapi-poem":
             if msg.get("executable"):
                 return Path(msg["executable"])
     raise SetupError("cargo build did not report the codegen executable")

@@ -1,4 +1,4 @@
-//! `bank-codegen`: OpenAPI 3.0 document → a Rust crate of server traits, types and routing glue.
+//! `openapi-poem`: OpenAPI 3.0 document → a Rust crate of server traits, types and routing glue.
 //!
 //! - [`bundle`]: a document split over several files (or with path item `$ref`s) as one.
 //! - [`parse`]: reads and validates the document into the [`ir`] (unsupported constructs are
@@ -35,7 +35,49 @@ pub use parse::Error;
 /// request sent to the prefix directly.
 pub const EXTENSION_PREFIX: &str = "/.method";
 
-/// The `bank-codegen-runtime` crate of this checkout (absolute).
+/// The package name a crate generated into `out` gets when none is given: the one its
+/// `Cargo.toml` already has (so regenerating keeps it), else the directory's name made a valid
+/// package name (`crates/Pet Store` → `pet-store`; `api` when nothing is left).
+pub fn default_crate_name(out: &Path) -> String {
+    let manifest = std::fs::read_to_string(out.join("Cargo.toml")).unwrap_or_default();
+    let in_package = manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[package]")
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['));
+    for line in in_package {
+        if let Some((key, value)) = line.split_once('=')
+            && key.trim() == "name"
+        {
+            let name = value.trim().trim_matches('"');
+            if !name.is_empty() {
+                return name.to_string();
+            }
+        }
+    }
+    let dir = out
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut name = String::new();
+    for c in dir.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let name = name.trim_end_matches('-').to_string();
+    match name.chars().next() {
+        None => "api".to_string(),
+        Some(c) if c.is_ascii_digit() => format!("api-{name}"),
+        Some(_) => name,
+    }
+}
+
+/// The `openapi-poem-runtime` crate of this checkout (absolute).
 pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
 
 /// Generates every file of the crate for `spec_text` (one file: a reference to another file
@@ -162,4 +204,25 @@ pub fn check(dir: &Path, files: &BTreeMap<String, String>) -> std::io::Result<Op
     } else {
         Some(report)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_crate_name;
+
+    #[test]
+    fn the_default_crate_name_is_the_manifests_else_the_directorys() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let out = dir.path().join("Pet Store API");
+        std::fs::create_dir(&out).expect("created");
+        assert_eq!(default_crate_name(&out), "pet-store-api");
+        std::fs::write(
+            out.join("Cargo.toml"),
+            "# @generated\n[package]\nname = \"bank-api\"\nversion = \"0.1.0\"\n\n[dependencies]\nname = \"not-this\"\n",
+        )
+        .expect("written");
+        assert_eq!(default_crate_name(&out), "bank-api");
+        assert_eq!(default_crate_name(&dir.path().join("2024")), "api-2024");
+        assert_eq!(default_crate_name(&dir.path().join("---")), "api");
+    }
 }

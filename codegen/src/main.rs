@@ -1,6 +1,6 @@
-//! `codegen generate|check [--spec PATH] [--out DIR] [--crate-name NAME]` and
-//! `codegen diff --base OLD [--spec NEW] [--format text|markdown|json] [--fail-on LEVEL]` and
-//! `codegen upgrade [--spec PATH]` (a 3.0 document written as 3.1, on stdout).
+//! `openapi-poem generate|check [--spec PATH] [--out DIR] [--crate-name NAME]` and
+//! `openapi-poem diff --base OLD [--spec NEW] [--format text|markdown|json] [--fail-on LEVEL]`
+//! and `openapi-poem upgrade [--spec PATH]` (a 3.0 document written as 3.1, on stdout).
 //!
 //! Exit codes: 0 success; 1 `check` found differences, or `diff` found a change at the
 //! `--fail-on` level (default: breaking); 2 a document cannot be read or generated (the message
@@ -13,8 +13,9 @@ use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
-    name = "codegen",
-    about = "Generate the server crate from an OpenAPI 3.0, 3.1 or 3.2 document"
+    name = "openapi-poem",
+    about = "Generate a poem-openapi server crate from an OpenAPI 3.0, 3.1 or 3.2 document, and \
+             report what a change to the document does to its clients"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -29,10 +30,11 @@ struct Target {
     /// The crate directory to write or check.
     #[arg(long, default_value = "generated")]
     out: PathBuf,
-    /// The generated crate's package name.
-    #[arg(long, default_value = "bank-api")]
-    crate_name: String,
-    /// The `bank-codegen-runtime` dependency's path as written into the generated `Cargo.toml`
+    /// The generated crate's package name. Default: the name in `--out`'s `Cargo.toml` when
+    /// there is one (regenerating keeps it), else the name of the `--out` directory.
+    #[arg(long)]
+    crate_name: Option<String>,
+    /// The `openapi-poem-runtime` dependency's path as written into the generated `Cargo.toml`
     /// (relative to `--out`, or absolute). Default: this checkout's `codegen/runtime`, relative
     /// to `--out`.
     #[arg(long)]
@@ -52,7 +54,7 @@ struct DiffArgs {
     #[arg(long, default_value = "spec/openapi.yaml")]
     spec: PathBuf,
     #[arg(long, value_enum, default_value = "text")]
-    format: bank_codegen::diff::Format,
+    format: openapi_poem::diff::Format,
     /// The level from which a change makes the exit status 1.
     #[arg(long, value_enum, default_value = "breaking")]
     fail_on: FailOn,
@@ -85,8 +87,8 @@ enum Command {
     },
 }
 
-fn parse(path: &std::path::Path) -> Result<bank_codegen::ir::Api, ExitCode> {
-    bank_codegen::parse::parse_file(path).map_err(|e| {
+fn parse(path: &std::path::Path) -> Result<openapi_poem::ir::Api, ExitCode> {
+    openapi_poem::parse::parse_file(path).map_err(|e| {
         eprintln!(
             "error: {}#{}: {}",
             path.display(),
@@ -109,13 +111,13 @@ fn diff(args: DiffArgs) -> Result<ExitCode, ExitCode> {
         (old.join().expect("the parser does not panic"), new)
     });
     let (old, new) = (old?, new?);
-    let report = bank_codegen::diff::Report::new(
+    let report = openapi_poem::diff::Report::new(
         &args.base.display().to_string(),
         &args.spec.display().to_string(),
-        bank_codegen::diff::diff(&old, &new),
+        openapi_poem::diff::diff(&old, &new),
     );
     print!("{}", report.render(args.format));
-    use bank_codegen::diff::Level;
+    use openapi_poem::diff::Level;
     let failing = match args.fail_on {
         FailOn::Breaking => report.has(Level::Breaking),
         FailOn::Warning => report.has(Level::Warning),
@@ -136,7 +138,7 @@ fn diff(args: DiffArgs) -> Result<ExitCode, ExitCode> {
 }
 
 fn upgrade(spec: &std::path::Path) -> ExitCode {
-    let mut doc = match bank_codegen::bundle::bundle_file(spec) {
+    let mut doc = match openapi_poem::bundle::bundle_file(spec) {
         Ok(doc) => doc,
         Err(e) => {
             eprintln!(
@@ -159,7 +161,7 @@ fn upgrade(spec: &std::path::Path) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    bank_codegen::upgrade::to_openapi_31(&mut doc);
+    openapi_poem::upgrade::to_openapi_31(&mut doc);
     match serde_yaml::to_string(&doc) {
         Ok(text) => {
             print!("{text}");
@@ -182,10 +184,14 @@ fn main() -> ExitCode {
     };
     let source = target.spec.display().to_string();
     let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {
-        bank_codegen::relative_path(&target.out, std::path::Path::new(bank_codegen::RUNTIME_DIR))
+        openapi_poem::relative_path(&target.out, std::path::Path::new(openapi_poem::RUNTIME_DIR))
     });
-    let opts = bank_codegen::Options {
-        crate_name: &target.crate_name,
+    let crate_name = target
+        .crate_name
+        .clone()
+        .unwrap_or_else(|| openapi_poem::default_crate_name(&target.out));
+    let opts = openapi_poem::Options {
+        crate_name: &crate_name,
         source: &source,
         runtime_path: &runtime_path,
     };
@@ -200,16 +206,16 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let files = bank_codegen::emit::emit(&api, &opts);
+    let files = openapi_poem::emit::emit(&api, &opts);
     if write {
-        if let Err(e) = bank_codegen::write(&target.out, &files) {
+        if let Err(e) = openapi_poem::write(&target.out, &files) {
             eprintln!("error: cannot write {}: {e}", target.out.display());
             return ExitCode::from(2);
         }
         println!("wrote {} files to {}", files.len(), target.out.display());
         return ExitCode::SUCCESS;
     }
-    match bank_codegen::check(&target.out, &files) {
+    match openapi_poem::check(&target.out, &files) {
         Ok(None) => {
             println!("{} is up to date with {}", target.out.display(), source);
             ExitCode::SUCCESS
@@ -217,7 +223,7 @@ fn main() -> ExitCode {
         Ok(Some(diff)) => {
             eprintln!("{diff}");
             eprintln!(
-                "error: {} is stale; run `cargo run -p bank-codegen -- generate` and commit the result",
+                "error: {} is stale; run `openapi-poem generate --spec {source}` (here: `cargo run -p openapi-poem -- generate`) and commit the result",
                 target.out.display()
             );
             ExitCode::from(1)

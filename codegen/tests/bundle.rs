@@ -1,9 +1,9 @@
 //! Documents over several files and path item `$ref`s, bundled into one document
-//! (`bank_codegen::bundle`): what each reference becomes, and the refusals.
+//! (`openapi_poem::bundle`): what each reference becomes, and the refusals.
 
 use std::path::{Path, PathBuf};
 
-use bank_codegen::bundle::{bundle, bundle_file, read_document};
+use openapi_poem::bundle::{bundle, bundle_file, read_document};
 use serde_json::{Value, json};
 
 fn fixture() -> PathBuf {
@@ -122,7 +122,7 @@ fn a_document_over_several_files_becomes_one_whose_references_all_point_into_it(
 
 #[test]
 fn the_bundled_fixture_generates_and_the_ir_sees_every_operation() {
-    let api = bank_codegen::parse::parse_file(&fixture()).expect("parses");
+    let api = openapi_poem::parse::parse_file(&fixture()).expect("parses");
     let ids: Vec<&str> = api.operations.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["listPets", "addPet", "get_animals", "getOwner"]);
 }
@@ -140,7 +140,7 @@ fn a_document_whose_references_stay_in_components_is_returned_as_it_was() {
     assert_eq!(bundle(doc.clone(), None).expect("bundles"), doc);
 }
 
-fn refusal(doc: Value, path: Option<PathBuf>) -> bank_codegen::Error {
+fn refusal(doc: Value, path: Option<PathBuf>) -> openapi_poem::Error {
     bundle(doc, path).expect_err("refused")
 }
 
@@ -229,7 +229,7 @@ fn a_path_item_served_at_two_paths_names_its_operations_once() {
         out["paths"]["/b"]["get"]["responses"],
         doc["paths"]["/a"]["get"]["responses"]
     );
-    let api = bank_codegen::parse::parse(&out.to_string()).expect("parses");
+    let api = openapi_poem::parse::parse(&out.to_string()).expect("parses");
     let ids: Vec<&str> = api.operations.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["getA", "get_b"]);
 }
@@ -247,11 +247,11 @@ fn a_component_that_is_a_reference_to_another_is_followed_and_a_cycle_refused() 
         }
     });
     doc["paths"]["/a"]["get"]["parameters"] = json!([{"$ref": "#/components/parameters/Alias"}]);
-    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    let api = openapi_poem::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations[0].params[0].name, "q");
 
     doc["paths"]["/a"]["get"]["parameters"] = json!([{"$ref": "#/components/parameters/Loop"}]);
-    let e = bank_codegen::parse::parse(&doc.to_string()).expect_err("refused");
+    let e = openapi_poem::parse::parse(&doc.to_string()).expect_err("refused");
     assert_eq!(e.pointer, "#/paths/~1a/get/parameters/0");
     assert!(e.message.contains("refers to itself"), "{e}");
 }
@@ -273,7 +273,7 @@ fn a_callback_written_as_a_reference_is_read_in_place() {
         out["paths"]["/a"]["get"]["callbacks"]["onEvent"],
         doc["components"]["callbacks"]["Ev"]
     );
-    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    let api = openapi_poem::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations[0].callbacks.len(), 1);
 }
 
@@ -291,7 +291,7 @@ fn a_schema_pointer_is_followed_in_the_document_as_written() {
             "$ref": "#/paths/~1a/get/responses/200/content/application~1json/schema/extra/n"
         }}}
     }}}});
-    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    let api = openapi_poem::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations.len(), 2);
 }
 
@@ -301,6 +301,6 @@ fn a_schema_pointer_into_another_section_of_components_still_resolves() {
     // whether or not the document as written is kept.
     let mut doc = with_ref("#/components/responses/R");
     doc["components"] = json!({"responses": {"R": {"description": "text"}}});
-    let api = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    let api = openapi_poem::parse::parse(&doc.to_string()).expect("parses");
     assert_eq!(api.operations.len(), 1);
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bank_codegen::diff::{Change, Level};
+use openapi_poem::diff::{Change, Level};
 use serde_yaml::Value;
 
 fn root() -> PathBuf {
@@ -67,8 +67,8 @@ fn report(edit: fn(&mut Value)) -> Vec<Change> {
     let mut edited = original.clone();
     edit(&mut edited);
     let parse =
-        |v: &Value| bank_codegen::parse::parse(&serde_yaml::to_string(v).unwrap()).expect("parses");
-    bank_codegen::diff::diff(&parse(&original), &parse(&edited))
+        |v: &Value| openapi_poem::parse::parse(&serde_yaml::to_string(v).unwrap()).expect("parses");
+    openapi_poem::diff::diff(&parse(&original), &parse(&edited))
 }
 
 fn find<'c>(changes: &'c [Change], id: &str, pointer_end: &str) -> &'c Change {
@@ -198,13 +198,13 @@ fn the_report_of_edits_to_the_bankd_document() {
 /// Builds `api` (generated from `spec`) and the stub (written against the unedited document);
 /// returns the handlers the compiler names in the stub's errors.
 fn compiler_handlers(ws: &Path, spec: &str) -> BTreeSet<String> {
-    let opts = bank_codegen::Options {
+    let opts = openapi_poem::Options {
         crate_name: "bank-api",
         source: "spec/openapi.yaml",
-        runtime_path: bank_codegen::RUNTIME_DIR,
+        runtime_path: openapi_poem::RUNTIME_DIR,
     };
-    let files = bank_codegen::generate(spec, &opts).expect("generates");
-    bank_codegen::write(&ws.join("api"), &files).expect("writes the crate");
+    let files = openapi_poem::generate(spec, &opts).expect("generates");
+    openapi_poem::write(&ws.join("api"), &files).expect("writes the crate");
     let out = Command::new(env!("CARGO"))
         .args([
             "check",
@@ -301,11 +301,11 @@ fn the_handlers_the_report_says_break_are_those_the_compiler_names() {
     let ws = ws.path();
     let original = document();
     let original_text = serde_yaml::to_string(&original).unwrap();
-    let api = bank_codegen::parse::parse(&original_text).expect("parses");
+    let api = openapi_poem::parse::parse(&original_text).expect("parses");
     std::fs::create_dir_all(ws.join("stub/src")).unwrap();
     std::fs::write(
         ws.join("stub/Cargo.toml"),
-        bank_codegen::emit::stub::contact_manifest(&api, "stub", "bank-api", "../api"),
+        openapi_poem::emit::stub::contact_manifest(&api, "stub", "bank-api", "../api"),
     )
     .unwrap();
     std::fs::write(
@@ -316,7 +316,7 @@ fn the_handlers_the_report_says_break_are_those_the_compiler_names() {
     std::fs::copy(root().join("Cargo.lock"), ws.join("Cargo.lock")).unwrap();
     std::fs::write(
         ws.join("stub/src/lib.rs"),
-        bank_codegen::emit::stub::contact_server(&api, "bank_api"),
+        openapi_poem::emit::stub::contact_server(&api, "bank_api"),
     )
     .unwrap();
 

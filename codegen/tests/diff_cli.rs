@@ -30,7 +30,7 @@ components:
 fn run(dir: &Path, base: &str, spec: &str, extra: &[&str]) -> (i32, String, String) {
     std::fs::write(dir.join("base.yaml"), base).unwrap();
     std::fs::write(dir.join("spec.yaml"), spec).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_codegen"))
+    let out = Command::new(env!("CARGO_BIN_EXE_openapi-poem"))
         .current_dir(dir)
         .args(["diff", "--base", "base.yaml", "--spec", "spec.yaml"])
         .args(extra)

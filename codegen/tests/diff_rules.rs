@@ -2,7 +2,7 @@
 //! its report committed as `expected.json`. A case is named after the rule it shows
 //! (`<rule-id>` or `<rule-id>--<variant>`), and the report must contain that rule.
 //!
-//! `BLESS=1 cargo test -p bank-codegen --test diff_rules` rewrites the expected reports; read
+//! `BLESS=1 cargo test -p openapi-poem --test diff_rules` rewrites the expected reports; read
 //! the diff before committing it.
 
 use std::path::Path;
@@ -13,12 +13,12 @@ fn report(dir: &Path) -> serde_json::Value {
             .unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()))
     };
     let parse = |name: &str| {
-        bank_codegen::parse::parse(&read(name))
+        openapi_poem::parse::parse(&read(name))
             .unwrap_or_else(|e| panic!("{}/{name}: {} at {}", dir.display(), e.message, e.pointer))
     };
     let (old, new) = (parse("base.yaml"), parse("spec.yaml"));
-    let changes = bank_codegen::diff::diff(&old, &new);
-    let report = bank_codegen::diff::Report::new("base.yaml", "spec.yaml", changes);
+    let changes = openapi_poem::diff::diff(&old, &new);
+    let report = openapi_poem::diff::Report::new("base.yaml", "spec.yaml", changes);
     serde_json::to_value(&report).expect("serializes")
 }
 

@@ -2,7 +2,7 @@
 //! committed under `tests/expected/<name>/`. The expected crates are workspace members, so every
 //! `cargo build --workspace` / `cargo test --workspace` also compiles them.
 //!
-//! After an intended generator change: `BLESS=1 cargo test -p bank-codegen --test golden`.
+//! After an intended generator change: `BLESS=1 cargo test -p openapi-poem --test golden`.
 
 use std::path::{Path, PathBuf};
 
@@ -30,18 +30,18 @@ fn every_fixture_generates_its_committed_crate() {
             .to_string();
         let source = format!("codegen/tests/fixtures/{name}.yaml");
         let crate_name = format!("fixture-{}", name.replace('_', "-"));
-        let opts = bank_codegen::Options {
+        let opts = openapi_poem::Options {
             crate_name: &crate_name,
             source: &source,
             runtime_path: "../../../runtime",
         };
         let files =
-            bank_codegen::generate_file(&spec, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+            openapi_poem::generate_file(&spec, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         let expected = root.join("tests/expected").join(&name);
         if bless {
-            bank_codegen::write(&expected, &files).expect("write expected files");
+            openapi_poem::write(&expected, &files).expect("write expected files");
         } else if let Some(diff) =
-            bank_codegen::check(&expected, &files).expect("read expected files")
+            openapi_poem::check(&expected, &files).expect("read expected files")
         {
             stale.push(format!("== {name}\n{diff}"));
         }
@@ -115,12 +115,12 @@ fn generation_is_deterministic() {
     let text =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec/openapi.yaml"))
             .expect("the bankd document");
-    let opts = bank_codegen::Options {
+    let opts = openapi_poem::Options {
         crate_name: "bank-api",
         source: "spec/openapi.yaml",
         runtime_path: "../codegen/runtime",
     };
-    let a = bank_codegen::generate(&text, &opts).expect("generates");
-    let b = bank_codegen::generate(&text, &opts).expect("generates");
+    let a = openapi_poem::generate(&text, &opts).expect("generates");
+    let b = openapi_poem::generate(&text, &opts).expect("generates");
     assert_eq!(a, b);
 }

@@ -34,13 +34,13 @@ impl PetsApi for Shop {
 "#;
 
 fn build(dir: &Path, spec: &str) -> (bool, String) {
-    let opts = bank_codegen::Options {
+    let opts = openapi_poem::Options {
         crate_name: "petstore-edit",
         source: "petstore.yaml",
-        runtime_path: bank_codegen::RUNTIME_DIR,
+        runtime_path: openapi_poem::RUNTIME_DIR,
     };
-    let files = bank_codegen::generate(spec, &opts).expect("generates");
-    bank_codegen::write(&dir.join("api"), &files).expect("writes the crate");
+    let files = openapi_poem::generate(spec, &opts).expect("generates");
+    openapi_poem::write(&dir.join("api"), &files).expect("writes the crate");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new(env!("CARGO"))
         .args(["check", "--offline", "--quiet", "--manifest-path"])

@@ -9,13 +9,13 @@ fn doc(paths: &str, schemas: &str) -> String {
 
 const OP: &str = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200': {description: ok}\n";
 
-fn error(text: &str) -> bank_codegen::Error {
-    let opts = bank_codegen::Options {
+fn error(text: &str) -> openapi_poem::Error {
+    let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
     };
-    bank_codegen::generate(text, &opts).expect_err("must be refused")
+    openapi_poem::generate(text, &opts).expect_err("must be refused")
 }
 
 #[test]
@@ -118,10 +118,10 @@ fn duplicate_operation_ids_are_refused() {
 #[test]
 fn path_arrays_of_objects_are_raw_text_and_unknown_media_types_are_bytes() {
     let path = "  /x/{c}:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: c, in: path, required: true, schema: {type: array, items: {type: object}}}\n      responses:\n        '200': {description: ok}\n";
-    let api = bank_codegen::parse::parse(&doc(path, "    A: {type: string}\n")).expect("parses");
+    let api = openapi_poem::parse::parse(&doc(path, "    A: {type: string}\n")).expect("parses");
     let c = &api.operations[0].params[0];
     assert!(
-        matches!(c.schema.kind, bank_codegen::ir::Kind::String { .. }),
+        matches!(c.schema.kind, openapi_poem::ir::Kind::String { .. }),
         "{:?}",
         c.schema.kind
     );
@@ -131,14 +131,14 @@ fn path_arrays_of_objects_are_raw_text_and_unknown_media_types_are_bytes() {
             .expect("JSON");
     assert_eq!(written["schema"]["items"]["type"], "object");
     let xml = "  /x:\n    get:\n      operationId: get_x\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/xml:\n              schema: {type: string}\n";
-    let api = bank_codegen::parse::parse(&doc(xml, "    A: {type: string}\n")).expect("parses");
+    let api = openapi_poem::parse::parse(&doc(xml, "    A: {type: string}\n")).expect("parses");
     let (media, content_type, _) = api.operations[0].responses[0]
         .content
         .clone()
         .expect("content");
     assert_eq!(
         (media, content_type.as_str()),
-        (bank_codegen::ir::Media::Binary, "application/xml")
+        (openapi_poem::ir::Media::Binary, "application/xml")
     );
 }
 
@@ -146,7 +146,7 @@ fn path_arrays_of_objects_are_raw_text_and_unknown_media_types_are_bytes() {
 fn ecma_patterns_are_kept_whatever_their_features() {
     // Lookbehind, lookahead and Unicode properties are ECMA-262: kept, enforced at run time.
     for p in ["(?<=a)b", "^(?!aws:).+$", "^\\p{L}+$"] {
-        let api = bank_codegen::parse::parse(&doc(
+        let api = openapi_poem::parse::parse(&doc(
             OP,
             &format!("    A:\n      type: string\n      pattern: '{p}'\n"),
         ))
@@ -162,7 +162,7 @@ fn the_ir_keeps_dotted_and_keyword_parameter_names() {
         "/tests/fixtures/parameters.yaml"
     ))
     .expect("fixture");
-    let api = bank_codegen::parse::parse(&text).expect("parses");
+    let api = openapi_poem::parse::parse(&text).expect("parses");
     let params: Vec<(String, String)> = api
         .operations
         .iter()
@@ -191,7 +191,7 @@ fn operations_without_an_id_or_a_tag_are_named_not_refused() {
         "/tests/fixtures/names.yaml"
     ))
     .expect("fixture");
-    let api = bank_codegen::parse::parse(&text).expect("parses");
+    let api = openapi_poem::parse::parse(&text).expect("parses");
     let ops: Vec<(&str, bool, &str, &str)> = api
         .operations
         .iter()
@@ -245,12 +245,12 @@ fn operations_without_an_id_or_a_tag_are_named_not_refused() {
 
 #[test]
 fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
-    use bank_codegen::ir::Kind;
+    use openapi_poem::ir::Kind;
     // A property of a component, and a response schema inside `paths` (percent-encoded braces,
     // as real documents write them), each become a type of their own, made once.
     let paths = "  /x/{id}:\n    get:\n      operationId: get_x\n      tags: [x]\n      parameters:\n        - {name: id, in: path, required: true, schema: {type: string}}\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {type: object, properties: {n: {type: integer}}}\n  /y:\n    get:\n      operationId: get_y\n      tags: [x]\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {$ref: '#/paths/~1x~1%7Bid%7D/get/responses/200/content/application~1json/schema'}\n";
     let schemas = "    Disk:\n      type: object\n      properties:\n        fs: {type: string, enum: [ext4, xfs]}\n    Copy:\n      type: object\n      properties:\n        fs: {$ref: '#/components/schemas/Disk/properties/fs'}\n        again: {$ref: '#/components/schemas/Disk/properties/fs'}\n";
-    let api = bank_codegen::parse::parse(&doc(paths, schemas)).expect("parses");
+    let api = openapi_poem::parse::parse(&doc(paths, schemas)).expect("parses");
     let copy = api.types.iter().find(|t| t.name == "Copy").expect("Copy");
     let Kind::Object(o) = &copy.schema.kind else {
         panic!("an object")
@@ -282,12 +282,12 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
         .expect("the pointed type");
     assert!(matches!(t.schema.kind, Kind::Object(_)), "{t:?}");
     // Generated, the crate names them like any other type.
-    let opts = bank_codegen::Options {
+    let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
     };
-    bank_codegen::generate(&doc(paths, schemas), &opts).expect("generates");
+    openapi_poem::generate(&doc(paths, schemas), &opts).expect("generates");
 
     // A pointer that leads nowhere is refused where it is written.
     let bad = "    A:\n      type: object\n      properties:\n        b: {$ref: '#/components/schemas/Nope/properties/x'}\n";
@@ -298,7 +298,7 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
 
 #[test]
 fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
-    let opts = bank_codegen::Options {
+    let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
@@ -314,7 +314,7 @@ fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
         "{}x-ibm-endpoints:\n  - {{type: [production, development]}}\n",
         doc(OP, schemas)
     );
-    bank_codegen::generate(&text, &opts).expect("values are not schemas");
+    openapi_poem::generate(&text, &opts).expect("values are not schemas");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bank_codegen::diff::diff;
+use openapi_poem::diff::diff;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -13,10 +13,10 @@ fn root() -> PathBuf {
 
 /// The changes `codegen diff` reports from the document at `path` to its 3.1 rewrite.
 fn changes_of_upgrade(path: &Path) -> Vec<String> {
-    let old = bank_codegen::parse::parse_file(path).expect("the 3.0 document parses");
-    let mut doc = bank_codegen::bundle::bundle_file(path).expect("bundles");
-    bank_codegen::upgrade::to_openapi_31(&mut doc);
-    let new = bank_codegen::parse::parse(&doc.to_string()).expect("the 3.1 rewrite parses");
+    let old = openapi_poem::parse::parse_file(path).expect("the 3.0 document parses");
+    let mut doc = openapi_poem::bundle::bundle_file(path).expect("bundles");
+    openapi_poem::upgrade::to_openapi_31(&mut doc);
+    let new = openapi_poem::parse::parse(&doc.to_string()).expect("the 3.1 rewrite parses");
     assert_eq!(new.openapi, "3.1.1");
     diff(&old, &new)
         .into_iter()
@@ -30,8 +30,8 @@ fn bankd_1_4_written_as_openapi_3_1_is_the_same_api() {
     let changes = changes_of_upgrade(&spec);
     assert!(changes.is_empty(), "{}", changes.join("\n"));
     // The rewrite says it in 3.1's words: a nullable field is a type union.
-    let mut doc = bank_codegen::bundle::bundle_file(&spec).expect("bundles");
-    bank_codegen::upgrade::to_openapi_31(&mut doc);
+    let mut doc = openapi_poem::bundle::bundle_file(&spec).expect("bundles");
+    openapi_poem::upgrade::to_openapi_31(&mut doc);
     let text = doc.to_string();
     assert!(text.contains(r#"["string","null"]"#));
     assert!(!text.contains(r#""nullable""#));
@@ -65,12 +65,12 @@ fn every_3_0_fixture_written_as_openapi_3_1_is_the_same_api() {
 #[test]
 fn a_rewrite_that_loses_meaning_is_reported() {
     let spec = root().join("spec/releases/1.4.yaml");
-    let old = bank_codegen::parse::parse_file(&spec).expect("parses");
-    let mut doc = bank_codegen::bundle::bundle_file(&spec).expect("bundles");
-    bank_codegen::upgrade::to_openapi_31(&mut doc);
+    let old = openapi_poem::parse::parse_file(&spec).expect("parses");
+    let mut doc = openapi_poem::bundle::bundle_file(&spec).expect("bundles");
+    openapi_poem::upgrade::to_openapi_31(&mut doc);
     doc["components"]["schemas"]["PersonDetails"]["properties"]["middle_name"]["type"] =
         "string".into();
-    let new = bank_codegen::parse::parse(&doc.to_string()).expect("parses");
+    let new = openapi_poem::parse::parse(&doc.to_string()).expect("parses");
     assert!(
         diff(&old, &new).iter().any(|c| c.id.contains("nullable")),
         "a field that lost its null went unnoticed"

@@ -131,7 +131,7 @@ fixture_round_trip! {
 fn a_fixture_over_several_files_serves_its_bundled_document() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../codegen/tests/fixtures/multi_file.yaml");
-    let source = bank_codegen::bundle::bundle_file(&path).expect("bundles");
+    let source = openapi_poem::bundle::bundle_file(&path).expect("bundles");
     let diffs = differences(&source, &fixture_multi_file::document());
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

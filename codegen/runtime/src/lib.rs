@@ -1,4 +1,4 @@
-//! Runtime support for code emitted by `bank-codegen`.
+//! Runtime support for code emitted by `openapi-poem`.
 //!
 //! One crate that every generated crate depends on (and re-exports as `runtime`). It is general:
 //! nothing in it knows which API it serves; what it needs of one document (the closed schemas,

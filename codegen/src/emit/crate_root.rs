@@ -58,7 +58,7 @@ impl Emitter<'_> {
             #[rustfmt::skip]
             pub mod server;
             #callbacks_mod
-            pub use ::bank_codegen_runtime as runtime;
+            pub use ::openapi_poem_runtime as runtime;
 
             pub use poem_openapi::payload::Binary;
             pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
