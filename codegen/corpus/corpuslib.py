@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -241,7 +242,16 @@ def forget_member(target_dir: Path, package: str) -> None:
 
 
 def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[int | None, str, float]:
-    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds).
+    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds)."""
+    code, err, seconds, _ = cargo_measured(args, ws, target_dir, timeout)
+    return code, err, seconds
+
+
+def cargo_measured(args: list[str], ws: Path, target_dir: Path,
+                   timeout: float) -> tuple[int | None, str, float, int]:
+    """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds, peak RSS
+    in bytes of cargo and every rustc it ran: Linux's wait4 reports the largest of a process and
+    its waited-for descendants).
 
     cargo runs in its own process group, killed as a whole on timeout (or interrupt): killing
     only cargo would leave its rustc running, eating CPU and memory under the next checks.
@@ -258,16 +268,28 @@ def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[
         errors="replace",
         start_new_session=True,
     )
-    try:
-        _, err = proc.communicate(timeout=timeout)
-        return proc.returncode, err, time.monotonic() - start
-    except subprocess.TimeoutExpired:
+    chunks: list[str] = []
+    reader = threading.Thread(target=lambda: chunks.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    timed_out = threading.Event()
+
+    def kill() -> None:
+        timed_out.set()
         os.killpg(proc.pid, signal.SIGKILL)
-        _, err = proc.communicate()
-        return None, err, time.monotonic() - start
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
     except BaseException:
         os.killpg(proc.pid, signal.SIGKILL)
         raise
+    finally:
+        timer.cancel()
+    reader.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    code = None if timed_out.is_set() else proc.returncode
+    return code, "".join(chunks), time.monotonic() - start, usage.ru_maxrss * 1024
 
 
 def first_errors(stderr: str, n: int = 5) -> list[str]:
