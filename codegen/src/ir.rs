@@ -3,6 +3,8 @@
 //! Plain data, no tokens and nothing of poem: the parser builds it, the emitters render it,
 //! and tests inspect it. Order is the document's order everywhere (deterministic output).
 
+use std::collections::{HashMap, HashSet};
+
 /// A whole API.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Api {
@@ -48,15 +50,75 @@ impl Api {
         &'s self,
         roots: impl IntoIterator<Item = &'s Schema>,
     ) -> Vec<&'s str> {
+        let index: HashMap<&str, &TypeDef> =
+            self.types.iter().map(|t| (t.name.as_str(), t)).collect();
+        self.walk(&index, roots)
+    }
+
+    /// Which ways each of [`Api::types`] (same order) crosses the wire for a server: read from
+    /// requests (parameters and bodies), written in responses and in the callbacks and webhooks
+    /// the server sends. A type nothing reaches goes both ways (it is public for a server to use).
+    pub fn directions(&self) -> Vec<Direction> {
+        let index: HashMap<&str, &TypeDef> =
+            self.types.iter().map(|t| (t.name.as_str(), t)).collect();
+        let read: HashSet<&str> = self
+            .walk(
+                &index,
+                self.operations.iter().flat_map(|o| {
+                    o.params
+                        .iter()
+                        .map(|p| &p.schema)
+                        .chain(o.body.iter().map(|b| &b.schema))
+                }),
+            )
+            .into_iter()
+            .collect();
+        let written: HashSet<&str> = self
+            .walk(
+                &index,
+                self.operations
+                    .iter()
+                    .flat_map(|o| {
+                        o.responses
+                            .iter()
+                            .filter_map(|r| r.content.as_ref().map(|c| &c.2))
+                            .chain(o.callbacks.iter().filter_map(Callback::sent))
+                    })
+                    .chain(self.webhooks.iter().filter_map(Callback::sent)),
+            )
+            .into_iter()
+            .collect();
+        self.types
+            .iter()
+            .map(|t| {
+                let (read, write) = (
+                    read.contains(t.name.as_str()),
+                    written.contains(t.name.as_str()),
+                );
+                if read || write {
+                    Direction { read, write }
+                } else {
+                    Direction::BOTH
+                }
+            })
+            .collect()
+    }
+
+    fn walk<'s>(
+        &'s self,
+        index: &HashMap<&str, &'s TypeDef>,
+        roots: impl IntoIterator<Item = &'s Schema>,
+    ) -> Vec<&'s str> {
         let mut found: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut stack: Vec<&Schema> = roots.into_iter().collect();
         stack.reverse();
         while let Some(s) = stack.pop() {
             let mut children: Vec<&Schema> = match &s.kind {
                 Kind::Ref(name) => {
-                    if !found.contains(&name.as_str()) {
+                    if seen.insert(name) {
                         found.push(name);
-                        if let Some(t) = self.types.iter().find(|t| &t.name == name) {
+                        if let Some(t) = index.get(name.as_str()) {
                             stack.push(&t.schema);
                         }
                     }
@@ -101,6 +163,21 @@ impl Api {
                 .filter_map(|r| r.content.as_ref().map(|c| &c.2)),
         )
     }
+}
+
+/// Which ways a type crosses the wire: read (deserialised from a request) and/or written
+/// (serialised into a response or an outgoing callback). The emitter derives only what is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Direction {
+    pub read: bool,
+    pub write: bool,
+}
+
+impl Direction {
+    pub const BOTH: Direction = Direction {
+        read: true,
+        write: true,
+    };
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -429,6 +506,13 @@ pub struct Callback {
     /// The statuses the receiver may answer, with their descriptions.
     pub responses: Vec<(Status, String)>,
     pub pointer: String,
+}
+
+impl Callback {
+    /// The schema of the body the server sends, if any.
+    pub fn sent(&self) -> Option<&Schema> {
+        self.body.as_ref().map(|b| &b.schema)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

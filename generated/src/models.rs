@@ -5,7 +5,8 @@
 /// The body of every 4xx and 5xx response.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     pub r#type: crate::models::ErrorType,
     /// Stable snake_case code that programs branch on. Codes by status:
@@ -43,66 +44,17 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("type", { < crate ::models::ErrorType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::ErrorType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Stable snake_case code that programs branch on. Codes by status:\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\n  `associated_person_already_linked`, `invalid_additional_requirements`,\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,\n  `invalid_webhook_url`.\n- 401: `unauthorized`, `invalid_signature`.\n- 403: `sandbox_only`.\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\n  `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,\n  `webhook_endpoint_not_found`, `webhook_delivery_not_found`.\n- 409: `idempotency_key_in_use`.\n- 422: `idempotency_key_reused`.\n- 500: `internal_error`.\n- 503: `transaction_conflict`, `request_timeout`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"invalid_limit\"").ok(); s })), ("message", crate ::runtime::inline({
-                let mut s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"limit must be between 1 and 100\"").ok(); s })),
-                ("documentation_url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Absolute link into the served `/docs` that documents this error.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"http://127.0.0.1:8080/docs#errors\"").ok(); s })), ("details", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("object"); s
-                .additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Message for the field."); s
-                }))); s.description =
-                ::std::option::Option::Some("Null, or a map from a field path (`limit`, `address.country_code`, `business_email`, ...) to the message for that field.");
-                s.nullable = true; s }))
-            ];
-            s.required = ::std::vec![
-                "type", "code", "message", "documentation_url", "details"
-            ];
-            s.description = ::std::option::Option::Some(
-                "The body of every 4xx and 5xx response.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"code\":{\"type\":\"string\",\"description\":\"Stable snake_case code that programs branch on. Codes by status:\\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\\n  `associated_person_already_linked`, `invalid_additional_requirements`,\\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,\\n  `invalid_webhook_url`.\\n- 401: `unauthorized`, `invalid_signature`.\\n- 403: `sandbox_only`.\\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\\n  `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,\\n  `webhook_endpoint_not_found`, `webhook_delivery_not_found`.\\n- 409: `idempotency_key_in_use`.\\n- 422: `idempotency_key_reused`.\\n- 500: `internal_error`.\\n- 503: `transaction_conflict`, `request_timeout`.\",\"example\":\"invalid_limit\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.\",\"example\":\"limit must be between 1 and 100\"},\"documentation_url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Absolute link into the served `/docs` that documents this error.\",\"example\":\"http://127.0.0.1:8080/docs#errors\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Message for the field.\"},\"description\":\"Null, or a map from a field path (`limit`, `address.country_code`, `business_email`, ...) to the message for that field.\",\"nullable\":true}},\"required\":[\"type\",\"code\",\"message\",\"documentation_url\",\"details\"],\"description\":\"The body of every 4xx and 5xx response.\"}",
+        links: &[crate::runtime::link::<crate::models::ErrorType>()],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.
 ///
 /// Schema: `#/components/schemas/ErrorType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum ErrorType {
     /// `request_validation_error`
     #[serde(rename = "request_validation_error")]
@@ -232,73 +184,34 @@ impl crate::runtime::SpecType for ErrorType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "ErrorType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("request_validation_error".to_string()),
-                ::serde_json::Value::String("authentication_error".to_string()),
-                ::serde_json::Value::String("entity_error".to_string()),
-                ::serde_json::Value::String("bank_account_error".to_string()),
-                ::serde_json::Value::String("account_number_error".to_string()),
-                ::serde_json::Value::String("counterparty_error".to_string()),
-                ::serde_json::Value::String("document_error".to_string()),
-                ::serde_json::Value::String("positive_pay_error".to_string()),
-                ::serde_json::Value::String("transfer_error".to_string()),
-                ::serde_json::Value::String("idempotency_error".to_string()),
-                ::serde_json::Value::String("platform_error".to_string()),
-                ::serde_json::Value::String("event_error".to_string()),
-                ::serde_json::Value::String("webhook_error".to_string()),
-                ::serde_json::Value::String("server_error".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"request_validation_error\",\"authentication_error\",\"entity_error\",\"bank_account_error\",\"account_number_error\",\"counterparty_error\",\"document_error\",\"positive_pay_error\",\"transfer_error\",\"idempotency_error\",\"platform_error\",\"event_error\",\"webhook_error\",\"server_error\"],\"description\":\"Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(ErrorType);
+crate::runtime::spec_type!(ErrorType, write);
 /// An empty JSON object, `{}`.
 ///
 /// Schema: `#/components/schemas/EmptyObject`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct EmptyObject {}
 impl crate::runtime::SpecType for EmptyObject {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EmptyObject",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.description = ::std::option::Option::Some("An empty JSON object, `{}`.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"description\":\"An empty JSON object, `{}`.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(EmptyObject);
+crate::runtime::spec_type!(EmptyObject, write);
 /// Sort direction; `desc` (newest or largest first) by default.
 ///
 /// Schema: `#/components/schemas/SortOrder`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum SortOrder {
     /// `asc`
     #[serde(rename = "asc")]
@@ -341,25 +254,12 @@ impl crate::runtime::SpecType for SortOrder {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "SortOrder",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("asc".to_string()),
-                ::serde_json::Value::String("desc".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Sort direction; `desc` (newest or largest first) by default.",
-            );
-            s.default = ::serde_json::from_str::<::serde_json::Value>("\"desc\"").ok();
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"description\":\"Sort direction; `desc` (newest or largest first) by default.\",\"default\":\"desc\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(SortOrder);
+crate::runtime::spec_type!(SortOrder, read);
 /// A postal address.
 ///
 /// Schema: `#/components/schemas/Address`.
@@ -385,60 +285,17 @@ impl crate::runtime::SpecType for Address {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Address",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("line_1", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("First address line."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"101 Market Street\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("line_2", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Second address line; omitted when not set.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Suite 1913\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("city", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("City."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"San Francisco\"")
-                .ok(); s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("state", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("State, province or region; omitted when not set.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("\"CA\"")
-                .ok(); s.max_length = ::std::option::Option::Some(100usize); s })),
-                ("postal_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Postal code."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"94105\"").ok(); s
-                .min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(20usize); s })), ("country_code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 3166-1 alpha-2 country code."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"US\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{2}$".to_string());
-                s }))
-            ];
-            s.required = ::std::vec!["line_1", "city", "postal_code", "country_code"];
-            s.description = ::std::option::Option::Some("A postal address.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"line_1\":{\"type\":\"string\",\"description\":\"First address line.\",\"example\":\"101 Market Street\",\"minLength\":1,\"maxLength\":255},\"line_2\":{\"type\":\"string\",\"description\":\"Second address line; omitted when not set.\",\"example\":\"Suite 1913\",\"maxLength\":255},\"city\":{\"type\":\"string\",\"description\":\"City.\",\"example\":\"San Francisco\",\"minLength\":1,\"maxLength\":100},\"state\":{\"type\":\"string\",\"description\":\"State, province or region; omitted when not set.\",\"example\":\"CA\",\"maxLength\":100},\"postal_code\":{\"type\":\"string\",\"description\":\"Postal code.\",\"example\":\"94105\",\"minLength\":1,\"maxLength\":20},\"country_code\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"example\":\"US\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line_1\",\"city\",\"postal_code\",\"country_code\"],\"description\":\"A postal address.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Address);
 /// The calling platform (tenant) and its settings.
 ///
 /// Schema: `#/components/schemas/Platform`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Platform {
     /// Platform id, prefix `plat_`.
     pub id: ::std::string::String,
@@ -461,62 +318,17 @@ impl crate::runtime::SpecType for Platform {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Platform",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Platform id, prefix `plat_`."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"plat_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^plat_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the platform, as given at creation.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Acme Financial\"").ok(); s })), ("reporting_time_zone", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("IANA time zone in which the bank account history counts days; null until set.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"America/New_York\"").ok(); s })),
-                ("additional_requirements", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AdditionalRequirementField as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AdditionalRequirementField as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The platform's additional compliance fields that entities submit.");
-                s })), ("created_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the platform was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the platform settings last changed.");
-                s }))
-            ];
-            s.required = ::std::vec![
-                "id", "name", "reporting_time_zone", "additional_requirements",
-                "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "The calling platform (tenant) and its settings.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Platform id, prefix `plat_`.\",\"example\":\"plat_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^plat_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the platform, as given at creation.\",\"example\":\"Acme Financial\"},\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone in which the bank account history counts days; null until set.\",\"nullable\":true,\"example\":\"America/New_York\"},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The platform's additional compliance fields that entities submit.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform settings last changed.\"}},\"required\":[\"id\",\"name\",\"reporting_time_zone\",\"additional_requirements\",\"created_at\",\"updated_at\"],\"description\":\"The calling platform (tenant) and its settings.\"}",
+        links: &[crate::runtime::link::<crate::models::AdditionalRequirementField>()],
+    };
 }
-crate::runtime::spec_type!(Platform);
+crate::runtime::spec_type!(Platform, write);
 /// Platform settings to change; absent fields keep their values.
 ///
 /// Schema: `#/components/schemas/PlatformUpdate`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlatformUpdate {
     /// IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.
@@ -532,36 +344,12 @@ impl crate::runtime::SpecType for PlatformUpdate {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PlatformUpdate",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("reporting_time_zone", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"America/New_York\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(64usize); s })), ("additional_requirements",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                .items = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AdditionalRequirementField as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AdditionalRequirementField as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The complete new list of additional compliance fields; replaces the current list. Names must be unique.");
-                s.max_items = ::std::option::Option::Some(100usize); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Platform settings to change; absent fields keep their values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.\",\"example\":\"America/New_York\",\"minLength\":1,\"maxLength\":64},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The complete new list of additional compliance fields; replaces the current list. Names must be unique.\",\"maxItems\":100}},\"description\":\"Platform settings to change; absent fields keep their values.\"}",
+        links: &[crate::runtime::link::<crate::models::AdditionalRequirementField>()],
+    };
 }
-crate::runtime::spec_type!(PlatformUpdate);
+crate::runtime::spec_type!(PlatformUpdate, read);
 /// One additional compliance field that the platform asks entities to submit.
 ///
 /// Schema: `#/components/schemas/AdditionalRequirementField`.
@@ -584,48 +372,10 @@ impl crate::runtime::SpecType for AdditionalRequirementField {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AdditionalRequirementField",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Field name, the key used when submitting it; lowercase snake_case.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"business_email\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[a-z][a-z0-9_]{0,63}$".to_string()); s })),
-                ("type", { < crate ::models::RequirementFieldType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::RequirementFieldType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("required", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the field must be submitted; a missing required field is listed in `missing`.");
-                s })), ("values", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("One allowed value."); s
-                .min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s }))); s.description =
-                ::std::option::Option::Some("Allowed values; required for (and only for) type `enum`, omitted otherwise.");
-                s.min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(100usize); s })), ("max_length", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Maximum length in characters of a `string` value; omitted when unlimited or not a string.");
-                s.minimum = ::std::option::Option::Some(1f64); s.maximum =
-                ::std::option::Option::Some(4096f64); s }))
-            ];
-            s.required = ::std::vec!["name", "type", "required"];
-            s.description = ::std::option::Option::Some(
-                "One additional compliance field that the platform asks entities to submit.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Field name, the key used when submitting it; lowercase snake_case.\",\"example\":\"business_email\",\"pattern\":\"^[a-z][a-z0-9_]{0,63}$\"},\"type\":{\"$ref\":0},\"required\":{\"type\":\"boolean\",\"description\":\"Whether the field must be submitted; a missing required field is listed in `missing`.\"},\"values\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"One allowed value.\",\"minLength\":1,\"maxLength\":255},\"description\":\"Allowed values; required for (and only for) type `enum`, omitted otherwise.\",\"minItems\":1,\"maxItems\":100},\"max_length\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Maximum length in characters of a `string` value; omitted when unlimited or not a string.\",\"minimum\":1.0,\"maximum\":4096.0}},\"required\":[\"name\",\"type\",\"required\"],\"description\":\"One additional compliance field that the platform asks entities to submit.\"}",
+        links: &[crate::runtime::link::<crate::models::RequirementFieldType>()],
+    };
 }
 crate::runtime::spec_type!(AdditionalRequirementField);
 /// Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.
@@ -720,33 +470,17 @@ impl crate::runtime::SpecType for RequirementFieldType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "RequirementFieldType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("string".to_string()),
-                ::serde_json::Value::String("boolean".to_string()),
-                ::serde_json::Value::String("integer".to_string()),
-                ::serde_json::Value::String("email".to_string()),
-                ::serde_json::Value::String("phone".to_string()),
-                ::serde_json::Value::String("date".to_string()),
-                ::serde_json::Value::String("enum".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"string\",\"boolean\",\"integer\",\"email\",\"phone\",\"date\",\"enum\"],\"description\":\"Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(RequirementFieldType);
 /// A submitted additional requirement value; its JSON type follows the field's type.
 ///
 /// Schema: `#/components/schemas/RequirementValue`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(untagged)]
 pub enum RequirementValue {
     String(::std::string::String),
@@ -757,31 +491,12 @@ impl crate::runtime::SpecType for RequirementValue {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "RequirementValue",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Value of a `string`, `email`, `phone`, `date` or `enum` field.");
-                s }), crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Value of a `boolean` field."); s }), crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Value of an `integer` field."); s })
-            ];
-            s.description = ::std::option::Option::Some(
-                "A submitted additional requirement value; its JSON type follows the field's type.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"type\":\"string\",\"description\":\"Value of a `string`, `email`, `phone`, `date` or `enum` field.\"},{\"type\":\"boolean\",\"description\":\"Value of a `boolean` field.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Value of an `integer` field.\"}],\"description\":\"A submitted additional requirement value; its JSON type follows the field's type.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(RequirementValue);
+crate::runtime::spec_type!(RequirementValue, write);
 /// Kind of entity.
 ///
 /// Schema: `#/components/schemas/EntityType`.
@@ -839,20 +554,10 @@ impl crate::runtime::SpecType for EntityType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("PERSON".to_string()),
-                ::serde_json::Value::String("BUSINESS".to_string())
-            ];
-            s.description = ::std::option::Option::Some("Kind of entity.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"PERSON\",\"BUSINESS\"],\"description\":\"Kind of entity.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(EntityType);
 /// Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).
@@ -937,31 +642,17 @@ impl crate::runtime::SpecType for VerificationStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "VerificationStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("UNVERIFIED".to_string()),
-                ::serde_json::Value::String("PENDING".to_string()),
-                ::serde_json::Value::String("MANUAL_REVIEW".to_string()),
-                ::serde_json::Value::String("VERIFIED".to_string()),
-                ::serde_json::Value::String("DENIED".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"UNVERIFIED\",\"PENDING\",\"MANUAL_REVIEW\",\"VERIFIED\",\"DENIED\"],\"description\":\"Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(VerificationStatus);
 /// An entity as it appears in lists.
 ///
 /// Schema: `#/components/schemas/EntityListItem`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityListItem {
     /// Entity id, prefix `enti_`.
     pub id: ::std::string::String,
@@ -988,77 +679,21 @@ impl crate::runtime::SpecType for EntityListItem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityListItem",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Entity id, prefix `enti_`."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^enti_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("`first_name last_name` for a PERSON, `business_name` for a BUSINESS.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Acme Robotics LLC\"").ok(); s })), ("type", { < crate
-                ::models::EntityType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EntityType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("is_root", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description =
-                ::std::option::Option::Some("Whether this is the platform's root BUSINESS entity, created with the platform.");
-                s })), ("requires_screening", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the entity requires further screening; false by default.");
-                s })), ("review_reasons", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("A review reason, such as `other_review_reason`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"other_review_reason\"").ok(); s }))); s.description =
-                ::std::option::Option::Some("Why the entity is under review; empty unless `MANUAL_REVIEW`.");
-                s })), ("documents", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Document as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Document as ::poem_openapi::types::Type >
-                ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The documents uploaded with this `entity_id`, newest first.");
-                s })), ("verification_status", { < crate ::models::VerificationStatus as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::VerificationStatus as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the entity was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the entity last changed."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "name", "type", "is_root", "requires_screening", "review_reasons",
-                "documents", "verification_status", "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "An entity as it appears in lists.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"`first_name last_name` for a PERSON, `business_name` for a BUSINESS.\",\"example\":\"Acme Robotics LLC\"},\"type\":{\"$ref\":0},\"is_root\":{\"type\":\"boolean\",\"description\":\"Whether this is the platform's root BUSINESS entity, created with the platform.\"},\"requires_screening\":{\"type\":\"boolean\",\"description\":\"Whether the entity requires further screening; false by default.\"},\"review_reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A review reason, such as `other_review_reason`.\",\"example\":\"other_review_reason\"},\"description\":\"Why the entity is under review; empty unless `MANUAL_REVIEW`.\"},\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The documents uploaded with this `entity_id`, newest first.\"},\"verification_status\":{\"$ref\":2},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity last changed.\"}},\"required\":[\"id\",\"name\",\"type\",\"is_root\",\"requires_screening\",\"review_reasons\",\"documents\",\"verification_status\",\"created_at\",\"updated_at\"],\"description\":\"An entity as it appears in lists.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::EntityType>(),
+            crate::runtime::link::<crate::models::Document>(),
+            crate::runtime::link::<crate::models::VerificationStatus>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(EntityListItem);
+crate::runtime::spec_type!(EntityListItem, write);
 /// The type-specific details of the entity.
 ///
 /// Schema: `#/components/schemas/Entity/allOf/1`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entity2 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub person_details: ::std::option::Option<crate::models::PersonDetails>,
@@ -1067,33 +702,20 @@ pub struct Entity2 {
 }
 impl crate::runtime::SpecType for Entity2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("person_details", { < crate ::models::PersonDetails as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::PersonDetails as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("business_details", { < crate ::models::BusinessDetails as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::BusinessDetails as ::poem_openapi::types::Type > ::schema_ref()
-                })
-            ];
-            s.description = ::std::option::Option::Some(
-                "The type-specific details of the entity.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"person_details\":{\"$ref\":0},\"business_details\":{\"$ref\":1}},\"description\":\"The type-specific details of the entity.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::PersonDetails>(),
+            crate::runtime::link::<crate::models::BusinessDetails>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Entity2);
+crate::runtime::spec_type!(Entity2, write);
 /// An entity (PERSON or BUSINESS) with its details.
 ///
 /// Schema: `#/components/schemas/Entity`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entity {
     /// Entity id, prefix `enti_`.
     pub id: ::std::string::String,
@@ -1124,32 +746,20 @@ impl crate::runtime::SpecType for Entity {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Entity",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.all_of = ::std::vec![
-                { < crate ::models::EntityListItem as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EntityListItem as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::Entity2 as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Entity2 as ::poem_openapi::types::Type > ::schema_ref()
-                }
-            ];
-            s.description = ::std::option::Option::Some(
-                "An entity (PERSON or BUSINESS) with its details.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"An entity (PERSON or BUSINESS) with its details.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::EntityListItem>(),
+            crate::runtime::link::<crate::models::Entity2>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Entity);
+crate::runtime::spec_type!(Entity, write);
 /// Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.
 ///
 /// Schema: `#/components/schemas/PersonDetails`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct PersonDetails {
     /// First name.
     pub first_name: ::std::string::String,
@@ -1170,61 +780,17 @@ impl crate::runtime::SpecType for PersonDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PersonDetails",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("first_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("First name."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"Ada\"").ok(); s })),
-                ("middle_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Middle name; null when not given."); s
-                .nullable = true; s })), ("last_name", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Last name."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"Lovelace\"").ok(); s
-                })), ("date_of_birth", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("Date of birth; null when not given."); s
-                .nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"1990-12-10\"").ok(); s })), ("email", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Email address; null when not given."); s
-                .nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"ada@example.org\"").ok(); s })), ("address", {
-                < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("ssn_last_4", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Last four digits of the SSN; null when no SSN was given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"6789\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{4}$".to_string()); s }))
-            ];
-            s.required = ::std::vec![
-                "first_name", "middle_name", "last_name", "date_of_birth", "email",
-                "ssn_last_4"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\"},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name; null when not given.\",\"nullable\":true},\"last_name\":{\"type\":\"string\",\"description\":\"Last name.\",\"example\":\"Lovelace\"},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth; null when not given.\",\"nullable\":true,\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address; null when not given.\",\"nullable\":true,\"example\":\"ada@example.org\"},\"address\":{\"$ref\":0},\"ssn_last_4\":{\"type\":\"string\",\"description\":\"Last four digits of the SSN; null when no SSN was given.\",\"nullable\":true,\"example\":\"6789\",\"pattern\":\"^[0-9]{4}$\"}},\"required\":[\"first_name\",\"middle_name\",\"last_name\",\"date_of_birth\",\"email\",\"ssn_last_4\"],\"description\":\"Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(PersonDetails);
+crate::runtime::spec_type!(PersonDetails, write);
 /// Details of a BUSINESS entity; present only for type BUSINESS.
 ///
 /// Schema: `#/components/schemas/BusinessDetails`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BusinessDetails {
     /// Legal name of the business.
     pub business_name: ::std::string::String,
@@ -1251,83 +817,17 @@ impl crate::runtime::SpecType for BusinessDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BusinessDetails",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("business_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Legal name of the business."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Acme Robotics LLC\"").ok(); s })), ("address", { < crate
-                ::models::Address as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Address as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("countries_of_operation", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 3166-1 alpha-2 country code."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"US\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{2}$".to_string());
-                s }))); s.description =
-                ::std::option::Option::Some("Countries the business operates in; empty when not given.");
-                s })), ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("What the business does; null when not given.");
-                s.nullable = true; s })), ("ein", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Employer Identification Number (9 digits); null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"123456789\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })),
-                ("industry", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Industry of the business; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"manufacturing\"").ok(); s })), ("legal_type",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Legal form of the business, for example `llc`; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"llc\"").ok(); s })), ("state_of_incorporation",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("State of incorporation; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"DE\"").ok(); s })), ("website", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Website URL; null when not given."); s
-                .nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"https://acme.example.com\"").ok(); s })),
-                ("year_of_incorporation", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Year of incorporation (four digits); null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"2015\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{4}$".to_string()); s }))
-            ];
-            s.required = ::std::vec![
-                "business_name", "countries_of_operation", "description", "ein",
-                "industry", "legal_type", "state_of_incorporation", "website",
-                "year_of_incorporation"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Details of a BUSINESS entity; present only for type BUSINESS.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"business_name\":{\"type\":\"string\",\"description\":\"Legal name of the business.\",\"example\":\"Acme Robotics LLC\"},\"address\":{\"$ref\":0},\"countries_of_operation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"example\":\"US\",\"pattern\":\"^[A-Z]{2}$\"},\"description\":\"Countries the business operates in; empty when not given.\"},\"description\":{\"type\":\"string\",\"description\":\"What the business does; null when not given.\",\"nullable\":true},\"ein\":{\"type\":\"string\",\"description\":\"Employer Identification Number (9 digits); null when not given.\",\"nullable\":true,\"example\":\"123456789\",\"pattern\":\"^[0-9]{9}$\"},\"industry\":{\"type\":\"string\",\"description\":\"Industry of the business; null when not given.\",\"nullable\":true,\"example\":\"manufacturing\"},\"legal_type\":{\"type\":\"string\",\"description\":\"Legal form of the business, for example `llc`; null when not given.\",\"nullable\":true,\"example\":\"llc\"},\"state_of_incorporation\":{\"type\":\"string\",\"description\":\"State of incorporation; null when not given.\",\"nullable\":true,\"example\":\"DE\"},\"website\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Website URL; null when not given.\",\"nullable\":true,\"example\":\"https://acme.example.com\"},\"year_of_incorporation\":{\"type\":\"string\",\"description\":\"Year of incorporation (four digits); null when not given.\",\"nullable\":true,\"example\":\"2015\",\"pattern\":\"^[0-9]{4}$\"}},\"required\":[\"business_name\",\"countries_of_operation\",\"description\",\"ein\",\"industry\",\"legal_type\",\"state_of_incorporation\",\"website\",\"year_of_incorporation\"],\"description\":\"Details of a BUSINESS entity; present only for type BUSINESS.\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(BusinessDetails);
+crate::runtime::spec_type!(BusinessDetails, write);
 /// Creation request of a PERSON entity (flat; the record nests these fields under `person_details`).
 ///
 /// Schema: `#/components/schemas/CreatePersonEntityRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreatePersonEntityRequest {
     /// First name.
@@ -1353,62 +853,17 @@ impl crate::runtime::SpecType for CreatePersonEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreatePersonEntityRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("first_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("First name."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"Ada\"").ok(); s
-                .min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("middle_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Middle name."); s.max_length
-                = ::std::option::Option::Some(100usize); s })), ("last_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Lovelace\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("date_of_birth", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("Date of birth."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"1990-12-10\"").ok();
-                s })), ("email", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Email address."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"ada@example.org\"")
-                .ok(); s.max_length = ::std::option::Option::Some(254usize); s })),
-                ("ssn", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("US Social Security Number, 9 digits without separators. Only the last four are ever returned.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"123456789\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })), ("address",
-                { < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["first_name", "last_name"];
-            s.description = ::std::option::Option::Some(
-                "Creation request of a PERSON entity (flat; the record nests these fields under `person_details`).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"example\":\"Lovelace\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\",\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"example\":\"ada@example.org\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators. Only the last four are ever returned.\",\"example\":\"123456789\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"required\":[\"first_name\",\"last_name\"],\"description\":\"Creation request of a PERSON entity (flat; the record nests these fields under `person_details`).\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(CreatePersonEntityRequest);
+crate::runtime::spec_type!(CreatePersonEntityRequest, read);
 /// Fields of a PERSON entity to change; absent fields keep their values.
 ///
 /// Schema: `#/components/schemas/UpdatePersonEntityRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatePersonEntityRequest {
     /// First name.
@@ -1436,53 +891,17 @@ impl crate::runtime::SpecType for UpdatePersonEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdatePersonEntityRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("first_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("First name."); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("middle_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Middle name."); s.max_length
-                = ::std::option::Option::Some(100usize); s })), ("last_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.");
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("date_of_birth", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("Date of birth."); s })), ("email", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Email address."); s.max_length =
-                ::std::option::Option::Some(254usize); s })), ("ssn", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("US Social Security Number, 9 digits without separators.");
-                s.pattern = ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })),
-                ("address", { < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.description = ::std::option::Option::Some(
-                "Fields of a PERSON entity to change; absent fields keep their values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"description\":\"Fields of a PERSON entity to change; absent fields keep their values.\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(UpdatePersonEntityRequest);
+crate::runtime::spec_type!(UpdatePersonEntityRequest, read);
 /// Creation request of a BUSINESS entity (flat; the record nests these fields under `business_details`).
 ///
 /// Schema: `#/components/schemas/CreateBusinessEntityRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBusinessEntityRequest {
     /// Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.
@@ -1520,80 +939,17 @@ impl crate::runtime::SpecType for CreateBusinessEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBusinessEntityRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("business_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Acme Robotics LLC\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("address", { < crate
-                ::models::Address as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Address as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("countries_of_operation", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 3166-1 alpha-2 country code."); s
-                .pattern = ::std::option::Option::Some("^[A-Z]{2}$".to_string()); s })));
-                s.description =
-                ::std::option::Option::Some("Countries the business operates in."); s
-                .max_items = ::std::option::Option::Some(250usize); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("What the business does."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("ein", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Employer Identification Number, 9 digits without separators.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"123456789\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })),
-                ("industry", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Industry of the business."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("legal_type", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Legal form of the business, for example `llc`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("\"llc\"")
-                .ok(); s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("state_of_incorporation", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("State of incorporation."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"DE\"").ok(); s
-                .max_length = ::std::option::Option::Some(100usize); s })), ("website",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.format = ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Website URL."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("year_of_incorporation",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Year of incorporation, four digits."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"2015\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[0-9]{4}$".to_string());
-                s }))
-            ];
-            s.required = ::std::vec!["business_name"];
-            s.description = ::std::option::Option::Some(
-                "Creation request of a BUSINESS entity (flat; the record nests these fields under `business_details`).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"business_name\":{\"type\":\"string\",\"description\":\"Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"example\":\"Acme Robotics LLC\",\"minLength\":1,\"maxLength\":255},\"address\":{\"$ref\":0},\"countries_of_operation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"pattern\":\"^[A-Z]{2}$\"},\"description\":\"Countries the business operates in.\",\"maxItems\":250},\"description\":{\"type\":\"string\",\"description\":\"What the business does.\",\"maxLength\":255},\"ein\":{\"type\":\"string\",\"description\":\"Employer Identification Number, 9 digits without separators.\",\"example\":\"123456789\",\"pattern\":\"^[0-9]{9}$\"},\"industry\":{\"type\":\"string\",\"description\":\"Industry of the business.\",\"maxLength\":255},\"legal_type\":{\"type\":\"string\",\"description\":\"Legal form of the business, for example `llc`.\",\"example\":\"llc\",\"maxLength\":64},\"state_of_incorporation\":{\"type\":\"string\",\"description\":\"State of incorporation.\",\"example\":\"DE\",\"maxLength\":100},\"website\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Website URL.\",\"maxLength\":255},\"year_of_incorporation\":{\"type\":\"string\",\"description\":\"Year of incorporation, four digits.\",\"example\":\"2015\",\"pattern\":\"^[0-9]{4}$\"}},\"required\":[\"business_name\"],\"description\":\"Creation request of a BUSINESS entity (flat; the record nests these fields under `business_details`).\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(CreateBusinessEntityRequest);
+crate::runtime::spec_type!(CreateBusinessEntityRequest, read);
 /// Fields of a BUSINESS entity to change; absent fields keep their values.
 ///
 /// Schema: `#/components/schemas/UpdateBusinessEntityRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateBusinessEntityRequest {
     /// Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.
@@ -1632,71 +988,17 @@ impl crate::runtime::SpecType for UpdateBusinessEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateBusinessEntityRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("business_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.");
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("address", { < crate
-                ::models::Address as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Address as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("countries_of_operation", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 3166-1 alpha-2 country code."); s
-                .pattern = ::std::option::Option::Some("^[A-Z]{2}$".to_string()); s })));
-                s.description =
-                ::std::option::Option::Some("Countries the business operates in; replaces the current list.");
-                s.max_items = ::std::option::Option::Some(250usize); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("What the business does."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("ein", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Employer Identification Number, 9 digits without separators.");
-                s.pattern = ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })),
-                ("industry", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Industry of the business."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("legal_type", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Legal form of the business, for example `llc`.");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("state_of_incorporation", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("State of incorporation."); s.max_length =
-                ::std::option::Option::Some(100usize); s })), ("website", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Website URL."); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("year_of_incorporation",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Year of incorporation, four digits."); s
-                .pattern = ::std::option::Option::Some("^[0-9]{4}$".to_string()); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Fields of a BUSINESS entity to change; absent fields keep their values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"business_name\":{\"type\":\"string\",\"description\":\"Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":255},\"address\":{\"$ref\":0},\"countries_of_operation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"pattern\":\"^[A-Z]{2}$\"},\"description\":\"Countries the business operates in; replaces the current list.\",\"maxItems\":250},\"description\":{\"type\":\"string\",\"description\":\"What the business does.\",\"maxLength\":255},\"ein\":{\"type\":\"string\",\"description\":\"Employer Identification Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"industry\":{\"type\":\"string\",\"description\":\"Industry of the business.\",\"maxLength\":255},\"legal_type\":{\"type\":\"string\",\"description\":\"Legal form of the business, for example `llc`.\",\"maxLength\":64},\"state_of_incorporation\":{\"type\":\"string\",\"description\":\"State of incorporation.\",\"maxLength\":100},\"website\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Website URL.\",\"maxLength\":255},\"year_of_incorporation\":{\"type\":\"string\",\"description\":\"Year of incorporation, four digits.\",\"pattern\":\"^[0-9]{4}$\"}},\"description\":\"Fields of a BUSINESS entity to change; absent fields keep their values.\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
-crate::runtime::spec_type!(UpdateBusinessEntityRequest);
+crate::runtime::spec_type!(UpdateBusinessEntityRequest, read);
 /// One page of entities.
 ///
 /// Schema: `#/components/schemas/EntityList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityList {
     /// The entities of the page, in list order.
     pub entities: ::std::vec::Vec<crate::models::EntityListItem>,
@@ -1707,32 +1009,12 @@ impl crate::runtime::SpecType for EntityList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("entities", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::EntityListItem as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EntityListItem as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The entities of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["entities", "has_more"];
-            s.description = ::std::option::Option::Some("One page of entities.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"entities\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The entities of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"entities\",\"has_more\"],\"description\":\"One page of entities.\"}",
+        links: &[crate::runtime::link::<crate::models::EntityListItem>()],
+    };
 }
-crate::runtime::spec_type!(EntityList);
+crate::runtime::spec_type!(EntityList, write);
 /// Role of a person in a business.
 ///
 /// Schema: `#/components/schemas/AssociatedPersonRole`.
@@ -1799,28 +1081,17 @@ impl crate::runtime::SpecType for AssociatedPersonRole {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPersonRole",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("control_person".to_string()),
-                ::serde_json::Value::String("beneficial_owner".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Role of a person in a business.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"control_person\",\"beneficial_owner\"],\"description\":\"Role of a person in a business.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(AssociatedPersonRole);
 /// A PERSON entity linked to a BUSINESS entity.
 ///
 /// Schema: `#/components/schemas/AssociatedPerson`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AssociatedPerson {
     /// Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.
     pub person_entity_id: ::std::string::String,
@@ -1837,55 +1108,20 @@ impl crate::runtime::SpecType for AssociatedPerson {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPerson",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("person_entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\"").ok(); s.pattern =
-                ::std::option::Option::Some("^enti_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("roles", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AssociatedPersonRole as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AssociatedPersonRole as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Roles of the person in the business."); s
-                .min_items = ::std::option::Option::Some(1usize); s })),
-                ("title_in_business", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Title of the person in the business; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"CEO\"").ok(); s })), ("person_details", { <
-                crate ::models::PersonDetails as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::PersonDetails as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("created_at", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the link was created."); s }))
-            ];
-            s.required = ::std::vec![
-                "person_entity_id", "roles", "title_in_business", "person_details",
-                "created_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A PERSON entity linked to a BUSINESS entity.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business.\",\"minItems\":1},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business; null when not given.\",\"nullable\":true,\"example\":\"CEO\"},\"person_details\":{\"$ref\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the link was created.\"}},\"required\":[\"person_entity_id\",\"roles\",\"title_in_business\",\"person_details\",\"created_at\"],\"description\":\"A PERSON entity linked to a BUSINESS entity.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::AssociatedPersonRole>(),
+            crate::runtime::link::<crate::models::PersonDetails>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(AssociatedPerson);
+crate::runtime::spec_type!(AssociatedPerson, write);
 /// Links a PERSON entity to a BUSINESS entity.
 ///
 /// Schema: `#/components/schemas/CreateAssociatedPersonRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateAssociatedPersonRequest {
     /// Id of a PERSON entity of the same platform (prefix `enti_`).
@@ -1900,44 +1136,17 @@ impl crate::runtime::SpecType for CreateAssociatedPersonRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAssociatedPersonRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("person_entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of a PERSON entity of the same platform (prefix `enti_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s })), ("roles",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                .items = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AssociatedPersonRole as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AssociatedPersonRole as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Roles of the person in the business; at least one, no duplicates.");
-                s.min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(2usize); s })), ("title_in_business", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Title of the person in the business."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"CEO\"")
-                .ok(); s.max_length = ::std::option::Option::Some(255usize); s }))
-            ];
-            s.required = ::std::vec!["person_entity_id", "roles"];
-            s.description = ::std::option::Option::Some(
-                "Links a PERSON entity to a BUSINESS entity.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of a PERSON entity of the same platform (prefix `enti_`).\",\"maxLength\":64},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business; at least one, no duplicates.\",\"minItems\":1,\"maxItems\":2},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business.\",\"example\":\"CEO\",\"maxLength\":255}},\"required\":[\"person_entity_id\",\"roles\"],\"description\":\"Links a PERSON entity to a BUSINESS entity.\"}",
+        links: &[crate::runtime::link::<crate::models::AssociatedPersonRole>()],
+    };
 }
-crate::runtime::spec_type!(CreateAssociatedPersonRequest);
+crate::runtime::spec_type!(CreateAssociatedPersonRequest, read);
 /// One page of persons associated with a business, newest link first.
 ///
 /// Schema: `#/components/schemas/AssociatedPersonList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AssociatedPersonList {
     /// The associated persons of the page, in list order.
     pub associated_persons: ::std::vec::Vec<crate::models::AssociatedPerson>,
@@ -1948,38 +1157,17 @@ impl crate::runtime::SpecType for AssociatedPersonList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPersonList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("associated_persons", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AssociatedPerson as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AssociatedPerson as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The associated persons of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["associated_persons", "has_more"];
-            s.description = ::std::option::Option::Some(
-                "One page of persons associated with a business, newest link first.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"associated_persons\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The associated persons of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"associated_persons\",\"has_more\"],\"description\":\"One page of persons associated with a business, newest link first.\"}",
+        links: &[crate::runtime::link::<crate::models::AssociatedPerson>()],
+    };
 }
-crate::runtime::spec_type!(AssociatedPersonList);
+crate::runtime::spec_type!(AssociatedPersonList, write);
 /// The additional compliance fields submitted for an entity and the required ones still missing.
 ///
 /// Schema: `#/components/schemas/AdditionalRequirements`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AdditionalRequirements {
     /// Id of the entity, prefix `enti_`.
     pub entity_id: ::std::string::String,
@@ -1998,50 +1186,17 @@ impl crate::runtime::SpecType for AdditionalRequirements {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AdditionalRequirements",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the entity, prefix `enti_`."); s
-                .pattern = ::std::option::Option::Some("^enti_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("submitted", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("object"); s.additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::RequirementValue as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::RequirementValue as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The submitted values, by field name."); s
-                })), ("missing", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A field name."); s }))); s
-                .description =
-                ::std::option::Option::Some("Names of the platform's required fields that have not been submitted yet.");
-                s })), ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When fields were last submitted; null when nothing was submitted yet.");
-                s.nullable = true; s }))
-            ];
-            s.required = ::std::vec!["entity_id", "submitted", "missing", "updated_at"];
-            s.description = ::std::option::Option::Some(
-                "The additional compliance fields submitted for an entity and the required ones still missing.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the entity, prefix `enti_`.\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"submitted\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"The submitted values, by field name.\"},\"missing\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A field name.\"},\"description\":\"Names of the platform's required fields that have not been submitted yet.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When fields were last submitted; null when nothing was submitted yet.\",\"nullable\":true}},\"required\":[\"entity_id\",\"submitted\",\"missing\",\"updated_at\"],\"description\":\"The additional compliance fields submitted for an entity and the required ones still missing.\"}",
+        links: &[crate::runtime::link::<crate::models::RequirementValue>()],
+    };
 }
-crate::runtime::spec_type!(AdditionalRequirements);
+crate::runtime::spec_type!(AdditionalRequirements, write);
 /// Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).
 ///
 /// Schema: `#/components/schemas/SubmitAdditionalRequirementsRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct SubmitAdditionalRequirementsRequest(
     pub ::std::collections::BTreeMap<::std::string::String, ::serde_json::Value>,
@@ -2050,31 +1205,12 @@ impl crate::runtime::SpecType for SubmitAdditionalRequirementsRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "SubmitAdditionalRequirementsRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.additional_properties = ::std::option::Option::Some(
-                ::std::boxed::Box::new(
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("");
-                        s.description = ::std::option::Option::Some(
-                            "The value for the field of that name, of the JSON type its field's `type` calls for (as in `RequirementValue`). Any other JSON value, such as `12.5` for an `integer` field or `null`, is 400 `invalid_additional_requirements` naming the field in `details`, like every other invalid value.",
-                        );
-                        s
-                    }),
-                ),
-            );
-            s.description = ::std::option::Option::Some(
-                "Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"additionalProperties\":{\"description\":\"The value for the field of that name, of the JSON type its field's `type` calls for (as in `RequirementValue`). Any other JSON value, such as `12.5` for an `integer` field or `null`, is 400 `invalid_additional_requirements` naming the field in `details`, like every other invalid value.\"},\"description\":\"Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(SubmitAdditionalRequirementsRequest);
+crate::runtime::spec_type!(SubmitAdditionalRequirementsRequest, read);
 /// Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.
 ///
 /// Schema: `#/components/schemas/BankAccountType`.
@@ -2155,24 +1291,10 @@ impl crate::runtime::SpecType for BankAccountType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("CHECKING".to_string()),
-                ::serde_json::Value::String("OVERDRAFT_RESERVE".to_string()),
-                ::serde_json::Value::String("PROGRAM_RESERVE".to_string()),
-                ::serde_json::Value::String("NETWORK_SETTLEMENT_ACCOUNT".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"CHECKING\",\"OVERDRAFT_RESERVE\",\"PROGRAM_RESERVE\",\"NETWORK_SETTLEMENT_ACCOUNT\"],\"description\":\"Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(BankAccountType);
 /// Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).
@@ -2243,40 +1365,17 @@ impl crate::runtime::SpecType for BankAccountStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("open".to_string()),
-                ::serde_json::Value::String("closed".to_string()),
-                ::serde_json::Value::String("frozen".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"open\",\"closed\",\"frozen\"],\"description\":\"Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(BankAccountStatus);
 /// Sort key of the bank account list; `balance` is `available_amount`.
 ///
 /// Schema: `#/components/schemas/BankAccountSort`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum BankAccountSort {
     /// `created_at`
     #[serde(rename = "created_at")]
@@ -2330,31 +1429,17 @@ impl crate::runtime::SpecType for BankAccountSort {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountSort",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("created_at".to_string()),
-                ::serde_json::Value::String("balance".to_string()),
-                ::serde_json::Value::String("description".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Sort key of the bank account list; `balance` is `available_amount`.",
-            );
-            s.default = ::serde_json::from_str::<::serde_json::Value>("\"created_at\"")
-                .ok();
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"created_at\",\"balance\",\"description\"],\"description\":\"Sort key of the bank account list; `balance` is `available_amount`.\",\"default\":\"created_at\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(BankAccountSort);
+crate::runtime::spec_type!(BankAccountSort, read);
 /// Balances of a bank account, in minor units of its currency.
 ///
 /// Schema: `#/components/schemas/Balances`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Balances {
     /// Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.
     pub available_amount: i64,
@@ -2369,50 +1454,17 @@ impl crate::runtime::SpecType for Balances {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Balances",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("available_amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("125000")
-                .ok(); s })), ("pending_amount", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Money pending settlement, in minor units.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("0").ok();
-                s })), ("holding_amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Money held by book transfers on hold, in minor units.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("0").ok();
-                s })), ("locked_amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Money locked, on an overdraft reserve account, to cover the shortfall of overdrawn accounts, in minor units.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("0").ok();
-                s }))
-            ];
-            s.required = ::std::vec![
-                "available_amount", "pending_amount", "holding_amount", "locked_amount"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Balances of a bank account, in minor units of its currency.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"available_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.\",\"example\":125000},\"pending_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money pending settlement, in minor units.\",\"example\":0},\"holding_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money held by book transfers on hold, in minor units.\",\"example\":0},\"locked_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money locked, on an overdraft reserve account, to cover the shortfall of overdrawn accounts, in minor units.\",\"example\":0}},\"required\":[\"available_amount\",\"pending_amount\",\"holding_amount\",\"locked_amount\"],\"description\":\"Balances of a bank account, in minor units of its currency.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Balances);
+crate::runtime::spec_type!(Balances, write);
 /// A bank account, as it appears in lists.
 ///
 /// Schema: `#/components/schemas/BankAccount`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccount {
     /// Bank account id, prefix `bacc_`.
     pub id: ::std::string::String,
@@ -2442,87 +1494,21 @@ impl crate::runtime::SpecType for BankAccount {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccount",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Bank account id, prefix `bacc_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description of the account."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Operating account\"").ok(); s })), ("display_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Name shown to the account holder; null when not set.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"Acme Operating\"").ok(); s })), ("type", { <
-                crate ::models::BankAccountType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccountType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("status", { < crate
-                ::models::BankAccountStatus as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccountStatus as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("currency_code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 4217 currency code of the account."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("balances", { < crate ::models::Balances as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Balances as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("is_overdraftable", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the account may go below zero with `allow_overdraft`; false by default.");
-                s })), ("overdraft_reserve_account_id", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the platform's `OVERDRAFT_RESERVE` account that covers overdrafts (prefix `bacc_`); null when unset.");
-                s.nullable = true; s.pattern =
-                ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("owners", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Entity id, prefix `enti_`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^enti_[0-9A-Za-z]{27}$".to_string()); s
-                }))); s.description =
-                ::std::option::Option::Some("Ids of the owning entities, primary owner first.");
-                s.min_items = ::std::option::Option::Some(1usize); s })), ("created_at",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.format = ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the account was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the account last changed."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "description", "display_name", "type", "status", "currency_code",
-                "balances", "is_overdraftable", "overdraft_reserve_account_id", "owners",
-                "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A bank account, as it appears in lists.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Bank account id, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"description\":{\"type\":\"string\",\"description\":\"Description of the account.\",\"example\":\"Operating account\"},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder; null when not set.\",\"nullable\":true,\"example\":\"Acme Operating\"},\"type\":{\"$ref\":0},\"status\":{\"$ref\":1},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"balances\":{\"$ref\":2},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may go below zero with `allow_overdraft`; false by default.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account that covers overdrafts (prefix `bacc_`); null when unset.\",\"nullable\":true,\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"owners\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"description\":\"Ids of the owning entities, primary owner first.\",\"minItems\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account last changed.\"}},\"required\":[\"id\",\"description\",\"display_name\",\"type\",\"status\",\"currency_code\",\"balances\",\"is_overdraftable\",\"overdraft_reserve_account_id\",\"owners\",\"created_at\",\"updated_at\"],\"description\":\"A bank account, as it appears in lists.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::BankAccountType>(),
+            crate::runtime::link::<crate::models::BankAccountStatus>(),
+            crate::runtime::link::<crate::models::Balances>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(BankAccount);
+crate::runtime::spec_type!(BankAccount, write);
 /// The default account number of the bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountWithDetails/allOf/1`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountWithDetails2 {
     /// Id of the default account number, created with the account (prefix `acno_`).
     pub default_account_number_id: ::std::string::String,
@@ -2535,55 +1521,17 @@ pub struct BankAccountWithDetails2 {
 }
 impl crate::runtime::SpecType for BankAccountWithDetails2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("default_account_number_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the default account number, created with the account (prefix `acno_`).");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^acno_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("default_account_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The default account number, 12 to 17 digits.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"238561049310527\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{12,17}$".to_string()); s })),
-                ("routing_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ABA routing number of the default account number.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"121145307\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })), ("bic",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("BIC of the default account number."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"CLNOUS66XXX\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[A-Z0-9]{8}([A-Z0-9]{3})?$".to_string()); s
-                }))
-            ];
-            s.required = ::std::vec![
-                "default_account_number_id", "default_account_number", "routing_number",
-                "bic"
-            ];
-            s.description = ::std::option::Option::Some(
-                "The default account number of the bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"default_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the default account number, created with the account (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"default_account_number\":{\"type\":\"string\",\"description\":\"The default account number, 12 to 17 digits.\",\"example\":\"238561049310527\",\"pattern\":\"^[0-9]{12,17}$\"},\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number of the default account number.\",\"example\":\"121145307\",\"pattern\":\"^[0-9]{9}$\"},\"bic\":{\"type\":\"string\",\"description\":\"BIC of the default account number.\",\"example\":\"CLNOUS66XXX\",\"pattern\":\"^[A-Z0-9]{8}([A-Z0-9]{3})?$\"}},\"required\":[\"default_account_number_id\",\"default_account_number\",\"routing_number\",\"bic\"],\"description\":\"The default account number of the bank account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(BankAccountWithDetails2);
+crate::runtime::spec_type!(BankAccountWithDetails2, write);
 /// A bank account with its default account number (answer of create, get, update and add owner).
 ///
 /// Schema: `#/components/schemas/BankAccountWithDetails`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountWithDetails {
     /// Bank account id, prefix `bacc_`.
     pub id: ::std::string::String,
@@ -2621,32 +1569,20 @@ impl crate::runtime::SpecType for BankAccountWithDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountWithDetails",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.all_of = ::std::vec![
-                { < crate ::models::BankAccount as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccount as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::BankAccountWithDetails2 as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccountWithDetails2 as
-                ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.description = ::std::option::Option::Some(
-                "A bank account with its default account number (answer of create, get, update and add owner).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A bank account with its default account number (answer of create, get, update and add owner).\"}",
+        links: &[
+            crate::runtime::link::<crate::models::BankAccount>(),
+            crate::runtime::link::<crate::models::BankAccountWithDetails2>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(BankAccountWithDetails);
+crate::runtime::spec_type!(BankAccountWithDetails, write);
 /// Creation request of a `CHECKING` bank account.
 ///
 /// Schema: `#/components/schemas/CreateBankAccountRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBankAccountRequest {
     /// Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.
@@ -2670,60 +1606,17 @@ impl crate::runtime::SpecType for CreateBankAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBankAccountRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.max_length =
-                ::std::option::Option::Some(64usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Description of the account, 3 to 255 characters.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Operating account\"").ok(); s.min_length =
-                ::std::option::Option::Some(3usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("display_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Name shown to the account holder."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Acme Operating\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("currency_code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 4217 currency code of the account; must be a supported currency (400 `unsupported_currency`).");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("is_overdraftable", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the account may be overdrawn with `allow_overdraft`.");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("false")
-                .ok(); s })), ("overdraft_reserve_account_id", crate ::runtime::inline({
-                let mut s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`); required when `is_overdraftable` is true.");
-                s.max_length = ::std::option::Option::Some(64usize); s }))
-            ];
-            s.required = ::std::vec!["entity_id", "description"];
-            s.description = ::std::option::Option::Some(
-                "Creation request of a `CHECKING` bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"example\":\"Operating account\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"example\":\"Acme Operating\",\"minLength\":1,\"maxLength\":255},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account; must be a supported currency (400 `unsupported_currency`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`.\",\"default\":false},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`); required when `is_overdraftable` is true.\",\"maxLength\":64}},\"required\":[\"entity_id\",\"description\"],\"description\":\"Creation request of a `CHECKING` bank account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreateBankAccountRequest);
+crate::runtime::spec_type!(CreateBankAccountRequest, read);
 /// Fields of a bank account to change; absent fields keep their values.
 ///
 /// Schema: `#/components/schemas/UpdateBankAccountRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateBankAccountRequest {
     /// Description of the account, 3 to 255 characters.
@@ -2743,43 +1636,17 @@ impl crate::runtime::SpecType for UpdateBankAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateBankAccountRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description of the account, 3 to 255 characters.");
-                s.min_length = ::std::option::Option::Some(3usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("display_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Name shown to the account holder."); s
-                .min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("is_overdraftable", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description =
-                ::std::option::Option::Some("Whether the account may be overdrawn with `allow_overdraft`; true needs an overdraft reserve account.");
-                s })), ("overdraft_reserve_account_id", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Fields of a bank account to change; absent fields keep their values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"minLength\":1,\"maxLength\":255},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`; true needs an overdraft reserve account.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`).\",\"maxLength\":64}},\"description\":\"Fields of a bank account to change; absent fields keep their values.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(UpdateBankAccountRequest);
+crate::runtime::spec_type!(UpdateBankAccountRequest, read);
 /// Names the entity to add as owner of the bank account.
 ///
 /// Schema: `#/components/schemas/AddOwnerRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AddOwnerRequest {
     /// Id of a `VERIFIED` entity of the same platform (prefix `enti_`).
@@ -2789,33 +1656,17 @@ impl crate::runtime::SpecType for AddOwnerRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AddOwnerRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of a `VERIFIED` entity of the same platform (prefix `enti_`).");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\"").ok(); s.max_length =
-                ::std::option::Option::Some(64usize); s }))
-            ];
-            s.required = ::std::vec!["entity_id"];
-            s.description = ::std::option::Option::Some(
-                "Names the entity to add as owner of the bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of a `VERIFIED` entity of the same platform (prefix `enti_`).\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"maxLength\":64}},\"required\":[\"entity_id\"],\"description\":\"Names the entity to add as owner of the bank account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AddOwnerRequest);
+crate::runtime::spec_type!(AddOwnerRequest, read);
 /// One page of bank accounts.
 ///
 /// Schema: `#/components/schemas/BankAccountList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountList {
     /// The bank accounts of the page, in list order.
     pub bank_accounts: ::std::vec::Vec<crate::models::BankAccount>,
@@ -2826,36 +1677,17 @@ impl crate::runtime::SpecType for BankAccountList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("bank_accounts", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::BankAccount as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccount as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The bank accounts of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["bank_accounts", "has_more"];
-            s.description = ::std::option::Option::Some("One page of bank accounts.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"bank_accounts\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The bank accounts of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"bank_accounts\",\"has_more\"],\"description\":\"One page of bank accounts.\"}",
+        links: &[crate::runtime::link::<crate::models::BankAccount>()],
+    };
 }
-crate::runtime::spec_type!(BankAccountList);
+crate::runtime::spec_type!(BankAccountList, write);
 /// Daily summaries of a bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountHistory`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountHistory {
     /// Id of the bank account, prefix `bacc_`.
     pub bank_account_id: ::std::string::String,
@@ -2868,45 +1700,17 @@ impl crate::runtime::SpecType for BankAccountHistory {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountHistory",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the bank account, prefix `bacc_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("time_zone", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The platform's reporting time zone (IANA name) in which the days are counted.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"America/New_York\"").ok(); s })), ("history", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::DailySummary as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::DailySummary as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("One summary per day, newest first, including days without activity.");
-                s }))
-            ];
-            s.required = ::std::vec!["bank_account_id", "time_zone", "history"];
-            s.description = ::std::option::Option::Some(
-                "Daily summaries of a bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"time_zone\":{\"type\":\"string\",\"description\":\"The platform's reporting time zone (IANA name) in which the days are counted.\",\"example\":\"America/New_York\"},\"history\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"One summary per day, newest first, including days without activity.\"}},\"required\":[\"bank_account_id\",\"time_zone\",\"history\"],\"description\":\"Daily summaries of a bank account.\"}",
+        links: &[crate::runtime::link::<crate::models::DailySummary>()],
+    };
 }
-crate::runtime::spec_type!(BankAccountHistory);
+crate::runtime::spec_type!(BankAccountHistory, write);
 /// Summary of one day of a bank account. For each balance, `_credit` and `_debit` are the non-negative sums of increases and decreases of the day and `_close = _open + _credit - _debit`. Amounts are in minor units of `currency_code`.
 ///
 /// Schema: `#/components/schemas/DailySummary`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DailySummary {
     /// The day, in the platform's reporting time zone.
     pub effective_on: ::chrono::NaiveDate,
@@ -2951,113 +1755,17 @@ impl crate::runtime::SpecType for DailySummary {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DailySummary",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("effective_on", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("The day, in the platform's reporting time zone.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"2025-01-31\"").ok(); s })), ("currency_code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ISO 4217 currency code of the amounts."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("transaction_count", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Number of postings on the account during the day.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("available_open",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Available amount at the start of the day, in minor units.");
-                s })), ("available_credit", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of increases of the available amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("available_debit",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of decreases of the available amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("available_close",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Available amount at the end of the day, in minor units.");
-                s })), ("pending_open", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Pending amount at the start of the day, in minor units.");
-                s })), ("pending_credit", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of increases of the pending amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("pending_debit",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of decreases of the pending amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("pending_close",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Pending amount at the end of the day, in minor units.");
-                s })), ("holding_open", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Holding amount at the start of the day, in minor units.");
-                s })), ("holding_credit", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of increases of the holding amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("holding_debit",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of decreases of the holding amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("holding_close",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Holding amount at the end of the day, in minor units.");
-                s })), ("locked_open", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Locked amount at the start of the day, in minor units.");
-                s })), ("locked_credit", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of increases of the locked amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("locked_debit",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Sum of decreases of the locked amount during the day, in minor units.");
-                s.minimum = ::std::option::Option::Some(0f64); s })), ("locked_close",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Locked amount at the end of the day, in minor units.");
-                s }))
-            ];
-            s.required = ::std::vec![
-                "effective_on", "currency_code", "transaction_count", "available_open",
-                "available_credit", "available_debit", "available_close", "pending_open",
-                "pending_credit", "pending_debit", "pending_close", "holding_open",
-                "holding_credit", "holding_debit", "holding_close", "locked_open",
-                "locked_credit", "locked_debit", "locked_close"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Summary of one day of a bank account. For each balance, `_credit` and `_debit` are the non-negative sums of increases and decreases of the day and `_close = _open + _credit - _debit`. Amounts are in minor units of `currency_code`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"effective_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"The day, in the platform's reporting time zone.\",\"example\":\"2025-01-31\"},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the amounts.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"transaction_count\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Number of postings on the account during the day.\",\"minimum\":0.0},\"available_open\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Available amount at the start of the day, in minor units.\"},\"available_credit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of increases of the available amount during the day, in minor units.\",\"minimum\":0.0},\"available_debit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of decreases of the available amount during the day, in minor units.\",\"minimum\":0.0},\"available_close\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Available amount at the end of the day, in minor units.\"},\"pending_open\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Pending amount at the start of the day, in minor units.\"},\"pending_credit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of increases of the pending amount during the day, in minor units.\",\"minimum\":0.0},\"pending_debit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of decreases of the pending amount during the day, in minor units.\",\"minimum\":0.0},\"pending_close\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Pending amount at the end of the day, in minor units.\"},\"holding_open\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Holding amount at the start of the day, in minor units.\"},\"holding_credit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of increases of the holding amount during the day, in minor units.\",\"minimum\":0.0},\"holding_debit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of decreases of the holding amount during the day, in minor units.\",\"minimum\":0.0},\"holding_close\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Holding amount at the end of the day, in minor units.\"},\"locked_open\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Locked amount at the start of the day, in minor units.\"},\"locked_credit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of increases of the locked amount during the day, in minor units.\",\"minimum\":0.0},\"locked_debit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Sum of decreases of the locked amount during the day, in minor units.\",\"minimum\":0.0},\"locked_close\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Locked amount at the end of the day, in minor units.\"}},\"required\":[\"effective_on\",\"currency_code\",\"transaction_count\",\"available_open\",\"available_credit\",\"available_debit\",\"available_close\",\"pending_open\",\"pending_credit\",\"pending_debit\",\"pending_close\",\"holding_open\",\"holding_credit\",\"holding_debit\",\"holding_close\",\"locked_open\",\"locked_credit\",\"locked_debit\",\"locked_close\"],\"description\":\"Summary of one day of a bank account. For each balance, `_credit` and `_debit` are the non-negative sums of increases and decreases of the day and `_close = _open + _credit - _debit`. Amounts are in minor units of `currency_code`.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(DailySummary);
+crate::runtime::spec_type!(DailySummary, write);
 /// A routing and account number pair that points to a bank account.
 ///
 /// Schema: `#/components/schemas/AccountNumber`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumber {
     /// Account number id, prefix `acno_`.
     pub id: ::std::string::String,
@@ -3084,79 +1792,17 @@ impl crate::runtime::SpecType for AccountNumber {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumber",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Account number id, prefix `acno_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^acno_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the bank account it points to, prefix `bacc_`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("account_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The account number, 12 to 17 digits, random and unique.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"238561049310527\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{12,17}$".to_string()); s })),
-                ("routing_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ABA routing number, from the server's configuration.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"121145307\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9]{9}$".to_string()); s })), ("bic",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Bank identifier code, from the server's configuration.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"CLNOUS66XXX\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[A-Z0-9]{8}([A-Z0-9]{3})?$".to_string()); s
-                })), ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Free-text description; empty when not given.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Payroll deposits\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s })),
-                ("check_issuing_positive_pay_required", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether issued checks drawn on this number need positive pay.");
-                s })), ("created_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the account number was created."); s
-                })), ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the account number last changed."); s
-                }))
-            ];
-            s.required = ::std::vec![
-                "id", "bank_account_id", "account_number", "routing_number", "bic",
-                "description", "check_issuing_positive_pay_required", "created_at",
-                "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A routing and account number pair that points to a bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Account number id, prefix `acno_`.\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account it points to, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"account_number\":{\"type\":\"string\",\"description\":\"The account number, 12 to 17 digits, random and unique.\",\"example\":\"238561049310527\",\"pattern\":\"^[0-9]{12,17}$\"},\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number, from the server's configuration.\",\"example\":\"121145307\",\"pattern\":\"^[0-9]{9}$\"},\"bic\":{\"type\":\"string\",\"description\":\"Bank identifier code, from the server's configuration.\",\"example\":\"CLNOUS66XXX\",\"pattern\":\"^[A-Z0-9]{8}([A-Z0-9]{3})?$\"},\"description\":{\"type\":\"string\",\"description\":\"Free-text description; empty when not given.\",\"example\":\"Payroll deposits\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account number was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account number last changed.\"}},\"required\":[\"id\",\"bank_account_id\",\"account_number\",\"routing_number\",\"bic\",\"description\",\"check_issuing_positive_pay_required\",\"created_at\",\"updated_at\"],\"description\":\"A routing and account number pair that points to a bank account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AccountNumber);
+crate::runtime::spec_type!(AccountNumber, write);
 /// Creation request of an account number.
 ///
 /// Schema: `#/components/schemas/CreateAccountNumberRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateAccountNumberRequest {
     /// Free-text description, 0 to 255 characters.
@@ -3170,38 +1816,17 @@ impl crate::runtime::SpecType for CreateAccountNumberRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAccountNumberRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Free-text description, 0 to 255 characters.");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("\"\"")
-                .ok(); s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Payroll deposits\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s })),
-                ("check_issuing_positive_pay_required", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether issued checks drawn on this number need positive pay.");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("false")
-                .ok(); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Creation request of an account number.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"default\":\"\",\"example\":\"Payroll deposits\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\",\"default\":false}},\"description\":\"Creation request of an account number.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreateAccountNumberRequest);
+crate::runtime::spec_type!(CreateAccountNumberRequest, read);
 /// Fields of an account number to change; absent fields keep their values.
 ///
 /// Schema: `#/components/schemas/UpdateAccountNumberRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateAccountNumberRequest {
     /// Free-text description, 0 to 255 characters.
@@ -3215,34 +1840,17 @@ impl crate::runtime::SpecType for UpdateAccountNumberRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateAccountNumberRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Free-text description, 0 to 255 characters.");
-                s.max_length = ::std::option::Option::Some(255usize); s })),
-                ("check_issuing_positive_pay_required", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether issued checks drawn on this number need positive pay.");
-                s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Fields of an account number to change; absent fields keep their values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\"}},\"description\":\"Fields of an account number to change; absent fields keep their values.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(UpdateAccountNumberRequest);
+crate::runtime::spec_type!(UpdateAccountNumberRequest, read);
 /// One page of account numbers.
 ///
 /// Schema: `#/components/schemas/AccountNumberList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumberList {
     /// The account numbers of the page, in list order.
     pub account_numbers: ::std::vec::Vec<crate::models::AccountNumber>,
@@ -3253,32 +1861,12 @@ impl crate::runtime::SpecType for AccountNumberList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumberList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("account_numbers", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AccountNumber as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AccountNumber as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The account numbers of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["account_numbers", "has_more"];
-            s.description = ::std::option::Option::Some("One page of account numbers.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"account_numbers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The account numbers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"account_numbers\",\"has_more\"],\"description\":\"One page of account numbers.\"}",
+        links: &[crate::runtime::link::<crate::models::AccountNumber>()],
+    };
 }
-crate::runtime::spec_type!(AccountNumberList);
+crate::runtime::spec_type!(AccountNumberList, write);
 /// How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).
 ///
 /// Schema: `#/components/schemas/AmountCondition`.
@@ -3349,29 +1937,17 @@ impl crate::runtime::SpecType for AmountCondition {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AmountCondition",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("equal".to_string()),
-                ::serde_json::Value::String("less_than_or_equal_to".to_string()),
-                ::serde_json::Value::String("any_amount".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"equal\",\"less_than_or_equal_to\",\"any_amount\"],\"description\":\"How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(AmountCondition);
 /// An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.
 ///
 /// Schema: `#/components/schemas/AchPositivePayRule`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchPositivePayRule {
     /// Rule id, prefix `appr_`.
     pub id: ::std::string::String,
@@ -3392,65 +1968,17 @@ impl crate::runtime::SpecType for AchPositivePayRule {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchPositivePayRule",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Rule id, prefix `appr_`."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"appr_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^appr_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the bank account the rule protects, prefix `bacc_`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("ach_company_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ACH company id of the originator allowed to debit, 10 alphanumeric characters.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"1234567890\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9A-Za-z]{10}$".to_string()); s })),
-                ("amount_condition", { < crate ::models::AmountCondition as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AmountCondition as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of the bank account's currency; null for `any_amount`.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("5000").ok(); s.minimum =
-                ::std::option::Option::Some(1f64); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Description of the rule."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Utility company\"").ok(); s })), ("created_at", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the rule was created."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "bank_account_id", "ach_company_id", "amount_condition", "amount",
-                "description", "created_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Rule id, prefix `appr_`.\",\"example\":\"appr_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^appr_[0-9A-Za-z]{27}$\"},\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account the rule protects, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, 10 alphanumeric characters.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; null for `any_amount`.\",\"nullable\":true,\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule.\",\"example\":\"Utility company\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the rule was created.\"}},\"required\":[\"id\",\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"amount\",\"description\",\"created_at\"],\"description\":\"An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.\"}",
+        links: &[crate::runtime::link::<crate::models::AmountCondition>()],
+    };
 }
-crate::runtime::spec_type!(AchPositivePayRule);
+crate::runtime::spec_type!(AchPositivePayRule, write);
 /// Creation request of an ACH positive pay rule.
 ///
 /// Schema: `#/components/schemas/CreateAchPositivePayRuleRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateAchPositivePayRuleRequest {
     /// Id of a bank account of the platform (prefix `bacc_`).
@@ -3468,57 +1996,17 @@ impl crate::runtime::SpecType for CreateAchPositivePayRuleRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAchPositivePayRuleRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of a bank account of the platform (prefix `bacc_`).");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.max_length =
-                ::std::option::Option::Some(64usize); s })), ("ach_company_id", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("ACH company id of the originator allowed to debit, exactly 10 alphanumeric characters; unique per bank account.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"1234567890\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9A-Za-z]{10}$".to_string()); s })),
-                ("amount_condition", { < crate ::models::AmountCondition as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AmountCondition as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of the bank account's currency; required unless `amount_condition` is `any_amount`, where it must be absent.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("5000")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description of the rule, 1 to 255 characters.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Utility company\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s }))
-            ];
-            s.required = ::std::vec![
-                "bank_account_id", "ach_company_id", "amount_condition", "description"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Creation request of an ACH positive pay rule.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of a bank account of the platform (prefix `bacc_`).\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, exactly 10 alphanumeric characters; unique per bank account.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; required unless `amount_condition` is `any_amount`, where it must be absent.\",\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule, 1 to 255 characters.\",\"example\":\"Utility company\",\"minLength\":1,\"maxLength\":255}},\"required\":[\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"description\"],\"description\":\"Creation request of an ACH positive pay rule.\"}",
+        links: &[crate::runtime::link::<crate::models::AmountCondition>()],
+    };
 }
-crate::runtime::spec_type!(CreateAchPositivePayRuleRequest);
+crate::runtime::spec_type!(CreateAchPositivePayRuleRequest, read);
 /// One page of ACH positive pay rules.
 ///
 /// Schema: `#/components/schemas/AchPositivePayRuleList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchPositivePayRuleList {
     /// The rules of the page, in list order.
     pub ach_positive_pay_rules: ::std::vec::Vec<crate::models::AchPositivePayRule>,
@@ -3529,34 +2017,12 @@ impl crate::runtime::SpecType for AchPositivePayRuleList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchPositivePayRuleList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("ach_positive_pay_rules", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AchPositivePayRule as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AchPositivePayRule as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The rules of the page, in list order."); s
-                })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["ach_positive_pay_rules", "has_more"];
-            s.description = ::std::option::Option::Some(
-                "One page of ACH positive pay rules.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"ach_positive_pay_rules\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The rules of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"ach_positive_pay_rules\",\"has_more\"],\"description\":\"One page of ACH positive pay rules.\"}",
+        links: &[crate::runtime::link::<crate::models::AchPositivePayRule>()],
+    };
 }
-crate::runtime::spec_type!(AchPositivePayRuleList);
+crate::runtime::spec_type!(AchPositivePayRuleList, write);
 /// Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.
 ///
 /// Schema: `#/components/schemas/RoutingNumberType`.
@@ -3619,23 +2085,10 @@ impl crate::runtime::SpecType for RoutingNumberType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "RoutingNumberType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("aba".to_string()),
-                ::serde_json::Value::String("bic".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.",
-            );
-            s.default = ::serde_json::from_str::<::serde_json::Value>("\"aba\"").ok();
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"aba\",\"bic\"],\"description\":\"Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.\",\"default\":\"aba\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(RoutingNumberType);
 /// Kind of the counterparty's account.
@@ -3700,22 +2153,10 @@ impl crate::runtime::SpecType for AccountType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("checking".to_string()),
-                ::serde_json::Value::String("savings".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Kind of the counterparty's account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"checking\",\"savings\"],\"description\":\"Kind of the counterparty's account.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(AccountType);
 /// Legal type of the counterparty.
@@ -3790,41 +2231,17 @@ impl crate::runtime::SpecType for LegalType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "LegalType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("business".to_string()),
-                ::serde_json::Value::String("non_profit".to_string()),
-                ::serde_json::Value::String("individual".to_string()),
-                ::serde_json::Value::String("sole_proprietor".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Legal type of the counterparty.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"business\",\"non_profit\",\"individual\",\"sole_proprietor\"],\"description\":\"Legal type of the counterparty.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(LegalType);
 /// Sort key of the counterparty list.
 ///
 /// Schema: `#/components/schemas/CounterpartySort`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CounterpartySort {
     /// `created_at`
     #[serde(rename = "created_at")]
@@ -3872,30 +2289,17 @@ impl crate::runtime::SpecType for CounterpartySort {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartySort",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("created_at".to_string()),
-                ::serde_json::Value::String("description".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Sort key of the counterparty list.",
-            );
-            s.default = ::serde_json::from_str::<::serde_json::Value>("\"created_at\"")
-                .ok();
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"created_at\",\"description\"],\"description\":\"Sort key of the counterparty list.\",\"default\":\"created_at\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CounterpartySort);
+crate::runtime::spec_type!(CounterpartySort, read);
 /// The legal party on the other side of a transaction, with its bank details.
 ///
 /// Schema: `#/components/schemas/Counterparty`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Counterparty {
     /// Counterparty id, prefix `cpty_`.
     pub id: ::std::string::String,
@@ -3935,95 +2339,22 @@ impl crate::runtime::SpecType for Counterparty {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Counterparty",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Counterparty id, prefix `cpty_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"cpty_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^cpty_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("routing_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ABA routing number or BIC of the counterparty's bank.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"121000248\"").ok(); s })), ("routing_number_type", { < crate
-                ::models::RoutingNumberType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::RoutingNumberType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("account_number", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Account number (or IBAN) of the counterparty.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"123456789012\"").ok(); s })), ("account_type", { < crate
-                ::models::AccountType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AccountType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Full name; the default `receiver_name` of ACH transfers to it. Null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"Jane Doe\"").ok(); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Description; null when not given."); s
-                .nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"Landlord\"").ok(); s })), ("email", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Email address; null when not given."); s
-                .nullable = true; s })), ("phone", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Phone number in E.164 format; null when not given.");
-                s.nullable = true; s.pattern =
-                ::std::option::Option::Some("^\\+[0-9]{8,15}$".to_string()); s })),
-                ("address", { < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("legal_id", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Legal identifier (such as a tax id) of the counterparty; null when not given.");
-                s.nullable = true; s })), ("legal_type", { < crate ::models::LegalType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::LegalType as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("local_bank_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Local bank code required by some countries for wires; null when not given.");
-                s.nullable = true; s })), ("local_account_number", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Local account number required by some countries for wires; null when not given.");
-                s.nullable = true; s })), ("created_at", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the counterparty was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the counterparty last changed."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "routing_number", "routing_number_type", "account_number", "name",
-                "description", "email", "phone", "legal_id", "local_bank_code",
-                "local_account_number", "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "The legal party on the other side of a transaction, with its bank details.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Counterparty id, prefix `cpty_`.\",\"example\":\"cpty_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^cpty_[0-9A-Za-z]{27}$\"},\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number or BIC of the counterparty's bank.\",\"example\":\"121000248\"},\"routing_number_type\":{\"$ref\":0},\"account_number\":{\"type\":\"string\",\"description\":\"Account number (or IBAN) of the counterparty.\",\"example\":\"123456789012\"},\"account_type\":{\"$ref\":1},\"name\":{\"type\":\"string\",\"description\":\"Full name; the default `receiver_name` of ACH transfers to it. Null when not given.\",\"nullable\":true,\"example\":\"Jane Doe\"},\"description\":{\"type\":\"string\",\"description\":\"Description; null when not given.\",\"nullable\":true,\"example\":\"Landlord\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address; null when not given.\",\"nullable\":true},\"phone\":{\"type\":\"string\",\"description\":\"Phone number in E.164 format; null when not given.\",\"nullable\":true,\"pattern\":\"^\\\\+[0-9]{8,15}$\"},\"address\":{\"$ref\":2},\"legal_id\":{\"type\":\"string\",\"description\":\"Legal identifier (such as a tax id) of the counterparty; null when not given.\",\"nullable\":true},\"legal_type\":{\"$ref\":3},\"local_bank_code\":{\"type\":\"string\",\"description\":\"Local bank code required by some countries for wires; null when not given.\",\"nullable\":true},\"local_account_number\":{\"type\":\"string\",\"description\":\"Local account number required by some countries for wires; null when not given.\",\"nullable\":true},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the counterparty was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the counterparty last changed.\"}},\"required\":[\"id\",\"routing_number\",\"routing_number_type\",\"account_number\",\"name\",\"description\",\"email\",\"phone\",\"legal_id\",\"local_bank_code\",\"local_account_number\",\"created_at\",\"updated_at\"],\"description\":\"The legal party on the other side of a transaction, with its bank details.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::RoutingNumberType>(),
+            crate::runtime::link::<crate::models::AccountType>(),
+            crate::runtime::link::<crate::models::Address>(),
+            crate::runtime::link::<crate::models::LegalType>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Counterparty);
+crate::runtime::spec_type!(Counterparty, write);
 /// Creation request of a counterparty. Only `routing_number` and `account_number` are required.
 ///
 /// Schema: `#/components/schemas/CreateCounterpartyRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateCounterpartyRequest {
     /// ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.
@@ -4064,86 +2395,22 @@ impl crate::runtime::SpecType for CreateCounterpartyRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateCounterpartyRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("routing_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"121000248\"").ok(); s.pattern =
-                ::std::option::Option::Some("^([0-9]{9}|[A-Z0-9]{8}|[A-Z0-9]{11})$"
-                .to_string()); s })), ("routing_number_type", { < crate
-                ::models::RoutingNumberType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::RoutingNumberType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("account_number", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Account number, up to 17 digits for ABA, or an IBAN (checked with mod-97) for BIC.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"123456789012\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9A-Z]{1,34}$".to_string()); s })),
-                ("account_type", { < crate ::models::AccountType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AccountType as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Full name of the counterparty."); s.example
-                = ::serde_json::from_str:: < ::serde_json::Value > ("\"Jane Doe\"").ok();
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Description of the counterparty."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"Landlord\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("email", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Email address."); s.max_length =
-                ::std::option::Option::Some(254usize); s })), ("phone", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Phone number in E.164 format (`+` and 8 to 15 digits).");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"+14155550123\"").ok(); s.pattern =
-                ::std::option::Option::Some("^\\+[0-9]{8,15}$".to_string()); s })),
-                ("address", { < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("legal_id", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Legal identifier (such as a tax id) of the counterparty.");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("legal_type", { < crate ::models::LegalType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::LegalType as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("local_bank_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Local bank code, required by some countries for wires.");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("local_account_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Local account number, required by some countries for wires.");
-                s.max_length = ::std::option::Option::Some(64usize); s }))
-            ];
-            s.required = ::std::vec!["routing_number", "account_number"];
-            s.description = ::std::option::Option::Some(
-                "Creation request of a counterparty. Only `routing_number` and `account_number` are required.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.\",\"example\":\"121000248\",\"pattern\":\"^([0-9]{9}|[A-Z0-9]{8}|[A-Z0-9]{11})$\"},\"routing_number_type\":{\"$ref\":0},\"account_number\":{\"type\":\"string\",\"description\":\"Account number, up to 17 digits for ABA, or an IBAN (checked with mod-97) for BIC.\",\"example\":\"123456789012\",\"pattern\":\"^[0-9A-Z]{1,34}$\"},\"account_type\":{\"$ref\":1},\"name\":{\"type\":\"string\",\"description\":\"Full name of the counterparty.\",\"example\":\"Jane Doe\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Description of the counterparty.\",\"example\":\"Landlord\",\"maxLength\":255},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"phone\":{\"type\":\"string\",\"description\":\"Phone number in E.164 format (`+` and 8 to 15 digits).\",\"example\":\"+14155550123\",\"pattern\":\"^\\\\+[0-9]{8,15}$\"},\"address\":{\"$ref\":2},\"legal_id\":{\"type\":\"string\",\"description\":\"Legal identifier (such as a tax id) of the counterparty.\",\"maxLength\":64},\"legal_type\":{\"$ref\":3},\"local_bank_code\":{\"type\":\"string\",\"description\":\"Local bank code, required by some countries for wires.\",\"maxLength\":64},\"local_account_number\":{\"type\":\"string\",\"description\":\"Local account number, required by some countries for wires.\",\"maxLength\":64}},\"required\":[\"routing_number\",\"account_number\"],\"description\":\"Creation request of a counterparty. Only `routing_number` and `account_number` are required.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::RoutingNumberType>(),
+            crate::runtime::link::<crate::models::AccountType>(),
+            crate::runtime::link::<crate::models::Address>(),
+            crate::runtime::link::<crate::models::LegalType>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(CreateCounterpartyRequest);
+crate::runtime::spec_type!(CreateCounterpartyRequest, read);
 /// One page of counterparties.
 ///
 /// Schema: `#/components/schemas/CounterpartyList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CounterpartyList {
     /// The counterparties of the page, in list order.
     pub counterparties: ::std::vec::Vec<crate::models::Counterparty>,
@@ -4154,32 +2421,12 @@ impl crate::runtime::SpecType for CounterpartyList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartyList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("counterparties", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Counterparty as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Counterparty as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The counterparties of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["counterparties", "has_more"];
-            s.description = ::std::option::Option::Some("One page of counterparties.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"counterparties\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The counterparties of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"counterparties\",\"has_more\"],\"description\":\"One page of counterparties.\"}",
+        links: &[crate::runtime::link::<crate::models::Counterparty>()],
+    };
 }
-crate::runtime::spec_type!(CounterpartyList);
+crate::runtime::spec_type!(CounterpartyList, write);
 /// Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.
 ///
 /// Schema: `#/components/schemas/DocumentType`.
@@ -4320,38 +2567,17 @@ impl crate::runtime::SpecType for DocumentType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("identity_license".to_string()),
-                ::serde_json::Value::String("identity_passport".to_string()),
-                ::serde_json::Value::String("identity_utility".to_string()),
-                ::serde_json::Value::String("bank_statement".to_string()),
-                ::serde_json::Value::String("w9".to_string()),
-                ::serde_json::Value::String("irs_letter".to_string()),
-                ::serde_json::Value::String("certificate_of_business_formation"
-                .to_string()), ::serde_json::Value::String("ein_confirmation"
-                .to_string()), ::serde_json::Value::String("check_attachment"
-                .to_string()), ::serde_json::Value::String("monthly_statement"
-                .to_string()), ::serde_json::Value::String("card_dispute_evidence"
-                .to_string()), ::serde_json::Value::String("other".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"identity_license\",\"identity_passport\",\"identity_utility\",\"bank_statement\",\"w9\",\"irs_letter\",\"certificate_of_business_formation\",\"ein_confirmation\",\"check_attachment\",\"monthly_statement\",\"card_dispute_evidence\",\"other\"],\"description\":\"Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(DocumentType);
 /// Metadata of an uploaded document.
 ///
 /// Schema: `#/components/schemas/Document`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Document {
     /// Document id, prefix `docu_`.
     pub id: ::std::string::String,
@@ -4383,87 +2609,17 @@ impl crate::runtime::SpecType for Document {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Document",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Document id, prefix `docu_`."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"docu_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^docu_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("type", { < crate ::models::DocumentType as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::DocumentType as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("tag", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Free-form tag given at upload; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"onboarding\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Description given at upload; null when not given.");
-                s.nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"Driver license, front\"").ok(); s.max_length =
-                ::std::option::Option::Some(127usize); s })), ("file_name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Original file name of the upload."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"license.png\"").ok(); s })), ("content_type", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Media type of the uploaded file."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"image/png\"").ok(); s })), ("size", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Size of the file in bytes."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("48213").ok(); s
-                .minimum = ::std::option::Option::Some(0f64); s })), ("checksum", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("SHA-256 of the file content, lowercase hex.");
-                s.pattern = ::std::option::Option::Some("^[0-9a-f]{64}$".to_string()); s
-                })), ("entity_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the entity the document is attached to (prefix `enti_`); null when not attached.");
-                s.nullable = true; s.pattern =
-                ::std::option::Option::Some("^enti_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Absolute signed download link to `GET /documents/{document_id}/content` (with `expires` and `signature`), valid for 60 seconds.");
-                s })), ("created_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the document was uploaded."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the document last changed."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "type", "tag", "description", "file_name", "content_type", "size",
-                "checksum", "entity_id", "url", "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "Metadata of an uploaded document.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Document id, prefix `docu_`.\",\"example\":\"docu_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^docu_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"tag\":{\"type\":\"string\",\"description\":\"Free-form tag given at upload; null when not given.\",\"nullable\":true,\"example\":\"onboarding\",\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Description given at upload; null when not given.\",\"nullable\":true,\"example\":\"Driver license, front\",\"maxLength\":127},\"file_name\":{\"type\":\"string\",\"description\":\"Original file name of the upload.\",\"example\":\"license.png\"},\"content_type\":{\"type\":\"string\",\"description\":\"Media type of the uploaded file.\",\"example\":\"image/png\"},\"size\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Size of the file in bytes.\",\"example\":48213,\"minimum\":0.0},\"checksum\":{\"type\":\"string\",\"description\":\"SHA-256 of the file content, lowercase hex.\",\"pattern\":\"^[0-9a-f]{64}$\"},\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the entity the document is attached to (prefix `enti_`); null when not attached.\",\"nullable\":true,\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Absolute signed download link to `GET /documents/{document_id}/content` (with `expires` and `signature`), valid for 60 seconds.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the document was uploaded.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the document last changed.\"}},\"required\":[\"id\",\"type\",\"tag\",\"description\",\"file_name\",\"content_type\",\"size\",\"checksum\",\"entity_id\",\"url\",\"created_at\",\"updated_at\"],\"description\":\"Metadata of an uploaded document.\"}",
+        links: &[crate::runtime::link::<crate::models::DocumentType>()],
+    };
 }
-crate::runtime::spec_type!(Document);
+crate::runtime::spec_type!(Document, write);
 /// The `multipart/form-data` fields of a document upload.
 ///
 /// Schema: `#/components/schemas/UploadDocumentRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UploadDocumentRequest {
     /// The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.
@@ -4483,42 +2639,12 @@ impl crate::runtime::SpecType for UploadDocumentRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UploadDocumentRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("file", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("binary"); s.description =
-                ::std::option::Option::Some("The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.");
-                s })), ("type", { < crate ::models::DocumentType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::DocumentType as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description, 0 to 127 characters."); s
-                .max_length = ::std::option::Option::Some(127usize); s })), ("tag", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Free-form tag, 0 to 255 characters."); s
-                .max_length = ::std::option::Option::Some(255usize); s })), ("entity_id",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Id of an entity of the platform to attach the document to (prefix `enti_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s }))
-            ];
-            s.required = ::std::vec!["file", "type"];
-            s.description = ::std::option::Option::Some(
-                "The `multipart/form-data` fields of a document upload.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.\"},\"type\":{\"$ref\":0},\"description\":{\"type\":\"string\",\"description\":\"Description, 0 to 127 characters.\",\"maxLength\":127},\"tag\":{\"type\":\"string\",\"description\":\"Free-form tag, 0 to 255 characters.\",\"maxLength\":255},\"entity_id\":{\"type\":\"string\",\"description\":\"Id of an entity of the platform to attach the document to (prefix `enti_`).\",\"maxLength\":64}},\"required\":[\"file\",\"type\"],\"description\":\"The `multipart/form-data` fields of a document upload.\"}",
+        links: &[crate::runtime::link::<crate::models::DocumentType>()],
+    };
 }
-crate::runtime::spec_type!(UploadDocumentRequest);
+crate::runtime::spec_type!(UploadDocumentRequest, read);
 impl crate::runtime::MultipartForm for UploadDocumentRequest {
     const FILE_FIELDS: &'static [&'static str] = &["file"];
     fn attach_files(
@@ -4537,7 +2663,8 @@ impl crate::runtime::MultipartForm for UploadDocumentRequest {
 /// One page of documents.
 ///
 /// Schema: `#/components/schemas/DocumentList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DocumentList {
     /// The documents of the page, in list order.
     pub documents: ::std::vec::Vec<crate::models::Document>,
@@ -4548,32 +2675,12 @@ impl crate::runtime::SpecType for DocumentList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("documents", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Document as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Document as ::poem_openapi::types::Type >
-                ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The documents of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["documents", "has_more"];
-            s.description = ::std::option::Option::Some("One page of documents.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The documents of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"documents\",\"has_more\"],\"description\":\"One page of documents.\"}",
+        links: &[crate::runtime::link::<crate::models::Document>()],
+    };
 }
-crate::runtime::spec_type!(DocumentList);
+crate::runtime::spec_type!(DocumentList, write);
 /// Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.
 ///
 /// Schema: `#/components/schemas/BookTransferStatus`.
@@ -4648,30 +2755,17 @@ impl crate::runtime::SpecType for BookTransferStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("HOLD".to_string()),
-                ::serde_json::Value::String("COMPLETED".to_string()),
-                ::serde_json::Value::String("CANCELED".to_string()),
-                ::serde_json::Value::String("REJECTED".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"HOLD\",\"COMPLETED\",\"CANCELED\",\"REJECTED\"],\"description\":\"Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(BookTransferStatus);
 /// A transfer between two bank accounts of the same platform.
 ///
 /// Schema: `#/components/schemas/BookTransfer`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransfer {
     /// Book transfer id, prefix `book_`.
     pub id: ::std::string::String,
@@ -4705,92 +2799,17 @@ impl crate::runtime::SpecType for BookTransfer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransfer",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Book transfer id, prefix `book_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"book_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^book_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of `currency_code`; after a partial clear, the cleared amount.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("10000")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s })),
-                ("currency_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ISO 4217 currency code of the transfer."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("sender_bank_account_id", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the sending bank account, prefix `bacc_` (also when the sender was named by account number).");
-                s.pattern = ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("sender_account_number_id", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Id of the account number that named the sender (prefix `acno_`); null when the sender was named by bank account.");
-                s.nullable = true; s.pattern =
-                ::std::option::Option::Some("^acno_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("receiver_bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the receiving bank account, prefix `bacc_` (also when the receiver was named by account number).");
-                s.pattern = ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("receiver_account_number_id", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Id of the account number that named the receiver (prefix `acno_`); null when the receiver was named by bank account.");
-                s.nullable = true; s.pattern =
-                ::std::option::Option::Some("^acno_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description; null when not given."); s
-                .nullable = true; s.example = ::serde_json::from_str:: <
-                ::serde_json::Value > ("\"Payout\"").ok(); s })), ("allow_overdraft",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("boolean");
-                s.description =
-                ::std::option::Option::Some("Whether an overdraftable sender was allowed to go below zero.");
-                s })), ("status", { < crate ::models::BookTransferStatus as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::BookTransferStatus as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("idempotency_key", crate ::runtime::inline({ let mut
-                s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The `Idempotency-Key` of the creating request; null when none was sent.");
-                s.nullable = true; s })), ("created_at", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the transfer was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the transfer last changed (cleared, canceled).");
-                s }))
-            ];
-            s.required = ::std::vec![
-                "id", "amount", "currency_code", "sender_bank_account_id",
-                "sender_account_number_id", "receiver_bank_account_id",
-                "receiver_account_number_id", "description", "allow_overdraft", "status",
-                "idempotency_key", "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A transfer between two bank accounts of the same platform.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Book transfer id, prefix `book_`.\",\"example\":\"book_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^book_[0-9A-Za-z]{27}$\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`; after a partial clear, the cleared amount.\",\"example\":10000,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the transfer.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"sender_bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the sending bank account, prefix `bacc_` (also when the sender was named by account number).\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"sender_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number that named the sender (prefix `acno_`); null when the sender was named by bank account.\",\"nullable\":true,\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"receiver_bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the receiving bank account, prefix `bacc_` (also when the receiver was named by account number).\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"receiver_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number that named the receiver (prefix `acno_`); null when the receiver was named by bank account.\",\"nullable\":true,\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"description\":{\"type\":\"string\",\"description\":\"Description; null when not given.\",\"nullable\":true,\"example\":\"Payout\"},\"allow_overdraft\":{\"type\":\"boolean\",\"description\":\"Whether an overdraftable sender was allowed to go below zero.\"},\"status\":{\"$ref\":0},\"idempotency_key\":{\"type\":\"string\",\"description\":\"The `Idempotency-Key` of the creating request; null when none was sent.\",\"nullable\":true},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the transfer was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the transfer last changed (cleared, canceled).\"}},\"required\":[\"id\",\"amount\",\"currency_code\",\"sender_bank_account_id\",\"sender_account_number_id\",\"receiver_bank_account_id\",\"receiver_account_number_id\",\"description\",\"allow_overdraft\",\"status\",\"idempotency_key\",\"created_at\",\"updated_at\"],\"description\":\"A transfer between two bank accounts of the same platform.\"}",
+        links: &[crate::runtime::link::<crate::models::BookTransferStatus>()],
+    };
 }
-crate::runtime::spec_type!(BookTransfer);
+crate::runtime::spec_type!(BookTransfer, write);
 /// Creation request of a book transfer. Name the sender by exactly one of `sender_bank_account_id` and `sender_account_number_id`, and the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id`.
 ///
 /// Schema: `#/components/schemas/CreateBookTransferRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateBookTransferRequest {
     /// Amount in minor units of `currency_code`, at least 1.
@@ -4824,68 +2843,17 @@ impl crate::runtime::SpecType for CreateBookTransferRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBookTransferRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of `currency_code`, at least 1.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("10000")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s })),
-                ("currency_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ISO 4217 currency code; must be the currency of both accounts (400 `currency_mismatch`).");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("sender_bank_account_id", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the sending bank account (prefix `bacc_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("sender_account_number_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of an account number of the sending bank account (prefix `acno_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("receiver_bank_account_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the receiving bank account (prefix `bacc_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("receiver_account_number_id", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of an account number of the receiving bank account (prefix `acno_`).");
-                s.max_length = ::std::option::Option::Some(64usize); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Description of the transfer."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"Payout\"").ok(); s
-                .max_length = ::std::option::Option::Some(255usize); s })),
-                ("allow_overdraft", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Allow an overdraftable sender to go below zero; the shortfall is locked on its overdraft reserve account.");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("false")
-                .ok(); s })), ("hold", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Place the transfer on hold (`HOLD`) instead of completing it; clear or cancel it later.");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("false")
-                .ok(); s }))
-            ];
-            s.required = ::std::vec!["amount"];
-            s.description = ::std::option::Option::Some(
-                "Creation request of a book transfer. Name the sender by exactly one of `sender_bank_account_id` and `sender_account_number_id`, and the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`, at least 1.\",\"example\":10000,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code; must be the currency of both accounts (400 `currency_mismatch`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"sender_bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the sending bank account (prefix `bacc_`).\",\"maxLength\":64},\"sender_account_number_id\":{\"type\":\"string\",\"description\":\"Id of an account number of the sending bank account (prefix `acno_`).\",\"maxLength\":64},\"receiver_bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the receiving bank account (prefix `bacc_`).\",\"maxLength\":64},\"receiver_account_number_id\":{\"type\":\"string\",\"description\":\"Id of an account number of the receiving bank account (prefix `acno_`).\",\"maxLength\":64},\"description\":{\"type\":\"string\",\"description\":\"Description of the transfer.\",\"example\":\"Payout\",\"maxLength\":255},\"allow_overdraft\":{\"type\":\"boolean\",\"description\":\"Allow an overdraftable sender to go below zero; the shortfall is locked on its overdraft reserve account.\",\"default\":false},\"hold\":{\"type\":\"boolean\",\"description\":\"Place the transfer on hold (`HOLD`) instead of completing it; clear or cancel it later.\",\"default\":false}},\"required\":[\"amount\"],\"description\":\"Creation request of a book transfer. Name the sender by exactly one of `sender_bank_account_id` and `sender_account_number_id`, and the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id`.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreateBookTransferRequest);
+crate::runtime::spec_type!(CreateBookTransferRequest, read);
 /// Optional body of a clear; without `amount` the whole held amount is cleared.
 ///
 /// Schema: `#/components/schemas/ClearBookTransferRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClearBookTransferRequest {
     /// Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.
@@ -4896,32 +2864,17 @@ impl crate::runtime::SpecType for ClearBookTransferRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "ClearBookTransferRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("5000")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Optional body of a clear; without `amount` the whole held amount is cleared.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.\",\"example\":5000,\"minimum\":1.0}},\"description\":\"Optional body of a clear; without `amount` the whole held amount is cleared.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(ClearBookTransferRequest);
+crate::runtime::spec_type!(ClearBookTransferRequest, read);
 /// One page of book transfers.
 ///
 /// Schema: `#/components/schemas/BookTransferList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransferList {
     /// The book transfers of the page, in list order.
     pub transfers: ::std::vec::Vec<crate::models::BookTransfer>,
@@ -4932,47 +2885,17 @@ impl crate::runtime::SpecType for BookTransferList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("transfers", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::BookTransfer as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BookTransfer as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The book transfers of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["transfers", "has_more"];
-            s.description = ::std::option::Option::Some("One page of book transfers.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The book transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of book transfers.\"}",
+        links: &[crate::runtime::link::<crate::models::BookTransfer>()],
+    };
 }
-crate::runtime::spec_type!(BookTransferList);
+crate::runtime::spec_type!(BookTransferList, write);
 /// Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.
 ///
 /// Schema: `#/components/schemas/AchTransferType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum AchTransferType {
     /// `CREDIT`
     #[serde(rename = "CREDIT")]
@@ -5020,39 +2943,17 @@ impl crate::runtime::SpecType for AchTransferType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("CREDIT".to_string()),
-                ::serde_json::Value::String("DEBIT".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"CREDIT\",\"DEBIT\"],\"description\":\"Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AchTransferType);
+crate::runtime::spec_type!(AchTransferType, write);
 /// Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.
 ///
 /// Schema: `#/components/schemas/AchTransferStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum AchTransferStatus {
     /// `COMPLETED`
     #[serde(rename = "COMPLETED")]
@@ -5100,28 +3001,17 @@ impl crate::runtime::SpecType for AchTransferStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("COMPLETED".to_string()),
-                ::serde_json::Value::String("RETURNED".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"COMPLETED\",\"RETURNED\"],\"description\":\"Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AchTransferStatus);
+crate::runtime::spec_type!(AchTransferStatus, write);
 /// An ACH transfer received by a bank account of the platform.
 ///
 /// Schema: `#/components/schemas/AchTransfer`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransfer {
     /// ACH transfer id, prefix `acht_`.
     pub id: ::std::string::String,
@@ -5151,83 +3041,20 @@ impl crate::runtime::SpecType for AchTransfer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransfer",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ACH transfer id, prefix `acht_`."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"acht_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.pattern =
-                ::std::option::Option::Some("^acht_[0-9A-Za-z]{27}$".to_string()); s })),
-                ("type", { < crate ::models::AchTransferType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AchTransferType as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("is_incoming", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the transfer was received (always true for simulated transfers).");
-                s })), ("status", { < crate ::models::AchTransferStatus as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AchTransferStatus as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("return_code", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("NACHA return code when `RETURNED` (`R01` insufficient funds, `R29` not authorized by positive pay); null otherwise.");
-                s.nullable = true; s.pattern = ::std::option::Option::Some("^R[0-9]{2}$"
-                .to_string()); s })), ("bank_account_id", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the bank account credited or debited, prefix `bacc_`.");
-                s.pattern = ::std::option::Option::Some("^bacc_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("account_number_id", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the account number the transfer was addressed to, prefix `acno_`.");
-                s.pattern = ::std::option::Option::Some("^acno_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("amount", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of `currency_code`.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("2500")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s })),
-                ("currency_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ISO 4217 currency code of the transfer."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("company_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ACH company id of the originator, 10 alphanumeric characters.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"1234567890\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9A-Za-z]{10}$".to_string()); s })),
-                ("company_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the originating company."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"ACME UTILITIES\"").ok(); s })), ("created_at", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the transfer was received."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "type", "is_incoming", "status", "return_code", "bank_account_id",
-                "account_number_id", "amount", "currency_code", "company_id",
-                "company_name", "created_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "An ACH transfer received by a bank account of the platform.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"ACH transfer id, prefix `acht_`.\",\"example\":\"acht_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^acht_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"is_incoming\":{\"type\":\"boolean\",\"description\":\"Whether the transfer was received (always true for simulated transfers).\"},\"status\":{\"$ref\":1},\"return_code\":{\"type\":\"string\",\"description\":\"NACHA return code when `RETURNED` (`R01` insufficient funds, `R29` not authorized by positive pay); null otherwise.\",\"nullable\":true,\"pattern\":\"^R[0-9]{2}$\"},\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account credited or debited, prefix `bacc_`.\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number the transfer was addressed to, prefix `acno_`.\",\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`.\",\"example\":2500,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the transfer.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator, 10 alphanumeric characters.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"company_name\":{\"type\":\"string\",\"description\":\"Name of the originating company.\",\"example\":\"ACME UTILITIES\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the transfer was received.\"}},\"required\":[\"id\",\"type\",\"is_incoming\",\"status\",\"return_code\",\"bank_account_id\",\"account_number_id\",\"amount\",\"currency_code\",\"company_id\",\"company_name\",\"created_at\"],\"description\":\"An ACH transfer received by a bank account of the platform.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::AchTransferType>(),
+            crate::runtime::link::<crate::models::AchTransferStatus>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(AchTransfer);
+crate::runtime::spec_type!(AchTransfer, write);
 /// One page of ACH transfers.
 ///
 /// Schema: `#/components/schemas/AchTransferList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransferList {
     /// The ACH transfers of the page, in list order.
     pub transfers: ::std::vec::Vec<crate::models::AchTransfer>,
@@ -5238,36 +3065,17 @@ impl crate::runtime::SpecType for AchTransferList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("transfers", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::AchTransfer as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AchTransfer as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The ACH transfers of the page, in list order.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["transfers", "has_more"];
-            s.description = ::std::option::Option::Some("One page of ACH transfers.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The ACH transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of ACH transfers.\"}",
+        links: &[crate::runtime::link::<crate::models::AchTransfer>()],
+    };
 }
-crate::runtime::spec_type!(AchTransferList);
+crate::runtime::spec_type!(AchTransferList, write);
 /// An incoming ACH credit or debit to simulate.
 ///
 /// Schema: `#/components/schemas/SimulateAchRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimulateAchRequest {
     /// Id of the account number the transfer is addressed to (prefix `acno_`).
@@ -5289,75 +3097,17 @@ impl crate::runtime::SpecType for SimulateAchRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "SimulateAchRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("destination_account_number_id", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the account number the transfer is addressed to (prefix `acno_`).");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\"").ok(); s.max_length =
-                ::std::option::Option::Some(64usize); s })), ("amount", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor units of `currency_code`, at least 1.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value > ("2500")
-                .ok(); s.minimum = ::std::option::Option::Some(1f64); s })),
-                ("currency_code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ISO 4217 currency code; must be the bank account's currency (400 `currency_mismatch`).");
-                s.default = ::serde_json::from_str:: < ::serde_json::Value > ("\"USD\"")
-                .ok(); s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-                s })), ("company_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("ACH company id of the originator, exactly 10 alphanumeric characters; matched against positive pay rules.");
-                s.example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"1234567890\"").ok(); s.pattern =
-                ::std::option::Option::Some("^[0-9A-Za-z]{10}$".to_string()); s })),
-                ("company_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the originating company."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"ACME UTILITIES\"").ok(); s.min_length =
-                ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(255usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Entry description of the transfer."); s
-                .example = ::serde_json::from_str:: < ::serde_json::Value >
-                ("\"PAYROLL\"").ok(); s.max_length =
-                ::std::option::Option::Some(255usize); s }))
-            ];
-            s.required = ::std::vec![
-                "destination_account_number_id", "amount", "company_id", "company_name"
-            ];
-            s.description = ::std::option::Option::Some(
-                "An incoming ACH credit or debit to simulate.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"destination_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number the transfer is addressed to (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`, at least 1.\",\"example\":2500,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code; must be the bank account's currency (400 `currency_mismatch`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator, exactly 10 alphanumeric characters; matched against positive pay rules.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"company_name\":{\"type\":\"string\",\"description\":\"Name of the originating company.\",\"example\":\"ACME UTILITIES\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Entry description of the transfer.\",\"example\":\"PAYROLL\",\"maxLength\":255}},\"required\":[\"destination_account_number_id\",\"amount\",\"company_id\",\"company_name\"],\"description\":\"An incoming ACH credit or debit to simulate.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(SimulateAchRequest);
+crate::runtime::spec_type!(SimulateAchRequest, read);
 /// What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.
 ///
 /// Schema: `#/components/schemas/EventType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum EventType {
     /// `entity.created`
     #[serde(rename = "entity.created")]
@@ -5519,55 +3269,17 @@ impl crate::runtime::SpecType for EventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EventType",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("entity.created".to_string()),
-                ::serde_json::Value::String("entity.updated".to_string()),
-                ::serde_json::Value::String("entity.deleted".to_string()),
-                ::serde_json::Value::String("bank_account.created".to_string()),
-                ::serde_json::Value::String("bank_account.updated".to_string()),
-                ::serde_json::Value::String("bank_account.closed".to_string()),
-                ::serde_json::Value::String("bank_account.overdrafted".to_string()),
-                ::serde_json::Value::String("account_number.created".to_string()),
-                ::serde_json::Value::String("account_number.updated".to_string()),
-                ::serde_json::Value::String("counterparty.created".to_string()),
-                ::serde_json::Value::String("counterparty.deleted".to_string()),
-                ::serde_json::Value::String("document.created".to_string()),
-                ::serde_json::Value::String("book.transfer.completed".to_string()),
-                ::serde_json::Value::String("book.transfer.hold_created".to_string()),
-                ::serde_json::Value::String("book.transfer.canceled".to_string()),
-                ::serde_json::Value::String("ach.incoming_transfer.completed"
-                .to_string()),
-                ::serde_json::Value::String("ach.incoming_transfer.returned".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\",\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\",\"account_number.created\",\"account_number.updated\",\"counterparty.created\",\"counterparty.deleted\",\"document.created\",\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\",\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(EventType);
+crate::runtime::spec_type!(EventType, read);
 /// What happened to the entity.
 ///
 /// Schema: `#/components/schemas/EntityEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum EntityEventType {
     /// `entity.created`
     #[serde(rename = "entity.created")]
@@ -5619,27 +3331,17 @@ impl ::std::str::FromStr for EntityEventType {
 }
 impl crate::runtime::SpecType for EntityEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("entity.created".to_string()),
-                ::serde_json::Value::String("entity.updated".to_string()),
-                ::serde_json::Value::String("entity.deleted".to_string())
-            ];
-            s.description = ::std::option::Option::Some("What happened to the entity.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\"],\"description\":\"What happened to the entity.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(EntityEventType);
+crate::runtime::spec_type!(EntityEventType, write);
 /// An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.
 ///
 /// Schema: `#/components/schemas/EntityEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -5653,52 +3355,20 @@ impl crate::runtime::SpecType for EntityEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::EntityEventType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::EntityEventType as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("created_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::Entity as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Entity as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::EntityEventType>(),
+            crate::runtime::link::<crate::models::Entity>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(EntityEvent);
+crate::runtime::spec_type!(EntityEvent, write);
 /// What happened to the bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum BankAccountEventType {
     /// `bank_account.created`
     #[serde(rename = "bank_account.created")]
@@ -5764,30 +3434,17 @@ impl ::std::str::FromStr for BankAccountEventType {
 }
 impl crate::runtime::SpecType for BankAccountEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("bank_account.created".to_string()),
-                ::serde_json::Value::String("bank_account.updated".to_string()),
-                ::serde_json::Value::String("bank_account.closed".to_string()),
-                ::serde_json::Value::String("bank_account.overdrafted".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the bank account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\"],\"description\":\"What happened to the bank account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(BankAccountEventType);
+crate::runtime::spec_type!(BankAccountEventType, write);
 /// An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.
 ///
 /// Schema: `#/components/schemas/BankAccountEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -5801,53 +3458,20 @@ impl crate::runtime::SpecType for BankAccountEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::BankAccountEventType
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::BankAccountEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::BankAccountWithDetails as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::BankAccountWithDetails as ::poem_openapi::types::Type >
-                ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::BankAccountEventType>(),
+            crate::runtime::link::<crate::models::BankAccountWithDetails>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(BankAccountEvent);
+crate::runtime::spec_type!(BankAccountEvent, write);
 /// What happened to the account number.
 ///
 /// Schema: `#/components/schemas/AccountNumberEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum AccountNumberEventType {
     /// `account_number.created`
     #[serde(rename = "account_number.created")]
@@ -5897,28 +3521,17 @@ impl ::std::str::FromStr for AccountNumberEventType {
 }
 impl crate::runtime::SpecType for AccountNumberEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("account_number.created".to_string()),
-                ::serde_json::Value::String("account_number.updated".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the account number.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"account_number.created\",\"account_number.updated\"],\"description\":\"What happened to the account number.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AccountNumberEventType);
+crate::runtime::spec_type!(AccountNumberEventType, write);
 /// An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.
 ///
 /// Schema: `#/components/schemas/AccountNumberEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumberEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -5932,52 +3545,20 @@ impl crate::runtime::SpecType for AccountNumberEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumberEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::AccountNumberEventType
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AccountNumberEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::AccountNumber as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::AccountNumber as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::AccountNumberEventType>(),
+            crate::runtime::link::<crate::models::AccountNumber>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(AccountNumberEvent);
+crate::runtime::spec_type!(AccountNumberEvent, write);
 /// What happened to the counterparty.
 ///
 /// Schema: `#/components/schemas/CounterpartyEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum CounterpartyEventType {
     /// `counterparty.created`
     #[serde(rename = "counterparty.created")]
@@ -6027,28 +3608,17 @@ impl ::std::str::FromStr for CounterpartyEventType {
 }
 impl crate::runtime::SpecType for CounterpartyEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("counterparty.created".to_string()),
-                ::serde_json::Value::String("counterparty.deleted".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the counterparty.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"counterparty.created\",\"counterparty.deleted\"],\"description\":\"What happened to the counterparty.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CounterpartyEventType);
+crate::runtime::spec_type!(CounterpartyEventType, write);
 /// An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.
 ///
 /// Schema: `#/components/schemas/CounterpartyEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CounterpartyEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -6062,52 +3632,20 @@ impl crate::runtime::SpecType for CounterpartyEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartyEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::CounterpartyEventType
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::CounterpartyEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::Counterparty as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::Counterparty as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::CounterpartyEventType>(),
+            crate::runtime::link::<crate::models::Counterparty>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(CounterpartyEvent);
+crate::runtime::spec_type!(CounterpartyEvent, write);
 /// What happened to the document.
 ///
 /// Schema: `#/components/schemas/DocumentEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum DocumentEventType {
     /// `document.created`
     #[serde(rename = "document.created")]
@@ -6147,27 +3685,17 @@ impl ::std::str::FromStr for DocumentEventType {
 }
 impl crate::runtime::SpecType for DocumentEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("document.created".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the document.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"document.created\"],\"description\":\"What happened to the document.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(DocumentEventType);
+crate::runtime::spec_type!(DocumentEventType, write);
 /// An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).
 ///
 /// Schema: `#/components/schemas/DocumentEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DocumentEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -6181,52 +3709,20 @@ impl crate::runtime::SpecType for DocumentEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::DocumentEventType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::DocumentEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::Document as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Document as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).\"}",
+        links: &[
+            crate::runtime::link::<crate::models::DocumentEventType>(),
+            crate::runtime::link::<crate::models::Document>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(DocumentEvent);
+crate::runtime::spec_type!(DocumentEvent, write);
 /// What happened to the book transfer.
 ///
 /// Schema: `#/components/schemas/BookTransferEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum BookTransferEventType {
     /// `book.transfer.completed`
     #[serde(rename = "book.transfer.completed")]
@@ -6286,29 +3782,17 @@ impl ::std::str::FromStr for BookTransferEventType {
 }
 impl crate::runtime::SpecType for BookTransferEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("book.transfer.completed".to_string()),
-                ::serde_json::Value::String("book.transfer.hold_created".to_string()),
-                ::serde_json::Value::String("book.transfer.canceled".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the book transfer.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\"],\"description\":\"What happened to the book transfer.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(BookTransferEventType);
+crate::runtime::spec_type!(BookTransferEventType, write);
 /// An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.
 ///
 /// Schema: `#/components/schemas/BookTransferEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransferEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -6322,52 +3806,20 @@ impl crate::runtime::SpecType for BookTransferEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::BookTransferEventType
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::BookTransferEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::BookTransfer as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::BookTransfer as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::BookTransferEventType>(),
+            crate::runtime::link::<crate::models::BookTransfer>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(BookTransferEvent);
+crate::runtime::spec_type!(BookTransferEvent, write);
 /// What happened to the ACH transfer.
 ///
 /// Schema: `#/components/schemas/AchTransferEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum AchTransferEventType {
     /// `ach.incoming_transfer.completed`
     #[serde(rename = "ach.incoming_transfer.completed")]
@@ -6425,29 +3877,17 @@ impl ::std::str::FromStr for AchTransferEventType {
 }
 impl crate::runtime::SpecType for AchTransferEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("ach.incoming_transfer.completed"
-                .to_string()),
-                ::serde_json::Value::String("ach.incoming_transfer.returned".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What happened to the ACH transfer.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened to the ACH transfer.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(AchTransferEventType);
+crate::runtime::spec_type!(AchTransferEventType, write);
 /// An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.
 ///
 /// Schema: `#/components/schemas/AchTransferEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransferEvent {
     /// Id of the event (prefix `evnt_`).
     pub id: ::std::string::String,
@@ -6461,41 +3901,20 @@ impl crate::runtime::SpecType for AchTransferEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the event (prefix `evnt_`)."); s
-                .pattern = ::std::option::Option::Some("^evnt_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("type", { < crate ::models::AchTransferEventType
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::AchTransferEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("created_at", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the change was committed."); s })),
-                ("data", { < crate ::models::AchTransfer as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AchTransfer as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type", "created_at", "data"];
-            s.description = ::std::option::Option::Some(
-                "An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::AchTransferEventType>(),
+            crate::runtime::link::<crate::models::AchTransfer>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(AchTransferEvent);
+crate::runtime::spec_type!(AchTransferEvent, write);
 /// Something that happened to a resource of the platform, selected by `type`.
 ///
 /// Schema: `#/components/schemas/Event`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(untagged)]
 pub enum Event {
     EntityEvent(crate::models::EntityEvent),
@@ -6510,83 +3929,25 @@ impl crate::runtime::SpecType for Event {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Event",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                { < crate ::models::EntityEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EntityEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::BankAccountEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccountEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::AccountNumberEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AccountNumberEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::CounterpartyEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::CounterpartyEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::DocumentEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::DocumentEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::BookTransferEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BookTransferEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::AchTransferEvent as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::AchTransferEvent as
-                ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.discriminator = ::std::option::Option::Some(::poem_openapi::registry::MetaDiscriminatorObject {
-                property_name: "type",
-                mapping: ::std::vec![
-                    ("entity.created".to_string(), "#/components/schemas/EntityEvent"
-                    .to_string()), ("entity.updated".to_string(),
-                    "#/components/schemas/EntityEvent".to_string()), ("entity.deleted"
-                    .to_string(), "#/components/schemas/EntityEvent".to_string()),
-                    ("bank_account.created".to_string(),
-                    "#/components/schemas/BankAccountEvent".to_string()),
-                    ("bank_account.updated".to_string(),
-                    "#/components/schemas/BankAccountEvent".to_string()),
-                    ("bank_account.closed".to_string(),
-                    "#/components/schemas/BankAccountEvent".to_string()),
-                    ("bank_account.overdrafted".to_string(),
-                    "#/components/schemas/BankAccountEvent".to_string()),
-                    ("account_number.created".to_string(),
-                    "#/components/schemas/AccountNumberEvent".to_string()),
-                    ("account_number.updated".to_string(),
-                    "#/components/schemas/AccountNumberEvent".to_string()),
-                    ("counterparty.created".to_string(),
-                    "#/components/schemas/CounterpartyEvent".to_string()),
-                    ("counterparty.deleted".to_string(),
-                    "#/components/schemas/CounterpartyEvent".to_string()),
-                    ("document.created".to_string(), "#/components/schemas/DocumentEvent"
-                    .to_string()), ("book.transfer.completed".to_string(),
-                    "#/components/schemas/BookTransferEvent".to_string()),
-                    ("book.transfer.hold_created".to_string(),
-                    "#/components/schemas/BookTransferEvent".to_string()),
-                    ("book.transfer.canceled".to_string(),
-                    "#/components/schemas/BookTransferEvent".to_string()),
-                    ("ach.incoming_transfer.completed".to_string(),
-                    "#/components/schemas/AchTransferEvent".to_string()),
-                    ("ach.incoming_transfer.returned".to_string(),
-                    "#/components/schemas/AchTransferEvent".to_string())
-                ],
-            });
-            s.description = ::std::option::Option::Some(
-                "Something that happened to a resource of the platform, selected by `type`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1},{\"$ref\":2},{\"$ref\":3},{\"$ref\":4},{\"$ref\":5},{\"$ref\":6}],\"discriminator\":{\"propertyName\":\"type\",\"mapping\":{\"entity.created\":\"#/components/schemas/EntityEvent\",\"entity.updated\":\"#/components/schemas/EntityEvent\",\"entity.deleted\":\"#/components/schemas/EntityEvent\",\"bank_account.created\":\"#/components/schemas/BankAccountEvent\",\"bank_account.updated\":\"#/components/schemas/BankAccountEvent\",\"bank_account.closed\":\"#/components/schemas/BankAccountEvent\",\"bank_account.overdrafted\":\"#/components/schemas/BankAccountEvent\",\"account_number.created\":\"#/components/schemas/AccountNumberEvent\",\"account_number.updated\":\"#/components/schemas/AccountNumberEvent\",\"counterparty.created\":\"#/components/schemas/CounterpartyEvent\",\"counterparty.deleted\":\"#/components/schemas/CounterpartyEvent\",\"document.created\":\"#/components/schemas/DocumentEvent\",\"book.transfer.completed\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.hold_created\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.canceled\":\"#/components/schemas/BookTransferEvent\",\"ach.incoming_transfer.completed\":\"#/components/schemas/AchTransferEvent\",\"ach.incoming_transfer.returned\":\"#/components/schemas/AchTransferEvent\"}},\"description\":\"Something that happened to a resource of the platform, selected by `type`.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::EntityEvent>(),
+            crate::runtime::link::<crate::models::BankAccountEvent>(),
+            crate::runtime::link::<crate::models::AccountNumberEvent>(),
+            crate::runtime::link::<crate::models::CounterpartyEvent>(),
+            crate::runtime::link::<crate::models::DocumentEvent>(),
+            crate::runtime::link::<crate::models::BookTransferEvent>(),
+            crate::runtime::link::<crate::models::AchTransferEvent>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Event);
+crate::runtime::spec_type!(Event, write);
 /// One page of events.
 ///
 /// Schema: `#/components/schemas/EventList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EventList {
     /// The events of the page, newest first.
     pub events: ::std::vec::Vec<crate::models::Event>,
@@ -6597,32 +3958,12 @@ impl crate::runtime::SpecType for EventList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EventList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("events", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Event as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Event as ::poem_openapi::types::Type > ::schema_ref()
-                })); s.description =
-                ::std::option::Option::Some("The events of the page, newest first."); s
-                })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["events", "has_more"];
-            s.description = ::std::option::Option::Some("One page of events.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The events of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"events\",\"has_more\"],\"description\":\"One page of events.\"}",
+        links: &[crate::runtime::link::<crate::models::Event>()],
+    };
 }
-crate::runtime::spec_type!(EventList);
+crate::runtime::spec_type!(EventList, write);
 /// An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).
 ///
 /// Schema: `#/components/schemas/EventSelector`.
@@ -6633,26 +3974,17 @@ impl crate::runtime::SpecType for EventSelector {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EventSelector",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.description = ::std::option::Option::Some(
-                "An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).",
-            );
-            s.min_length = ::std::option::Option::Some(1usize);
-            s.max_length = ::std::option::Option::Some(64usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"description\":\"An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).\",\"minLength\":1,\"maxLength\":64}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(EventSelector);
 /// A URL that receives the platform's events, signed with `secret`.
 ///
 /// Schema: `#/components/schemas/WebhookEndpoint`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookEndpoint {
     /// Id of the endpoint (prefix `wend_`).
     pub id: ::std::string::String,
@@ -6677,63 +4009,17 @@ impl crate::runtime::SpecType for WebhookEndpoint {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookEndpoint",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the endpoint (prefix `wend_`)."); s
-                .pattern = ::std::option::Option::Some("^wend_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Where events are sent (`POST`)."); s })),
-                ("description", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Free text for the platform's own use; empty by default.");
-                s })), ("enabled_events", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::EventSelector as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EventSelector as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The event types and prefixes the endpoint receives; empty means every event.");
-                s })), ("is_disabled", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("A disabled endpoint receives nothing."); s
-                })), ("secret", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The signing secret, `whsec_` followed by the base64 of 32 random bytes.");
-                s.pattern = ::std::option::Option::Some("^whsec_[A-Za-z0-9+/]{43}=$"
-                .to_string()); s })), ("created_at", crate ::runtime::inline({ let mut s
-                = crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the endpoint was created."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the endpoint last changed."); s }))
-            ];
-            s.required = ::std::vec![
-                "id", "url", "description", "enabled_events", "is_disabled", "secret",
-                "created_at", "updated_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A URL that receives the platform's events, signed with `secret`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the endpoint (prefix `wend_`).\",\"pattern\":\"^wend_[0-9A-Za-z]{27}$\"},\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Where events are sent (`POST`).\"},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use; empty by default.\"},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The event types and prefixes the endpoint receives; empty means every event.\"},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"A disabled endpoint receives nothing.\"},\"secret\":{\"type\":\"string\",\"description\":\"The signing secret, `whsec_` followed by the base64 of 32 random bytes.\",\"pattern\":\"^whsec_[A-Za-z0-9+/]{43}=$\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint last changed.\"}},\"required\":[\"id\",\"url\",\"description\",\"enabled_events\",\"is_disabled\",\"secret\",\"created_at\",\"updated_at\"],\"description\":\"A URL that receives the platform's events, signed with `secret`.\"}",
+        links: &[crate::runtime::link::<crate::models::EventSelector>()],
+    };
 }
-crate::runtime::spec_type!(WebhookEndpoint);
+crate::runtime::spec_type!(WebhookEndpoint, write);
 /// A webhook endpoint to register.
 ///
 /// Schema: `#/components/schemas/CreateWebhookEndpointRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWebhookEndpointRequest {
     /// An `http` or `https` URL, at most 2 048 characters.
@@ -6751,44 +4037,17 @@ impl crate::runtime::SpecType for CreateWebhookEndpointRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateWebhookEndpointRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("An `http` or `https` URL, at most 2 048 characters.");
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(2048usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Free text for the platform's own use."); s
-                .max_length = ::std::option::Option::Some(500usize); s })),
-                ("enabled_events", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::EventSelector as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EventSelector as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Event types and prefixes to receive; absent or empty means every event.");
-                s.max_items = ::std::option::Option::Some(64usize); s }))
-            ];
-            s.required = ::std::vec!["url"];
-            s.description = ::std::option::Option::Some(
-                "A webhook endpoint to register.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; absent or empty means every event.\",\"maxItems\":64}},\"required\":[\"url\"],\"description\":\"A webhook endpoint to register.\"}",
+        links: &[crate::runtime::link::<crate::models::EventSelector>()],
+    };
 }
-crate::runtime::spec_type!(CreateWebhookEndpointRequest);
+crate::runtime::spec_type!(CreateWebhookEndpointRequest, read);
 /// The fields of a webhook endpoint to change.
 ///
 /// Schema: `#/components/schemas/UpdateWebhookEndpointRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateWebhookEndpointRequest {
     /// An `http` or `https` URL, at most 2 048 characters.
@@ -6810,47 +4069,17 @@ impl crate::runtime::SpecType for UpdateWebhookEndpointRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateWebhookEndpointRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("An `http` or `https` URL, at most 2 048 characters.");
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(2048usize); s })), ("description", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Free text for the platform's own use."); s
-                .max_length = ::std::option::Option::Some(500usize); s })),
-                ("enabled_events", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::EventSelector as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EventSelector as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Event types and prefixes to receive; empty means every event.");
-                s.max_items = ::std::option::Option::Some(64usize); s })),
-                ("is_disabled", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the endpoint stops receiving events.");
-                s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "The fields of a webhook endpoint to change.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; empty means every event.\",\"maxItems\":64},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"Whether the endpoint stops receiving events.\"}},\"description\":\"The fields of a webhook endpoint to change.\"}",
+        links: &[crate::runtime::link::<crate::models::EventSelector>()],
+    };
 }
-crate::runtime::spec_type!(UpdateWebhookEndpointRequest);
+crate::runtime::spec_type!(UpdateWebhookEndpointRequest, read);
 /// One page of webhook endpoints.
 ///
 /// Schema: `#/components/schemas/WebhookEndpointList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookEndpointList {
     /// The webhook endpoints of the page, newest first.
     pub webhook_endpoints: ::std::vec::Vec<crate::models::WebhookEndpoint>,
@@ -6861,49 +4090,17 @@ impl crate::runtime::SpecType for WebhookEndpointList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookEndpointList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("webhook_endpoints", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::WebhookEndpoint as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::WebhookEndpoint as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The webhook endpoints of the page, newest first.");
-                s })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["webhook_endpoints", "has_more"];
-            s.description = ::std::option::Option::Some(
-                "One page of webhook endpoints.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"webhook_endpoints\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The webhook endpoints of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"webhook_endpoints\",\"has_more\"],\"description\":\"One page of webhook endpoints.\"}",
+        links: &[crate::runtime::link::<crate::models::WebhookEndpoint>()],
+    };
 }
-crate::runtime::spec_type!(WebhookEndpointList);
+crate::runtime::spec_type!(WebhookEndpointList, write);
 /// `pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.
 ///
 /// Schema: `#/components/schemas/WebhookDeliveryStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum WebhookDeliveryStatus {
     /// `pending`
     #[serde(rename = "pending")]
@@ -6957,29 +4154,17 @@ impl crate::runtime::SpecType for WebhookDeliveryStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDeliveryStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("pending".to_string()),
-                ::serde_json::Value::String("succeeded".to_string()),
-                ::serde_json::Value::String("failed".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "`pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"succeeded\",\"failed\"],\"description\":\"`pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(WebhookDeliveryStatus);
+crate::runtime::spec_type!(WebhookDeliveryStatus, write);
 /// One attempt to deliver an event to a webhook endpoint.
 ///
 /// Schema: `#/components/schemas/WebhookDelivery`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookDelivery {
     /// Id of the attempt (prefix `wdlv_`).
     pub id: ::std::string::String,
@@ -7005,64 +4190,17 @@ impl crate::runtime::SpecType for WebhookDelivery {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDelivery",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Id of the attempt (prefix `wdlv_`)."); s
-                .pattern = ::std::option::Option::Some("^wdlv_[0-9A-Za-z]{27}$"
-                .to_string()); s })), ("event_id", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The event sent (prefix `evnt_`); also the `webhook-id` header of the request.");
-                s })), ("attempt", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("1 for the first attempt of the event to this endpoint, then 2, 3, ...");
-                s.minimum = ::std::option::Option::Some(1f64); s })), ("status", { <
-                crate ::models::WebhookDeliveryStatus as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::WebhookDeliveryStatus as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("response_status",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("The HTTP status the receiver answered; null when it answered none or the attempt is pending.");
-                s.nullable = true; s })), ("latency_ms", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Milliseconds from sending to the receiver's answer or the failure; null while pending.");
-                s.nullable = true; s })), ("error", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Why a failed attempt failed (`timed out after 10000 ms`, `redirect not followed`, ...); null otherwise.");
-                s.nullable = true; s })), ("created_at", crate ::runtime::inline({ let
-                mut s = crate ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When the attempt was scheduled."); s })),
-                ("next_attempt_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("When a pending attempt is due; null once it was made.");
-                s.nullable = true; s }))
-            ];
-            s.required = ::std::vec![
-                "id", "event_id", "attempt", "status", "response_status", "latency_ms",
-                "error", "created_at", "next_attempt_at"
-            ];
-            s.description = ::std::option::Option::Some(
-                "One attempt to deliver an event to a webhook endpoint.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the attempt (prefix `wdlv_`).\",\"pattern\":\"^wdlv_[0-9A-Za-z]{27}$\"},\"event_id\":{\"type\":\"string\",\"description\":\"The event sent (prefix `evnt_`); also the `webhook-id` header of the request.\"},\"attempt\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"1 for the first attempt of the event to this endpoint, then 2, 3, ...\",\"minimum\":1.0},\"status\":{\"$ref\":0},\"response_status\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"The HTTP status the receiver answered; null when it answered none or the attempt is pending.\",\"nullable\":true},\"latency_ms\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Milliseconds from sending to the receiver's answer or the failure; null while pending.\",\"nullable\":true},\"error\":{\"type\":\"string\",\"description\":\"Why a failed attempt failed (`timed out after 10000 ms`, `redirect not followed`, ...); null otherwise.\",\"nullable\":true},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the attempt was scheduled.\"},\"next_attempt_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When a pending attempt is due; null once it was made.\",\"nullable\":true}},\"required\":[\"id\",\"event_id\",\"attempt\",\"status\",\"response_status\",\"latency_ms\",\"error\",\"created_at\",\"next_attempt_at\"],\"description\":\"One attempt to deliver an event to a webhook endpoint.\"}",
+        links: &[crate::runtime::link::<crate::models::WebhookDeliveryStatus>()],
+    };
 }
-crate::runtime::spec_type!(WebhookDelivery);
+crate::runtime::spec_type!(WebhookDelivery, write);
 /// One page of delivery attempts.
 ///
 /// Schema: `#/components/schemas/WebhookDeliveryList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookDeliveryList {
     /// The attempts of the page, newest first.
     pub deliveries: ::std::vec::Vec<crate::models::WebhookDelivery>,
@@ -7073,31 +4211,9 @@ impl crate::runtime::SpecType for WebhookDeliveryList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDeliveryList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("deliveries", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::WebhookDelivery as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::WebhookDelivery as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("The attempts of the page, newest first."); s
-                })), ("has_more", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether more objects exist beyond this page in the direction of travel.");
-                s }))
-            ];
-            s.required = ::std::vec!["deliveries", "has_more"];
-            s.description = ::std::option::Option::Some(
-                "One page of delivery attempts.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"deliveries\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The attempts of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"deliveries\",\"has_more\"],\"description\":\"One page of delivery attempts.\"}",
+        links: &[crate::runtime::link::<crate::models::WebhookDelivery>()],
+    };
 }
-crate::runtime::spec_type!(WebhookDeliveryList);
+crate::runtime::spec_type!(WebhookDeliveryList, write);

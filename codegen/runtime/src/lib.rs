@@ -37,6 +37,9 @@ use serde_json::Value;
 pub mod keywords;
 pub use keywords::{Keywords, SchemaFn};
 
+pub mod schema_data;
+pub use schema_data::{Link, SchemaData, link};
+
 // ---------------------------------------------------------------------------------------------
 // Errors raised before a handler runs
 // ---------------------------------------------------------------------------------------------
@@ -1189,19 +1192,42 @@ pub use security::{
 // ---------------------------------------------------------------------------------------------
 
 /// A generated type: its documented schema, and whether that schema is a named component.
-pub trait SpecType: serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static {
+///
+/// A type implements serde only in the directions the server moves it (see [`spec_type!`]): a
+/// request-only type deserialises, a response-only type serialises.
+pub trait SpecType: Send + Sync + 'static {
     /// The component name, or `None` for a schema written inline in the document.
     const NAME: Option<&'static str>;
-    /// The schema as the document writes it; registers what it refers to.
-    fn schema(registry: &mut Registry) -> MetaSchema;
+    /// The schema as the document writes it, as data ([`SchemaData`]).
+    const SCHEMA: SchemaData;
+
+    /// The schema; registers what it refers to.
+    fn schema(registry: &mut Registry) -> MetaSchema {
+        Self::SCHEMA.schema(registry)
+    }
 }
 
-/// Implements poem-openapi's traits for a [`SpecType`] (and parameter/multipart parsing for
-/// string enums). One line in generated code instead of sixty.
+/// Implements poem-openapi's traits for a [`SpecType`]. One line in generated code instead of
+/// sixty. `spec_type!(T)` for a type that goes both ways; `spec_type!(T, read)` for one that is
+/// only read from requests (`ParseFromJSON`, and `ParseFromParameter` for string enums used as
+/// parameters); `spec_type!(T, write)` for one that is only written (`ToJSON`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __spec_type {
     ($ty:ty) => {
+        $crate::__spec_type!($ty, type);
+        $crate::__spec_type!($ty, read_impls);
+        $crate::__spec_type!($ty, write_impls);
+    };
+    ($ty:ty, read) => {
+        $crate::__spec_type!($ty, type);
+        $crate::__spec_type!($ty, read_impls);
+    };
+    ($ty:ty, write) => {
+        $crate::__spec_type!($ty, type);
+        $crate::__spec_type!($ty, write_impls);
+    };
+    ($ty:ty, type) => {
         impl ::poem_openapi::types::Type for $ty {
             const IS_REQUIRED: bool = true;
             type RawValueType = Self;
@@ -1247,19 +1273,14 @@ macro_rules! __spec_type {
                 ::std::boxed::Box::new(::std::iter::once(self))
             }
         }
-
+    };
+    ($ty:ty, read_impls) => {
         impl ::poem_openapi::types::ParseFromJSON for $ty {
             fn parse_from_json(
                 value: ::std::option::Option<::serde_json::Value>,
             ) -> ::poem_openapi::types::ParseResult<Self> {
                 ::serde_json::from_value(value.unwrap_or_default())
                     .map_err(::poem_openapi::types::ParseError::custom)
-            }
-        }
-
-        impl ::poem_openapi::types::ToJSON for $ty {
-            fn to_json(&self) -> ::std::option::Option<::serde_json::Value> {
-                ::serde_json::to_value(self).ok()
             }
         }
 
@@ -1272,6 +1293,13 @@ macro_rules! __spec_type {
                         ))
                     },
                 )
+            }
+        }
+    };
+    ($ty:ty, write_impls) => {
+        impl ::poem_openapi::types::ToJSON for $ty {
+            fn to_json(&self) -> ::std::option::Option<::serde_json::Value> {
+                ::serde_json::to_value(self).ok()
             }
         }
     };
@@ -1715,7 +1743,7 @@ impl<'de> serde::Deserialize<'de> for FilePart {
 }
 
 /// A multipart form the generator emitted: which parts are files.
-pub trait MultipartForm: SpecType + Sized {
+pub trait MultipartForm: SpecType + serde::de::DeserializeOwned + Sized {
     const FILE_FIELDS: &'static [&'static str];
     fn attach_files(&mut self, files: &mut BTreeMap<String, FilePart>);
 }

@@ -355,8 +355,11 @@ impl Emitter<'_> {
             .map(|t| {
                 let k = &t.schema.keywords;
                 let f = |s: &Schema| {
-                    let r = self.schema_ref_expr(s);
-                    quote!(|registry: &mut ::poem_openapi::registry::Registry| { let _ = &registry; #r })
+                    let d = self.schema_ref_data(s);
+                    quote!(|registry: &mut ::poem_openapi::registry::Registry| {
+                        const D: crate::runtime::SchemaData = #d;
+                        D.schema_ref(registry)
+                    })
                 };
                 let opt_f = |s: &Option<Box<Schema>>| match s {
                     Some(s) => {
@@ -376,14 +379,22 @@ impl Emitter<'_> {
                     opt_f(&k.property_names),
                     opt_f(&k.additional_after_patterns),
                 );
-                let (not, if_, then, else_) =
-                    (opt_f(&k.not), opt_f(&k.if_), opt_f(&k.then), opt_f(&k.else_));
+                let (not, if_, then, else_) = (
+                    opt_f(&k.not),
+                    opt_f(&k.if_),
+                    opt_f(&k.then),
+                    opt_f(&k.else_),
+                );
                 let dependent = k.dependent_schemas.iter().map(|(p, s)| {
                     let f = f(s);
                     quote!((#p, #f))
                 });
-                let (min, max, closed) = (opt_n(k.min_contains), opt_n(k.max_contains), k.items_closed);
-                let deps = k.dependent_required.iter().map(|(p, r)| quote!((#p, &[#(#r),*])));
+                let (min, max, closed) =
+                    (opt_n(k.min_contains), opt_n(k.max_contains), k.items_closed);
+                let deps = k
+                    .dependent_required
+                    .iter()
+                    .map(|(p, r)| quote!((#p, &[#(#r),*])));
                 let patterns = k.pattern_properties.iter().map(|(p, s)| {
                     let f = f(s);
                     quote!((#p, #f))

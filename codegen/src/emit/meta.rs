@@ -1,81 +1,124 @@
-//! `MetaSchema` expressions: each schema served as the document writes it (poem-openapi's
-//! registry reads these, and so does the request validator: documented == enforced).
+//! Schemas as data: each schema served as the document writes it, emitted as the JSON text the
+//! runtime's `SchemaData` reads into a `MetaSchema` (poem-openapi's registry reads that, and so
+//! does the request validator: documented == enforced). One generic reader in the runtime
+//! replaces a builder function per type.
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use serde_json::{Map, Value, json};
 
-use super::{Emitter, f64_lit, json_value};
+use super::Emitter;
 use crate::ir::*;
 
+/// The named types a schema's `{"$ref": i}` entries stand for, in first-use order.
+#[derive(Default)]
+struct Links(Vec<String>);
+
+impl Links {
+    fn index(&mut self, name: &str) -> usize {
+        match self.0.iter().position(|n| n == name) {
+            Some(i) => i,
+            None => {
+                self.0.push(name.to_string());
+                self.0.len() - 1
+            }
+        }
+    }
+}
+
 impl Emitter<'_> {
-    /// An expression of type `MetaSchemaRef` (with `registry` in scope).
-    pub(super) fn schema_ref_expr(&self, schema: &Schema) -> TokenStream {
+    /// A `SchemaData` expression of the schema itself (a `MetaSchema` once read); with
+    /// `rust_typename`, the name the validator finds its keywords and closedness by.
+    pub(super) fn schema_data(&self, schema: &Schema, rust_typename: Option<&str>) -> TokenStream {
+        let mut links = Links::default();
+        let mut object = self.schema_json(schema, &mut links);
+        if let Some(n) = rust_typename {
+            object.insert("x-rust-typename".into(), n.into());
+        }
+        self.data_tokens(Value::Object(object), links)
+    }
+
+    /// A `SchemaData` expression of a reference to the schema (a `MetaSchemaRef` once read).
+    pub(super) fn schema_ref_data(&self, schema: &Schema) -> TokenStream {
+        let mut links = Links::default();
+        let value = self.ref_json(schema, &mut links);
+        self.data_tokens(value, links)
+    }
+
+    fn data_tokens(&self, value: Value, links: Links) -> TokenStream {
+        let json = value.to_string();
+        let paths = links.0.iter().map(|n| self.type_path(n));
+        quote!(crate::runtime::SchemaData {
+            json: #json,
+            links: &[#(crate::runtime::link::<#paths>()),*],
+        })
+    }
+
+    /// A reference to `schema`: `{"$ref": i}` for a named type (nullable kept), else the schema.
+    fn ref_json(&self, schema: &Schema, links: &mut Links) -> Value {
         match &schema.kind {
             Kind::Ref(name) => {
-                let t = self.type_path(name);
-                let base = quote!({
-                    <#t as ::poem_openapi::types::Type>::register(registry);
-                    <#t as ::poem_openapi::types::Type>::schema_ref()
-                });
+                let i = links.index(name);
                 if schema.nullable {
-                    quote!(crate::runtime::nullable(#base))
+                    json!({"$ref": i, "nullable": true})
                 } else {
-                    base
+                    json!({"$ref": i})
                 }
             }
-            _ => {
-                let s = self.meta_schema(schema);
-                quote!(crate::runtime::inline(#s))
-            }
+            _ => Value::Object(self.schema_json(schema, links)),
         }
     }
 
-    /// An expression of type `MetaSchema` mirroring `schema` as the document writes it: its
-    /// `type`, then what its kind sets, its annotations and its constraints, in that order.
-    pub(super) fn meta_schema(&self, schema: &Schema) -> TokenStream {
-        let mut sets = Vec::new();
-        let ty = self.kind_sets(schema, &mut sets);
-        annotation_sets(schema, &mut sets);
-        text_and_range_sets(&schema.constraints, &mut sets);
-        collection_and_value_sets(&schema.constraints, &mut sets);
-        if sets.is_empty() {
-            quote!(crate::runtime::schema(#ty))
-        } else {
-            quote!({
-                let mut s = crate::runtime::schema(#ty);
-                #(#sets)*
-                s
-            })
+    fn refs_json(&self, members: &[Schema], links: &mut Links) -> Value {
+        Value::Array(members.iter().map(|m| self.ref_json(m, links)).collect())
+    }
+
+    /// `schema` as the document writes it: its `type`, then what its kind sets, its
+    /// annotations and its constraints.
+    fn schema_json(&self, schema: &Schema, links: &mut Links) -> Map<String, Value> {
+        let mut sets = Map::new();
+        let ty = self.kind_json(schema, links, &mut sets);
+        let mut m = Map::new();
+        if !ty.is_empty() {
+            m.insert("type".into(), ty.into());
         }
+        m.extend(sets);
+        annotations_json(schema, &mut m);
+        constraints_json(&schema.constraints, &mut m);
+        m
     }
 
-    /// The schema expressions of `members` (of an `allOf`, `oneOf` or `anyOf`).
-    fn refs(&self, members: &[Schema]) -> Vec<TokenStream> {
-        members.iter().map(|m| self.schema_ref_expr(m)).collect()
-    }
-
-    /// The `type` written for `schema` (empty for none), pushing onto `sets` what its kind says:
+    /// The `type` written for `schema` (empty for none), inserting into `m` what its kind says:
     /// format and enum, items, properties, members.
-    fn kind_sets(&self, schema: &Schema, sets: &mut Vec<TokenStream>) -> &'static str {
+    fn kind_json(
+        &self,
+        schema: &Schema,
+        links: &mut Links,
+        m: &mut Map<String, Value>,
+    ) -> &'static str {
         match &schema.kind {
             // A component that is only a `$ref` to another: served as `allOf` of that one.
             Kind::Ref(_) => {
-                let r = self.schema_ref_expr(schema);
-                sets.push(quote!(s.all_of = ::std::vec![#r];));
+                let r = self.ref_json(schema, links);
+                m.insert("allOf".into(), Value::Array(vec![r]));
                 ""
             }
             Kind::String {
                 format,
                 enum_values,
             } => {
-                format_set(format, sets);
+                if let Some(f) = format {
+                    m.insert("format".into(), f.as_str().into());
+                }
                 if !enum_values.is_empty() {
-                    sets.push(quote!(s.enum_items = ::std::vec![#(::serde_json::Value::String(#enum_values.to_string())),*];));
+                    m.insert("enum".into(), enum_values.clone().into());
                 }
                 "string"
             }
             Kind::Integer { format } | Kind::Number { format } => {
-                format_set(format, sets);
+                if let Some(f) = format {
+                    m.insert("format".into(), f.as_str().into());
+                }
                 if matches!(schema.kind, Kind::Integer { .. }) {
                     "integer"
                 } else {
@@ -84,31 +127,37 @@ impl Emitter<'_> {
             }
             Kind::Boolean => "boolean",
             Kind::Array(item) => {
-                let i = self.schema_ref_expr(item);
-                sets.push(
-                    quote!(s.items = ::std::option::Option::Some(::std::boxed::Box::new(#i));),
-                );
+                m.insert("items".into(), self.ref_json(item, links));
                 "array"
             }
             Kind::Object(o) => {
-                self.object_sets(o, sets);
+                self.object_json(o, links, m);
                 "object"
             }
             Kind::AllOf(members) => {
-                let m = self.refs(members);
-                sets.push(quote!(s.all_of = ::std::vec![#(#m),*];));
+                m.insert("allOf".into(), self.refs_json(members, links));
                 if schema.object_type { "object" } else { "" }
             }
             Kind::OneOf {
                 variants,
                 discriminator,
             } => {
-                self.one_of_sets(variants, discriminator.as_ref(), sets);
+                m.insert("oneOf".into(), self.refs_json(variants, links));
+                if let Some(d) = discriminator {
+                    let mapping: Map<String, Value> = d
+                        .mapping
+                        .iter()
+                        .map(|(k, v)| (k.clone(), format!("#/components/schemas/{v}").into()))
+                        .collect();
+                    m.insert(
+                        "discriminator".into(),
+                        json!({"propertyName": d.property, "mapping": mapping}),
+                    );
+                }
                 ""
             }
             Kind::AnyOf(members) => {
-                let m = self.refs(members);
-                sets.push(quote!(s.any_of = ::std::vec![#(#m),*];));
+                m.insert("anyOf".into(), self.refs_json(members, links));
                 ""
             }
             Kind::Any => "",
@@ -117,154 +166,98 @@ impl Emitter<'_> {
 
     /// What an object schema sets: its properties, `required`, the `allOf` it extends and the
     /// schema of additional properties.
-    fn object_sets(&self, o: &Object, sets: &mut Vec<TokenStream>) {
-        let props: Vec<TokenStream> = o
-            .properties
-            .iter()
-            .map(|p| {
-                let n = &p.name;
-                let e = self.schema_ref_expr(&p.schema);
-                quote!((#n, #e))
-            })
-            .collect();
-        if !props.is_empty() {
-            sets.push(quote!(s.properties = ::std::vec![#(#props),*];));
+    fn object_json(&self, o: &Object, links: &mut Links, m: &mut Map<String, Value>) {
+        if !o.properties.is_empty() {
+            let props: Map<String, Value> = o
+                .properties
+                .iter()
+                .map(|p| (p.name.clone(), self.ref_json(&p.schema, links)))
+                .collect();
+            m.insert("properties".into(), props.into());
         }
-        let req = &o.required;
-        if !req.is_empty() {
-            sets.push(quote!(s.required = ::std::vec![#(#req),*];));
+        if !o.required.is_empty() {
+            m.insert("required".into(), o.required.clone().into());
         }
         if !o.all_of.is_empty() {
-            let m = self.refs(&o.all_of);
-            sets.push(quote!(s.all_of = ::std::vec![#(#m),*];));
+            m.insert("allOf".into(), self.refs_json(&o.all_of, links));
         }
         if let Additional::Schema(v) = &o.additional {
-            let e = self.schema_ref_expr(v);
-            sets.push(quote!(s.additional_properties = ::std::option::Option::Some(::std::boxed::Box::new(#e));));
+            m.insert("additionalProperties".into(), self.ref_json(v, links));
         }
-    }
-
-    /// What a `oneOf` sets: its variants and its discriminator (mapping to component pointers).
-    fn one_of_sets(
-        &self,
-        variants: &[Schema],
-        discriminator: Option<&Discriminator>,
-        sets: &mut Vec<TokenStream>,
-    ) {
-        let m = self.refs(variants);
-        sets.push(quote!(s.one_of = ::std::vec![#(#m),*];));
-        if let Some(d) = discriminator {
-            let prop = &d.property;
-            let mapping: Vec<TokenStream> = d
-                .mapping
-                .iter()
-                .map(|(k, v)| {
-                    let r = format!("#/components/schemas/{v}");
-                    quote!((#k.to_string(), #r.to_string()))
-                })
-                .collect();
-            sets.push(quote!(s.discriminator = ::std::option::Option::Some(::poem_openapi::registry::MetaDiscriminatorObject {
-                property_name: #prop,
-                mapping: ::std::vec![#(#mapping),*],
-            });));
-        }
-    }
-}
-
-/// A string's, integer's or number's `format`, if it has one.
-fn format_set(format: &Option<String>, sets: &mut Vec<TokenStream>) {
-    if let Some(f) = format {
-        sets.push(quote!(s.format = ::std::option::Option::Some(#f);));
     }
 }
 
 /// The annotations of a schema: read/write-only, description, nullable, deprecated, default and
 /// example.
-fn annotation_sets(schema: &Schema, sets: &mut Vec<TokenStream>) {
-    if schema.read_only {
-        sets.push(quote!(s.read_only = true;));
-    }
-    if schema.write_only {
-        sets.push(quote!(s.write_only = true;));
+fn annotations_json(schema: &Schema, m: &mut Map<String, Value>) {
+    let flags = [
+        ("readOnly", schema.read_only),
+        ("writeOnly", schema.write_only),
+    ];
+    for (k, on) in flags {
+        if on {
+            m.insert(k.into(), true.into());
+        }
     }
     if let Some(d) = &schema.description {
-        let d = d.trim_end();
-        sets.push(quote!(s.description = ::std::option::Option::Some(#d);));
+        m.insert("description".into(), d.trim_end().into());
     }
-    if schema.nullable {
-        sets.push(quote!(s.nullable = true;));
-    }
-    if schema.deprecated {
-        sets.push(quote!(s.deprecated = true;));
+    for (k, on) in [
+        ("nullable", schema.nullable),
+        ("deprecated", schema.deprecated),
+    ] {
+        if on {
+            m.insert(k.into(), true.into());
+        }
     }
     if let Some(v) = &schema.default {
-        let v = json_value(v);
-        sets.push(quote!(s.default = #v;));
+        m.insert("default".into(), v.clone());
     }
     if let Some(v) = &schema.example {
-        let v = json_value(v);
-        sets.push(quote!(s.example = #v;));
+        m.insert("example".into(), v.clone());
     }
 }
 
-/// The constraints of strings and numbers: lengths, pattern and bounds.
-fn text_and_range_sets(c: &Constraints, sets: &mut Vec<TokenStream>) {
-    if let Some(v) = c.min_length {
-        sets.push(quote!(s.min_length = ::std::option::Option::Some(#v);));
-    }
-    if let Some(v) = c.max_length {
-        sets.push(quote!(s.max_length = ::std::option::Option::Some(#v);));
+/// The constraints: lengths, pattern, bounds, item and property counts, unique items,
+/// `multipleOf` and the `enum` values of a non-string schema.
+fn constraints_json(c: &Constraints, m: &mut Map<String, Value>) {
+    let sizes = [
+        ("minLength", c.min_length),
+        ("maxLength", c.max_length),
+        ("minItems", c.min_items),
+        ("maxItems", c.max_items),
+        ("minProperties", c.min_properties),
+        ("maxProperties", c.max_properties),
+    ];
+    for (k, v) in sizes {
+        if let Some(v) = v {
+            m.insert(k.into(), (v as u64).into());
+        }
     }
     if let Some(v) = &c.pattern {
-        sets.push(quote!(s.pattern = ::std::option::Option::Some(#v.to_string());));
+        m.insert("pattern".into(), v.as_str().into());
     }
-    if let Some(v) = c.minimum {
-        let v = f64_lit(v);
-        sets.push(quote!(s.minimum = ::std::option::Option::Some(#v);));
+    let numbers = [
+        ("minimum", c.minimum),
+        ("maximum", c.maximum),
+        ("multipleOf", c.multiple_of),
+    ];
+    for (k, v) in numbers {
+        if let Some(v) = v {
+            m.insert(k.into(), v.into());
+        }
     }
-    if let Some(v) = c.maximum {
-        let v = f64_lit(v);
-        sets.push(quote!(s.maximum = ::std::option::Option::Some(#v);));
-    }
-    if c.exclusive_minimum {
-        sets.push(quote!(s.exclusive_minimum = ::std::option::Option::Some(true);));
-    }
-    if c.exclusive_maximum {
-        sets.push(quote!(s.exclusive_maximum = ::std::option::Option::Some(true);));
-    }
-}
-
-/// The constraints of arrays and objects (item and property counts, unique items), then
-/// `multipleOf` and the `enum` values, after the others as the document has always had them.
-fn collection_and_value_sets(c: &Constraints, sets: &mut Vec<TokenStream>) {
-    if let Some(v) = c.min_items {
-        sets.push(quote!(s.min_items = ::std::option::Option::Some(#v);));
-    }
-    if let Some(v) = c.max_items {
-        sets.push(quote!(s.max_items = ::std::option::Option::Some(#v);));
-    }
-    if c.unique_items {
-        sets.push(quote!(s.unique_items = ::std::option::Option::Some(true);));
-    }
-    if let Some(v) = c.min_properties {
-        sets.push(quote!(s.min_properties = ::std::option::Option::Some(#v);));
-    }
-    if let Some(v) = c.max_properties {
-        sets.push(quote!(s.max_properties = ::std::option::Option::Some(#v);));
-    }
-    if let Some(v) = c.multiple_of {
-        let v = f64_lit(v);
-        sets.push(quote!(s.multiple_of = ::std::option::Option::Some(#v);));
+    let flags = [
+        ("exclusiveMinimum", c.exclusive_minimum),
+        ("exclusiveMaximum", c.exclusive_maximum),
+        ("uniqueItems", c.unique_items),
+    ];
+    for (k, on) in flags {
+        if on {
+            m.insert(k.into(), true.into());
+        }
     }
     if !c.enum_values.is_empty() {
-        let values: Vec<TokenStream> = c
-            .enum_values
-            .iter()
-            .map(|v| {
-                let v = json_value(v);
-                quote!(#v.unwrap_or_default())
-            })
-            .collect();
-        sets.push(quote!(s.enum_items = ::std::vec![#(#values),*];));
+        m.insert("enum".into(), c.enum_values.clone().into());
     }
 }

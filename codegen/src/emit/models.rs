@@ -34,22 +34,47 @@ impl Emitter<'_> {
         let name = ident(&t.rust);
         let docs = doc(&t.schema.description);
         let pointer_doc = format!(" Schema: `{}`.", t.pointer);
+        let direction = self.directions[t.name.as_str()];
+        // serde only in the directions the server moves the type: derives are most of what a
+        // large crate costs to check.
+        let (serde, other_way) = match (direction.read, direction.write) {
+            (true, false) => (
+                quote!(::serde::Deserialize),
+                quote!(#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]),
+            ),
+            (false, true) => (
+                quote!(::serde::Serialize),
+                quote!(#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]),
+            ),
+            _ => (quote!(::serde::Serialize, ::serde::Deserialize), quote!()),
+        };
         let body = match self.model_shape(t) {
-            Shape::Enum(values) => self.string_enum(&name, &values),
+            Shape::Enum(values) => self.string_enum(&name, &values, &serde),
             Shape::Struct {
                 props,
                 required,
                 additional,
-            } => self.object_struct(&name, &t.name, &props, &required, &additional, t.multipart),
-            Shape::OneOf(variants) => self.one_of_enum(&name, &t.name, variants),
+            } => self.object_struct(
+                &name,
+                &t.name,
+                (&props, &required, &additional),
+                t.multipart,
+                &serde,
+            ),
+            Shape::OneOf(variants) => self.one_of_enum(&name, &t.name, variants, &serde),
             Shape::Newtype => {
                 let inner = self.rust_type(&t.schema, false);
                 quote! {
-                    #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+                    #[derive(Debug, Clone, PartialEq, #serde)]
                     #[serde(transparent)]
                     pub struct #name(pub #inner);
                 }
             }
+        };
+        let spec_type = match (direction.read, direction.write) {
+            (true, false) => quote!(crate::runtime::spec_type!(#name, read);),
+            (false, true) => quote!(crate::runtime::spec_type!(#name, write);),
+            _ => quote!(crate::runtime::spec_type!(#name);),
         };
         let type_name = if t.inline {
             quote!(::std::option::Option::None)
@@ -57,20 +82,18 @@ impl Emitter<'_> {
             let n = &t.name;
             quote!(::std::option::Option::Some(#n))
         };
-        let mut schema = self.meta_schema(&Schema {
-            nullable: false,
-            ..t.schema.clone()
-        });
-        if !t.schema.keywords.is_empty() || (t.inline && super::crate_root::closed(t)) {
-            // The validator finds the type's 2020-12 keywords (`Document::KEYWORDS`) and whether
-            // it is closed (`closed_schemas`) by this name.
-            let n = &t.name;
-            schema = quote!({
-                let mut s = #schema;
-                s.rust_typename = ::std::option::Option::Some(#n);
-                s
-            });
-        }
+        // The validator finds the type's 2020-12 keywords (`Document::KEYWORDS`) and whether it
+        // is closed (`closed_schemas`) by this name.
+        let typename = (!t.schema.keywords.is_empty()
+            || (t.inline && super::crate_root::closed(t)))
+        .then_some(t.name.as_str());
+        let schema = self.schema_data(
+            &Schema {
+                nullable: false,
+                ..t.schema.clone()
+            },
+            typename,
+        );
         let multipart = if t.multipart {
             self.multipart_impl(&name, t)
         } else {
@@ -80,16 +103,14 @@ impl Emitter<'_> {
             #docs
             #[doc = ""]
             #[doc = #pointer_doc]
+            #other_way
             #body
 
             impl crate::runtime::SpecType for #name {
                 const NAME: ::std::option::Option<&'static str> = #type_name;
-                fn schema(registry: &mut ::poem_openapi::registry::Registry) -> ::poem_openapi::registry::MetaSchema {
-                    let _ = &registry;
-                    #schema
-                }
+                const SCHEMA: crate::runtime::SchemaData = #schema;
             }
-            crate::runtime::spec_type!(#name);
+            #spec_type
             #multipart
         }
     }
@@ -177,7 +198,7 @@ impl Emitter<'_> {
             .collect()
     }
 
-    fn string_enum(&self, name: &syn::Ident, values: &[&str]) -> TokenStream {
+    fn string_enum(&self, name: &syn::Ident, values: &[&str], serde: &TokenStream) -> TokenStream {
         let variants = Self::enum_variants(values);
         let decl: Vec<TokenStream> = variants
             .iter()
@@ -188,7 +209,7 @@ impl Emitter<'_> {
             })
             .collect();
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize, ::serde::Deserialize)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #serde)]
             pub enum #name {
                 #(#decl),*
             }
@@ -261,10 +282,9 @@ impl Emitter<'_> {
         &self,
         name: &syn::Ident,
         container: &str,
-        props: &[Property],
-        required: &[String],
-        additional: &Additional,
+        (props, required, additional): (&[Property], &[String], &Additional),
         multipart: bool,
+        serde: &TokenStream,
     ) -> TokenStream {
         let typed = self.struct_fields(container, props, required, additional, multipart);
         let fields: Vec<TokenStream> = typed
@@ -307,7 +327,7 @@ impl Emitter<'_> {
             quote!()
         };
         quote! {
-            #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+            #[derive(Debug, Clone, PartialEq, #serde)]
             #deny
             pub struct #name {
                 #(#fields),*
@@ -357,7 +377,13 @@ impl Emitter<'_> {
         }
     }
 
-    fn one_of_enum(&self, name: &syn::Ident, container: &str, variants: &[Schema]) -> TokenStream {
+    fn one_of_enum(
+        &self,
+        name: &syn::Ident,
+        container: &str,
+        variants: &[Schema],
+        serde: &TokenStream,
+    ) -> TokenStream {
         let mut taken = std::collections::BTreeSet::new();
         let decl: Vec<TokenStream> = variants
             .iter()
@@ -383,7 +409,7 @@ impl Emitter<'_> {
             })
             .collect();
         quote! {
-            #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+            #[derive(Debug, Clone, PartialEq, #serde)]
             #[serde(untagged)]
             pub enum #name {
                 #(#decl),*

@@ -17,31 +17,10 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Unique identifier of the pet."); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the pet."); s })), ("tag", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Optional free-form tag."); s
-                }))
-            ];
-            s.required = ::std::vec!["id", "name"];
-            s.description = ::std::option::Option::Some(
-                "Base fields shared by every pet.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional free-form tag.\"}},\"required\":[\"id\",\"name\"],\"description\":\"Base fields shared by every pet.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Pet);
 /// The owner of a dog, referenced from the inline allOf member.
@@ -56,24 +35,10 @@ impl crate::runtime::SpecType for Owner {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Owner",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the owner."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "The owner of a dog, referenced from the inline allOf member.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the owner.\"}},\"required\":[\"name\"],\"description\":\"The owner of a dog, referenced from the inline allOf member.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Owner);
 /// Dog-specific fields added to the base pet.
@@ -91,29 +56,10 @@ pub struct Dog2 {
 }
 impl crate::runtime::SpecType for Dog2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("breed", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Breed of the dog."); s })), ("good_boy",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("boolean");
-                s.description = ::std::option::Option::Some("Optional flag."); s })),
-                ("owner", { < crate ::models::Owner as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Owner as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["breed"];
-            s.description = ::std::option::Option::Some(
-                "Dog-specific fields added to the base pet.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"breed\":{\"type\":\"string\",\"description\":\"Breed of the dog.\"},\"good_boy\":{\"type\":\"boolean\",\"description\":\"Optional flag.\"},\"owner\":{\"$ref\":0}},\"required\":[\"breed\"],\"description\":\"Dog-specific fields added to the base pet.\"}",
+        links: &[crate::runtime::link::<crate::models::Owner>()],
+    };
 }
 crate::runtime::spec_type!(Dog2);
 /// A pet with dog-specific fields; the generator merges both allOf members into one struct.
@@ -138,31 +84,20 @@ pub struct Dog {
 }
 impl crate::runtime::SpecType for Dog {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.all_of = ::std::vec![
-                { < crate ::models::Pet as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Pet as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate ::models::Dog2
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Dog2 as ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.description = ::std::option::Option::Some(
-                "A pet with dog-specific fields; the generator merges both allOf members into one struct.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A pet with dog-specific fields; the generator merges both allOf members into one struct.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Pet>(),
+            crate::runtime::link::<crate::models::Dog2>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Dog);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -173,26 +108,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -15,33 +15,17 @@ pub struct Tag {
 }
 impl crate::runtime::SpecType for Tag {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the tag."); s })), ("weight", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Optional sort weight."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "A label attached to a collection.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the tag.\"},\"weight\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional sort weight.\"}},\"required\":[\"name\"],\"description\":\"A label attached to a collection.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Tag);
 /// A collection with array fields.
 ///
 /// Schema: `#/components/schemas/Collection`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Collection {
     /// Unique identifier of the collection.
     pub id: ::std::string::String,
@@ -63,65 +47,17 @@ impl crate::runtime::SpecType for Collection {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Collection",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the collection."); s
-                })), ("anything", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("")))); s.description =
-                ::std::option::Option::Some("An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.");
-                s })), ("labels", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A single label."); s }))); s
-                .description = ::std::option::Option::Some("Required array of strings.");
-                s.min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(10usize); s })), ("scores", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("A single score."); s }))); s.description =
-                ::std::option::Option::Some("Optional array of 64-bit integers."); s
-                .max_items = ::std::option::Option::Some(5usize); s })), ("flags", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description = ::std::option::Option::Some("A single flag."); s }))); s
-                .description =
-                ::std::option::Option::Some("Optional array of booleans."); s })),
-                ("tags", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Tag as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Tag as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description =
-                ::std::option::Option::Some("Required array of referenced tag objects.");
-                s.min_items = ::std::option::Option::Some(0usize); s.max_items =
-                ::std::option::Option::Some(20usize); s }))
-            ];
-            s.required = ::std::vec!["id", "labels", "tags"];
-            s.description = ::std::option::Option::Some(
-                "A collection with array fields.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the collection.\"},\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A single score.\"},\"description\":\"Optional array of 64-bit integers.\",\"maxItems\":5},\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\",\"description\":\"A single flag.\"},\"description\":\"Optional array of booleans.\"},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Required array of referenced tag objects.\",\"minItems\":0,\"maxItems\":20}},\"required\":[\"id\",\"labels\",\"tags\"],\"description\":\"A collection with array fields.\"}",
+        links: &[crate::runtime::link::<crate::models::Tag>()],
+    };
 }
-crate::runtime::spec_type!(Collection);
+crate::runtime::spec_type!(Collection, write);
 /// Request body used to create a collection.
 ///
 /// Schema: `#/components/schemas/CreateCollectionRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreateCollectionRequest {
     /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -139,152 +75,68 @@ impl crate::runtime::SpecType for CreateCollectionRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateCollectionRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("anything", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("")))); s.description =
-                ::std::option::Option::Some("An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.");
-                s })), ("labels", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A single label."); s }))); s
-                .description = ::std::option::Option::Some("Required array of strings.");
-                s.min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(10usize); s })), ("scores", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("A single score."); s }))); s.description =
-                ::std::option::Option::Some("Optional array of 32-bit integers."); s
-                .min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(5usize); s })), ("tags", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Tag as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Tag as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description =
-                ::std::option::Option::Some("Optional array of referenced tag objects.");
-                s.max_items = ::std::option::Option::Some(20usize); s }))
-            ];
-            s.required = ::std::vec!["labels"];
-            s.description = ::std::option::Option::Some(
-                "Request body used to create a collection.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A single score.\"},\"description\":\"Optional array of 32-bit integers.\",\"minItems\":1,\"maxItems\":5},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Optional array of referenced tag objects.\",\"maxItems\":20}},\"required\":[\"labels\"],\"description\":\"Request body used to create a collection.\"}",
+        links: &[crate::runtime::link::<crate::models::Tag>()],
+    };
 }
-crate::runtime::spec_type!(CreateCollectionRequest);
+crate::runtime::spec_type!(CreateCollectionRequest, read);
 /// A top-level array of collections.
 ///
 /// Schema: `#/components/schemas/CollectionList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct CollectionList(pub ::std::vec::Vec<crate::models::Collection>);
 impl crate::runtime::SpecType for CollectionList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CollectionList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Collection as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Collection as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some(
-                "A top-level array of collections.",
-            );
-            s.max_items = ::std::option::Option::Some(100usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of collections.\",\"maxItems\":100}",
+        links: &[crate::runtime::link::<crate::models::Collection>()],
+    };
 }
-crate::runtime::spec_type!(CollectionList);
+crate::runtime::spec_type!(CollectionList, write);
 /// A top-level array of tags.
 ///
 /// Schema: `#/components/schemas/TagList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct TagList(pub ::std::vec::Vec<crate::models::Tag>);
 impl crate::runtime::SpecType for TagList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TagList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Tag as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Tag as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some("A top-level array of tags.");
-            s.min_items = ::std::option::Option::Some(1usize);
-            s.max_items = ::std::option::Option::Some(50usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of tags.\",\"minItems\":1,\"maxItems\":50}",
+        links: &[crate::runtime::link::<crate::models::Tag>()],
+    };
 }
-crate::runtime::spec_type!(TagList);
+crate::runtime::spec_type!(TagList, read);
 /// A top-level array of strings.
 ///
 /// Schema: `#/components/schemas/NameList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct NameList(pub ::std::vec::Vec<::std::string::String>);
 impl crate::runtime::SpecType for NameList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "NameList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new(
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("string");
-                        s.description = ::std::option::Option::Some("A tag name.");
-                        s
-                    }),
-                ),
-            );
-            s.description = ::std::option::Option::Some("A top-level array of strings.");
-            s.max_items = ::std::option::Option::Some(50usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A tag name.\"},\"description\":\"A top-level array of strings.\",\"maxItems\":50}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(NameList);
+crate::runtime::spec_type!(NameList, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -295,26 +147,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

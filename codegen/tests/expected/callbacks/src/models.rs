@@ -5,7 +5,8 @@
 /// Where to send events.
 ///
 /// Schema: `#/components/schemas/Subscription`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct Subscription {
     /// The receiver.
     pub url: ::std::string::String,
@@ -14,40 +15,17 @@ impl crate::runtime::SpecType for Subscription {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Subscription",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("url", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("The receiver."); s }))
-            ];
-            s.required = ::std::vec!["url"];
-            s.description = ::std::option::Option::Some("Where to send events.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"The receiver.\"}},\"required\":[\"url\"],\"description\":\"Where to send events.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Subscription);
+crate::runtime::spec_type!(Subscription, read);
 /// What happened.
 ///
 /// Schema: `#/components/schemas/Event/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum EventType {
     /// `created`
     #[serde(rename = "created")]
@@ -88,26 +66,17 @@ impl ::std::str::FromStr for EventType {
 }
 impl crate::runtime::SpecType for EventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("created".to_string()),
-                ::serde_json::Value::String("deleted".to_string())
-            ];
-            s.description = ::std::option::Option::Some("What happened.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"created\",\"deleted\"],\"description\":\"What happened.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(EventType);
+crate::runtime::spec_type!(EventType, write);
 /// Something that happened.
 ///
 /// Schema: `#/components/schemas/Event`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// The event's id.
     pub id: ::std::string::String,
@@ -117,53 +86,26 @@ impl crate::runtime::SpecType for Event {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Event",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The event's id."); s })), ("type", { < crate
-                ::models::EventType as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::EventType as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "type"];
-            s.description = ::std::option::Option::Some("Something that happened.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"The event's id.\"},\"type\":{\"$ref\":0}},\"required\":[\"id\",\"type\"],\"description\":\"Something that happened.\"}",
+        links: &[crate::runtime::link::<crate::models::EventType>()],
+    };
 }
-crate::runtime::spec_type!(Event);
+crate::runtime::spec_type!(Event, write);
 /// The ping.
 ///
 /// Schema: `#/paths/~1subscriptions/post/callbacks/onPing/{$request.body#~1url}~1ping/post/requestBody/content/application~1json/schema`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct SubscribeOnPingPostBody {
     /// Increases by one per ping.
     pub sequence: i64,
 }
 impl crate::runtime::SpecType for SubscribeOnPingPostBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("sequence", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Increases by one per ping."); s }))
-            ];
-            s.required = ::std::vec!["sequence"];
-            s.description = ::std::option::Option::Some("The ping.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Increases by one per ping.\"}},\"required\":[\"sequence\"],\"description\":\"The ping.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(SubscribeOnPingPostBody);
+crate::runtime::spec_type!(SubscribeOnPingPostBody, write);

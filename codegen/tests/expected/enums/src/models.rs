@@ -68,24 +68,10 @@ impl crate::runtime::SpecType for TaskStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TaskStatus",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("pending".to_string()),
-                ::serde_json::Value::String("in-progress".to_string()),
-                ::serde_json::Value::String("done".to_string()),
-                ::serde_json::Value::String("pending".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Lifecycle status of a task; includes a value with a dash, and one listed twice.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"in-progress\",\"done\",\"pending\"],\"description\":\"Lifecycle status of a task; includes a value with a dash, and one listed twice.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(TaskStatus);
 /// Kind of a task; includes Rust keywords and a value with a dot.
@@ -160,24 +146,10 @@ impl crate::runtime::SpecType for TaskKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TaskKind",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("type".to_string()),
-                ::serde_json::Value::String("self".to_string()),
-                ::serde_json::Value::String("v1.2".to_string()),
-                ::serde_json::Value::String("plain".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Kind of a task; includes Rust keywords and a value with a dot.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"type\",\"self\",\"v1.2\",\"plain\"],\"description\":\"Kind of a task; includes Rust keywords and a value with a dot.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(TaskKind);
 /// A task that uses enums as properties and array items.
@@ -197,73 +169,37 @@ impl crate::runtime::SpecType for Task {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Task",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the task."); s })),
-                ("status", { < crate ::models::TaskStatus as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::TaskStatus as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("previous_status", { <
-                crate ::models::TaskStatus as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::TaskStatus as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("kinds", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::TaskKind as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::TaskKind as ::poem_openapi::types::Type >
-                ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Kinds of the task (array of enum items).");
-                s.min_items = ::std::option::Option::Some(1usize); s }))
-            ];
-            s.required = ::std::vec!["id", "status", "kinds"];
-            s.description = ::std::option::Option::Some(
-                "A task that uses enums as properties and array items.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the task.\"},\"status\":{\"$ref\":0},\"previous_status\":{\"$ref\":0},\"kinds\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Kinds of the task (array of enum items).\",\"minItems\":1}},\"required\":[\"id\",\"status\",\"kinds\"],\"description\":\"A task that uses enums as properties and array items.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::TaskStatus>(),
+            crate::runtime::link::<crate::models::TaskKind>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Task);
 /// A list of tasks.
 ///
 /// Schema: `#/components/schemas/TaskList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct TaskList(pub ::std::vec::Vec<crate::models::Task>);
 impl crate::runtime::SpecType for TaskList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TaskList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Task as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Task as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some("A list of tasks.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of tasks.\"}",
+        links: &[crate::runtime::link::<crate::models::Task>()],
+    };
 }
-crate::runtime::spec_type!(TaskList);
+crate::runtime::spec_type!(TaskList, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -274,26 +210,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

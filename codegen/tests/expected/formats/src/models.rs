@@ -5,7 +5,8 @@
 /// An event with one field per format.
 ///
 /// Schema: `#/components/schemas/Event`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// Unique identifier (int64).
     pub id: i64,
@@ -31,55 +32,17 @@ impl crate::runtime::SpecType for Event {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Event",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Unique identifier (int64)."); s })),
-                ("sequence", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Sequence number (int32)."); s })),
-                ("occurred_on", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date"); s.description =
-                ::std::option::Option::Some("Calendar day of the event (date)."); s })),
-                ("created_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("Creation instant (date-time)."); s })),
-                ("updated_at", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("date-time"); s.description =
-                ::std::option::Option::Some("Optional last update instant (date-time).");
-                s })), ("contact", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("Optional contact e-mail address (email).");
-                s })), ("homepage", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("Optional home page (uri)."); s }))
-            ];
-            s.required = ::std::vec!["id", "sequence", "occurred_on", "created_at"];
-            s.description = ::std::option::Option::Some(
-                "An event with one field per format.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier (int64).\"},\"sequence\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Sequence number (int32).\"},\"occurred_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Calendar day of the event (date).\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Creation instant (date-time).\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Optional last update instant (date-time).\"},\"contact\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Optional contact e-mail address (email).\"},\"homepage\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Optional home page (uri).\"}},\"required\":[\"id\",\"sequence\",\"occurred_on\",\"created_at\"],\"description\":\"An event with one field per format.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Event);
+crate::runtime::spec_type!(Event, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -90,26 +53,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -18,33 +18,17 @@ impl crate::runtime::SpecType for Type {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Type",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the type."); s })), ("self", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description =
-                ::std::option::Option::Some("Optional property named self."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "A schema named Type, whose snake_case form (type) is a Rust keyword.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the type.\"},\"self\":{\"type\":\"boolean\",\"description\":\"Optional property named self.\"}},\"required\":[\"name\"],\"description\":\"A schema named Type, whose snake_case form (type) is a Rust keyword.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Type);
 /// A record whose property names are Rust keywords or not snake_case.
 ///
 /// Schema: `#/components/schemas/Record`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Record {
     pub r#type: crate::models::Type,
     /// Property named ref (Rust keyword).
@@ -76,58 +60,17 @@ impl crate::runtime::SpecType for Record {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Record",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("type", { < crate ::models::Type as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Type as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("ref", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Property named ref (Rust keyword)."); s })),
-                ("async", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Property named async (Rust keyword)."); s
-                })), ("self", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Property named self (cannot be a raw identifier).");
-                s })), ("crate", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Property named crate (cannot be a raw identifier).");
-                s })), ("gen", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Property named gen (reserved in Rust 2024).");
-                s })), ("match", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Property named match (Rust keyword)."); s
-                })), ("camelCaseName", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Property in camelCase that must be renamed to snake_case.");
-                s })), ("kebab-name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Property in kebab-case that must be renamed to snake_case.");
-                s }))
-            ];
-            s.required = ::std::vec![
-                "type", "ref", "self", "camelCaseName", "kebab-name"
-            ];
-            s.description = ::std::option::Option::Some(
-                "A record whose property names are Rust keywords or not snake_case.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"ref\":{\"type\":\"string\",\"description\":\"Property named ref (Rust keyword).\"},\"async\":{\"type\":\"boolean\",\"description\":\"Property named async (Rust keyword).\"},\"self\":{\"type\":\"string\",\"description\":\"Property named self (cannot be a raw identifier).\"},\"crate\":{\"type\":\"string\",\"description\":\"Property named crate (cannot be a raw identifier).\"},\"gen\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Property named gen (reserved in Rust 2024).\"},\"match\":{\"type\":\"string\",\"description\":\"Property named match (Rust keyword).\"},\"camelCaseName\":{\"type\":\"string\",\"description\":\"Property in camelCase that must be renamed to snake_case.\"},\"kebab-name\":{\"type\":\"string\",\"description\":\"Property in kebab-case that must be renamed to snake_case.\"}},\"required\":[\"type\",\"ref\",\"self\",\"camelCaseName\",\"kebab-name\"],\"description\":\"A record whose property names are Rust keywords or not snake_case.\"}",
+        links: &[crate::runtime::link::<crate::models::Type>()],
+    };
 }
-crate::runtime::spec_type!(Record);
+crate::runtime::spec_type!(Record, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -138,26 +81,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -5,7 +5,8 @@
 /// An inventory item, used as a map value.
 ///
 /// Schema: `#/components/schemas/Item`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Item {
     /// Stock keeping unit.
     pub sku: ::std::string::String,
@@ -17,33 +18,17 @@ impl crate::runtime::SpecType for Item {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Item",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("sku", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Stock keeping unit."); s })), ("quantity",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Optional quantity on hand."); s }))
-            ];
-            s.required = ::std::vec!["sku"];
-            s.description = ::std::option::Option::Some(
-                "An inventory item, used as a map value.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"sku\":{\"type\":\"string\",\"description\":\"Stock keeping unit.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity on hand.\"}},\"required\":[\"sku\"],\"description\":\"An inventory item, used as a map value.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Item);
+crate::runtime::spec_type!(Item, write);
 /// An object with map-typed properties.
 ///
 /// Schema: `#/components/schemas/Inventory`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Inventory {
     /// Required map from SKU to count (primitive values).
     pub counts: ::std::collections::BTreeMap<::std::string::String, i64>,
@@ -61,48 +46,15 @@ impl crate::runtime::SpecType for Inventory {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Inventory",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("counts", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("object"); s.additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Count for one SKU."); s }))); s.description
-                =
-                ::std::option::Option::Some("Required map from SKU to count (primitive values).");
-                s })), ("labels", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("object"); s.additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Label text."); s }))); s
-                .description =
-                ::std::option::Option::Some("Optional map from key to label (primitive values).");
-                s })), ("items", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("object"); s.additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Item as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Item as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description =
-                ::std::option::Option::Some("Required map from SKU to item (referenced values).");
-                s })), ("metadata", { < crate ::models::Metadata as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Metadata as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["counts", "items"];
-            s.description = ::std::option::Option::Some(
-                "An object with map-typed properties.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"counts\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Count for one SKU.\"},\"description\":\"Required map from SKU to count (primitive values).\"},\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Label text.\"},\"description\":\"Optional map from key to label (primitive values).\"},\"items\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"Required map from SKU to item (referenced values).\"},\"metadata\":{\"$ref\":1}},\"required\":[\"counts\",\"items\"],\"description\":\"An object with map-typed properties.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Item>(),
+            crate::runtime::link::<crate::models::Metadata>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Inventory);
+crate::runtime::spec_type!(Inventory, write);
 /// A named top-level map from string keys to string values.
 ///
 /// Schema: `#/components/schemas/Metadata`.
@@ -115,33 +67,17 @@ impl crate::runtime::SpecType for Metadata {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Metadata",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.additional_properties = ::std::option::Option::Some(
-                ::std::boxed::Box::new(
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("string");
-                        s.description = ::std::option::Option::Some("Metadata value.");
-                        s
-                    }),
-                ),
-            );
-            s.description = ::std::option::Option::Some(
-                "A named top-level map from string keys to string values.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Metadata value.\"},\"description\":\"A named top-level map from string keys to string values.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Metadata);
 /// An object that does not allow any additional properties.
 ///
 /// Schema: `#/components/schemas/MetadataSummary`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetadataSummary {
     /// Number of stored keys.
@@ -154,35 +90,17 @@ impl crate::runtime::SpecType for MetadataSummary {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "MetadataSummary",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("key_count", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Number of stored keys."); s })),
-                ("truncated", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Optional flag set when some keys were dropped.");
-                s }))
-            ];
-            s.required = ::std::vec!["key_count"];
-            s.description = ::std::option::Option::Some(
-                "An object that does not allow any additional properties.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"key_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Number of stored keys.\"},\"truncated\":{\"type\":\"boolean\",\"description\":\"Optional flag set when some keys were dropped.\"}},\"required\":[\"key_count\"],\"description\":\"An object that does not allow any additional properties.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(MetadataSummary);
+crate::runtime::spec_type!(MetadataSummary, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -193,26 +111,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

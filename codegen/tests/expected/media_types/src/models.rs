@@ -5,7 +5,8 @@
 /// An RFC 9457 problem.
 ///
 /// Schema: `#/components/schemas/Problem`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Problem {
     /// What went wrong.
     pub title: ::std::string::String,
@@ -17,26 +18,12 @@ impl crate::runtime::SpecType for Problem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Problem",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("title", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("What went wrong."); s })), ("status", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .description = ::std::option::Option::Some("The status."); s }))
-            ];
-            s.required = ::std::vec!["title"];
-            s.description = ::std::option::Option::Some("An RFC 9457 problem.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"What went wrong.\"},\"status\":{\"type\":\"integer\",\"description\":\"The status.\"}},\"required\":[\"title\"],\"description\":\"An RFC 9457 problem.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Problem);
+crate::runtime::spec_type!(Problem, write);
 /// A note.
 ///
 /// Schema: `#/components/schemas/Note`.
@@ -55,28 +42,9 @@ impl crate::runtime::SpecType for Note {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Note",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("title", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The title."); s.min_length =
-                ::std::option::Option::Some(1usize); s })), ("stars", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .description = ::std::option::Option::Some("Stars."); s })), ("tags",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                .items = ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("string")))); s.description =
-                ::std::option::Option::Some("Tags."); s }))
-            ];
-            s.required = ::std::vec!["title"];
-            s.description = ::std::option::Option::Some("A note.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"The title.\",\"minLength\":1},\"stars\":{\"type\":\"integer\",\"description\":\"Stars.\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Tags.\"}},\"required\":[\"title\"],\"description\":\"A note.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Note);

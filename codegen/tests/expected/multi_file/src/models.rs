@@ -5,7 +5,8 @@
 /// A pet.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// The pet's id.
     pub id: i64,
@@ -18,36 +19,20 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("The pet's id."); s })), ("name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("The pet's name."); s })),
-                ("tag", { < crate ::models::Tag as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Tag as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("parent", { < crate
-                ::models::Pet as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Pet as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "name"];
-            s.description = ::std::option::Option::Some("A pet.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"The pet's id.\"},\"name\":{\"type\":\"string\",\"description\":\"The pet's name.\"},\"tag\":{\"$ref\":0},\"parent\":{\"$ref\":1}},\"required\":[\"id\",\"name\"],\"description\":\"A pet.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Tag>(),
+            crate::runtime::link::<crate::models::Pet>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Pet);
+crate::runtime::spec_type!(Pet, write);
 /// This document's own error (another file has one by that name too).
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A number.
     pub code: i32,
@@ -58,54 +43,32 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("A number."); s })), ("message", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("What went wrong."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "This document's own error (another file has one by that name too).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A number.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"This document's own error (another file has one by that name too).\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// A label.
 ///
 /// Schema: `#/components/schemas/Tag`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Tag(pub ::std::string::String);
 impl crate::runtime::SpecType for Tag {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.description = ::std::option::Option::Some("A label.");
-            s.max_length = ::std::option::Option::Some(32usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"description\":\"A label.\",\"maxLength\":32}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Tag);
+crate::runtime::spec_type!(Tag, write);
 /// The shared error of the other files.
 ///
 /// Schema: `#/components/schemas/Error2`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error2 {
     /// A code.
     pub code: ::std::string::String,
@@ -116,28 +79,12 @@ impl crate::runtime::SpecType for Error2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error2",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A code."); s })), ("message", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("What went wrong."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "The shared error of the other files.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"The shared error of the other files.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error2);
+crate::runtime::spec_type!(Error2, write);
 /// A cat or a dog, told apart by `kind`.
 ///
 /// Schema: `#/components/schemas/Animal`.
@@ -151,32 +98,13 @@ impl crate::runtime::SpecType for Animal {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Animal",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                { < crate ::models::Cat as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Cat as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate ::models::Dog
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Dog as ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.discriminator = ::std::option::Option::Some(::poem_openapi::registry::MetaDiscriminatorObject {
-                property_name: "kind",
-                mapping: ::std::vec![
-                    ("cat".to_string(), "#/components/schemas/Cat".to_string()), ("dog"
-                    .to_string(), "#/components/schemas/Dog".to_string())
-                ],
-            });
-            s.description = ::std::option::Option::Some(
-                "A cat or a dog, told apart by `kind`.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"kind\",\"mapping\":{\"cat\":\"#/components/schemas/Cat\",\"dog\":\"#/components/schemas/Dog\"}},\"description\":\"A cat or a dog, told apart by `kind`.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Cat>(),
+            crate::runtime::link::<crate::models::Dog>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Animal);
 /// A cat.
@@ -191,27 +119,10 @@ pub struct Cat {
 }
 impl crate::runtime::SpecType for Cat {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Cat");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("kind", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Always `cat`."); s })), ("lives", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Lives left."); s.minimum =
-                ::std::option::Option::Some(0f64); s.maximum =
-                ::std::option::Option::Some(9f64); s }))
-            ];
-            s.required = ::std::vec!["kind", "lives"];
-            s.description = ::std::option::Option::Some("A cat.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `cat`.\"},\"lives\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Lives left.\",\"minimum\":0.0,\"maximum\":9.0}},\"required\":[\"kind\",\"lives\"],\"description\":\"A cat.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Cat);
 /// A dog.
@@ -227,31 +138,17 @@ pub struct Dog {
 }
 impl crate::runtime::SpecType for Dog {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("kind", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Always `dog`."); s })), ("good", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description = ::std::option::Option::Some("Whether the dog is good."); s
-                }))
-            ];
-            s.required = ::std::vec!["kind"];
-            s.description = ::std::option::Option::Some("A dog.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `dog`.\"},\"good\":{\"type\":\"boolean\",\"description\":\"Whether the dog is good.\"}},\"required\":[\"kind\"],\"description\":\"A dog.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Dog);
 /// An owner.
 ///
 /// Schema: `#/components/schemas/Owner`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Owner {
     /// The owner's name.
     pub name: ::std::string::String,
@@ -264,36 +161,20 @@ impl crate::runtime::SpecType for Owner {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Owner",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The owner's name."); s })), ("pets", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Pet as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Pet as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description = ::std::option::Option::Some("The owner's pets."); s })),
-                ("tree", { < crate ::models::Node as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Node as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["name", "pets"];
-            s.description = ::std::option::Option::Some("An owner.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The owner's name.\"},\"pets\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The owner's pets.\"},\"tree\":{\"$ref\":1}},\"required\":[\"name\",\"pets\"],\"description\":\"An owner.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Pet>(),
+            crate::runtime::link::<crate::models::Node>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Owner);
+crate::runtime::spec_type!(Owner, write);
 /// A tree of names.
 ///
 /// Schema: `#/components/schemas/Node`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Node {
     /// This node's name.
     pub name: ::std::string::String,
@@ -305,26 +186,9 @@ impl crate::runtime::SpecType for Node {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Node",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("This node's name."); s })), ("children",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                .items = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Node as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Node as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description = ::std::option::Option::Some("Its children."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some("A tree of names.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"This node's name.\"},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Its children.\"}},\"required\":[\"name\"],\"description\":\"A tree of names.\"}",
+        links: &[crate::runtime::link::<crate::models::Node>()],
+    };
 }
-crate::runtime::spec_type!(Node);
+crate::runtime::spec_type!(Node, write);

@@ -5,7 +5,8 @@
 /// Metadata of a stored file.
 ///
 /// Schema: `#/components/schemas/File`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct File {
     /// Unique identifier of the file.
     pub id: ::std::string::String,
@@ -21,37 +22,17 @@ impl crate::runtime::SpecType for File {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "File",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the file."); s })),
-                ("purpose", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Purpose given at upload."); s })), ("size",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Size of the file in bytes."); s })),
-                ("title", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional title given at upload."); s }))
-            ];
-            s.required = ::std::vec!["id", "purpose", "size"];
-            s.description = ::std::option::Option::Some("Metadata of a stored file.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the file.\"},\"purpose\":{\"type\":\"string\",\"description\":\"Purpose given at upload.\"},\"size\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Size of the file in bytes.\"},\"title\":{\"type\":\"string\",\"description\":\"Optional title given at upload.\"}},\"required\":[\"id\",\"purpose\",\"size\"],\"description\":\"Metadata of a stored file.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(File);
+crate::runtime::spec_type!(File, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -62,44 +43,17 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// What the file will be used for.
 ///
 /// Schema: `#/paths/~1files/post/requestBody/content/multipart~1form-data/schema/properties/purpose`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum UploadFileFormPurpose {
     /// `avatar`
     #[serde(rename = "avatar")]
@@ -153,29 +107,17 @@ impl ::std::str::FromStr for UploadFileFormPurpose {
 }
 impl crate::runtime::SpecType for UploadFileFormPurpose {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("avatar".to_string()),
-                ::serde_json::Value::String("document".to_string()),
-                ::serde_json::Value::String("dispute_evidence".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "What the file will be used for.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"avatar\",\"document\",\"dispute_evidence\"],\"description\":\"What the file will be used for.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(UploadFileFormPurpose);
+crate::runtime::spec_type!(UploadFileFormPurpose, read);
 /// Form fields of the upload.
 ///
 /// Schema: `#/paths/~1files/post/requestBody/content/multipart~1form-data/schema`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct UploadFileForm {
     /// The file content.
     pub file: crate::runtime::FilePart,
@@ -189,35 +131,12 @@ pub struct UploadFileForm {
 }
 impl crate::runtime::SpecType for UploadFileForm {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("file", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("binary"); s.description =
-                ::std::option::Option::Some("The file content."); s })), ("purpose", { <
-                crate ::models::UploadFileFormPurpose as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::UploadFileFormPurpose as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("title", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Optional title of the file."); s.max_length
-                = ::std::option::Option::Some(100usize); s })), ("note", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Optional free-form note."); s
-                .max_length = ::std::option::Option::Some(500usize); s }))
-            ];
-            s.required = ::std::vec!["file", "purpose"];
-            s.description = ::std::option::Option::Some("Form fields of the upload.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file content.\"},\"purpose\":{\"$ref\":0},\"title\":{\"type\":\"string\",\"description\":\"Optional title of the file.\",\"maxLength\":100},\"note\":{\"type\":\"string\",\"description\":\"Optional free-form note.\",\"maxLength\":500}},\"required\":[\"file\",\"purpose\"],\"description\":\"Form fields of the upload.\"}",
+        links: &[crate::runtime::link::<crate::models::UploadFileFormPurpose>()],
+    };
 }
-crate::runtime::spec_type!(UploadFileForm);
+crate::runtime::spec_type!(UploadFileForm, read);
 impl crate::runtime::MultipartForm for UploadFileForm {
     const FILE_FIELDS: &'static [&'static str] = &["file"];
     fn attach_files(

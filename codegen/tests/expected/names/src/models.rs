@@ -5,7 +5,8 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A code.
     pub code: ::std::string::String,
@@ -16,30 +17,17 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A code."); s })), ("message", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some("An error.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"A message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// A schema name starting with a digit.
 ///
 /// Schema: `#/components/schemas/2Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct V2Pet {
     /// The name.
     pub name: ::std::string::String,
@@ -64,42 +52,17 @@ impl crate::runtime::SpecType for V2Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "2Pet",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The name."); s })), ("Name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Collides with `name` once converted."); s
-                })), ("1st", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Starts with a digit."); s })), ("größe",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Not ASCII."); s })), ("self", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("A keyword that cannot be raw."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "A schema name starting with a digit.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The name.\"},\"Name\":{\"type\":\"string\",\"description\":\"Collides with `name` once converted.\"},\"1st\":{\"type\":\"boolean\",\"description\":\"Starts with a digit.\"},\"größe\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Not ASCII.\"},\"self\":{\"type\":\"string\",\"description\":\"A keyword that cannot be raw.\"}},\"required\":[\"name\"],\"description\":\"A schema name starting with a digit.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(V2Pet);
+crate::runtime::spec_type!(V2Pet, write);
 /// Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).
 ///
 /// Schema: `#/components/schemas/pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct Pet {
     /// Not ASCII, capitalised.
     #[serde(rename = "Größe")]
@@ -108,25 +71,12 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("Größe", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Not ASCII, capitalised."); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"Größe\":{\"type\":\"string\",\"description\":\"Not ASCII, capitalised.\"}},\"description\":\"Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Pet);
+crate::runtime::spec_type!(Pet, read);
 /// Differs from `pet` only by case.
 ///
 /// Schema: `#/components/schemas/Pet`.
@@ -138,22 +88,9 @@ pub struct Pet2 {
 }
 impl crate::runtime::SpecType for Pet2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("kind", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A kind."); s }))
-            ];
-            s.description = ::std::option::Option::Some(
-                "Differs from `pet` only by case.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"A kind.\"}},\"description\":\"Differs from `pet` only by case.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Pet2);

@@ -17,30 +17,10 @@ impl crate::runtime::SpecType for Order {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Order",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the order."); s })),
-                ("customer", { < crate ::models::Customer as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::Customer as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("billing_customer", { <
-                crate ::models::Customer as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Customer as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "customer"];
-            s.description = ::std::option::Option::Some(
-                "An order placed by a customer (first level of nesting).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the order.\"},\"customer\":{\"$ref\":0},\"billing_customer\":{\"$ref\":0}},\"required\":[\"id\",\"customer\"],\"description\":\"An order placed by a customer (first level of nesting).\"}",
+        links: &[crate::runtime::link::<crate::models::Customer>()],
+    };
 }
 crate::runtime::spec_type!(Order);
 /// The customer who placed an order (second level of nesting).
@@ -56,27 +36,10 @@ impl crate::runtime::SpecType for Customer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Customer",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Full name of the customer."); s })),
-                ("address", { < crate ::models::Address as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Address as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["name", "address"];
-            s.description = ::std::option::Option::Some(
-                "The customer who placed an order (second level of nesting).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the customer.\"},\"address\":{\"$ref\":0}},\"required\":[\"name\",\"address\"],\"description\":\"The customer who placed an order (second level of nesting).\"}",
+        links: &[crate::runtime::link::<crate::models::Address>()],
+    };
 }
 crate::runtime::spec_type!(Customer);
 /// A postal address (third level of nesting).
@@ -99,39 +62,17 @@ impl crate::runtime::SpecType for Address {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Address",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("line1", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("First address line."); s })), ("line2",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Optional second address line."); s })),
-                ("city", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("City name."); s })), ("postal_code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Optional postal code."); s
-                }))
-            ];
-            s.required = ::std::vec!["line1", "city"];
-            s.description = ::std::option::Option::Some(
-                "A postal address (third level of nesting).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First address line.\"},\"line2\":{\"type\":\"string\",\"description\":\"Optional second address line.\"},\"city\":{\"type\":\"string\",\"description\":\"City name.\"},\"postal_code\":{\"type\":\"string\",\"description\":\"Optional postal code.\"}},\"required\":[\"line1\",\"city\"],\"description\":\"A postal address (third level of nesting).\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Address);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -142,26 +83,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

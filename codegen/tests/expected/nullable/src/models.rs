@@ -14,24 +14,10 @@ impl crate::runtime::SpecType for Person {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Person",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Full name of the person."); s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "A person referenced from a profile.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the person.\"}},\"required\":[\"name\"],\"description\":\"A person referenced from a profile.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Person);
 /// A profile mixing required/optional and nullable/non-nullable fields.
@@ -66,62 +52,17 @@ impl crate::runtime::SpecType for Profile {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Profile",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Required, not nullable."); s })),
-                ("display_name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Required and nullable string (key must be present, value may be null).");
-                s.nullable = true; s })), ("age", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Required and nullable integer."); s.nullable
-                = true; s })), ("nickname", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional and nullable string (key may be absent or null).");
-                s.nullable = true; s })), ("score", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Optional and nullable integer."); s.nullable
-                = true; s })), ("verified", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Optional and nullable boolean."); s.nullable
-                = true; s })), ("manager", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("object"); s.all_of = ::std::vec![{ < crate
-                ::models::Person as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Person as ::poem_openapi::types::Type > ::schema_ref()
-                }]; s.description =
-                ::std::option::Option::Some("Required and nullable reference to a person.");
-                s.nullable = true; s })), ("mentor", crate ::runtime::inline({ let mut s
-                = crate ::runtime::schema("object"); s.all_of = ::std::vec![{ < crate
-                ::models::Person as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Person as ::poem_openapi::types::Type > ::schema_ref()
-                }]; s.description =
-                ::std::option::Option::Some("Optional and nullable reference to a person.");
-                s.nullable = true; s })), ("owner", { < crate ::models::Person as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Person as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "display_name", "age", "manager"];
-            s.description = ::std::option::Option::Some(
-                "A profile mixing required/optional and nullable/non-nullable fields.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Required, not nullable.\"},\"display_name\":{\"type\":\"string\",\"description\":\"Required and nullable string (key must be present, value may be null).\",\"nullable\":true},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Required and nullable integer.\",\"nullable\":true},\"nickname\":{\"type\":\"string\",\"description\":\"Optional and nullable string (key may be absent or null).\",\"nullable\":true},\"score\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional and nullable integer.\",\"nullable\":true},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional and nullable boolean.\",\"nullable\":true},\"manager\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Required and nullable reference to a person.\",\"nullable\":true},\"mentor\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Optional and nullable reference to a person.\",\"nullable\":true},\"owner\":{\"$ref\":0}},\"required\":[\"id\",\"display_name\",\"age\",\"manager\"],\"description\":\"A profile mixing required/optional and nullable/non-nullable fields.\"}",
+        links: &[crate::runtime::link::<crate::models::Person>()],
+    };
 }
 crate::runtime::spec_type!(Profile);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -132,26 +73,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -5,7 +5,8 @@
 /// An account with required and optional fields of every primitive type.
 ///
 /// Schema: `#/components/schemas/Account`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Account {
     /// Unique identifier of the account.
     pub id: ::std::string::String,
@@ -34,57 +35,17 @@ impl crate::runtime::SpecType for Account {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Account",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the account."); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Display name of the account holder."); s
-                })), ("age", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Age of the account holder in years."); s
-                })), ("balance", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Balance in minor currency units."); s })),
-                ("active", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Whether the account is active."); s })),
-                ("nickname", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional nickname."); s })), ("login_count",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("integer");
-                s.format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Optional number of logins."); s })),
-                ("credit_limit", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Optional credit limit in minor currency units.");
-                s })), ("verified", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Optional verification flag."); s }))
-            ];
-            s.required = ::std::vec!["id", "name", "age", "balance", "active"];
-            s.description = ::std::option::Option::Some(
-                "An account with required and optional fields of every primitive type.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the account.\"},\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Whether the account is active.\"},\"nickname\":{\"type\":\"string\",\"description\":\"Optional nickname.\"},\"login_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional number of logins.\"},\"credit_limit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional credit limit in minor currency units.\"},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional verification flag.\"}},\"required\":[\"id\",\"name\",\"age\",\"balance\",\"active\"],\"description\":\"An account with required and optional fields of every primitive type.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Account);
+crate::runtime::spec_type!(Account, write);
 /// Request body used to create an account.
 ///
 /// Schema: `#/components/schemas/CreateAccountRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreateAccountRequest {
     /// Display name of the account holder.
     pub name: ::std::string::String,
@@ -101,41 +62,17 @@ impl crate::runtime::SpecType for CreateAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAccountRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Display name of the account holder."); s
-                })), ("age", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Age of the account holder in years."); s
-                })), ("initial_balance", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Optional opening balance in minor currency units.");
-                s })), ("active", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("Optional initial active flag."); s }))
-            ];
-            s.required = ::std::vec!["name", "age"];
-            s.description = ::std::option::Option::Some(
-                "Request body used to create an account.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"initial_balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional opening balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Optional initial active flag.\"}},\"required\":[\"name\",\"age\"],\"description\":\"Request body used to create an account.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreateAccountRequest);
+crate::runtime::spec_type!(CreateAccountRequest, read);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -146,26 +83,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -54,21 +54,10 @@ impl ::std::str::FromStr for CircleShapeType {
 }
 impl crate::runtime::SpecType for CircleShapeType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("circle".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Discriminator value; always circle.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"circle\"],\"description\":\"Discriminator value; always circle.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(CircleShapeType);
 /// A circle variant of Shape.
@@ -84,26 +73,10 @@ impl crate::runtime::SpecType for Circle {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Circle",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("shape_type", { < crate ::models::CircleShapeType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::CircleShapeType as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("radius", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Radius of the circle."); s }))
-            ];
-            s.required = ::std::vec!["shape_type", "radius"];
-            s.description = ::std::option::Option::Some("A circle variant of Shape.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"radius\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Radius of the circle.\"}},\"required\":[\"shape_type\",\"radius\"],\"description\":\"A circle variant of Shape.\"}",
+        links: &[crate::runtime::link::<crate::models::CircleShapeType>()],
+    };
 }
 crate::runtime::spec_type!(Circle);
 /// Discriminator value; always square.
@@ -158,21 +131,10 @@ impl ::std::str::FromStr for SquareShapeType {
 }
 impl crate::runtime::SpecType for SquareShapeType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("square".to_string())
-            ];
-            s.description = ::std::option::Option::Some(
-                "Discriminator value; always square.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"square\"],\"description\":\"Discriminator value; always square.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(SquareShapeType);
 /// A square variant of Shape.
@@ -188,26 +150,10 @@ impl crate::runtime::SpecType for Square {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Square",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("shape_type", { < crate ::models::SquareShapeType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::SquareShapeType as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("side", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Side length of the square."); s }))
-            ];
-            s.required = ::std::vec!["shape_type", "side"];
-            s.description = ::std::option::Option::Some("A square variant of Shape.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"side\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Side length of the square.\"}},\"required\":[\"shape_type\",\"side\"],\"description\":\"A square variant of Shape.\"}",
+        links: &[crate::runtime::link::<crate::models::SquareShapeType>()],
+    };
 }
 crate::runtime::spec_type!(Square);
 /// A shape, tagged by the shape_type property.
@@ -223,32 +169,13 @@ impl crate::runtime::SpecType for Shape {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Shape",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                { < crate ::models::Circle as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Circle as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::Square as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Square as ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.discriminator = ::std::option::Option::Some(::poem_openapi::registry::MetaDiscriminatorObject {
-                property_name: "shape_type",
-                mapping: ::std::vec![
-                    ("circle".to_string(), "#/components/schemas/Circle".to_string()),
-                    ("square".to_string(), "#/components/schemas/Square".to_string())
-                ],
-            });
-            s.description = ::std::option::Option::Some(
-                "A shape, tagged by the shape_type property.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"shape_type\",\"mapping\":{\"circle\":\"#/components/schemas/Circle\",\"square\":\"#/components/schemas/Square\"}},\"description\":\"A shape, tagged by the shape_type property.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Circle>(),
+            crate::runtime::link::<crate::models::Square>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Shape);
 /// Card payment method; its required fields are disjoint from BankAccount's.
@@ -265,27 +192,10 @@ impl crate::runtime::SpecType for Card {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Card",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("card_number", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Card number."); s })), ("expiry", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Expiry date as MM/YY."); s
-                }))
-            ];
-            s.required = ::std::vec!["card_number", "expiry"];
-            s.description = ::std::option::Option::Some(
-                "Card payment method; its required fields are disjoint from BankAccount's.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"card_number\":{\"type\":\"string\",\"description\":\"Card number.\"},\"expiry\":{\"type\":\"string\",\"description\":\"Expiry date as MM/YY.\"}},\"required\":[\"card_number\",\"expiry\"],\"description\":\"Card payment method; its required fields are disjoint from BankAccount's.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Card);
 /// Bank account payment method; its required fields are disjoint from Card's.
@@ -303,27 +213,10 @@ impl crate::runtime::SpecType for BankAccount {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccount",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("iban", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("International bank account number."); s })),
-                ("bic", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional bank identifier code."); s }))
-            ];
-            s.required = ::std::vec!["iban"];
-            s.description = ::std::option::Option::Some(
-                "Bank account payment method; its required fields are disjoint from Card's.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"iban\":{\"type\":\"string\",\"description\":\"International bank account number.\"},\"bic\":{\"type\":\"string\",\"description\":\"Optional bank identifier code.\"}},\"required\":[\"iban\"],\"description\":\"Bank account payment method; its required fields are disjoint from Card's.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(BankAccount);
 /// A payment method, either a card or a bank account (untagged oneOf).
@@ -339,26 +232,13 @@ impl crate::runtime::SpecType for PaymentMethod {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PaymentMethod",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                { < crate ::models::Card as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Card as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::BankAccount as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::BankAccount as
-                ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.description = ::std::option::Option::Some(
-                "A payment method, either a card or a bank account (untagged oneOf).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A payment method, either a card or a bank account (untagged oneOf).\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Card>(),
+            crate::runtime::link::<crate::models::BankAccount>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(PaymentMethod);
 /// An external reference, either a string or an integer (oneOf of primitives).
@@ -374,26 +254,10 @@ impl crate::runtime::SpecType for ExternalReference {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "ExternalReference",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.one_of = ::std::vec![
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description = ::std::option::Option::Some("A textual reference."); s
-                }), crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("A numeric reference."); s })
-            ];
-            s.description = ::std::option::Option::Some(
-                "An external reference, either a string or an integer (oneOf of primitives).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"oneOf\":[{\"type\":\"string\",\"description\":\"A textual reference.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A numeric reference.\"}],\"description\":\"An external reference, either a string or an integer (oneOf of primitives).\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(ExternalReference);
 /// A payment using the untagged oneOf schemas.
@@ -411,38 +275,20 @@ impl crate::runtime::SpecType for Payment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Payment",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Amount in minor currency units."); s })),
-                ("method", { < crate ::models::PaymentMethod as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::PaymentMethod as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("reference", { < crate ::models::ExternalReference as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::ExternalReference as ::poem_openapi::types::Type >
-                ::schema_ref() })
-            ];
-            s.required = ::std::vec!["amount", "method"];
-            s.description = ::std::option::Option::Some(
-                "A payment using the untagged oneOf schemas.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor currency units.\"},\"method\":{\"$ref\":0},\"reference\":{\"$ref\":1}},\"required\":[\"amount\",\"method\"],\"description\":\"A payment using the untagged oneOf schemas.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::PaymentMethod>(),
+            crate::runtime::link::<crate::models::ExternalReference>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Payment);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -453,26 +299,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -92,22 +92,18 @@ impl runtime::ApiDocument for Document {
             runtime::Keywords {
                 prefix_items: &[
                     |registry: &mut ::poem_openapi::registry::Registry| {
-                        let _ = &registry;
-                        crate::runtime::inline({
-                            let mut s = crate::runtime::schema("number");
-                            s.minimum = ::std::option::Option::Some(-90f64);
-                            s.maximum = ::std::option::Option::Some(90f64);
-                            s
-                        })
+                        const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                            json: "{\"type\":\"number\",\"minimum\":-90.0,\"maximum\":90.0}",
+                            links: &[],
+                        };
+                        D.schema_ref(registry)
                     },
                     |registry: &mut ::poem_openapi::registry::Registry| {
-                        let _ = &registry;
-                        crate::runtime::inline({
-                            let mut s = crate::runtime::schema("number");
-                            s.minimum = ::std::option::Option::Some(-180f64);
-                            s.maximum = ::std::option::Option::Some(180f64);
-                            s
-                        })
+                        const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                            json: "{\"type\":\"number\",\"minimum\":-180.0,\"maximum\":180.0}",
+                            links: &[],
+                        };
+                        D.schema_ref(registry)
                     },
                 ],
                 items_after_prefix: ::std::option::Option::None,
@@ -135,13 +131,15 @@ impl runtime::ApiDocument for Document {
                 contains: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    {
-                        <crate::models::CreatePaymentTagsContains as ::poem_openapi::types::Type>::register(
-                            registry,
-                        );
-                        <crate::models::CreatePaymentTagsContains as ::poem_openapi::types::Type>::schema_ref()
-                    }
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"$ref\":0}",
+                        links: &[
+                            crate::runtime::link::<
+                                crate::models::CreatePaymentTagsContains,
+                            >(),
+                        ],
+                    };
+                    D.schema_ref(registry)
                 }),
                 min_contains: ::std::option::Option::Some(1usize),
                 max_contains: ::std::option::Option::Some(2usize),
@@ -173,46 +171,48 @@ impl runtime::ApiDocument for Document {
                     (
                         "device",
                         |registry: &mut ::poem_openapi::registry::Registry| {
-                            let _ = &registry;
-                            {
-                                <crate::models::CreatePaymentChannelDependent1 as ::poem_openapi::types::Type>::register(
-                                    registry,
-                                );
-                                <crate::models::CreatePaymentChannelDependent1 as ::poem_openapi::types::Type>::schema_ref()
-                            }
+                            const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                                json: "{\"$ref\":0}",
+                                links: &[
+                                    crate::runtime::link::<
+                                        crate::models::CreatePaymentChannelDependent1,
+                                    >(),
+                                ],
+                            };
+                            D.schema_ref(registry)
                         },
                     ),
                 ],
                 not: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("object");
-                        s.required = ::std::vec!["legacy"];
-                        s
-                    })
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"type\":\"object\",\"required\":[\"legacy\"]}",
+                        links: &[],
+                    };
+                    D.schema_ref(registry)
                 }),
                 if_: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    {
-                        <crate::models::CreatePaymentChannelIf as ::poem_openapi::types::Type>::register(
-                            registry,
-                        );
-                        <crate::models::CreatePaymentChannelIf as ::poem_openapi::types::Type>::schema_ref()
-                    }
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"$ref\":0}",
+                        links: &[
+                            crate::runtime::link::<
+                                crate::models::CreatePaymentChannelIf,
+                            >(),
+                        ],
+                    };
+                    D.schema_ref(registry)
                 }),
                 then: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("object");
-                        s.required = ::std::vec!["device"];
-                        s
-                    })
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"type\":\"object\",\"required\":[\"device\"]}",
+                        links: &[],
+                    };
+                    D.schema_ref(registry)
                 }),
                 else_: ::std::option::Option::None,
             },
@@ -231,27 +231,31 @@ impl runtime::ApiDocument for Document {
                     (
                         "^n_",
                         |registry: &mut ::poem_openapi::registry::Registry| {
-                            let _ = &registry;
-                            crate::runtime::inline(crate::runtime::schema("integer"))
+                            const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                                json: "{\"type\":\"integer\"}",
+                                links: &[],
+                            };
+                            D.schema_ref(registry)
                         },
                     ),
                 ],
                 additional_after_patterns: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    crate::runtime::inline(crate::runtime::schema("string"))
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"type\":\"string\"}",
+                        links: &[],
+                    };
+                    D.schema_ref(registry)
                 }),
                 property_names: ::std::option::Option::Some(|
                     registry: &mut ::poem_openapi::registry::Registry|
                 {
-                    let _ = &registry;
-                    crate::runtime::inline({
-                        let mut s = crate::runtime::schema("string");
-                        s.max_length = ::std::option::Option::Some(8usize);
-                        s.pattern = ::std::option::Option::Some("^[a-z_]+$".to_string());
-                        s
-                    })
+                    const D: crate::runtime::SchemaData = crate::runtime::SchemaData {
+                        json: "{\"type\":\"string\",\"maxLength\":8,\"pattern\":\"^[a-z_]+$\"}",
+                        links: &[],
+                    };
+                    D.schema_ref(registry)
                 }),
                 dependent_schemas: &[],
                 not: ::std::option::Option::None,

@@ -5,7 +5,8 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A machine-readable code.
     pub code: ::std::string::String,
@@ -16,27 +17,12 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A machine-readable code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A human-readable message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some("An error.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"A human-readable message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// An ISO 4217 code.
 ///
 /// Schema: `#/components/schemas/Currency/$defs/code`.
@@ -45,17 +31,10 @@ crate::runtime::spec_type!(Error);
 pub struct CurrencyCode(pub ::std::string::String);
 impl crate::runtime::SpecType for CurrencyCode {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.description = ::std::option::Option::Some("An ISO 4217 code.");
-            s.pattern = ::std::option::Option::Some("^[A-Z]{3}$".to_string());
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"description\":\"An ISO 4217 code.\",\"pattern\":\"^[A-Z]{3}$\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(CurrencyCode);
 /// An amount in minor units of a currency.
@@ -72,31 +51,10 @@ impl crate::runtime::SpecType for Money {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Money",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Minor units, above zero."); s.example =
-                ::serde_json::from_str:: < ::serde_json::Value > ("1250").ok(); s.minimum
-                = ::std::option::Option::Some(0f64); s.exclusive_minimum =
-                ::std::option::Option::Some(true); s })), ("currency", { < crate
-                ::models::CurrencyCode as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::CurrencyCode as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["amount", "currency"];
-            s.description = ::std::option::Option::Some(
-                "An amount in minor units of a currency.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Minor units, above zero.\",\"example\":1250,\"minimum\":0.0,\"exclusiveMinimum\":true},\"currency\":{\"$ref\":0}},\"required\":[\"amount\",\"currency\"],\"description\":\"An amount in minor units of a currency.\"}",
+        links: &[crate::runtime::link::<crate::models::CurrencyCode>()],
+    };
 }
 crate::runtime::spec_type!(Money);
 /// Currencies.
@@ -109,33 +67,17 @@ impl crate::runtime::SpecType for Currency {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Currency",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.description = ::std::option::Option::Some("Currencies.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"description\":\"Currencies.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Currency);
 /// Only book payments are created here.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/kind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CreatePaymentKind {
     /// `book`
     #[serde(rename = "book")]
@@ -173,25 +115,17 @@ impl ::std::str::FromStr for CreatePaymentKind {
 }
 impl crate::runtime::SpecType for CreatePaymentKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![::serde_json::Value::String("book".to_string())];
-            s.description = ::std::option::Option::Some(
-                "Only book payments are created here.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"Only book payments are created here.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentKind);
+crate::runtime::spec_type!(CreatePaymentKind, read);
 /// The caller's reference, text or a number.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/reference`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(untagged)]
 pub enum CreatePaymentReference {
     String(::std::string::String),
@@ -199,71 +133,31 @@ pub enum CreatePaymentReference {
 }
 impl crate::runtime::SpecType for CreatePaymentReference {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.any_of = ::std::vec![
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.max_length = ::std::option::Option::Some(35usize); s }), crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .minimum = ::std::option::Option::Some(1f64); s })
-            ];
-            s.description = ::std::option::Option::Some(
-                "The caller's reference, text or a number.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"anyOf\":[{\"type\":\"string\",\"maxLength\":35},{\"type\":\"integer\",\"minimum\":1.0}],\"description\":\"The caller's reference, text or a number.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentReference);
+crate::runtime::spec_type!(CreatePaymentReference, read);
 /// Where it was made, latitude then longitude; nothing after.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/location`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentLocation(pub ::std::vec::Vec<::serde_json::Value>);
 impl crate::runtime::SpecType for CreatePaymentLocation {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("array");
-                s.items = ::std::option::Option::Some(
-                    ::std::boxed::Box::new(
-                        crate::runtime::inline(crate::runtime::schema("")),
-                    ),
-                );
-                s.description = ::std::option::Option::Some(
-                    "Where it was made, latitude then longitude; nothing after.",
-                );
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("CreatePaymentLocation");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{},\"description\":\"Where it was made, latitude then longitude; nothing after.\",\"x-rust-typename\":\"CreatePaymentLocation\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentLocation);
+crate::runtime::spec_type!(CreatePaymentLocation, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/tags/contains`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CreatePaymentTagsContains {
     /// `ops`
     #[serde(rename = "ops")]
@@ -304,64 +198,32 @@ impl ::std::str::FromStr for CreatePaymentTagsContains {
 }
 impl crate::runtime::SpecType for CreatePaymentTagsContains {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![::serde_json::Value::String("ops".to_string())];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"ops\"]}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentTagsContains);
+crate::runtime::spec_type!(CreatePaymentTagsContains, read);
 /// Labels; `ops` at least once and at most twice.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/tags`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentTags(pub ::std::vec::Vec<::std::string::String>);
 impl crate::runtime::SpecType for CreatePaymentTags {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("array");
-                s.items = ::std::option::Option::Some(
-                    ::std::boxed::Box::new(
-                        crate::runtime::inline(crate::runtime::schema("string")),
-                    ),
-                );
-                s.description = ::std::option::Option::Some(
-                    "Labels; `ops` at least once and at most twice.",
-                );
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("CreatePaymentTags");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Labels; `ops` at least once and at most twice.\",\"x-rust-typename\":\"CreatePaymentTags\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentTags);
+crate::runtime::spec_type!(CreatePaymentTags, read);
 /// The channel.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/properties/kind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CreatePaymentChannelKind {
     /// `api`
     #[serde(rename = "api")]
@@ -408,61 +270,32 @@ impl ::std::str::FromStr for CreatePaymentChannelKind {
 }
 impl crate::runtime::SpecType for CreatePaymentChannelKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("api".to_string()),
-                ::serde_json::Value::String("card".to_string())
-            ];
-            s.description = ::std::option::Option::Some("The channel.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"api\",\"card\"],\"description\":\"The channel.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentChannelKind);
+crate::runtime::spec_type!(CreatePaymentChannelKind, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/dependentSchemas/device`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreatePaymentChannelDependent1 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub device: ::std::option::Option<::std::string::String>,
 }
 impl crate::runtime::SpecType for CreatePaymentChannelDependent1 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("device", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.min_length =
-                ::std::option::Option::Some(4usize); s }))
-            ];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"device\":{\"type\":\"string\",\"minLength\":4}}}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentChannelDependent1);
+crate::runtime::spec_type!(CreatePaymentChannelDependent1, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/if/properties/kind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CreatePaymentChannelIfKind {
     /// `card`
     #[serde(rename = "card")]
@@ -503,48 +336,32 @@ impl ::std::str::FromStr for CreatePaymentChannelIfKind {
 }
 impl crate::runtime::SpecType for CreatePaymentChannelIfKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![::serde_json::Value::String("card".to_string())];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"card\"]}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentChannelIfKind);
+crate::runtime::spec_type!(CreatePaymentChannelIfKind, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/if`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreatePaymentChannelIf {
     pub kind: crate::models::CreatePaymentChannelIfKind,
 }
 impl crate::runtime::SpecType for CreatePaymentChannelIf {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("kind", { < crate ::models::CreatePaymentChannelIfKind as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::CreatePaymentChannelIfKind as ::poem_openapi::types::Type >
-                ::schema_ref() })
-            ];
-            s.required = ::std::vec!["kind"];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0}},\"required\":[\"kind\"]}",
+        links: &[crate::runtime::link::<crate::models::CreatePaymentChannelIfKind>()],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentChannelIf);
+crate::runtime::spec_type!(CreatePaymentChannelIf, read);
 /// How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreatePaymentChannel {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub kind: ::std::option::Option<crate::models::CreatePaymentChannelKind>,
@@ -554,62 +371,32 @@ pub struct CreatePaymentChannel {
 }
 impl crate::runtime::SpecType for CreatePaymentChannel {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("object");
-                s.properties = ::std::vec![
-                    ("kind", { < crate ::models::CreatePaymentChannelKind as
-                    ::poem_openapi::types::Type > ::register(registry); < crate
-                    ::models::CreatePaymentChannelKind as ::poem_openapi::types::Type >
-                    ::schema_ref() }), ("device", crate ::runtime::inline({ let mut s =
-                    crate ::runtime::schema("string"); s.description =
-                    ::std::option::Option::Some("The card reader."); s }))
-                ];
-                s.description = ::std::option::Option::Some(
-                    "How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.",
-                );
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("CreatePaymentChannel");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"device\":{\"type\":\"string\",\"description\":\"The card reader.\"}},\"description\":\"How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.\",\"x-rust-typename\":\"CreatePaymentChannel\"}",
+        links: &[crate::runtime::link::<crate::models::CreatePaymentChannelKind>()],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentChannel);
+crate::runtime::spec_type!(CreatePaymentChannel, read);
 /// Text values by short lowercase keys; keys `n_...` hold integers.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/metadata`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentMetadata(pub ::serde_json::Value);
 impl crate::runtime::SpecType for CreatePaymentMetadata {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("object");
-                s.description = ::std::option::Option::Some(
-                    "Text values by short lowercase keys; keys `n_...` hold integers.",
-                );
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("CreatePaymentMetadata");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"description\":\"Text values by short lowercase keys; keys `n_...` hold integers.\",\"x-rust-typename\":\"CreatePaymentMetadata\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePaymentMetadata);
+crate::runtime::spec_type!(CreatePaymentMetadata, read);
 /// A payment to create.
 ///
 /// Schema: `#/components/schemas/CreatePayment`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreatePayment {
     pub kind: crate::models::CreatePaymentKind,
     /// What moves.
@@ -641,83 +428,26 @@ impl crate::runtime::SpecType for CreatePayment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreatePayment",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("object");
-                s.properties = ::std::vec![
-                    ("kind", { < crate ::models::CreatePaymentKind as
-                    ::poem_openapi::types::Type > ::register(registry); < crate
-                    ::models::CreatePaymentKind as ::poem_openapi::types::Type >
-                    ::schema_ref() }), ("amount", crate ::runtime::inline({ let mut s =
-                    crate ::runtime::schema(""); s.all_of = ::std::vec![{ < crate
-                    ::models::Money as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::Money as
-                    ::poem_openapi::types::Type > ::schema_ref() }]; s.description =
-                    ::std::option::Option::Some("What moves."); s })), ("memo", crate
-                    ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                    .description =
-                    ::std::option::Option::Some("A note for the receiver, or null."); s
-                    .nullable = true; s.max_length =
-                    ::std::option::Option::Some(140usize); s })), ("reference", { < crate
-                    ::models::CreatePaymentReference as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::CreatePaymentReference as
-                    ::poem_openapi::types::Type > ::schema_ref() }), ("attachment", crate
-                    ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                    .format = ::std::option::Option::Some("byte"); s.description =
-                    ::std::option::Option::Some("A base64 document."); s })),
-                    ("settle_on", crate ::runtime::inline({ let mut s = crate
-                    ::runtime::schema("string"); s.format =
-                    ::std::option::Option::Some("date"); s.description =
-                    ::std::option::Option::Some("A settlement date, or null for today.");
-                    s.nullable = true; s })), ("scheme", crate ::runtime::inline({ let
-                    mut s = crate ::runtime::schema(""); s.all_of = ::std::vec![{ < crate
-                    ::models::CurrencyCode as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::CurrencyCode as
-                    ::poem_openapi::types::Type > ::schema_ref() }]; s.description =
-                    ::std::option::Option::Some("The currency by its anchor."); s })),
-                    ("location", { < crate ::models::CreatePaymentLocation as
-                    ::poem_openapi::types::Type > ::register(registry); < crate
-                    ::models::CreatePaymentLocation as ::poem_openapi::types::Type >
-                    ::schema_ref() }), ("tags", { < crate ::models::CreatePaymentTags as
-                    ::poem_openapi::types::Type > ::register(registry); < crate
-                    ::models::CreatePaymentTags as ::poem_openapi::types::Type >
-                    ::schema_ref() }), ("channel", { < crate
-                    ::models::CreatePaymentChannel as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::CreatePaymentChannel as
-                    ::poem_openapi::types::Type > ::schema_ref() }), ("metadata", { <
-                    crate ::models::CreatePaymentMetadata as ::poem_openapi::types::Type
-                    > ::register(registry); < crate ::models::CreatePaymentMetadata as
-                    ::poem_openapi::types::Type > ::schema_ref() })
-                ];
-                s.required = ::std::vec!["kind", "amount"];
-                s.description = ::std::option::Option::Some("A payment to create.");
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("CreatePayment");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"amount\":{\"allOf\":[{\"$ref\":1}],\"description\":\"What moves.\"},\"memo\":{\"type\":\"string\",\"description\":\"A note for the receiver, or null.\",\"nullable\":true,\"maxLength\":140},\"reference\":{\"$ref\":2},\"attachment\":{\"type\":\"string\",\"format\":\"byte\",\"description\":\"A base64 document.\"},\"settle_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"A settlement date, or null for today.\",\"nullable\":true},\"scheme\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The currency by its anchor.\"},\"location\":{\"$ref\":4},\"tags\":{\"$ref\":5},\"channel\":{\"$ref\":6},\"metadata\":{\"$ref\":7}},\"required\":[\"kind\",\"amount\"],\"description\":\"A payment to create.\",\"x-rust-typename\":\"CreatePayment\"}",
+        links: &[
+            crate::runtime::link::<crate::models::CreatePaymentKind>(),
+            crate::runtime::link::<crate::models::Money>(),
+            crate::runtime::link::<crate::models::CreatePaymentReference>(),
+            crate::runtime::link::<crate::models::CurrencyCode>(),
+            crate::runtime::link::<crate::models::CreatePaymentLocation>(),
+            crate::runtime::link::<crate::models::CreatePaymentTags>(),
+            crate::runtime::link::<crate::models::CreatePaymentChannel>(),
+            crate::runtime::link::<crate::models::CreatePaymentMetadata>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(CreatePayment);
+crate::runtime::spec_type!(CreatePayment, read);
 /// The payment's kind.
 ///
 /// Schema: `#/components/schemas/Payment/properties/kind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum PaymentKind {
     /// `book`
     #[serde(rename = "book")]
@@ -755,34 +485,17 @@ impl ::std::str::FromStr for PaymentKind {
 }
 impl crate::runtime::SpecType for PaymentKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![::serde_json::Value::String("book".to_string())];
-            s.description = ::std::option::Option::Some("The payment's kind.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"The payment's kind.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(PaymentKind);
+crate::runtime::spec_type!(PaymentKind, write);
 /// Where it stands.
 ///
 /// Schema: `#/components/schemas/Payment/properties/status`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum PaymentStatus {
     /// `pending`
     #[serde(rename = "pending")]
@@ -828,26 +541,17 @@ impl ::std::str::FromStr for PaymentStatus {
 }
 impl crate::runtime::SpecType for PaymentStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("pending".to_string()),
-                ::serde_json::Value::String("settled".to_string())
-            ];
-            s.description = ::std::option::Option::Some("Where it stands.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"settled\"],\"description\":\"Where it stands.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(PaymentStatus);
+crate::runtime::spec_type!(PaymentStatus, write);
 /// A payment.
 ///
 /// Schema: `#/components/schemas/Payment`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Payment {
     /// Its id.
     pub id: ::std::string::String,
@@ -864,57 +568,22 @@ impl crate::runtime::SpecType for Payment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Payment",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Its id."); s })), ("kind", { < crate
-                ::models::PaymentKind as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::PaymentKind as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("amount", { < crate
-                ::models::Money as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Money as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("status", { < crate ::models::PaymentStatus as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::PaymentStatus as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("memo", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The note, or null."); s.nullable = true; s
-                })), ("parent", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema(""); s.all_of = ::std::vec![{ < crate ::models::Payment
-                as ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Payment as ::poem_openapi::types::Type > ::schema_ref() }]; s
-                .description =
-                ::std::option::Option::Some("The payment this one reverses, if any."); s
-                .nullable = true; s }))
-            ];
-            s.required = ::std::vec!["id", "kind", "amount", "status", "memo"];
-            s.description = ::std::option::Option::Some("A payment.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Its id.\"},\"kind\":{\"$ref\":0},\"amount\":{\"$ref\":1},\"status\":{\"$ref\":2},\"memo\":{\"type\":\"string\",\"description\":\"The note, or null.\",\"nullable\":true},\"parent\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The payment this one reverses, if any.\",\"nullable\":true}},\"required\":[\"id\",\"kind\",\"amount\",\"status\",\"memo\"],\"description\":\"A payment.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::PaymentKind>(),
+            crate::runtime::link::<crate::models::Money>(),
+            crate::runtime::link::<crate::models::PaymentStatus>(),
+            crate::runtime::link::<crate::models::Payment>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(Payment);
+crate::runtime::spec_type!(Payment, write);
 /// The event's type.
 ///
 /// Schema: `#/components/schemas/PaymentEvent/properties/type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum PaymentEventType {
     /// `payment.settled`
     #[serde(rename = "payment.settled")]
@@ -954,25 +623,17 @@ impl ::std::str::FromStr for PaymentEventType {
 }
 impl crate::runtime::SpecType for PaymentEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("payment.settled".to_string())
-            ];
-            s.description = ::std::option::Option::Some("The event's type.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"payment.settled\"],\"description\":\"The event's type.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(PaymentEventType);
+crate::runtime::spec_type!(PaymentEventType, write);
 /// A payment event.
 ///
 /// Schema: `#/components/schemas/PaymentEvent`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct PaymentEvent {
     pub r#type: crate::models::PaymentEventType,
     pub payment: crate::models::Payment,
@@ -981,24 +642,12 @@ impl crate::runtime::SpecType for PaymentEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PaymentEvent",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("type", { < crate ::models::PaymentEventType as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::PaymentEventType as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("payment", { < crate ::models::Payment as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Payment as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["type", "payment"];
-            s.description = ::std::option::Option::Some("A payment event.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"payment\":{\"$ref\":1}},\"required\":[\"type\",\"payment\"],\"description\":\"A payment event.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::PaymentEventType>(),
+            crate::runtime::link::<crate::models::Payment>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(PaymentEvent);
+crate::runtime::spec_type!(PaymentEvent, write);

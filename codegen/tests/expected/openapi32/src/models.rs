@@ -58,24 +58,16 @@ impl crate::runtime::SpecType for Currency {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Currency",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("EUR".to_string()),
-                ::serde_json::Value::String("USD".to_string())
-            ];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"EUR\",\"USD\"]}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Currency);
 ///
 /// Schema: `#/components/schemas/Entry`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entry {
     pub id: ::std::string::String,
     pub account: ::std::string::String,
@@ -88,32 +80,16 @@ impl crate::runtime::SpecType for Entry {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Entry",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline(crate ::runtime::schema("string"))),
-                ("account", crate ::runtime::inline(crate ::runtime::schema("string"))),
-                ("amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s })), ("currency", { < crate
-                ::models::Currency as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Currency as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("memo", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.nullable = true; s }))
-            ];
-            s.required = ::std::vec!["id", "account", "amount", "currency"];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"account\":{\"type\":\"string\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\"},\"currency\":{\"$ref\":0},\"memo\":{\"type\":\"string\",\"nullable\":true}},\"required\":[\"id\",\"account\",\"amount\",\"currency\"]}",
+        links: &[crate::runtime::link::<crate::models::Currency>()],
+    };
 }
-crate::runtime::spec_type!(Entry);
+crate::runtime::spec_type!(Entry, write);
 ///
 /// Schema: `#/components/schemas/EntryFilter`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntryFilter {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -127,33 +103,16 @@ impl crate::runtime::SpecType for EntryFilter {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntryFilter",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("account", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.pattern =
-                ::std::option::Option::Some("^acc_[a-z0-9]+$".to_string()); s })),
-                ("min_amount", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.minimum =
-                ::std::option::Option::Some(0f64); s })), ("currency", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Currency as ::poem_openapi::types::Type > ::register(registry);
-                < crate ::models::Currency as ::poem_openapi::types::Type >
-                ::schema_ref() })); s }))
-            ];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}}}",
+        links: &[crate::runtime::link::<crate::models::Currency>()],
+    };
 }
-crate::runtime::spec_type!(EntryFilter);
+crate::runtime::spec_type!(EntryFilter, read);
 ///
 /// Schema: `#/components/schemas/EntryPage`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntryPage {
     pub data: ::std::vec::Vec<crate::models::Entry>,
 }
@@ -161,29 +120,16 @@ impl crate::runtime::SpecType for EntryPage {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntryPage",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("data", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Entry as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Entry as ::poem_openapi::types::Type > ::schema_ref()
-                })); s }))
-            ];
-            s.required = ::std::vec!["data"];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"required\":[\"data\"]}",
+        links: &[crate::runtime::link::<crate::models::Entry>()],
+    };
 }
-crate::runtime::spec_type!(EntryPage);
+crate::runtime::spec_type!(EntryPage, write);
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     pub code: ::std::string::String,
     pub message: ::std::string::String,
@@ -192,25 +138,16 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline(crate ::runtime::schema("string"))),
-                ("message", crate ::runtime::inline(crate ::runtime::schema("string")))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},\"required\":[\"code\",\"message\"]}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 ///
 /// Schema: `#/paths/~1entries/get/parameters/0/content/application~1x-www-form-urlencoded/schema`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ListEntriesFilter {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -222,48 +159,16 @@ pub struct ListEntriesFilter {
 }
 impl crate::runtime::SpecType for ListEntriesFilter {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("object");
-                s.properties = ::std::vec![
-                    ("account", crate ::runtime::inline({ let mut s = crate
-                    ::runtime::schema("string"); s.pattern =
-                    ::std::option::Option::Some("^acc_[a-z0-9]+$".to_string()); s })),
-                    ("min_amount", crate ::runtime::inline({ let mut s = crate
-                    ::runtime::schema("integer"); s.minimum =
-                    ::std::option::Option::Some(0f64); s })), ("currency", crate
-                    ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                    .items = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                    ::models::Currency as ::poem_openapi::types::Type >
-                    ::register(registry); < crate ::models::Currency as
-                    ::poem_openapi::types::Type > ::schema_ref() })); s }))
-                ];
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("ListEntriesFilter");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"x-rust-typename\":\"ListEntriesFilter\"}",
+        links: &[crate::runtime::link::<crate::models::Currency>()],
+    };
 }
-crate::runtime::spec_type!(ListEntriesFilter);
+crate::runtime::spec_type!(ListEntriesFilter, read);
 ///
 /// Schema: `#/paths/~1entries~1feed/get/responses/200/content/text~1event-stream/itemSchema/properties/event`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
 pub enum FollowEntriesOkBodyItemEvent {
     /// `entry`
     #[serde(rename = "entry")]
@@ -304,21 +209,16 @@ impl ::std::str::FromStr for FollowEntriesOkBodyItemEvent {
 }
 impl crate::runtime::SpecType for FollowEntriesOkBodyItemEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![::serde_json::Value::String("entry".to_string())];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"entry\"]}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(FollowEntriesOkBodyItemEvent);
+crate::runtime::spec_type!(FollowEntriesOkBodyItemEvent, write);
 ///
 /// Schema: `#/paths/~1entries~1feed/get/responses/200/content/text~1event-stream/itemSchema`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct FollowEntriesOkBodyItem {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub event: ::std::option::Option<crate::models::FollowEntriesOkBodyItemEvent>,
@@ -328,24 +228,12 @@ pub struct FollowEntriesOkBodyItem {
 }
 impl crate::runtime::SpecType for FollowEntriesOkBodyItem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("event", { < crate ::models::FollowEntriesOkBodyItemEvent as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::FollowEntriesOkBodyItemEvent as ::poem_openapi::types::Type >
-                ::schema_ref() }), ("id", crate ::runtime::inline(crate
-                ::runtime::schema("string"))), ("data", { < crate ::models::Entry as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Entry as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["data"];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"event\":{\"$ref\":0},\"id\":{\"type\":\"string\"},\"data\":{\"$ref\":1}},\"required\":[\"data\"]}",
+        links: &[
+            crate::runtime::link::<crate::models::FollowEntriesOkBodyItemEvent>(),
+            crate::runtime::link::<crate::models::Entry>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(FollowEntriesOkBodyItem);
+crate::runtime::spec_type!(FollowEntriesOkBodyItem, write);

@@ -5,7 +5,8 @@
 /// What a listed pet must match.
 ///
 /// Schema: `#/components/schemas/PetFilter`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct PetFilter {
     /// The exact name.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -24,37 +25,17 @@ impl crate::runtime::SpecType for PetFilter {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PetFilter",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The exact name."); s })), ("min_age", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("The youngest age."); s })), ("vaccinated",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("boolean");
-                s.description = ::std::option::Option::Some("Only vaccinated pets."); s
-                })), ("kinds", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("string")))); s.description =
-                ::std::option::Option::Some("Any of these kinds."); s }))
-            ];
-            s.description = ::std::option::Option::Some("What a listed pet must match.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The exact name.\"},\"min_age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"The youngest age.\"},\"vaccinated\":{\"type\":\"boolean\",\"description\":\"Only vaccinated pets.\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Any of these kinds.\"}},\"description\":\"What a listed pet must match.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(PetFilter);
+crate::runtime::spec_type!(PetFilter, read);
 /// A pet belonging to an owner.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// Unique identifier of the pet.
     pub id: i64,
@@ -71,42 +52,17 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Unique identifier of the pet."); s })),
-                ("owner_id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Identifier of the owner."); s })), ("name",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description = ::std::option::Option::Some("Name of the pet."); s })),
-                ("type", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional type of the pet."); s })),
-                ("balance", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Optional balance in minor currency units.");
-                s }))
-            ];
-            s.required = ::std::vec!["id", "owner_id", "name"];
-            s.description = ::std::option::Option::Some("A pet belonging to an owner.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"owner_id\":{\"type\":\"string\",\"description\":\"Identifier of the owner.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional balance in minor currency units.\"}},\"required\":[\"id\",\"owner_id\",\"name\"],\"description\":\"A pet belonging to an owner.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Pet);
+crate::runtime::spec_type!(Pet, write);
 /// Request body used to create a pet.
 ///
 /// Schema: `#/components/schemas/CreatePetRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreatePetRequest {
     /// Name of the pet.
     pub name: ::std::string::String,
@@ -118,63 +74,34 @@ impl crate::runtime::SpecType for CreatePetRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreatePetRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the pet."); s })), ("type", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Optional type of the pet.");
-                s }))
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "Request body used to create a pet.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"}},\"required\":[\"name\"],\"description\":\"Request body used to create a pet.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreatePetRequest);
+crate::runtime::spec_type!(CreatePetRequest, read);
 /// A list of pets.
 ///
 /// Schema: `#/components/schemas/PetList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct PetList(pub ::std::vec::Vec<crate::models::Pet>);
 impl crate::runtime::SpecType for PetList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PetList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Pet as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Pet as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some("A list of pets.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\"}",
+        links: &[crate::runtime::link::<crate::models::Pet>()],
+    };
 }
-crate::runtime::spec_type!(PetList);
+crate::runtime::spec_type!(PetList, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -185,32 +112,16 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 ///
 /// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/21/content/application~1json/schema`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct ListOwnerPetsWhere {
     /// A color.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -221,22 +132,9 @@ pub struct ListOwnerPetsWhere {
 }
 impl crate::runtime::SpecType for ListOwnerPetsWhere {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("color", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A color."); s })), ("max", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("At most this many."); s }))
-            ];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\",\"description\":\"A color.\"},\"max\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"At most this many.\"}}}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(ListOwnerPetsWhere);
+crate::runtime::spec_type!(ListOwnerPetsWhere, read);

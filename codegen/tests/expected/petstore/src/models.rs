@@ -17,66 +17,34 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Unique identifier of the pet."); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the pet."); s })), ("tag", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("Optional tag of the pet."); s
-                }))
-            ];
-            s.required = ::std::vec!["id", "name"];
-            s.description = ::std::option::Option::Some("A pet in the store.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional tag of the pet.\"}},\"required\":[\"id\",\"name\"],\"description\":\"A pet in the store.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Pet);
 /// A list of pets.
 ///
 /// Schema: `#/components/schemas/Pets`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Pets(pub ::std::vec::Vec<crate::models::Pet>);
 impl crate::runtime::SpecType for Pets {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Pets",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Pet as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Pet as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some("A list of pets.");
-            s.max_items = ::std::option::Option::Some(100usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\",\"maxItems\":100}",
+        links: &[crate::runtime::link::<crate::models::Pet>()],
+    };
 }
-crate::runtime::spec_type!(Pets);
+crate::runtime::spec_type!(Pets, write);
 /// Error returned by every operation on failure (the classic petstore uses an int32 code).
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Numeric error code.
     pub code: i32,
@@ -87,27 +55,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Numeric error code."); s })), ("message",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("string");
-                s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure (the classic petstore uses an int32 code).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Numeric error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure (the classic petstore uses an int32 code).\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

@@ -5,7 +5,8 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A code.
     pub code: ::std::string::String,
@@ -19,29 +20,12 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A code."); s })), ("details", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("object"); s
-                .additional_properties =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("string")))); s.description =
-                ::std::option::Option::Some("Field messages."); s }))
-            ];
-            s.required = ::std::vec!["code"];
-            s.description = ::std::option::Option::Some("An error.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}},\"required\":[\"code\"],\"description\":\"An error.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 /// No properties at all.
 ///
 /// Schema: `#/components/schemas/Thing/properties/strict`.
@@ -50,20 +34,10 @@ crate::runtime::spec_type!(Error);
 pub struct ThingStrict {}
 impl crate::runtime::SpecType for ThingStrict {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = {
-                let mut s = crate::runtime::schema("object");
-                s.description = ::std::option::Option::Some("No properties at all.");
-                s
-            };
-            s.rust_typename = ::std::option::Option::Some("ThingStrict");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"description\":\"No properties at all.\",\"x-rust-typename\":\"ThingStrict\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(ThingStrict);
 /// Field messages.
@@ -76,21 +50,10 @@ pub struct ErrorDetails(
 );
 impl crate::runtime::SpecType for ErrorDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.additional_properties = ::std::option::Option::Some(
-                ::std::boxed::Box::new(
-                    crate::runtime::inline(crate::runtime::schema("string")),
-                ),
-            );
-            s.description = ::std::option::Option::Some("Field messages.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(ErrorDetails);
 /// A thing.
@@ -178,116 +141,16 @@ impl crate::runtime::SpecType for Thing {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Thing",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("uuid"); s.read_only = true; s.description =
-                ::std::option::Option::Some("Set by the server."); s })), ("name", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A name."); s.default =
-                ::serde_json::from_str:: < ::serde_json::Value > ("\"unnamed\"").ok(); s
-                })), ("secret", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.format =
-                ::std::option::Option::Some("password"); s.write_only = true; s
-                .description = ::std::option::Option::Some("Never returned."); s })),
-                ("level", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("An integer enum."); s.enum_items =
-                ::std::vec![::serde_json::from_str:: < ::serde_json::Value > ("1").ok()
-                .unwrap_or_default(), ::serde_json::from_str:: < ::serde_json::Value >
-                ("2").ok().unwrap_or_default(), ::serde_json::from_str:: <
-                ::serde_json::Value > ("3").ok().unwrap_or_default()]; s })), ("ratio",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("number");
-                s.format = ::std::option::Option::Some("double"); s.description =
-                ::std::option::Option::Some("A number enum."); s.enum_items =
-                ::std::vec![::serde_json::from_str:: < ::serde_json::Value > ("0.5").ok()
-                .unwrap_or_default(), ::serde_json::from_str:: < ::serde_json::Value >
-                ("1.5").ok().unwrap_or_default()]; s })), ("flag", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("boolean"); s
-                .description = ::std::option::Option::Some("A boolean enum."); s
-                .enum_items = ::std::vec![::serde_json::from_str:: < ::serde_json::Value
-                > ("true").ok().unwrap_or_default()]; s })), ("tiny", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int8"); s.description =
-                ::std::option::Option::Some("int8."); s })), ("small", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int16"); s.description =
-                ::std::option::Option::Some("int16."); s })), ("byte_value", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("uint8"); s.description =
-                ::std::option::Option::Some("uint8."); s })), ("count", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("uint32"); s.description =
-                ::std::option::Option::Some("uint32."); s })), ("big", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("uint64"); s.description =
-                ::std::option::Option::Some("uint64."); s })), ("weight", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("number"); s
-                .format = ::std::option::Option::Some("float"); s.description =
-                ::std::option::Option::Some("A float in halves."); s.multiple_of =
-                ::std::option::Option::Some(0.5f64); s })), ("step", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .description = ::std::option::Option::Some("Multiples of five."); s
-                .multiple_of = ::std::option::Option::Some(5f64); s })), ("home", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("uri"); s.description =
-                ::std::option::Option::Some("A URI."); s })), ("mail", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("email"); s.description =
-                ::std::option::Option::Some("An email."); s })), ("blob", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("byte"); s.description =
-                ::std::option::Option::Some("Base64."); s })), ("code", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .format = ::std::option::Option::Some("x-custom"); s.description =
-                ::std::option::Option::Some("An unknown format (documentation)."); s })),
-                ("labels", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline(crate ::runtime::schema("string")))); s.description =
-                ::std::option::Option::Some("Distinct labels."); s.unique_items =
-                ::std::option::Option::Some(true); s })), ("attributes", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("object"); s
-                .description =
-                ::std::option::Option::Some("One to three free-form attributes."); s
-                .min_properties = ::std::option::Option::Some(1usize); s.max_properties =
-                ::std::option::Option::Some(3usize); s })), ("free", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("object"); s
-                .description = ::std::option::Option::Some("A free-form object."); s })),
-                ("strict", { < crate ::models::ThingStrict as ::poem_openapi::types::Type
-                > ::register(registry); < crate ::models::ThingStrict as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("shape", { < crate
-                ::models::Shape as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Shape as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("tree", { < crate ::models::Node as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Node as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("owner", { < crate
-                ::models::Person as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Person as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("error_details", { < crate ::models::ErrorDetails as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::ErrorDetails as ::poem_openapi::types::Type > ::schema_ref()
-                }), ("parent", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema(""); s.all_of = ::std::vec![{ < crate ::models::Node as
-                ::poem_openapi::types::Type > ::register(registry); < crate
-                ::models::Node as ::poem_openapi::types::Type > ::schema_ref() }]; s
-                .description = ::std::option::Option::Some("A nullable reference."); s
-                .nullable = true; s })), ("legacy", crate ::runtime::inline({ let mut s =
-                crate ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Deprecated."); s.deprecated = true; s }))
-            ];
-            s.required = ::std::vec!["id", "name", "secret", "level"];
-            s.description = ::std::option::Option::Some("A thing.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\",\"readOnly\":true,\"description\":\"Set by the server.\"},\"name\":{\"type\":\"string\",\"description\":\"A name.\",\"default\":\"unnamed\"},\"secret\":{\"type\":\"string\",\"format\":\"password\",\"writeOnly\":true,\"description\":\"Never returned.\"},\"level\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"An integer enum.\",\"enum\":[1,2,3]},\"ratio\":{\"type\":\"number\",\"format\":\"double\",\"description\":\"A number enum.\",\"enum\":[0.5,1.5]},\"flag\":{\"type\":\"boolean\",\"description\":\"A boolean enum.\",\"enum\":[true]},\"tiny\":{\"type\":\"integer\",\"format\":\"int8\",\"description\":\"int8.\"},\"small\":{\"type\":\"integer\",\"format\":\"int16\",\"description\":\"int16.\"},\"byte_value\":{\"type\":\"integer\",\"format\":\"uint8\",\"description\":\"uint8.\"},\"count\":{\"type\":\"integer\",\"format\":\"uint32\",\"description\":\"uint32.\"},\"big\":{\"type\":\"integer\",\"format\":\"uint64\",\"description\":\"uint64.\"},\"weight\":{\"type\":\"number\",\"format\":\"float\",\"description\":\"A float in halves.\",\"multipleOf\":0.5},\"step\":{\"type\":\"integer\",\"description\":\"Multiples of five.\",\"multipleOf\":5.0},\"home\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"A URI.\"},\"mail\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"An email.\"},\"blob\":{\"type\":\"string\",\"format\":\"byte\",\"description\":\"Base64.\"},\"code\":{\"type\":\"string\",\"format\":\"x-custom\",\"description\":\"An unknown format (documentation).\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Distinct labels.\",\"uniqueItems\":true},\"attributes\":{\"type\":\"object\",\"description\":\"One to three free-form attributes.\",\"minProperties\":1,\"maxProperties\":3},\"free\":{\"type\":\"object\",\"description\":\"A free-form object.\"},\"strict\":{\"$ref\":0},\"shape\":{\"$ref\":1},\"tree\":{\"$ref\":2},\"owner\":{\"$ref\":3},\"error_details\":{\"$ref\":4},\"parent\":{\"allOf\":[{\"$ref\":2}],\"description\":\"A nullable reference.\",\"nullable\":true},\"legacy\":{\"type\":\"string\",\"description\":\"Deprecated.\",\"deprecated\":true}},\"required\":[\"id\",\"name\",\"secret\",\"level\"],\"description\":\"A thing.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::ThingStrict>(),
+            crate::runtime::link::<crate::models::Shape>(),
+            crate::runtime::link::<crate::models::Node>(),
+            crate::runtime::link::<crate::models::Person>(),
+            crate::runtime::link::<crate::models::ErrorDetails>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Thing);
 /// A circle or a square or a bare number (anyOf).
@@ -304,26 +167,13 @@ impl crate::runtime::SpecType for Shape {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Shape",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("");
-            s.any_of = ::std::vec![
-                { < crate ::models::Circle as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Circle as
-                ::poem_openapi::types::Type > ::schema_ref() }, { < crate
-                ::models::Square as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Square as ::poem_openapi::types::Type > ::schema_ref() },
-                crate ::runtime::inline(crate ::runtime::schema("number"))
-            ];
-            s.description = ::std::option::Option::Some(
-                "A circle or a square or a bare number (anyOf).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"anyOf\":[{\"$ref\":0},{\"$ref\":1},{\"type\":\"number\"}],\"description\":\"A circle or a square or a bare number (anyOf).\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Circle>(),
+            crate::runtime::link::<crate::models::Square>(),
+        ],
+    };
 }
 crate::runtime::spec_type!(Shape);
 /// A circle.
@@ -338,22 +188,10 @@ impl crate::runtime::SpecType for Circle {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Circle",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("radius", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("number"); s.description =
-                ::std::option::Option::Some("Radius."); s }))
-            ];
-            s.required = ::std::vec!["radius"];
-            s.description = ::std::option::Option::Some("A circle.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"radius\":{\"type\":\"number\",\"description\":\"Radius.\"}},\"required\":[\"radius\"],\"description\":\"A circle.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Circle);
 /// A square, a shape with a side (allOf beside properties and a type).
@@ -370,29 +208,10 @@ impl crate::runtime::SpecType for Square {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Square",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("side", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("number"); s.description =
-                ::std::option::Option::Some("Side."); s }))
-            ];
-            s.required = ::std::vec!["side"];
-            s.all_of = ::std::vec![
-                { < crate ::models::Circle as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Circle as
-                ::poem_openapi::types::Type > ::schema_ref() }
-            ];
-            s.description = ::std::option::Option::Some(
-                "A square, a shape with a side (allOf beside properties and a type).",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"side\":{\"type\":\"number\",\"description\":\"Side.\"}},\"required\":[\"side\"],\"allOf\":[{\"$ref\":0}],\"description\":\"A square, a shape with a side (allOf beside properties and a type).\"}",
+        links: &[crate::runtime::link::<crate::models::Circle>()],
+    };
 }
 crate::runtime::spec_type!(Square);
 /// A recursive tree.
@@ -412,30 +231,10 @@ impl crate::runtime::SpecType for Node {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Node",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("value", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.description =
-                ::std::option::Option::Some("A value."); s })), ("next", { < crate
-                ::models::Node as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Node as ::poem_openapi::types::Type > ::schema_ref() }),
-                ("children", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("array"); s.items =
-                ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Node as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Node as ::poem_openapi::types::Type > ::schema_ref() }));
-                s.description = ::std::option::Option::Some("Children."); s }))
-            ];
-            s.required = ::std::vec!["value"];
-            s.description = ::std::option::Option::Some("A recursive tree.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"integer\",\"description\":\"A value.\"},\"next\":{\"$ref\":0},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Children.\"}},\"required\":[\"value\"],\"description\":\"A recursive tree.\"}",
+        links: &[crate::runtime::link::<crate::models::Node>()],
+    };
 }
 crate::runtime::spec_type!(Node);
 /// Mutually recursive with Pet.
@@ -452,24 +251,10 @@ impl crate::runtime::SpecType for Person {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Person",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A name."); s })), ("pet", { < crate
-                ::models::Pet as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Pet as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some("Mutually recursive with Pet.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"pet\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Pet.\"}",
+        links: &[crate::runtime::link::<crate::models::Pet>()],
+    };
 }
 crate::runtime::spec_type!(Person);
 /// Mutually recursive with Person.
@@ -484,25 +269,9 @@ pub struct Pet {
 }
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("A name."); s })), ("owner", { < crate
-                ::models::Person as ::poem_openapi::types::Type > ::register(registry); <
-                crate ::models::Person as ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["name"];
-            s.description = ::std::option::Option::Some(
-                "Mutually recursive with Person.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"owner\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Person.\"}",
+        links: &[crate::runtime::link::<crate::models::Person>()],
+    };
 }
 crate::runtime::spec_type!(Pet);

@@ -5,7 +5,8 @@
 /// The authenticated user.
 ///
 /// Schema: `#/components/schemas/User`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct User {
     /// Unique identifier of the user.
     pub id: ::std::string::String,
@@ -17,31 +18,17 @@ impl crate::runtime::SpecType for User {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "User",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the user."); s })),
-                ("email", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Optional e-mail address."); s }))
-            ];
-            s.required = ::std::vec!["id"];
-            s.description = ::std::option::Option::Some("The authenticated user.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the user.\"},\"email\":{\"type\":\"string\",\"description\":\"Optional e-mail address.\"}},\"required\":[\"id\"],\"description\":\"The authenticated user.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(User);
+crate::runtime::spec_type!(User, write);
 /// Service health status.
 ///
 /// Schema: `#/components/schemas/Health`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Health {
     /// True when the service is healthy.
     pub ok: bool,
@@ -50,28 +37,17 @@ impl crate::runtime::SpecType for Health {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Health",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("ok", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("boolean"); s.description =
-                ::std::option::Option::Some("True when the service is healthy."); s }))
-            ];
-            s.required = ::std::vec!["ok"];
-            s.description = ::std::option::Option::Some("Service health status.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\",\"description\":\"True when the service is healthy.\"}},\"required\":[\"ok\"],\"description\":\"Service health status.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Health);
+crate::runtime::spec_type!(Health, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -82,26 +58,9 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);

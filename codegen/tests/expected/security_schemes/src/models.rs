@@ -5,7 +5,8 @@
 /// What the server saw.
 ///
 /// Schema: `#/components/schemas/Seen`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Seen {
     /// The matched alternative, its schemes, scopes and credentials, or `anonymous`.
     pub principal: ::std::string::String,
@@ -14,22 +15,9 @@ impl crate::runtime::SpecType for Seen {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Seen",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("principal", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("The matched alternative, its schemes, scopes and credentials, or `anonymous`.");
-                s }))
-            ];
-            s.required = ::std::vec!["principal"];
-            s.description = ::std::option::Option::Some("What the server saw.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\",\"description\":\"The matched alternative, its schemes, scopes and credentials, or `anonymous`.\"}},\"required\":[\"principal\"],\"description\":\"What the server saw.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Seen);
+crate::runtime::spec_type!(Seen, write);

@@ -19,56 +19,17 @@ impl crate::runtime::SpecType for Dimensions {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Dimensions",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("width", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Width in millimetres (1 to 10000 inclusive).");
-                s.minimum = ::std::option::Option::Some(1f64); s.maximum =
-                ::std::option::Option::Some(10000f64); s })), ("height", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Height in millimetres (strictly between 0 and 10000).");
-                s.minimum = ::std::option::Option::Some(0f64); s.maximum =
-                ::std::option::Option::Some(10000f64); s.exclusive_minimum =
-                ::std::option::Option::Some(true); s.exclusive_maximum =
-                ::std::option::Option::Some(true); s })), ("label", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description =
-                ::std::option::Option::Some("Optional label starting with an upper-case letter.");
-                s.max_length = ::std::option::Option::Some(32usize); s.pattern =
-                ::std::option::Option::Some("^[A-Z]".to_string()); s }))
-            ];
-            s.required = ::std::vec!["width", "height"];
-            s.description = ::std::option::Option::Some(
-                "A nested body whose fields are validated as well.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"width\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Width in millimetres (1 to 10000 inclusive).\",\"minimum\":1.0,\"maximum\":10000.0},\"height\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Height in millimetres (strictly between 0 and 10000).\",\"minimum\":0.0,\"maximum\":10000.0,\"exclusiveMinimum\":true,\"exclusiveMaximum\":true},\"label\":{\"type\":\"string\",\"description\":\"Optional label starting with an upper-case letter.\",\"maxLength\":32,\"pattern\":\"^[A-Z]\"}},\"required\":[\"width\",\"height\"],\"description\":\"A nested body whose fields are validated as well.\"}",
+        links: &[],
+    };
 }
 crate::runtime::spec_type!(Dimensions);
 /// Optional color (inline enum).
 ///
 /// Schema: `#/components/schemas/CreateWidgetRequest/properties/color`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum CreateWidgetRequestColor {
     /// `red`
     #[serde(rename = "red")]
@@ -121,27 +82,17 @@ impl ::std::str::FromStr for CreateWidgetRequestColor {
 }
 impl crate::runtime::SpecType for CreateWidgetRequestColor {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("red".to_string()),
-                ::serde_json::Value::String("green".to_string()),
-                ::serde_json::Value::String("blue".to_string())
-            ];
-            s.description = ::std::option::Option::Some("Optional color (inline enum).");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"],\"description\":\"Optional color (inline enum).\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(CreateWidgetRequestColor);
+crate::runtime::spec_type!(CreateWidgetRequestColor, read);
 /// Request body with validation keywords on every field.
 ///
 /// Schema: `#/components/schemas/CreateWidgetRequest`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 pub struct CreateWidgetRequest {
     /// Name (1 to 64 characters, lower snake case).
     pub name: ::std::string::String,
@@ -168,73 +119,20 @@ impl crate::runtime::SpecType for CreateWidgetRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateWidgetRequest",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name (1 to 64 characters, lower snake case).");
-                s.min_length = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(64usize); s.pattern =
-                ::std::option::Option::Some("^[a-z][a-z0-9_]*$".to_string()); s })),
-                ("quantity", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("integer"); s.format =
-                ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Quantity (1 to 1000 inclusive)."); s.minimum
-                = ::std::option::Option::Some(1f64); s.maximum =
-                ::std::option::Option::Some(1000f64); s })), ("price", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int64"); s.description =
-                ::std::option::Option::Some("Optional price in minor units (strictly positive).");
-                s.minimum = ::std::option::Option::Some(0f64); s.exclusive_minimum =
-                ::std::option::Option::Some(true); s })), ("discount_percent", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("integer"); s
-                .format = ::std::option::Option::Some("int32"); s.description =
-                ::std::option::Option::Some("Optional discount percentage (0 inclusive to 100 exclusive).");
-                s.minimum = ::std::option::Option::Some(0f64); s.maximum =
-                ::std::option::Option::Some(100f64); s.exclusive_maximum =
-                ::std::option::Option::Some(true); s })), ("color", { < crate
-                ::models::CreateWidgetRequestColor as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::CreateWidgetRequestColor as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("tags", crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s.items
-                = ::std::option::Option::Some(::std::boxed::Box::new(crate
-                ::runtime::inline({ let mut s = crate ::runtime::schema("string"); s
-                .description = ::std::option::Option::Some("A single tag."); s.min_length
-                = ::std::option::Option::Some(1usize); s.max_length =
-                ::std::option::Option::Some(20usize); s }))); s.description =
-                ::std::option::Option::Some("Between 1 and 5 tags, each 1 to 20 characters.");
-                s.min_items = ::std::option::Option::Some(1usize); s.max_items =
-                ::std::option::Option::Some(5usize); s })), ("dimensions", { < crate
-                ::models::Dimensions as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Dimensions as
-                ::poem_openapi::types::Type > ::schema_ref() }), ("extra_dimensions",
-                crate ::runtime::inline({ let mut s = crate ::runtime::schema("array"); s
-                .items = ::std::option::Option::Some(::std::boxed::Box::new({ < crate
-                ::models::Dimensions as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Dimensions as
-                ::poem_openapi::types::Type > ::schema_ref() })); s.description =
-                ::std::option::Option::Some("Optional list of at most 3 nested validated bodies.");
-                s.min_items = ::std::option::Option::Some(0usize); s.max_items =
-                ::std::option::Option::Some(3usize); s }))
-            ];
-            s.required = ::std::vec!["name", "quantity", "tags", "dimensions"];
-            s.description = ::std::option::Option::Some(
-                "Request body with validation keywords on every field.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name (1 to 64 characters, lower snake case).\",\"minLength\":1,\"maxLength\":64,\"pattern\":\"^[a-z][a-z0-9_]*$\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Quantity (1 to 1000 inclusive).\",\"minimum\":1.0,\"maximum\":1000.0},\"price\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional price in minor units (strictly positive).\",\"minimum\":0.0,\"exclusiveMinimum\":true},\"discount_percent\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional discount percentage (0 inclusive to 100 exclusive).\",\"minimum\":0.0,\"maximum\":100.0,\"exclusiveMaximum\":true},\"color\":{\"$ref\":0},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single tag.\",\"minLength\":1,\"maxLength\":20},\"description\":\"Between 1 and 5 tags, each 1 to 20 characters.\",\"minItems\":1,\"maxItems\":5},\"dimensions\":{\"$ref\":1},\"extra_dimensions\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Optional list of at most 3 nested validated bodies.\",\"minItems\":0,\"maxItems\":3}},\"required\":[\"name\",\"quantity\",\"tags\",\"dimensions\"],\"description\":\"Request body with validation keywords on every field.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::CreateWidgetRequestColor>(),
+            crate::runtime::link::<crate::models::Dimensions>(),
+        ],
+    };
 }
-crate::runtime::spec_type!(CreateWidgetRequest);
+crate::runtime::spec_type!(CreateWidgetRequest, read);
 /// A stored widget.
 ///
 /// Schema: `#/components/schemas/Widget`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Widget {
     /// Unique identifier of the widget.
     pub id: ::std::string::String,
@@ -247,65 +145,34 @@ impl crate::runtime::SpecType for Widget {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Widget",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("id", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Unique identifier of the widget."); s })),
-                ("name", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Name of the widget."); s })), ("dimensions",
-                { < crate ::models::Dimensions as ::poem_openapi::types::Type >
-                ::register(registry); < crate ::models::Dimensions as
-                ::poem_openapi::types::Type > ::schema_ref() })
-            ];
-            s.required = ::std::vec!["id", "name"];
-            s.description = ::std::option::Option::Some("A stored widget.");
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the widget.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the widget.\"},\"dimensions\":{\"$ref\":0}},\"required\":[\"id\",\"name\"],\"description\":\"A stored widget.\"}",
+        links: &[crate::runtime::link::<crate::models::Dimensions>()],
+    };
 }
-crate::runtime::spec_type!(Widget);
+crate::runtime::spec_type!(Widget, write);
 /// A list of widgets.
 ///
 /// Schema: `#/components/schemas/WidgetList`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct WidgetList(pub ::std::vec::Vec<crate::models::Widget>);
 impl crate::runtime::SpecType for WidgetList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WidgetList",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("array");
-            s.items = ::std::option::Option::Some(
-                ::std::boxed::Box::new({
-                    <crate::models::Widget as ::poem_openapi::types::Type>::register(
-                        registry,
-                    );
-                    <crate::models::Widget as ::poem_openapi::types::Type>::schema_ref()
-                }),
-            );
-            s.description = ::std::option::Option::Some("A list of widgets.");
-            s.max_items = ::std::option::Option::Some(100usize);
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of widgets.\",\"maxItems\":100}",
+        links: &[crate::runtime::link::<crate::models::Widget>()],
+    };
 }
-crate::runtime::spec_type!(WidgetList);
+crate::runtime::spec_type!(WidgetList, write);
 /// Error returned by every operation on failure.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable error code.
     pub code: ::std::string::String,
@@ -316,43 +183,16 @@ impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
     );
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("object");
-            s.properties = ::std::vec![
-                ("code", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Machine-readable error code."); s })),
-                ("message", crate ::runtime::inline({ let mut s = crate
-                ::runtime::schema("string"); s.description =
-                ::std::option::Option::Some("Human-readable error message."); s }))
-            ];
-            s.required = ::std::vec!["code", "message"];
-            s.description = ::std::option::Option::Some(
-                "Error returned by every operation on failure.",
-            );
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(Error);
+crate::runtime::spec_type!(Error, write);
 ///
 /// Schema: `#/paths/~1widgets/get/parameters/2/schema`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
 pub enum ListWidgetsColor {
     /// `red`
     #[serde(rename = "red")]
@@ -404,19 +244,9 @@ impl ::std::str::FromStr for ListWidgetsColor {
 }
 impl crate::runtime::SpecType for ListWidgetsColor {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    fn schema(
-        registry: &mut ::poem_openapi::registry::Registry,
-    ) -> ::poem_openapi::registry::MetaSchema {
-        let _ = &registry;
-        {
-            let mut s = crate::runtime::schema("string");
-            s.enum_items = ::std::vec![
-                ::serde_json::Value::String("red".to_string()),
-                ::serde_json::Value::String("green".to_string()),
-                ::serde_json::Value::String("blue".to_string())
-            ];
-            s
-        }
-    }
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"]}",
+        links: &[],
+    };
 }
-crate::runtime::spec_type!(ListWidgetsColor);
+crate::runtime::spec_type!(ListWidgetsColor, read);
