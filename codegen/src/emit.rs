@@ -52,7 +52,8 @@ tokio = { version = "1", features = ["io-util"] }
 const FEATURES: &str = r#"[features]
 # Request types also serialise (a server that fingerprints or logs what it read, a client).
 serialize-requests = []
-# Response types also deserialise (tests reading responses back, a client).
+# Types the server writes (responses, callbacks, schemas no operation reaches) also deserialise
+# (tests reading responses back, a client).
 deserialize-responses = []
 "#;
 

@@ -57,7 +57,10 @@ impl Api {
 
     /// Which ways each of [`Api::types`] (same order) crosses the wire for a server: read from
     /// requests (parameters and bodies), written in responses and in the callbacks and webhooks
-    /// the server sends. A type nothing reaches goes both ways (it is public for a server to use).
+    /// the server sends. A type no operation reaches (a payload of `x-webhooks`, a schema kept
+    /// for the implementer) counts as written, and so does everything it holds. Closed under
+    /// reachability: what a read type holds is read, what a written type holds is written, so
+    /// every derive finds the impls of its fields.
     pub fn directions(&self) -> Vec<Direction> {
         let index: HashMap<&str, &TypeDef> =
             self.types.iter().map(|t| (t.name.as_str(), t)).collect();
@@ -73,7 +76,7 @@ impl Api {
             )
             .into_iter()
             .collect();
-        let written: HashSet<&str> = self
+        let mut written: HashSet<&str> = self
             .walk(
                 &index,
                 self.operations
@@ -88,18 +91,18 @@ impl Api {
             )
             .into_iter()
             .collect();
+        let unreached: Vec<&TypeDef> = self
+            .types
+            .iter()
+            .filter(|t| !read.contains(t.name.as_str()) && !written.contains(t.name.as_str()))
+            .collect();
+        written.extend(unreached.iter().map(|t| t.name.as_str()));
+        written.extend(self.walk(&index, unreached.iter().map(|t| &t.schema)));
         self.types
             .iter()
-            .map(|t| {
-                let (read, write) = (
-                    read.contains(t.name.as_str()),
-                    written.contains(t.name.as_str()),
-                );
-                if read || write {
-                    Direction { read, write }
-                } else {
-                    Direction::BOTH
-                }
+            .map(|t| Direction {
+                read: read.contains(t.name.as_str()),
+                write: written.contains(t.name.as_str()),
             })
             .collect()
     }
@@ -171,13 +174,6 @@ impl Api {
 pub struct Direction {
     pub read: bool,
     pub write: bool,
-}
-
-impl Direction {
-    pub const BOTH: Direction = Direction {
-        read: true,
-        write: true,
-    };
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -80,7 +80,8 @@ crate::runtime::spec_type!(Pet, read);
 /// Differs from `pet` only by case.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet2 {
     /// A kind.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -93,4 +94,4 @@ impl crate::runtime::SpecType for Pet2 {
         links: &[],
     };
 }
-crate::runtime::spec_type!(Pet2);
+crate::runtime::spec_type!(Pet2, write);

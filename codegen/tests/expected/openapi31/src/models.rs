@@ -60,7 +60,8 @@ crate::runtime::spec_type!(Money);
 /// Currencies.
 ///
 /// Schema: `#/components/schemas/Currency`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Currency(pub ::serde_json::Value);
 impl crate::runtime::SpecType for Currency {
@@ -72,7 +73,7 @@ impl crate::runtime::SpecType for Currency {
         links: &[],
     };
 }
-crate::runtime::spec_type!(Currency);
+crate::runtime::spec_type!(Currency, write);
 /// Only book payments are created here.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/kind`.
