@@ -53,50 +53,35 @@ crate::runtime::spec_type!(Error, write);
 /// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.
 ///
 /// Schema: `#/components/schemas/ErrorType`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorType {
     /// `request_validation_error`
-    #[serde(rename = "request_validation_error")]
     RequestValidationError,
     /// `authentication_error`
-    #[serde(rename = "authentication_error")]
     AuthenticationError,
     /// `entity_error`
-    #[serde(rename = "entity_error")]
     EntityError,
     /// `bank_account_error`
-    #[serde(rename = "bank_account_error")]
     BankAccountError,
     /// `account_number_error`
-    #[serde(rename = "account_number_error")]
     AccountNumberError,
     /// `counterparty_error`
-    #[serde(rename = "counterparty_error")]
     CounterpartyError,
     /// `document_error`
-    #[serde(rename = "document_error")]
     DocumentError,
     /// `positive_pay_error`
-    #[serde(rename = "positive_pay_error")]
     PositivePayError,
     /// `transfer_error`
-    #[serde(rename = "transfer_error")]
     TransferError,
     /// `idempotency_error`
-    #[serde(rename = "idempotency_error")]
     IdempotencyError,
     /// `platform_error`
-    #[serde(rename = "platform_error")]
     PlatformError,
     /// `event_error`
-    #[serde(rename = "event_error")]
     EventError,
     /// `webhook_error`
-    #[serde(rename = "webhook_error")]
     WebhookError,
     /// `server_error`
-    #[serde(rename = "server_error")]
     ServerError,
 }
 impl ErrorType {
@@ -137,49 +122,7 @@ impl ErrorType {
         }
     }
 }
-impl ::std::fmt::Display for ErrorType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for ErrorType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "request_validation_error" => {
-                ::std::result::Result::Ok(ErrorType::RequestValidationError)
-            }
-            "authentication_error" => {
-                ::std::result::Result::Ok(ErrorType::AuthenticationError)
-            }
-            "entity_error" => ::std::result::Result::Ok(ErrorType::EntityError),
-            "bank_account_error" => {
-                ::std::result::Result::Ok(ErrorType::BankAccountError)
-            }
-            "account_number_error" => {
-                ::std::result::Result::Ok(ErrorType::AccountNumberError)
-            }
-            "counterparty_error" => {
-                ::std::result::Result::Ok(ErrorType::CounterpartyError)
-            }
-            "document_error" => ::std::result::Result::Ok(ErrorType::DocumentError),
-            "positive_pay_error" => {
-                ::std::result::Result::Ok(ErrorType::PositivePayError)
-            }
-            "transfer_error" => ::std::result::Result::Ok(ErrorType::TransferError),
-            "idempotency_error" => ::std::result::Result::Ok(ErrorType::IdempotencyError),
-            "platform_error" => ::std::result::Result::Ok(ErrorType::PlatformError),
-            "event_error" => ::std::result::Result::Ok(ErrorType::EventError),
-            "webhook_error" => ::std::result::Result::Ok(ErrorType::WebhookError),
-            "server_error" => ::std::result::Result::Ok(ErrorType::ServerError),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(ErrorType)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(ErrorType);
 impl crate::runtime::SpecType for ErrorType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "ErrorType",
@@ -210,14 +153,11 @@ crate::runtime::spec_type!(EmptyObject, write);
 /// Sort direction; `desc` (newest or largest first) by default.
 ///
 /// Schema: `#/components/schemas/SortOrder`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SortOrder {
     /// `asc`
-    #[serde(rename = "asc")]
     Asc,
     /// `desc`
-    #[serde(rename = "desc")]
     Desc,
 }
 impl SortOrder {
@@ -231,25 +171,7 @@ impl SortOrder {
         }
     }
 }
-impl ::std::fmt::Display for SortOrder {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for SortOrder {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "asc" => ::std::result::Result::Ok(SortOrder::Asc),
-            "desc" => ::std::result::Result::Ok(SortOrder::Desc),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(SortOrder)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(SortOrder);
 impl crate::runtime::SpecType for SortOrder {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "SortOrder",
@@ -381,39 +303,21 @@ crate::runtime::spec_type!(AdditionalRequirementField);
 /// Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.
 ///
 /// Schema: `#/components/schemas/RequirementFieldType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequirementFieldType {
     /// `string`
-    #[serde(rename = "string")]
     String,
     /// `boolean`
-    #[serde(rename = "boolean")]
     Boolean,
     /// `integer`
-    #[serde(rename = "integer")]
     Integer,
     /// `email`
-    #[serde(rename = "email")]
     Email,
     /// `phone`
-    #[serde(rename = "phone")]
     Phone,
     /// `date`
-    #[serde(rename = "date")]
     Date,
     /// `enum`
-    #[serde(rename = "enum")]
     Enum,
 }
 impl RequirementFieldType {
@@ -440,32 +344,7 @@ impl RequirementFieldType {
         }
     }
 }
-impl ::std::fmt::Display for RequirementFieldType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for RequirementFieldType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "string" => ::std::result::Result::Ok(RequirementFieldType::String),
-            "boolean" => ::std::result::Result::Ok(RequirementFieldType::Boolean),
-            "integer" => ::std::result::Result::Ok(RequirementFieldType::Integer),
-            "email" => ::std::result::Result::Ok(RequirementFieldType::Email),
-            "phone" => ::std::result::Result::Ok(RequirementFieldType::Phone),
-            "date" => ::std::result::Result::Ok(RequirementFieldType::Date),
-            "enum" => ::std::result::Result::Ok(RequirementFieldType::Enum),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(RequirementFieldType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(RequirementFieldType);
 impl crate::runtime::SpecType for RequirementFieldType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "RequirementFieldType",
@@ -500,24 +379,11 @@ crate::runtime::spec_type!(RequirementValue, write);
 /// Kind of entity.
 ///
 /// Schema: `#/components/schemas/EntityType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EntityType {
     /// `PERSON`
-    #[serde(rename = "PERSON")]
     Person,
     /// `BUSINESS`
-    #[serde(rename = "BUSINESS")]
     Business,
 }
 impl EntityType {
@@ -531,25 +397,7 @@ impl EntityType {
         }
     }
 }
-impl ::std::fmt::Display for EntityType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for EntityType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "PERSON" => ::std::result::Result::Ok(EntityType::Person),
-            "BUSINESS" => ::std::result::Result::Ok(EntityType::Business),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(EntityType)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(EntityType);
 impl crate::runtime::SpecType for EntityType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityType",
@@ -563,33 +411,17 @@ crate::runtime::spec_type!(EntityType);
 /// Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).
 ///
 /// Schema: `#/components/schemas/VerificationStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VerificationStatus {
     /// `UNVERIFIED`
-    #[serde(rename = "UNVERIFIED")]
     Unverified,
     /// `PENDING`
-    #[serde(rename = "PENDING")]
     Pending,
     /// `MANUAL_REVIEW`
-    #[serde(rename = "MANUAL_REVIEW")]
     ManualReview,
     /// `VERIFIED`
-    #[serde(rename = "VERIFIED")]
     Verified,
     /// `DENIED`
-    #[serde(rename = "DENIED")]
     Denied,
 }
 impl VerificationStatus {
@@ -612,32 +444,7 @@ impl VerificationStatus {
         }
     }
 }
-impl ::std::fmt::Display for VerificationStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for VerificationStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "UNVERIFIED" => ::std::result::Result::Ok(VerificationStatus::Unverified),
-            "PENDING" => ::std::result::Result::Ok(VerificationStatus::Pending),
-            "MANUAL_REVIEW" => {
-                ::std::result::Result::Ok(VerificationStatus::ManualReview)
-            }
-            "VERIFIED" => ::std::result::Result::Ok(VerificationStatus::Verified),
-            "DENIED" => ::std::result::Result::Ok(VerificationStatus::Denied),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(VerificationStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(VerificationStatus);
 impl crate::runtime::SpecType for VerificationStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "VerificationStatus",
@@ -1018,24 +825,11 @@ crate::runtime::spec_type!(EntityList, write);
 /// Role of a person in a business.
 ///
 /// Schema: `#/components/schemas/AssociatedPersonRole`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AssociatedPersonRole {
     /// `control_person`
-    #[serde(rename = "control_person")]
     ControlPerson,
     /// `beneficial_owner`
-    #[serde(rename = "beneficial_owner")]
     BeneficialOwner,
 }
 impl AssociatedPersonRole {
@@ -1052,31 +846,7 @@ impl AssociatedPersonRole {
         }
     }
 }
-impl ::std::fmt::Display for AssociatedPersonRole {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AssociatedPersonRole {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "control_person" => {
-                ::std::result::Result::Ok(AssociatedPersonRole::ControlPerson)
-            }
-            "beneficial_owner" => {
-                ::std::result::Result::Ok(AssociatedPersonRole::BeneficialOwner)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AssociatedPersonRole)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AssociatedPersonRole);
 impl crate::runtime::SpecType for AssociatedPersonRole {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPersonRole",
@@ -1214,30 +984,15 @@ crate::runtime::spec_type!(SubmitAdditionalRequirementsRequest, read);
 /// Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.
 ///
 /// Schema: `#/components/schemas/BankAccountType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BankAccountType {
     /// `CHECKING`
-    #[serde(rename = "CHECKING")]
     Checking,
     /// `OVERDRAFT_RESERVE`
-    #[serde(rename = "OVERDRAFT_RESERVE")]
     OverdraftReserve,
     /// `PROGRAM_RESERVE`
-    #[serde(rename = "PROGRAM_RESERVE")]
     ProgramReserve,
     /// `NETWORK_SETTLEMENT_ACCOUNT`
-    #[serde(rename = "NETWORK_SETTLEMENT_ACCOUNT")]
     NetworkSettlementAccount,
 }
 impl BankAccountType {
@@ -1258,35 +1013,7 @@ impl BankAccountType {
         }
     }
 }
-impl ::std::fmt::Display for BankAccountType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BankAccountType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "CHECKING" => ::std::result::Result::Ok(BankAccountType::Checking),
-            "OVERDRAFT_RESERVE" => {
-                ::std::result::Result::Ok(BankAccountType::OverdraftReserve)
-            }
-            "PROGRAM_RESERVE" => {
-                ::std::result::Result::Ok(BankAccountType::ProgramReserve)
-            }
-            "NETWORK_SETTLEMENT_ACCOUNT" => {
-                ::std::result::Result::Ok(BankAccountType::NetworkSettlementAccount)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BankAccountType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BankAccountType);
 impl crate::runtime::SpecType for BankAccountType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountType",
@@ -1300,27 +1027,13 @@ crate::runtime::spec_type!(BankAccountType);
 /// Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).
 ///
 /// Schema: `#/components/schemas/BankAccountStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BankAccountStatus {
     /// `open`
-    #[serde(rename = "open")]
     Open,
     /// `closed`
-    #[serde(rename = "closed")]
     Closed,
     /// `frozen`
-    #[serde(rename = "frozen")]
     Frozen,
 }
 impl BankAccountStatus {
@@ -1339,28 +1052,7 @@ impl BankAccountStatus {
         }
     }
 }
-impl ::std::fmt::Display for BankAccountStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BankAccountStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "open" => ::std::result::Result::Ok(BankAccountStatus::Open),
-            "closed" => ::std::result::Result::Ok(BankAccountStatus::Closed),
-            "frozen" => ::std::result::Result::Ok(BankAccountStatus::Frozen),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BankAccountStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BankAccountStatus);
 impl crate::runtime::SpecType for BankAccountStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountStatus",
@@ -1374,17 +1066,13 @@ crate::runtime::spec_type!(BankAccountStatus);
 /// Sort key of the bank account list; `balance` is `available_amount`.
 ///
 /// Schema: `#/components/schemas/BankAccountSort`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BankAccountSort {
     /// `created_at`
-    #[serde(rename = "created_at")]
     CreatedAt,
     /// `balance`
-    #[serde(rename = "balance")]
     Balance,
     /// `description`
-    #[serde(rename = "description")]
     Description,
 }
 impl BankAccountSort {
@@ -1403,28 +1091,7 @@ impl BankAccountSort {
         }
     }
 }
-impl ::std::fmt::Display for BankAccountSort {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BankAccountSort {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "created_at" => ::std::result::Result::Ok(BankAccountSort::CreatedAt),
-            "balance" => ::std::result::Result::Ok(BankAccountSort::Balance),
-            "description" => ::std::result::Result::Ok(BankAccountSort::Description),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BankAccountSort)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BankAccountSort);
 impl crate::runtime::SpecType for BankAccountSort {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountSort",
@@ -1870,27 +1537,13 @@ crate::runtime::spec_type!(AccountNumberList, write);
 /// How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).
 ///
 /// Schema: `#/components/schemas/AmountCondition`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AmountCondition {
     /// `equal`
-    #[serde(rename = "equal")]
     Equal,
     /// `less_than_or_equal_to`
-    #[serde(rename = "less_than_or_equal_to")]
     LessThanOrEqualTo,
     /// `any_amount`
-    #[serde(rename = "any_amount")]
     AnyAmount,
 }
 impl AmountCondition {
@@ -1909,30 +1562,7 @@ impl AmountCondition {
         }
     }
 }
-impl ::std::fmt::Display for AmountCondition {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AmountCondition {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "equal" => ::std::result::Result::Ok(AmountCondition::Equal),
-            "less_than_or_equal_to" => {
-                ::std::result::Result::Ok(AmountCondition::LessThanOrEqualTo)
-            }
-            "any_amount" => ::std::result::Result::Ok(AmountCondition::AnyAmount),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AmountCondition)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AmountCondition);
 impl crate::runtime::SpecType for AmountCondition {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AmountCondition",
@@ -2026,24 +1656,11 @@ crate::runtime::spec_type!(AchPositivePayRuleList, write);
 /// Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.
 ///
 /// Schema: `#/components/schemas/RoutingNumberType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RoutingNumberType {
     /// `aba`
-    #[serde(rename = "aba")]
     Aba,
     /// `bic`
-    #[serde(rename = "bic")]
     Bic,
 }
 impl RoutingNumberType {
@@ -2060,27 +1677,7 @@ impl RoutingNumberType {
         }
     }
 }
-impl ::std::fmt::Display for RoutingNumberType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for RoutingNumberType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "aba" => ::std::result::Result::Ok(RoutingNumberType::Aba),
-            "bic" => ::std::result::Result::Ok(RoutingNumberType::Bic),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(RoutingNumberType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(RoutingNumberType);
 impl crate::runtime::SpecType for RoutingNumberType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "RoutingNumberType",
@@ -2094,24 +1691,11 @@ crate::runtime::spec_type!(RoutingNumberType);
 /// Kind of the counterparty's account.
 ///
 /// Schema: `#/components/schemas/AccountType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AccountType {
     /// `checking`
-    #[serde(rename = "checking")]
     Checking,
     /// `savings`
-    #[serde(rename = "savings")]
     Savings,
 }
 impl AccountType {
@@ -2128,27 +1712,7 @@ impl AccountType {
         }
     }
 }
-impl ::std::fmt::Display for AccountType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AccountType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "checking" => ::std::result::Result::Ok(AccountType::Checking),
-            "savings" => ::std::result::Result::Ok(AccountType::Savings),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AccountType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AccountType);
 impl crate::runtime::SpecType for AccountType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountType",
@@ -2162,30 +1726,15 @@ crate::runtime::spec_type!(AccountType);
 /// Legal type of the counterparty.
 ///
 /// Schema: `#/components/schemas/LegalType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LegalType {
     /// `business`
-    #[serde(rename = "business")]
     Business,
     /// `non_profit`
-    #[serde(rename = "non_profit")]
     NonProfit,
     /// `individual`
-    #[serde(rename = "individual")]
     Individual,
     /// `sole_proprietor`
-    #[serde(rename = "sole_proprietor")]
     SoleProprietor,
 }
 impl LegalType {
@@ -2206,27 +1755,7 @@ impl LegalType {
         }
     }
 }
-impl ::std::fmt::Display for LegalType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for LegalType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "business" => ::std::result::Result::Ok(LegalType::Business),
-            "non_profit" => ::std::result::Result::Ok(LegalType::NonProfit),
-            "individual" => ::std::result::Result::Ok(LegalType::Individual),
-            "sole_proprietor" => ::std::result::Result::Ok(LegalType::SoleProprietor),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(LegalType)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(LegalType);
 impl crate::runtime::SpecType for LegalType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "LegalType",
@@ -2240,14 +1769,11 @@ crate::runtime::spec_type!(LegalType);
 /// Sort key of the counterparty list.
 ///
 /// Schema: `#/components/schemas/CounterpartySort`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterpartySort {
     /// `created_at`
-    #[serde(rename = "created_at")]
     CreatedAt,
     /// `description`
-    #[serde(rename = "description")]
     Description,
 }
 impl CounterpartySort {
@@ -2264,27 +1790,7 @@ impl CounterpartySort {
         }
     }
 }
-impl ::std::fmt::Display for CounterpartySort {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CounterpartySort {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "created_at" => ::std::result::Result::Ok(CounterpartySort::CreatedAt),
-            "description" => ::std::result::Result::Ok(CounterpartySort::Description),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(CounterpartySort)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CounterpartySort);
 impl crate::runtime::SpecType for CounterpartySort {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartySort",
@@ -2430,54 +1936,31 @@ crate::runtime::spec_type!(CounterpartyList, write);
 /// Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.
 ///
 /// Schema: `#/components/schemas/DocumentType`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DocumentType {
     /// `identity_license`
-    #[serde(rename = "identity_license")]
     IdentityLicense,
     /// `identity_passport`
-    #[serde(rename = "identity_passport")]
     IdentityPassport,
     /// `identity_utility`
-    #[serde(rename = "identity_utility")]
     IdentityUtility,
     /// `bank_statement`
-    #[serde(rename = "bank_statement")]
     BankStatement,
     /// `w9`
-    #[serde(rename = "w9")]
     W9,
     /// `irs_letter`
-    #[serde(rename = "irs_letter")]
     IrsLetter,
     /// `certificate_of_business_formation`
-    #[serde(rename = "certificate_of_business_formation")]
     CertificateOfBusinessFormation,
     /// `ein_confirmation`
-    #[serde(rename = "ein_confirmation")]
     EinConfirmation,
     /// `check_attachment`
-    #[serde(rename = "check_attachment")]
     CheckAttachment,
     /// `monthly_statement`
-    #[serde(rename = "monthly_statement")]
     MonthlyStatement,
     /// `card_dispute_evidence`
-    #[serde(rename = "card_dispute_evidence")]
     CardDisputeEvidence,
     /// `other`
-    #[serde(rename = "other")]
     Other,
 }
 impl DocumentType {
@@ -2516,53 +1999,7 @@ impl DocumentType {
         }
     }
 }
-impl ::std::fmt::Display for DocumentType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for DocumentType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "identity_license" => {
-                ::std::result::Result::Ok(DocumentType::IdentityLicense)
-            }
-            "identity_passport" => {
-                ::std::result::Result::Ok(DocumentType::IdentityPassport)
-            }
-            "identity_utility" => {
-                ::std::result::Result::Ok(DocumentType::IdentityUtility)
-            }
-            "bank_statement" => ::std::result::Result::Ok(DocumentType::BankStatement),
-            "w9" => ::std::result::Result::Ok(DocumentType::W9),
-            "irs_letter" => ::std::result::Result::Ok(DocumentType::IrsLetter),
-            "certificate_of_business_formation" => {
-                ::std::result::Result::Ok(DocumentType::CertificateOfBusinessFormation)
-            }
-            "ein_confirmation" => {
-                ::std::result::Result::Ok(DocumentType::EinConfirmation)
-            }
-            "check_attachment" => {
-                ::std::result::Result::Ok(DocumentType::CheckAttachment)
-            }
-            "monthly_statement" => {
-                ::std::result::Result::Ok(DocumentType::MonthlyStatement)
-            }
-            "card_dispute_evidence" => {
-                ::std::result::Result::Ok(DocumentType::CardDisputeEvidence)
-            }
-            "other" => ::std::result::Result::Ok(DocumentType::Other),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(DocumentType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(DocumentType);
 impl crate::runtime::SpecType for DocumentType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentType",
@@ -2684,30 +2121,15 @@ crate::runtime::spec_type!(DocumentList, write);
 /// Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.
 ///
 /// Schema: `#/components/schemas/BookTransferStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BookTransferStatus {
     /// `HOLD`
-    #[serde(rename = "HOLD")]
     Hold,
     /// `COMPLETED`
-    #[serde(rename = "COMPLETED")]
     Completed,
     /// `CANCELED`
-    #[serde(rename = "CANCELED")]
     Canceled,
     /// `REJECTED`
-    #[serde(rename = "REJECTED")]
     Rejected,
 }
 impl BookTransferStatus {
@@ -2728,29 +2150,7 @@ impl BookTransferStatus {
         }
     }
 }
-impl ::std::fmt::Display for BookTransferStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BookTransferStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "HOLD" => ::std::result::Result::Ok(BookTransferStatus::Hold),
-            "COMPLETED" => ::std::result::Result::Ok(BookTransferStatus::Completed),
-            "CANCELED" => ::std::result::Result::Ok(BookTransferStatus::Canceled),
-            "REJECTED" => ::std::result::Result::Ok(BookTransferStatus::Rejected),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BookTransferStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BookTransferStatus);
 impl crate::runtime::SpecType for BookTransferStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferStatus",
@@ -2894,14 +2294,11 @@ crate::runtime::spec_type!(BookTransferList, write);
 /// Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.
 ///
 /// Schema: `#/components/schemas/AchTransferType`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AchTransferType {
     /// `CREDIT`
-    #[serde(rename = "CREDIT")]
     Credit,
     /// `DEBIT`
-    #[serde(rename = "DEBIT")]
     Debit,
 }
 impl AchTransferType {
@@ -2918,27 +2315,7 @@ impl AchTransferType {
         }
     }
 }
-impl ::std::fmt::Display for AchTransferType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AchTransferType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "CREDIT" => ::std::result::Result::Ok(AchTransferType::Credit),
-            "DEBIT" => ::std::result::Result::Ok(AchTransferType::Debit),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AchTransferType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AchTransferType);
 impl crate::runtime::SpecType for AchTransferType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferType",
@@ -2952,14 +2329,11 @@ crate::runtime::spec_type!(AchTransferType, write);
 /// Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.
 ///
 /// Schema: `#/components/schemas/AchTransferStatus`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AchTransferStatus {
     /// `COMPLETED`
-    #[serde(rename = "COMPLETED")]
     Completed,
     /// `RETURNED`
-    #[serde(rename = "RETURNED")]
     Returned,
 }
 impl AchTransferStatus {
@@ -2976,27 +2350,7 @@ impl AchTransferStatus {
         }
     }
 }
-impl ::std::fmt::Display for AchTransferStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AchTransferStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "COMPLETED" => ::std::result::Result::Ok(AchTransferStatus::Completed),
-            "RETURNED" => ::std::result::Result::Ok(AchTransferStatus::Returned),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AchTransferStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AchTransferStatus);
 impl crate::runtime::SpecType for AchTransferStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferStatus",
@@ -3106,59 +2460,41 @@ crate::runtime::spec_type!(SimulateAchRequest, read);
 /// What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.
 ///
 /// Schema: `#/components/schemas/EventType`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventType {
     /// `entity.created`
-    #[serde(rename = "entity.created")]
     EntityCreated,
     /// `entity.updated`
-    #[serde(rename = "entity.updated")]
     EntityUpdated,
     /// `entity.deleted`
-    #[serde(rename = "entity.deleted")]
     EntityDeleted,
     /// `bank_account.created`
-    #[serde(rename = "bank_account.created")]
     BankAccountCreated,
     /// `bank_account.updated`
-    #[serde(rename = "bank_account.updated")]
     BankAccountUpdated,
     /// `bank_account.closed`
-    #[serde(rename = "bank_account.closed")]
     BankAccountClosed,
     /// `bank_account.overdrafted`
-    #[serde(rename = "bank_account.overdrafted")]
     BankAccountOverdrafted,
     /// `account_number.created`
-    #[serde(rename = "account_number.created")]
     AccountNumberCreated,
     /// `account_number.updated`
-    #[serde(rename = "account_number.updated")]
     AccountNumberUpdated,
     /// `counterparty.created`
-    #[serde(rename = "counterparty.created")]
     CounterpartyCreated,
     /// `counterparty.deleted`
-    #[serde(rename = "counterparty.deleted")]
     CounterpartyDeleted,
     /// `document.created`
-    #[serde(rename = "document.created")]
     DocumentCreated,
     /// `book.transfer.completed`
-    #[serde(rename = "book.transfer.completed")]
     BookTransferCompleted,
     /// `book.transfer.hold_created`
-    #[serde(rename = "book.transfer.hold_created")]
     BookTransferHoldCreated,
     /// `book.transfer.canceled`
-    #[serde(rename = "book.transfer.canceled")]
     BookTransferCanceled,
     /// `ach.incoming_transfer.completed`
-    #[serde(rename = "ach.incoming_transfer.completed")]
     AchIncomingTransferCompleted,
     /// `ach.incoming_transfer.returned`
-    #[serde(rename = "ach.incoming_transfer.returned")]
     AchIncomingTransferReturned,
 }
 impl EventType {
@@ -3205,66 +2541,7 @@ impl EventType {
         }
     }
 }
-impl ::std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for EventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "entity.created" => ::std::result::Result::Ok(EventType::EntityCreated),
-            "entity.updated" => ::std::result::Result::Ok(EventType::EntityUpdated),
-            "entity.deleted" => ::std::result::Result::Ok(EventType::EntityDeleted),
-            "bank_account.created" => {
-                ::std::result::Result::Ok(EventType::BankAccountCreated)
-            }
-            "bank_account.updated" => {
-                ::std::result::Result::Ok(EventType::BankAccountUpdated)
-            }
-            "bank_account.closed" => {
-                ::std::result::Result::Ok(EventType::BankAccountClosed)
-            }
-            "bank_account.overdrafted" => {
-                ::std::result::Result::Ok(EventType::BankAccountOverdrafted)
-            }
-            "account_number.created" => {
-                ::std::result::Result::Ok(EventType::AccountNumberCreated)
-            }
-            "account_number.updated" => {
-                ::std::result::Result::Ok(EventType::AccountNumberUpdated)
-            }
-            "counterparty.created" => {
-                ::std::result::Result::Ok(EventType::CounterpartyCreated)
-            }
-            "counterparty.deleted" => {
-                ::std::result::Result::Ok(EventType::CounterpartyDeleted)
-            }
-            "document.created" => ::std::result::Result::Ok(EventType::DocumentCreated),
-            "book.transfer.completed" => {
-                ::std::result::Result::Ok(EventType::BookTransferCompleted)
-            }
-            "book.transfer.hold_created" => {
-                ::std::result::Result::Ok(EventType::BookTransferHoldCreated)
-            }
-            "book.transfer.canceled" => {
-                ::std::result::Result::Ok(EventType::BookTransferCanceled)
-            }
-            "ach.incoming_transfer.completed" => {
-                ::std::result::Result::Ok(EventType::AchIncomingTransferCompleted)
-            }
-            "ach.incoming_transfer.returned" => {
-                ::std::result::Result::Ok(EventType::AchIncomingTransferReturned)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(EventType)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(EventType);
 impl crate::runtime::SpecType for EventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EventType",
@@ -3278,17 +2555,13 @@ crate::runtime::spec_type!(EventType, read);
 /// What happened to the entity.
 ///
 /// Schema: `#/components/schemas/EntityEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EntityEventType {
     /// `entity.created`
-    #[serde(rename = "entity.created")]
     EntityCreated,
     /// `entity.updated`
-    #[serde(rename = "entity.updated")]
     EntityUpdated,
     /// `entity.deleted`
-    #[serde(rename = "entity.deleted")]
     EntityDeleted,
 }
 impl EntityEventType {
@@ -3307,28 +2580,7 @@ impl EntityEventType {
         }
     }
 }
-impl ::std::fmt::Display for EntityEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for EntityEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "entity.created" => ::std::result::Result::Ok(EntityEventType::EntityCreated),
-            "entity.updated" => ::std::result::Result::Ok(EntityEventType::EntityUpdated),
-            "entity.deleted" => ::std::result::Result::Ok(EntityEventType::EntityDeleted),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(EntityEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(EntityEventType);
 impl crate::runtime::SpecType for EntityEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3367,20 +2619,15 @@ crate::runtime::spec_type!(EntityEvent, write);
 /// What happened to the bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BankAccountEventType {
     /// `bank_account.created`
-    #[serde(rename = "bank_account.created")]
     BankAccountCreated,
     /// `bank_account.updated`
-    #[serde(rename = "bank_account.updated")]
     BankAccountUpdated,
     /// `bank_account.closed`
-    #[serde(rename = "bank_account.closed")]
     BankAccountClosed,
     /// `bank_account.overdrafted`
-    #[serde(rename = "bank_account.overdrafted")]
     BankAccountOverdrafted,
 }
 impl BankAccountEventType {
@@ -3401,37 +2648,7 @@ impl BankAccountEventType {
         }
     }
 }
-impl ::std::fmt::Display for BankAccountEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BankAccountEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "bank_account.created" => {
-                ::std::result::Result::Ok(BankAccountEventType::BankAccountCreated)
-            }
-            "bank_account.updated" => {
-                ::std::result::Result::Ok(BankAccountEventType::BankAccountUpdated)
-            }
-            "bank_account.closed" => {
-                ::std::result::Result::Ok(BankAccountEventType::BankAccountClosed)
-            }
-            "bank_account.overdrafted" => {
-                ::std::result::Result::Ok(BankAccountEventType::BankAccountOverdrafted)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BankAccountEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BankAccountEventType);
 impl crate::runtime::SpecType for BankAccountEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3470,14 +2687,11 @@ crate::runtime::spec_type!(BankAccountEvent, write);
 /// What happened to the account number.
 ///
 /// Schema: `#/components/schemas/AccountNumberEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AccountNumberEventType {
     /// `account_number.created`
-    #[serde(rename = "account_number.created")]
     AccountNumberCreated,
     /// `account_number.updated`
-    #[serde(rename = "account_number.updated")]
     AccountNumberUpdated,
 }
 impl AccountNumberEventType {
@@ -3494,31 +2708,7 @@ impl AccountNumberEventType {
         }
     }
 }
-impl ::std::fmt::Display for AccountNumberEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AccountNumberEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "account_number.created" => {
-                ::std::result::Result::Ok(AccountNumberEventType::AccountNumberCreated)
-            }
-            "account_number.updated" => {
-                ::std::result::Result::Ok(AccountNumberEventType::AccountNumberUpdated)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AccountNumberEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AccountNumberEventType);
 impl crate::runtime::SpecType for AccountNumberEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3557,14 +2747,11 @@ crate::runtime::spec_type!(AccountNumberEvent, write);
 /// What happened to the counterparty.
 ///
 /// Schema: `#/components/schemas/CounterpartyEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterpartyEventType {
     /// `counterparty.created`
-    #[serde(rename = "counterparty.created")]
     CounterpartyCreated,
     /// `counterparty.deleted`
-    #[serde(rename = "counterparty.deleted")]
     CounterpartyDeleted,
 }
 impl CounterpartyEventType {
@@ -3581,31 +2768,7 @@ impl CounterpartyEventType {
         }
     }
 }
-impl ::std::fmt::Display for CounterpartyEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CounterpartyEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "counterparty.created" => {
-                ::std::result::Result::Ok(CounterpartyEventType::CounterpartyCreated)
-            }
-            "counterparty.deleted" => {
-                ::std::result::Result::Ok(CounterpartyEventType::CounterpartyDeleted)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(CounterpartyEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CounterpartyEventType);
 impl crate::runtime::SpecType for CounterpartyEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3644,11 +2807,9 @@ crate::runtime::spec_type!(CounterpartyEvent, write);
 /// What happened to the document.
 ///
 /// Schema: `#/components/schemas/DocumentEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DocumentEventType {
     /// `document.created`
-    #[serde(rename = "document.created")]
     DocumentCreated,
 }
 impl DocumentEventType {
@@ -3661,28 +2822,7 @@ impl DocumentEventType {
         }
     }
 }
-impl ::std::fmt::Display for DocumentEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for DocumentEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "document.created" => {
-                ::std::result::Result::Ok(DocumentEventType::DocumentCreated)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(DocumentEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(DocumentEventType);
 impl crate::runtime::SpecType for DocumentEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3721,17 +2861,13 @@ crate::runtime::spec_type!(DocumentEvent, write);
 /// What happened to the book transfer.
 ///
 /// Schema: `#/components/schemas/BookTransferEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BookTransferEventType {
     /// `book.transfer.completed`
-    #[serde(rename = "book.transfer.completed")]
     BookTransferCompleted,
     /// `book.transfer.hold_created`
-    #[serde(rename = "book.transfer.hold_created")]
     BookTransferHoldCreated,
     /// `book.transfer.canceled`
-    #[serde(rename = "book.transfer.canceled")]
     BookTransferCanceled,
 }
 impl BookTransferEventType {
@@ -3752,34 +2888,7 @@ impl BookTransferEventType {
         }
     }
 }
-impl ::std::fmt::Display for BookTransferEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for BookTransferEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "book.transfer.completed" => {
-                ::std::result::Result::Ok(BookTransferEventType::BookTransferCompleted)
-            }
-            "book.transfer.hold_created" => {
-                ::std::result::Result::Ok(BookTransferEventType::BookTransferHoldCreated)
-            }
-            "book.transfer.canceled" => {
-                ::std::result::Result::Ok(BookTransferEventType::BookTransferCanceled)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(BookTransferEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(BookTransferEventType);
 impl crate::runtime::SpecType for BookTransferEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -3818,14 +2927,11 @@ crate::runtime::spec_type!(BookTransferEvent, write);
 /// What happened to the ACH transfer.
 ///
 /// Schema: `#/components/schemas/AchTransferEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AchTransferEventType {
     /// `ach.incoming_transfer.completed`
-    #[serde(rename = "ach.incoming_transfer.completed")]
     AchIncomingTransferCompleted,
     /// `ach.incoming_transfer.returned`
-    #[serde(rename = "ach.incoming_transfer.returned")]
     AchIncomingTransferReturned,
 }
 impl AchTransferEventType {
@@ -3846,35 +2952,7 @@ impl AchTransferEventType {
         }
     }
 }
-impl ::std::fmt::Display for AchTransferEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for AchTransferEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "ach.incoming_transfer.completed" => {
-                ::std::result::Result::Ok(
-                    AchTransferEventType::AchIncomingTransferCompleted,
-                )
-            }
-            "ach.incoming_transfer.returned" => {
-                ::std::result::Result::Ok(
-                    AchTransferEventType::AchIncomingTransferReturned,
-                )
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(AchTransferEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(AchTransferEventType);
 impl crate::runtime::SpecType for AchTransferEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -4099,17 +3177,13 @@ crate::runtime::spec_type!(WebhookEndpointList, write);
 /// `pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.
 ///
 /// Schema: `#/components/schemas/WebhookDeliveryStatus`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WebhookDeliveryStatus {
     /// `pending`
-    #[serde(rename = "pending")]
     Pending,
     /// `succeeded`
-    #[serde(rename = "succeeded")]
     Succeeded,
     /// `failed`
-    #[serde(rename = "failed")]
     Failed,
 }
 impl WebhookDeliveryStatus {
@@ -4128,28 +3202,7 @@ impl WebhookDeliveryStatus {
         }
     }
 }
-impl ::std::fmt::Display for WebhookDeliveryStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for WebhookDeliveryStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "pending" => ::std::result::Result::Ok(WebhookDeliveryStatus::Pending),
-            "succeeded" => ::std::result::Result::Ok(WebhookDeliveryStatus::Succeeded),
-            "failed" => ::std::result::Result::Ok(WebhookDeliveryStatus::Failed),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(WebhookDeliveryStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(WebhookDeliveryStatus);
 impl crate::runtime::SpecType for WebhookDeliveryStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDeliveryStatus",

@@ -40,6 +40,9 @@ pub use keywords::{Keywords, SchemaFn};
 pub mod schema_data;
 pub use schema_data::{Link, SchemaData, link};
 
+pub mod string_enum;
+pub use string_enum::{StringEnum, string_enum};
+
 // ---------------------------------------------------------------------------------------------
 // Errors raised before a handler runs
 // ---------------------------------------------------------------------------------------------

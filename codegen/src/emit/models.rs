@@ -37,7 +37,10 @@ impl Emitter<'_> {
         let direction = self.directions[t.name.as_str()];
         // serde only in the directions the server moves the type: derives are most of what a
         // large crate costs to check.
+        let shape = self.model_shape(t);
         let (serde, other_way) = match (direction.read, direction.write) {
+            // A string enum implements serde both ways in the runtime (`string_enum!`).
+            _ if matches!(shape, Shape::Enum(_)) => (quote!(), quote!()),
             (true, false) => (
                 quote!(::serde::Deserialize),
                 quote!(#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]),
@@ -48,8 +51,8 @@ impl Emitter<'_> {
             ),
             _ => (quote!(::serde::Serialize, ::serde::Deserialize), quote!()),
         };
-        let body = match self.model_shape(t) {
-            Shape::Enum(values) => self.string_enum(&name, &values, &serde),
+        let body = match shape {
+            Shape::Enum(values) => self.string_enum(&name, &values),
             Shape::Struct {
                 props,
                 required,
@@ -198,18 +201,21 @@ impl Emitter<'_> {
             .collect()
     }
 
-    fn string_enum(&self, name: &syn::Ident, values: &[&str], serde: &TokenStream) -> TokenStream {
+    /// A string enum: the variants, every value and the wire text; serde, `Display` and
+    /// `FromStr` come from the runtime's `string_enum!`, written once over `as_str` (serde's
+    /// derives for an enum are the heaviest part of a large crate's models).
+    fn string_enum(&self, name: &syn::Ident, values: &[&str]) -> TokenStream {
         let variants = Self::enum_variants(values);
         let decl: Vec<TokenStream> = variants
             .iter()
             .zip(values)
             .map(|(id, v)| {
                 let d = format!(" `{v}`");
-                quote!(#[doc = #d] #[serde(rename = #v)] #id)
+                quote!(#[doc = #d] #id)
             })
             .collect();
         quote! {
-            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, #serde)]
+            #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
             pub enum #name {
                 #(#decl),*
             }
@@ -226,21 +232,7 @@ impl Emitter<'_> {
                 }
             }
 
-            impl ::std::fmt::Display for #name {
-                fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                    f.write_str(self.as_str())
-                }
-            }
-
-            impl ::std::str::FromStr for #name {
-                type Err = ::std::string::String;
-                fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-                    match s {
-                        #(#values => ::std::result::Result::Ok(#name::#variants),)*
-                        other => ::std::result::Result::Err(::std::format!("`{other}` is not a known {}", stringify!(#name))),
-                    }
-                }
-            }
+            crate::runtime::string_enum!(#name);
         }
     }
 

@@ -24,14 +24,11 @@ crate::runtime::spec_type!(Subscription, read);
 /// What happened.
 ///
 /// Schema: `#/components/schemas/Event/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum EventType {
     /// `created`
-    #[serde(rename = "created")]
     Created,
     /// `deleted`
-    #[serde(rename = "deleted")]
     Deleted,
 }
 impl EventType {
@@ -45,25 +42,7 @@ impl EventType {
         }
     }
 }
-impl ::std::fmt::Display for EventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for EventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "created" => ::std::result::Result::Ok(EventType::Created),
-            "deleted" => ::std::result::Result::Ok(EventType::Deleted),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(EventType)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(EventType);
 impl crate::runtime::SpecType for EventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

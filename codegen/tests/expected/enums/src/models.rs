@@ -5,27 +5,13 @@
 /// Lifecycle status of a task; includes a value with a dash, and one listed twice.
 ///
 /// Schema: `#/components/schemas/TaskStatus`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TaskStatus {
     /// `pending`
-    #[serde(rename = "pending")]
     Pending,
     /// `in-progress`
-    #[serde(rename = "in-progress")]
     InProgress,
     /// `done`
-    #[serde(rename = "done")]
     Done,
 }
 impl TaskStatus {
@@ -44,26 +30,7 @@ impl TaskStatus {
         }
     }
 }
-impl ::std::fmt::Display for TaskStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for TaskStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "pending" => ::std::result::Result::Ok(TaskStatus::Pending),
-            "in-progress" => ::std::result::Result::Ok(TaskStatus::InProgress),
-            "done" => ::std::result::Result::Ok(TaskStatus::Done),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(TaskStatus)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(TaskStatus);
 impl crate::runtime::SpecType for TaskStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TaskStatus",
@@ -77,30 +44,15 @@ crate::runtime::spec_type!(TaskStatus);
 /// Kind of a task; includes Rust keywords and a value with a dot.
 ///
 /// Schema: `#/components/schemas/TaskKind`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TaskKind {
     /// `type`
-    #[serde(rename = "type")]
     Type,
     /// `self`
-    #[serde(rename = "self")]
     Self_,
     /// `v1.2`
-    #[serde(rename = "v1.2")]
     V12,
     /// `plain`
-    #[serde(rename = "plain")]
     Plain,
 }
 impl TaskKind {
@@ -121,27 +73,7 @@ impl TaskKind {
         }
     }
 }
-impl ::std::fmt::Display for TaskKind {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for TaskKind {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "type" => ::std::result::Result::Ok(TaskKind::Type),
-            "self" => ::std::result::Result::Ok(TaskKind::Self_),
-            "v1.2" => ::std::result::Result::Ok(TaskKind::V12),
-            "plain" => ::std::result::Result::Ok(TaskKind::Plain),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(TaskKind)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(TaskKind);
 impl crate::runtime::SpecType for TaskKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "TaskKind",

@@ -52,17 +52,13 @@ crate::runtime::spec_type!(Error, write);
 /// What the file will be used for.
 ///
 /// Schema: `#/paths/~1files/post/requestBody/content/multipart~1form-data/schema/properties/purpose`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum UploadFileFormPurpose {
     /// `avatar`
-    #[serde(rename = "avatar")]
     Avatar,
     /// `document`
-    #[serde(rename = "document")]
     Document,
     /// `dispute_evidence`
-    #[serde(rename = "dispute_evidence")]
     DisputeEvidence,
 }
 impl UploadFileFormPurpose {
@@ -81,30 +77,7 @@ impl UploadFileFormPurpose {
         }
     }
 }
-impl ::std::fmt::Display for UploadFileFormPurpose {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for UploadFileFormPurpose {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "avatar" => ::std::result::Result::Ok(UploadFileFormPurpose::Avatar),
-            "document" => ::std::result::Result::Ok(UploadFileFormPurpose::Document),
-            "dispute_evidence" => {
-                ::std::result::Result::Ok(UploadFileFormPurpose::DisputeEvidence)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(UploadFileFormPurpose)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(UploadFileFormPurpose);
 impl crate::runtime::SpecType for UploadFileFormPurpose {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -5,21 +5,9 @@
 /// Discriminator value; always circle.
 ///
 /// Schema: `#/components/schemas/Circle/properties/shape_type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CircleShapeType {
     /// `circle`
-    #[serde(rename = "circle")]
     Circle,
 }
 impl CircleShapeType {
@@ -32,26 +20,7 @@ impl CircleShapeType {
         }
     }
 }
-impl ::std::fmt::Display for CircleShapeType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CircleShapeType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "circle" => ::std::result::Result::Ok(CircleShapeType::Circle),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(CircleShapeType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CircleShapeType);
 impl crate::runtime::SpecType for CircleShapeType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -82,21 +51,9 @@ crate::runtime::spec_type!(Circle);
 /// Discriminator value; always square.
 ///
 /// Schema: `#/components/schemas/Square/properties/shape_type`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SquareShapeType {
     /// `square`
-    #[serde(rename = "square")]
     Square,
 }
 impl SquareShapeType {
@@ -109,26 +66,7 @@ impl SquareShapeType {
         }
     }
 }
-impl ::std::fmt::Display for SquareShapeType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for SquareShapeType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "square" => ::std::result::Result::Ok(SquareShapeType::Square),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(SquareShapeType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(SquareShapeType);
 impl crate::runtime::SpecType for SquareShapeType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -77,11 +77,9 @@ crate::runtime::spec_type!(Currency, write);
 /// Only book payments are created here.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/kind`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CreatePaymentKind {
     /// `book`
-    #[serde(rename = "book")]
     Book,
 }
 impl CreatePaymentKind {
@@ -94,26 +92,7 @@ impl CreatePaymentKind {
         }
     }
 }
-impl ::std::fmt::Display for CreatePaymentKind {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CreatePaymentKind {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "book" => ::std::result::Result::Ok(CreatePaymentKind::Book),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(CreatePaymentKind)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CreatePaymentKind);
 impl crate::runtime::SpecType for CreatePaymentKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -157,11 +136,9 @@ impl crate::runtime::SpecType for CreatePaymentLocation {
 crate::runtime::spec_type!(CreatePaymentLocation, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/tags/contains`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CreatePaymentTagsContains {
     /// `ops`
-    #[serde(rename = "ops")]
     Ops,
 }
 impl CreatePaymentTagsContains {
@@ -176,27 +153,7 @@ impl CreatePaymentTagsContains {
         }
     }
 }
-impl ::std::fmt::Display for CreatePaymentTagsContains {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CreatePaymentTagsContains {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "ops" => ::std::result::Result::Ok(CreatePaymentTagsContains::Ops),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}",
-                        stringify!(CreatePaymentTagsContains)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CreatePaymentTagsContains);
 impl crate::runtime::SpecType for CreatePaymentTagsContains {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -223,14 +180,11 @@ crate::runtime::spec_type!(CreatePaymentTags, read);
 /// The channel.
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/properties/kind`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CreatePaymentChannelKind {
     /// `api`
-    #[serde(rename = "api")]
     Api,
     /// `card`
-    #[serde(rename = "card")]
     Card,
 }
 impl CreatePaymentChannelKind {
@@ -247,28 +201,7 @@ impl CreatePaymentChannelKind {
         }
     }
 }
-impl ::std::fmt::Display for CreatePaymentChannelKind {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CreatePaymentChannelKind {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "api" => ::std::result::Result::Ok(CreatePaymentChannelKind::Api),
-            "card" => ::std::result::Result::Ok(CreatePaymentChannelKind::Card),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}",
-                        stringify!(CreatePaymentChannelKind)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CreatePaymentChannelKind);
 impl crate::runtime::SpecType for CreatePaymentChannelKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -295,11 +228,9 @@ impl crate::runtime::SpecType for CreatePaymentChannelDependent1 {
 crate::runtime::spec_type!(CreatePaymentChannelDependent1, read);
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/if/properties/kind`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CreatePaymentChannelIfKind {
     /// `card`
-    #[serde(rename = "card")]
     Card,
 }
 impl CreatePaymentChannelIfKind {
@@ -314,27 +245,7 @@ impl CreatePaymentChannelIfKind {
         }
     }
 }
-impl ::std::fmt::Display for CreatePaymentChannelIfKind {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CreatePaymentChannelIfKind {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "card" => ::std::result::Result::Ok(CreatePaymentChannelIfKind::Card),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}",
-                        stringify!(CreatePaymentChannelIfKind)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CreatePaymentChannelIfKind);
 impl crate::runtime::SpecType for CreatePaymentChannelIfKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -447,11 +358,9 @@ crate::runtime::spec_type!(CreatePayment, read);
 /// The payment's kind.
 ///
 /// Schema: `#/components/schemas/Payment/properties/kind`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaymentKind {
     /// `book`
-    #[serde(rename = "book")]
     Book,
 }
 impl PaymentKind {
@@ -464,26 +373,7 @@ impl PaymentKind {
         }
     }
 }
-impl ::std::fmt::Display for PaymentKind {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for PaymentKind {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "book" => ::std::result::Result::Ok(PaymentKind::Book),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(PaymentKind)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(PaymentKind);
 impl crate::runtime::SpecType for PaymentKind {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -495,14 +385,11 @@ crate::runtime::spec_type!(PaymentKind, write);
 /// Where it stands.
 ///
 /// Schema: `#/components/schemas/Payment/properties/status`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaymentStatus {
     /// `pending`
-    #[serde(rename = "pending")]
     Pending,
     /// `settled`
-    #[serde(rename = "settled")]
     Settled,
 }
 impl PaymentStatus {
@@ -519,27 +406,7 @@ impl PaymentStatus {
         }
     }
 }
-impl ::std::fmt::Display for PaymentStatus {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for PaymentStatus {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "pending" => ::std::result::Result::Ok(PaymentStatus::Pending),
-            "settled" => ::std::result::Result::Ok(PaymentStatus::Settled),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(PaymentStatus)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(PaymentStatus);
 impl crate::runtime::SpecType for PaymentStatus {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -583,11 +450,9 @@ crate::runtime::spec_type!(Payment, write);
 /// The event's type.
 ///
 /// Schema: `#/components/schemas/PaymentEvent/properties/type`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PaymentEventType {
     /// `payment.settled`
-    #[serde(rename = "payment.settled")]
     PaymentSettled,
 }
 impl PaymentEventType {
@@ -600,28 +465,7 @@ impl PaymentEventType {
         }
     }
 }
-impl ::std::fmt::Display for PaymentEventType {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for PaymentEventType {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "payment.settled" => {
-                ::std::result::Result::Ok(PaymentEventType::PaymentSettled)
-            }
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(PaymentEventType)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(PaymentEventType);
 impl crate::runtime::SpecType for PaymentEventType {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

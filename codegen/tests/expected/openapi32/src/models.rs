@@ -4,24 +4,11 @@
 //! a name). Each documents itself with the schema the document writes.
 ///
 /// Schema: `#/components/schemas/Currency`.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    ::serde::Serialize,
-    ::serde::Deserialize
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Currency {
     /// `EUR`
-    #[serde(rename = "EUR")]
     Eur,
     /// `USD`
-    #[serde(rename = "USD")]
     Usd,
 }
 impl Currency {
@@ -35,25 +22,7 @@ impl Currency {
         }
     }
 }
-impl ::std::fmt::Display for Currency {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for Currency {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "EUR" => ::std::result::Result::Ok(Currency::Eur),
-            "USD" => ::std::result::Result::Ok(Currency::Usd),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!("`{other}` is not a known {}", stringify!(Currency)),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(Currency);
 impl crate::runtime::SpecType for Currency {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Currency",
@@ -167,11 +136,9 @@ impl crate::runtime::SpecType for ListEntriesFilter {
 crate::runtime::spec_type!(ListEntriesFilter, read);
 ///
 /// Schema: `#/paths/~1entries~1feed/get/responses/200/content/text~1event-stream/itemSchema/properties/event`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FollowEntriesOkBodyItemEvent {
     /// `entry`
-    #[serde(rename = "entry")]
     Entry,
 }
 impl FollowEntriesOkBodyItemEvent {
@@ -186,27 +153,7 @@ impl FollowEntriesOkBodyItemEvent {
         }
     }
 }
-impl ::std::fmt::Display for FollowEntriesOkBodyItemEvent {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for FollowEntriesOkBodyItemEvent {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "entry" => ::std::result::Result::Ok(FollowEntriesOkBodyItemEvent::Entry),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}",
-                        stringify!(FollowEntriesOkBodyItemEvent)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(FollowEntriesOkBodyItemEvent);
 impl crate::runtime::SpecType for FollowEntriesOkBodyItemEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -28,17 +28,13 @@ crate::runtime::spec_type!(Dimensions);
 /// Optional color (inline enum).
 ///
 /// Schema: `#/components/schemas/CreateWidgetRequest/properties/color`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CreateWidgetRequestColor {
     /// `red`
-    #[serde(rename = "red")]
     Red,
     /// `green`
-    #[serde(rename = "green")]
     Green,
     /// `blue`
-    #[serde(rename = "blue")]
     Blue,
 }
 impl CreateWidgetRequestColor {
@@ -57,29 +53,7 @@ impl CreateWidgetRequestColor {
         }
     }
 }
-impl ::std::fmt::Display for CreateWidgetRequestColor {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for CreateWidgetRequestColor {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "red" => ::std::result::Result::Ok(CreateWidgetRequestColor::Red),
-            "green" => ::std::result::Result::Ok(CreateWidgetRequestColor::Green),
-            "blue" => ::std::result::Result::Ok(CreateWidgetRequestColor::Blue),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}",
-                        stringify!(CreateWidgetRequestColor)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(CreateWidgetRequestColor);
 impl crate::runtime::SpecType for CreateWidgetRequestColor {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -191,17 +165,13 @@ impl crate::runtime::SpecType for Error {
 crate::runtime::spec_type!(Error, write);
 ///
 /// Schema: `#/paths/~1widgets/get/parameters/2/schema`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, ::serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ListWidgetsColor {
     /// `red`
-    #[serde(rename = "red")]
     Red,
     /// `green`
-    #[serde(rename = "green")]
     Green,
     /// `blue`
-    #[serde(rename = "blue")]
     Blue,
 }
 impl ListWidgetsColor {
@@ -220,28 +190,7 @@ impl ListWidgetsColor {
         }
     }
 }
-impl ::std::fmt::Display for ListWidgetsColor {
-    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-impl ::std::str::FromStr for ListWidgetsColor {
-    type Err = ::std::string::String;
-    fn from_str(s: &str) -> ::std::result::Result<Self, Self::Err> {
-        match s {
-            "red" => ::std::result::Result::Ok(ListWidgetsColor::Red),
-            "green" => ::std::result::Result::Ok(ListWidgetsColor::Green),
-            "blue" => ::std::result::Result::Ok(ListWidgetsColor::Blue),
-            other => {
-                ::std::result::Result::Err(
-                    ::std::format!(
-                        "`{other}` is not a known {}", stringify!(ListWidgetsColor)
-                    ),
-                )
-            }
-        }
-    }
-}
+crate::runtime::string_enum!(ListWidgetsColor);
 impl crate::runtime::SpecType for ListWidgetsColor {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
