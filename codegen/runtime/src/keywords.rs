@@ -79,10 +79,12 @@ impl Keywords {
     }
 }
 
+/// A sub-schema with the registry it was evaluated into.
+type Evaluated = Arc<(Registry, MetaSchemaRef)>;
+
 /// A sub-schema evaluated into its own registry, once per function.
-fn evaluated(f: SchemaFn) -> Arc<(Registry, MetaSchemaRef)> {
-    static CACHE: OnceLock<RwLock<HashMap<usize, Arc<(Registry, MetaSchemaRef)>>>> =
-        OnceLock::new();
+fn evaluated(f: SchemaFn) -> Evaluated {
+    static CACHE: OnceLock<RwLock<HashMap<usize, Evaluated>>> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     let key = f as usize;
     if let Some(hit) = cache.read().unwrap_or_else(|e| e.into_inner()).get(&key) {

@@ -112,10 +112,10 @@ impl<R: IntoResponse> IntoResponse for Negotiated<R> {
             return response;
         };
         let accept = self.accept.as_ref().and_then(|a| a.to_str().ok());
-        if let Some(chosen) = choose(accept, types) {
-            if let Ok(value) = HeaderValue::from_str(chosen) {
-                response.headers_mut().insert(header::CONTENT_TYPE, value);
-            }
+        if let Some(chosen) = choose(accept, types)
+            && let Ok(value) = HeaderValue::from_str(chosen)
+        {
+            response.headers_mut().insert(header::CONTENT_TYPE, value);
         }
         response
     }

@@ -1,0 +1,122 @@
+//! What the server supplies once ([`Hooks`]: authentication and error rendering), and the
+//! middleware that hands them to every request.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use poem::{Endpoint, IntoResponse, Request, Response};
+
+use crate::{Credentials, RequestError};
+
+/// What the server supplies once: how to authenticate, and how to render a refusal.
+pub trait Hooks: Send + Sync + 'static {
+    /// The authenticated caller handed to every secured operation.
+    type Principal: Clone + Send + Sync + 'static;
+
+    /// Checks the credentials of the first requirement alternative the request completes, before
+    /// any parameter is parsed ([`Credentials::requirement`] says which; each scheme's credential
+    /// comes with the alternative's scopes). `Err` answers that error (a 401 from
+    /// [`RequestError::unauthorized`], or a 5xx when the check itself failed).
+    fn authenticate(
+        &self,
+        credentials: Credentials,
+    ) -> impl Future<Output = Result<Self::Principal, RequestError>> + Send;
+
+    /// Renders every refusal that happens before a handler runs, in the API's error schema.
+    fn render_error(&self, error: RequestError, request: &Request) -> Response;
+}
+
+/// Hands the server's [`Hooks`] to the request (for [`Auth`], which authenticates each secured
+/// operation before any of its parameters is parsed, so bad credentials are a 401 whatever else
+/// is wrong), and refuses a declared header that is not text.
+///
+/// [`Auth`]: crate::Auth
+pub struct AuthMiddleware<H> {
+    pub hooks: Arc<H>,
+    /// Header parameters some operation declares ([`ApiDocument::DECLARED_HEADERS`]).
+    ///
+    /// [`ApiDocument::DECLARED_HEADERS`]: crate::ApiDocument::DECLARED_HEADERS
+    pub declared_headers: &'static [&'static str],
+}
+
+impl<H: Hooks, E: Endpoint> poem::Middleware<E> for AuthMiddleware<H> {
+    type Output = AuthEndpoint<H, E>;
+
+    fn transform(&self, ep: E) -> Self::Output {
+        AuthEndpoint {
+            hooks: self.hooks.clone(),
+            declared_headers: self.declared_headers,
+            inner: ep,
+        }
+    }
+}
+
+pub struct AuthEndpoint<H, E> {
+    hooks: Arc<H>,
+    declared_headers: &'static [&'static str],
+    inner: E,
+}
+
+impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
+    type Output = Response;
+
+    async fn call(&self, mut req: Request) -> poem::Result<Response> {
+        req.extensions_mut().insert(self.hooks.clone());
+        // A declared header that is present but not text would otherwise read as absent.
+        for name in self.declared_headers {
+            if req
+                .headers()
+                .get_all(*name)
+                .iter()
+                .any(|v| v.to_str().is_err())
+            {
+                return Err(
+                    RequestError::invalid_field(*name, "must be printable ASCII text").into(),
+                );
+            }
+        }
+        self.inner.call(req).await.map(IntoResponse::into_response)
+    }
+}
+
+/// Turns every framework error into the API's error body through [`Hooks::render_error`].
+pub struct ErrorRenderer<H> {
+    pub hooks: Arc<H>,
+}
+
+impl<H: Hooks, E: Endpoint> poem::Middleware<E> for ErrorRenderer<H> {
+    type Output = ErrorRendererEndpoint<H, E>;
+
+    fn transform(&self, ep: E) -> Self::Output {
+        ErrorRendererEndpoint {
+            hooks: self.hooks.clone(),
+            inner: ep,
+        }
+    }
+}
+
+pub struct ErrorRendererEndpoint<H, E> {
+    hooks: Arc<H>,
+    inner: E,
+}
+
+impl<H: Hooks, E: Endpoint> Endpoint for ErrorRendererEndpoint<H, E> {
+    type Output = Response;
+
+    async fn call(&self, req: Request) -> poem::Result<Response> {
+        // The request is consumed by the inner endpoint; keep what the renderer may need.
+        let mut probe = Request::builder()
+            .method(req.method().clone())
+            .uri(req.uri().clone());
+        for (name, value) in req.headers() {
+            probe = probe.header(name.clone(), value.clone());
+        }
+        let probe = probe.finish();
+        match self.inner.call(req).await {
+            Ok(resp) => Ok(resp.into_response()),
+            Err(err) => Ok(self
+                .hooks
+                .render_error(RequestError::from_poem(&err), &probe)),
+        }
+    }
+}
