@@ -182,7 +182,8 @@ DEPS_CRATE = "corpus-deps"
 
 
 def write_deps_crate(ws: Path, member_dirs: list[Path]) -> None:
-    """A member with the union of the members' `[dependencies]` and an empty lib.
+    """A member with the union of the members' `[dependencies]` (but the crates of types each
+    generated crate holds under `parts/`) and an empty lib.
 
     Checking it first builds every dependency once, so that phase's time is measured on its own
     and a dependency failure is not blamed on the first generated crate.
@@ -194,7 +195,10 @@ def write_deps_crate(ws: Path, member_dirs: list[Path]) -> None:
             if name in deps or (isinstance(spec, dict) and spec.get("workspace")):
                 continue
             if isinstance(spec, dict) and "path" in spec:
-                spec = dict(spec, path=str((d / spec["path"]).resolve()))
+                path = (d / spec["path"]).resolve()
+                if path.is_relative_to(d.resolve()):
+                    continue  # the crate's own types, in crates of their own: part of what is timed
+                spec = dict(spec, path=str(path))
             deps[name] = spec
     crate = ws / "deps"
     (crate / "src").mkdir(parents=True, exist_ok=True)
@@ -243,15 +247,16 @@ def forget_member(target_dir: Path, package: str) -> None:
 
 def cargo(args: list[str], ws: Path, target_dir: Path, timeout: float) -> tuple[int | None, str, float]:
     """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds)."""
-    code, err, seconds, _ = cargo_measured(args, ws, target_dir, timeout)
+    code, err, seconds, _, _ = cargo_measured(args, ws, target_dir, timeout)
     return code, err, seconds
 
 
 def cargo_measured(args: list[str], ws: Path, target_dir: Path,
-                   timeout: float) -> tuple[int | None, str, float, int]:
+                   timeout: float) -> tuple[int | None, str, float, int, int]:
     """Runs `cargo ARGS` in WS; returns (exit code or None on timeout, stderr, seconds, peak RSS
-    in bytes of cargo and every rustc it ran: Linux's wait4 reports the largest of a process and
-    its waited-for descendants).
+    in bytes of the largest of cargo and every rustc it ran (Linux's wait4 reports the largest of
+    a process and its waited-for descendants), and the peak of their RSS summed, sampled every
+    0.1 s: what the machine needs when cargo runs several rustc side by side).
 
     cargo runs in its own process group, killed as a whole on timeout (or interrupt): killing
     only cargo would leave its rustc running, eating CPU and memory under the next checks.
@@ -279,6 +284,15 @@ def cargo_measured(args: list[str], ws: Path, target_dir: Path,
 
     timer = threading.Timer(timeout, kill)
     timer.start()
+    done = threading.Event()
+    summed = [0]
+
+    def sample() -> None:
+        while not done.wait(0.1):
+            summed[0] = max(summed[0], session_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     try:
         _, status, usage = os.wait4(proc.pid, 0)
     except BaseException:
@@ -286,10 +300,30 @@ def cargo_measured(args: list[str], ws: Path, target_dir: Path,
         raise
     finally:
         timer.cancel()
+        done.set()
     reader.join()
+    sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     code = None if timed_out.is_set() else proc.returncode
-    return code, "".join(chunks), time.monotonic() - start, usage.ru_maxrss * 1024
+    return code, "".join(chunks), time.monotonic() - start, usage.ru_maxrss * 1024, summed[0]
+
+
+def session_rss(sid: int) -> int:
+    """Resident bytes of every process in session SID, summed (from /proc)."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # after the command: state ppid pgrp session ... (rss is field 24, index 21 here)
+        if int(fields[3]) == sid:
+            total += int(fields[21]) * page
+    return total
 
 
 def first_errors(stderr: str, n: int = 5) -> list[str]:

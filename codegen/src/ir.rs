@@ -52,7 +52,13 @@ impl Api {
     ) -> Vec<&'s str> {
         let index: HashMap<&str, &TypeDef> =
             self.types.iter().map(|t| (t.name.as_str(), t)).collect();
-        self.walk(&index, roots)
+        self.walk(Some(&index), roots)
+    }
+
+    /// The named types `t`'s own schema names, without following them: the edges of the
+    /// type graph (in first-named order).
+    pub fn direct_refs<'s>(&'s self, t: &'s TypeDef) -> Vec<&'s str> {
+        self.walk(None, [&t.schema])
     }
 
     /// Which ways each of [`Api::types`] (same order) crosses the wire for a server: read from
@@ -66,7 +72,7 @@ impl Api {
             self.types.iter().map(|t| (t.name.as_str(), t)).collect();
         let read: HashSet<&str> = self
             .walk(
-                &index,
+                Some(&index),
                 self.operations.iter().flat_map(|o| {
                     o.params
                         .iter()
@@ -78,7 +84,7 @@ impl Api {
             .collect();
         let mut written: HashSet<&str> = self
             .walk(
-                &index,
+                Some(&index),
                 self.operations
                     .iter()
                     .flat_map(|o| {
@@ -97,7 +103,7 @@ impl Api {
             .filter(|t| !read.contains(t.name.as_str()) && !written.contains(t.name.as_str()))
             .collect();
         written.extend(unreached.iter().map(|t| t.name.as_str()));
-        written.extend(self.walk(&index, unreached.iter().map(|t| &t.schema)));
+        written.extend(self.walk(Some(&index), unreached.iter().map(|t| &t.schema)));
         self.types
             .iter()
             .map(|t| Direction {
@@ -107,9 +113,11 @@ impl Api {
             .collect()
     }
 
+    /// The named types `roots` reach, following each reference through `index` (`None`: not
+    /// following them).
     fn walk<'s>(
         &'s self,
-        index: &HashMap<&str, &'s TypeDef>,
+        index: Option<&HashMap<&str, &'s TypeDef>>,
         roots: impl IntoIterator<Item = &'s Schema>,
     ) -> Vec<&'s str> {
         let mut found: Vec<&str> = Vec::new();
@@ -121,7 +129,7 @@ impl Api {
                 Kind::Ref(name) => {
                     if seen.insert(name) {
                         found.push(name);
-                        if let Some(t) = index.get(name.as_str()) {
+                        if let Some(t) = index.and_then(|i| i.get(name.as_str())) {
                             stack.push(&t.schema);
                         }
                     }

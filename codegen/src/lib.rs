@@ -131,7 +131,16 @@ pub fn relative_path(from: &Path, to: &Path) -> String {
 pub fn write(out: &Path, files: &BTreeMap<String, String>) -> std::io::Result<()> {
     for stale in existing_files(out)? {
         if !files.contains_key(&stale) {
-            std::fs::remove_file(out.join(&stale))?;
+            let path = out.join(&stale);
+            std::fs::remove_file(&path)?;
+            // and the directories it leaves empty (a crate of types no longer produced)
+            let mut dir = path.parent();
+            while let Some(d) = dir.filter(|d| *d != out) {
+                if std::fs::remove_dir(d).is_err() {
+                    break;
+                }
+                dir = d.parent();
+            }
         }
     }
     for (rel, content) in files {
@@ -147,25 +156,40 @@ pub fn write(out: &Path, files: &BTreeMap<String, String>) -> std::io::Result<()
     Ok(())
 }
 
-/// Files under `dir` that a generator run owns (`Cargo.toml` and `src/**/*.rs`).
+/// Files under `dir` that a generator run owns: `Cargo.toml` and `src/**/*.rs`, and the same
+/// of every crate under `parts/` (the types of a split crate).
 fn existing_files(dir: &Path) -> std::io::Result<Vec<String>> {
-    let mut out = Vec::new();
-    if dir.join("Cargo.toml").exists() {
-        out.push("Cargo.toml".to_string());
-    }
-    let mut stack = vec![dir.join("src")];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
+    let mut crates = vec![dir.to_path_buf()];
+    if let Ok(entries) = std::fs::read_dir(dir.join("parts")) {
         for entry in entries {
             let path = entry?.path();
             if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && let Ok(rel) = path.strip_prefix(dir)
-            {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
+                crates.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let relative = |path: &Path| {
+        path.strip_prefix(dir)
+            .ok()
+            .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+    };
+    for root in crates {
+        if root.join("Cargo.toml").exists() {
+            out.extend(relative(&root.join("Cargo.toml")));
+        }
+        let mut stack = vec![root.join("src")];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry?.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.extend(relative(&path));
+                }
             }
         }
     }

@@ -39,6 +39,11 @@ struct Target {
     /// to `--out`.
     #[arg(long)]
     runtime_path: Option<String>,
+    /// Above this many schemas, the types become crates of their own under `--out/parts/`
+    /// (about this many each, along the type graph), which cargo checks side by side and no
+    /// one of which needs all the memory; 0: always one crate. The paths do not change.
+    #[arg(long, default_value_t = openapi_poem::emit::DEFAULT_TYPES_PER_CRATE)]
+    types_per_crate: usize,
     /// Fail (exit 2) when the document has anything read with a weaker meaning than it says
     /// (each named by its JSON pointer on stderr): the fidelity report as a gate.
     #[arg(long)]
@@ -194,6 +199,7 @@ fn main() -> ExitCode {
         crate_name: &crate_name,
         source: &source,
         runtime_path: &runtime_path,
+        types_per_crate: target.types_per_crate,
     };
     let api = match parse(&target.spec) {
         Ok(api) => api,

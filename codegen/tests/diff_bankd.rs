@@ -202,6 +202,7 @@ fn compiler_handlers(ws: &Path, spec: &str) -> BTreeSet<String> {
         crate_name: "bank-api",
         source: "spec/openapi.yaml",
         runtime_path: openapi_poem::RUNTIME_DIR,
+        types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");
     openapi_poem::write(&ws.join("api"), &files).expect("writes the crate");

@@ -38,6 +38,7 @@ fn build(dir: &Path, spec: &str) -> (bool, String) {
         crate_name: "petstore-edit",
         source: "petstore.yaml",
         runtime_path: openapi_poem::RUNTIME_DIR,
+        types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");
     openapi_poem::write(&dir.join("api"), &files).expect("writes the crate");

@@ -14,6 +14,7 @@ fn error(text: &str) -> openapi_poem::Error {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
+        types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     openapi_poem::generate(text, &opts).expect_err("must be refused")
 }
@@ -286,6 +287,7 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
+        types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     openapi_poem::generate(&doc(paths, schemas), &opts).expect("generates");
 
@@ -302,6 +304,7 @@ fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
         crate_name: "t",
         source: "t.yaml",
         runtime_path: "runtime",
+        types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let e = error(&doc(OP, "    S:\n      type: [string, 'null']\n"));
     assert_eq!(e.pointer, "#/components/schemas/S/type");

@@ -122,6 +122,7 @@ fixture_round_trip! {
     fixture_responses => "responses.yaml",
     fixture_security => "security.yaml",
     fixture_security_schemes => "security_schemes.yaml",
+    fixture_split_types => "split_types.yaml",
     fixture_validation => "validation.yaml",
 }
 

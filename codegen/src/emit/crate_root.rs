@@ -79,6 +79,27 @@ impl Emitter<'_> {
     }
 }
 
+impl Emitter<'_> {
+    /// `lib.rs` of the `k`th crate of types: the runtime under the name the types use and
+    /// their module.
+    pub(super) fn part_lib(&self, k: usize) -> TokenStream {
+        let doc = format!(
+            " Part {k} of the types of **{} {}**, generated from the OpenAPI document: use them\n through the crate generated beside it (its `models` re-exports every part).",
+            self.api.title, self.api.version
+        );
+        let doc = doc.lines().map(|l| quote!(#![doc = #l]));
+        quote! {
+            #(#doc)*
+            #![cfg_attr(rustfmt, rustfmt::skip)]
+            #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code, deprecated)]
+
+            #[rustfmt::skip]
+            pub mod models;
+            pub use ::openapi_poem_runtime as runtime;
+        }
+    }
+}
+
 /// The crate's doc: what each module holds.
 fn module_doc(api: &Api) -> Vec<TokenStream> {
     let (title, version) = (&api.title, &api.version);

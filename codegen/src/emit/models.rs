@@ -4,28 +4,52 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::{Emitter, Shape, date_time_writer, doc, ident};
+use super::{Emitter, ModelsHead, Shape, date_time_writer, doc, ident};
 use crate::ir::*;
 use crate::names;
 
 impl Emitter<'_> {
-    /// `models.rs`, or the part of it that holds `types[range]` (the parts, rendered apart
-    /// and joined in order, are the whole file: the first carries the module's doc).
-    pub(super) fn models(&self, range: std::ops::Range<usize>) -> TokenStream {
-        let doc = if range.start == 0 {
-            quote! {
-                //! One Rust type per schema of the document (components, then inline schemas that need
-                //! a name). Each documents itself with the schema the document writes.
-            }
-        } else {
-            quote!()
+    /// A piece of a `models.rs`: what `head` says it starts with, then the types at `types`
+    /// (indices into [`Api::types`]). The pieces of a file, rendered apart and joined in order,
+    /// are the whole file.
+    pub(super) fn models(&self, types: &[usize], head: &ModelsHead) -> TokenStream {
+        const DOC: &str = " One Rust type per schema of the document (components, then inline schemas that need\n a name). Each documents itself with the schema the document writes.";
+        let lines = |text: &str| -> Vec<TokenStream> {
+            text.lines().map(|l| quote!(#![doc = #l])).collect()
         };
-        let items: Vec<TokenStream> = self.api.types[range]
+        let head = match head {
+            ModelsHead::Crate => {
+                let doc = lines(DOC);
+                quote!(#(#doc)*)
+            }
+            ModelsHead::Continued => quote!(),
+            ModelsHead::Part(k, uses) => {
+                let doc = lines(&format!(
+                    " Part {k} of the types: the crate's `models` re-exports every part.\n\n{DOC}"
+                ));
+                let uses = uses.iter().map(|u| ident(u));
+                quote! {
+                    #(#doc)*
+                    #(use ::#uses::models::*;)*
+                }
+            }
+            ModelsHead::Facade(parts) => {
+                let doc = lines(&format!(
+                    "{DOC}\n\n The types are in crates of their own (compiled side by side); each is re-exported here."
+                ));
+                let parts = parts.iter().map(|u| ident(u));
+                quote! {
+                    #(#doc)*
+                    #(pub use ::#parts::models::*;)*
+                }
+            }
+        };
+        let items: Vec<TokenStream> = types
             .iter()
-            .map(|t| self.model(t))
+            .map(|&i| self.model(&self.api.types[i]))
             .collect();
         quote! {
-            #doc
+            #head
             #(#items)*
         }
     }
