@@ -22,7 +22,7 @@ mod parameters;
 mod schema;
 mod security;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use openapiv3 as oa;
 use openapiv3::ReferenceOr;
@@ -249,6 +249,9 @@ struct Parser<'a> {
     taken_rust: BTreeSet<String>,
     /// Types made for schemas referenced by a JSON pointer outside `components/schemas`.
     pointer_types: BTreeMap<String, String>,
+    /// Inline schemas made types so far, by what they are (`multipart`, then the schema's
+    /// debug form): an identical one shares the type the first made.
+    hoisted: HashMap<(bool, String), String>,
     /// The document as read, where such pointers are followed (a typed document drops what
     /// openapiv3 does not model, such as the siblings of a `$ref`); kept only when some
     /// `$ref` points outside `components` (GitHub's document would hold both forms for
@@ -279,6 +282,7 @@ impl<'a> Parser<'a> {
             rust_names: BTreeMap::new(),
             taken_rust: BTreeSet::new(),
             pointer_types: BTreeMap::new(),
+            hoisted: HashMap::new(),
             raw,
             doc_json: None,
             webhook_items: &[],
@@ -426,9 +430,31 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Adds a named type for an inline schema and returns a reference to it.
+    /// Adds a named type for an inline schema and returns a reference to it. A schema written
+    /// the same as one made a type before (every keyword, description and nested type equal)
+    /// is the same type: it keeps the name of the first in document order, so only an edit of
+    /// an identical schema renames it.
     fn hoist(&mut self, hint: &str, schema: Schema, pointer: &str, multipart: bool) -> Schema {
+        let reference = |name: String| Schema {
+            kind: Kind::Ref(name),
+            nullable: schema.nullable,
+            ..Schema::default()
+        };
+        let key = (
+            multipart,
+            format!(
+                "{:?}",
+                Schema {
+                    nullable: false,
+                    ..schema.clone()
+                }
+            ),
+        );
+        if let Some(name) = self.hoisted.get(&key) {
+            return reference(name.clone());
+        }
         let name = names::unique(hint.to_string(), &mut self.type_names);
+        self.hoisted.insert(key, name.clone());
         let rust = names::unique(names::camel(&name), &mut self.taken_rust);
         self.rust_names.insert(name.clone(), rust.clone());
         self.types.push(TypeDef {
@@ -442,10 +468,6 @@ impl<'a> Parser<'a> {
             },
             pointer: pointer.to_string(),
         });
-        Schema {
-            kind: Kind::Ref(name),
-            nullable: schema.nullable,
-            ..Schema::default()
-        }
+        reference(name)
     }
 }

@@ -1,8 +1,11 @@
 //! A document whose types are crates of their own (`codegen/tests/fixtures/split_types.yaml`,
 //! generated with 3 types per crate): the server sees the same paths as with one crate, and a
-//! request is read, validated and answered across the crates, every violation named.
+//! request is read, validated and answered across the crates, every violation named. Inline
+//! schemas written the same share one type.
 
-use fixture_split_types::models::{Address, Leg, Mode, NewShipment, Route, Shipment, Stop};
+use fixture_split_types::models::{
+    Address, CountShipmentsOkBody, CountStopsOkBody, Leg, Mode, NewShipment, Route, Shipment, Stop,
+};
 use fixture_split_types::runtime::{Credentials, Hooks, RequestError};
 use fixture_split_types::shipments::*;
 use fixture_split_types::{Json, app};
@@ -51,6 +54,20 @@ impl ShipmentsApi for Server {
             },
             weight: None,
         }))
+    }
+
+    async fn count_shipments(&self, _input: CountShipmentsInput) -> CountShipmentsResponse {
+        CountShipmentsResponse::Ok(Json(CountShipmentsOkBody { count: 2 }))
+    }
+
+    /// The same type as `count_shipments` answers: the two inline schemas are written the same.
+    async fn count_routes(&self, _input: CountRoutesInput) -> CountRoutesResponse {
+        CountRoutesResponse::Ok(Json(CountShipmentsOkBody { count: 3 }))
+    }
+
+    /// A type of its own: its schema's description differs.
+    async fn count_stops(&self, _input: CountStopsInput) -> CountStopsResponse {
+        CountStopsResponse::Ok(Json(CountStopsOkBody { count: 4 }))
     }
 }
 
@@ -125,4 +142,18 @@ async fn types_that_hold_each_other_across_a_crate_boundary_are_served() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn operations_sharing_an_inline_schema_answer_through_one_type() {
+    for (path, count) in [
+        ("/shipments/count", 2),
+        ("/routes/count", 3),
+        ("/stops/count", 4),
+    ] {
+        let (status, body) =
+            call(Request::builder().uri(path.parse().expect("uri")).finish()).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+        assert_eq!(body, format!("{{\"count\":{count}}}"), "{path}");
+    }
 }

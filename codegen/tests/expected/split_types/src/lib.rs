@@ -34,7 +34,7 @@ pub const TITLE: &str = "Split Types Fixture";
 pub const VERSION: &str = "1.0.0";
 /// `info.description` of the document.
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
-    "Enough schemas, at three levels and with a cycle, that the golden test generates them as crates of three types each.",
+    "Enough schemas, at three levels and with a cycle, that the golden test generates them as crates of three types each; and inline schemas written the same, which share one type.",
 );
 /// Header parameters some operation declares (checked to be text before routing).
 pub const DECLARED_HEADERS: &[&str] = &[];
@@ -71,6 +71,9 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
+        &[],
+        &[],
         &[],
         &[],
     ];

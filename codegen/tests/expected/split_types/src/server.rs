@@ -82,6 +82,72 @@ impl<S: Server> Api<S> {
             <S as crate::shipments::ShipmentsApi>::get_route(self.server()?, input).await,
         )
     }
+    /// Count shipments
+    ///
+    /// Answers an inline schema written the same as the one of `count_routes` (they share one type).
+    #[oai(
+        path = "/shipments/count",
+        method = "get",
+        operation_id = "count_shipments",
+        tag = "ApiTags::Shipments"
+    )]
+    async fn count_shipments(
+        &self,
+    ) -> ::std::result::Result<
+        crate::shipments::CountShipmentsResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::shipments::CountShipmentsInput {
+        };
+        ::std::result::Result::Ok(
+            <S as crate::shipments::ShipmentsApi>::count_shipments(self.server()?, input)
+                .await,
+        )
+    }
+    /// Count routes
+    ///
+    /// Answers an inline schema written the same as the one of `count_shipments`.
+    #[oai(
+        path = "/routes/count",
+        method = "get",
+        operation_id = "count_routes",
+        tag = "ApiTags::Shipments"
+    )]
+    async fn count_routes(
+        &self,
+    ) -> ::std::result::Result<
+        crate::shipments::CountRoutesResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::shipments::CountRoutesInput {
+        };
+        ::std::result::Result::Ok(
+            <S as crate::shipments::ShipmentsApi>::count_routes(self.server()?, input)
+                .await,
+        )
+    }
+    /// Count stops
+    ///
+    /// Answers an inline schema that differs from the other counts in its description only (a type of its own).
+    #[oai(
+        path = "/stops/count",
+        method = "get",
+        operation_id = "count_stops",
+        tag = "ApiTags::Shipments"
+    )]
+    async fn count_stops(
+        &self,
+    ) -> ::std::result::Result<
+        crate::shipments::CountStopsResponse,
+        crate::runtime::Rejection,
+    > {
+        let input = crate::shipments::CountStopsInput {
+        };
+        ::std::result::Result::Ok(
+            <S as crate::shipments::ShipmentsApi>::count_stops(self.server()?, input)
+                .await,
+        )
+    }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
@@ -121,6 +187,30 @@ impl crate::shipments::ShipmentsApi for DocumentOnly {
     ) -> impl ::std::future::Future<Output = crate::shipments::GetRouteResponse> + Send {
         async move { match *self {} }
     }
+    fn count_shipments(
+        &self,
+        _input: crate::shipments::CountShipmentsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::shipments::CountShipmentsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn count_routes(
+        &self,
+        _input: crate::shipments::CountRoutesInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::shipments::CountRoutesResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn count_stops(
+        &self,
+        _input: crate::shipments::CountStopsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::shipments::CountStopsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
 }
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,
@@ -132,7 +222,7 @@ fn service<S: Server>(
     );
     let service = service
         .description(
-            "Enough schemas, at three levels and with a cycle, that the golden test generates them as crates of three types each.",
+            "Enough schemas, at three levels and with a cycle, that the golden test generates them as crates of three types each; and inline schemas written the same, which share one type.",
         );
     let service = service.server("https://api.example.com/v1");
     service

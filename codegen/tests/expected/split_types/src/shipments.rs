@@ -23,6 +23,33 @@ pub trait ShipmentsApi: crate::runtime::Hooks {
         &self,
         input: GetRouteInput,
     ) -> impl ::std::future::Future<Output = GetRouteResponse> + Send;
+    /// Count shipments
+    ///
+    /// `GET /shipments/count` (operationId `count_shipments`, `#/paths/~1shipments~1count/get`)
+    ///
+    /// Answers an inline schema written the same as the one of `count_routes` (they share one type).
+    fn count_shipments(
+        &self,
+        input: CountShipmentsInput,
+    ) -> impl ::std::future::Future<Output = CountShipmentsResponse> + Send;
+    /// Count routes
+    ///
+    /// `GET /routes/count` (operationId `count_routes`, `#/paths/~1routes~1count/get`)
+    ///
+    /// Answers an inline schema written the same as the one of `count_shipments`.
+    fn count_routes(
+        &self,
+        input: CountRoutesInput,
+    ) -> impl ::std::future::Future<Output = CountRoutesResponse> + Send;
+    /// Count stops
+    ///
+    /// `GET /stops/count` (operationId `count_stops`, `#/paths/~1stops~1count/get`)
+    ///
+    /// Answers an inline schema that differs from the other counts in its description only (a type of its own).
+    fn count_stops(
+        &self,
+        input: CountStopsInput,
+    ) -> impl ::std::future::Future<Output = CountStopsResponse> + Send;
 }
 /// Input of `create_shipment`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +67,15 @@ pub struct GetRouteInput {
     /// Only legs travelled this way.
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
+/// Input of `count_shipments`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountShipmentsInput {}
+/// Input of `count_routes`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountRoutesInput {}
+/// Input of `count_stops`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountStopsInput {}
 /// Every response `create_shipment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
 pub enum CreateShipmentResponse {
@@ -97,4 +133,25 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRouteResponse {
             _ => ::std::option::Option::None,
         }
     }
+}
+/// Every response `count_shipments` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum CountShipmentsResponse {
+    /// The count.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::CountShipmentsOkBody>),
+}
+/// Every response `count_routes` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum CountRoutesResponse {
+    /// The count.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::CountShipmentsOkBody>),
+}
+/// Every response `count_stops` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+pub enum CountStopsResponse {
+    /// The count.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::CountStopsOkBody>),
 }

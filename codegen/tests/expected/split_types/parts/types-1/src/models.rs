@@ -4,7 +4,6 @@
 //!
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-use ::fixture_split_types_types_0::models::*;
 /// A weight in grams.
 ///
 /// Schema: `#/components/schemas/Weight`.
@@ -23,45 +22,37 @@ impl crate::runtime::SpecType for Weight {
     };
 }
 crate::runtime::spec_type!(Weight);
-/// One parcel of a shipment.
+/// A count.
 ///
-/// Schema: `#/components/schemas/Parcel`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Parcel {
-    pub weight: crate::models::Weight,
-    /// Free text on the label.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub label: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Parcel {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Parcel",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"weight\":{\"$ref\":0},\"label\":{\"type\":\"string\",\"description\":\"Free text on the label.\"}},\"required\":[\"weight\"],\"description\":\"One parcel of a shipment.\"}",
-        links: &[crate::runtime::link::<crate::models::Weight>()],
-    };
-}
-crate::runtime::spec_type!(Parcel);
-/// Where the shipment was last seen (an inline schema, named after its property).
-///
-/// Schema: `#/components/schemas/Shipment/properties/tracking`.
+/// Schema: `#/paths/~1shipments~1count/get/responses/200/content/application~1json/schema`.
 #[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct ShipmentTracking {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub at: ::std::option::Option<crate::models::Address>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub mode: ::std::option::Option<crate::models::Mode>,
+pub struct CountShipmentsOkBody {
+    /// How many.
+    pub count: i32,
 }
-impl crate::runtime::SpecType for ShipmentTracking {
+impl crate::runtime::SpecType for CountShipmentsOkBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"at\":{\"$ref\":0},\"mode\":{\"$ref\":1}},\"description\":\"Where the shipment was last seen (an inline schema, named after its property).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::Mode>(),
-        ],
+        json: "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count.\"}",
+        links: &[],
     };
 }
-crate::runtime::spec_type!(ShipmentTracking, write);
+crate::runtime::spec_type!(CountShipmentsOkBody, write);
+/// A count of stops.
+///
+/// Schema: `#/paths/~1stops~1count/get/responses/200/content/application~1json/schema`.
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
+pub struct CountStopsOkBody {
+    /// How many.
+    pub count: i32,
+}
+impl crate::runtime::SpecType for CountStopsOkBody {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count of stops.\"}",
+        links: &[],
+    };
+}
+crate::runtime::spec_type!(CountStopsOkBody, write);

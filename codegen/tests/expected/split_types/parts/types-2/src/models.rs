@@ -6,32 +6,48 @@
 //! a name). Each documents itself with the schema the document writes.
 use ::fixture_split_types_types_0::models::*;
 use ::fixture_split_types_types_1::models::*;
-/// A shipment to create.
+/// One parcel of a shipment.
 ///
-/// Schema: `#/components/schemas/NewShipment`.
+/// Schema: `#/components/schemas/Parcel`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct NewShipment {
-    pub from: crate::models::Address,
-    pub to: crate::models::Address,
-    /// The parcels, at least one.
-    pub parcels: ::std::vec::Vec<crate::models::Parcel>,
+pub struct Parcel {
+    pub weight: crate::models::Weight,
+    /// Free text on the label.
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub label: ::std::option::Option<::std::string::String>,
+}
+impl crate::runtime::SpecType for Parcel {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "Parcel",
+    );
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"weight\":{\"$ref\":0},\"label\":{\"type\":\"string\",\"description\":\"Free text on the label.\"}},\"required\":[\"weight\"],\"description\":\"One parcel of a shipment.\"}",
+        links: &[crate::runtime::link::<crate::models::Weight>()],
+    };
+}
+crate::runtime::spec_type!(Parcel);
+/// Where the shipment was last seen (an inline schema, named after its property).
+///
+/// Schema: `#/components/schemas/Shipment/properties/tracking`.
+#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
+pub struct ShipmentTracking {
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub at: ::std::option::Option<crate::models::Address>,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
-impl crate::runtime::SpecType for NewShipment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "NewShipment",
-    );
+impl crate::runtime::SpecType for ShipmentTracking {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"from\":{\"$ref\":0},\"to\":{\"$ref\":0},\"parcels\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The parcels, at least one.\",\"minItems\":1},\"mode\":{\"$ref\":2}},\"required\":[\"from\",\"to\",\"parcels\"],\"description\":\"A shipment to create.\"}",
+        json: "{\"type\":\"object\",\"properties\":{\"at\":{\"$ref\":0},\"mode\":{\"$ref\":1}},\"description\":\"Where the shipment was last seen (an inline schema, named after its property).\"}",
         links: &[
             crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::Parcel>(),
             crate::runtime::link::<crate::models::Mode>(),
         ],
     };
 }
-crate::runtime::spec_type!(NewShipment);
+crate::runtime::spec_type!(ShipmentTracking, write);
 /// A stop of a route; its legs lead to the next stops.
 ///
 /// Schema: `#/components/schemas/Stop`.

@@ -4,8 +4,35 @@
 //!
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
+use ::fixture_split_types_types_0::models::*;
 use ::fixture_split_types_types_1::models::*;
 use ::fixture_split_types_types_2::models::*;
+/// A shipment to create.
+///
+/// Schema: `#/components/schemas/NewShipment`.
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+pub struct NewShipment {
+    pub from: crate::models::Address,
+    pub to: crate::models::Address,
+    /// The parcels, at least one.
+    pub parcels: ::std::vec::Vec<crate::models::Parcel>,
+    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    pub mode: ::std::option::Option<crate::models::Mode>,
+}
+impl crate::runtime::SpecType for NewShipment {
+    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
+        "NewShipment",
+    );
+    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
+        json: "{\"type\":\"object\",\"properties\":{\"from\":{\"$ref\":0},\"to\":{\"$ref\":0},\"parcels\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The parcels, at least one.\",\"minItems\":1},\"mode\":{\"$ref\":2}},\"required\":[\"from\",\"to\",\"parcels\"],\"description\":\"A shipment to create.\"}",
+        links: &[
+            crate::runtime::link::<crate::models::Address>(),
+            crate::runtime::link::<crate::models::Parcel>(),
+            crate::runtime::link::<crate::models::Mode>(),
+        ],
+    };
+}
+crate::runtime::spec_type!(NewShipment);
 /// A shipment as stored.
 ///
 /// Schema: `#/components/schemas/Shipment`.
