@@ -19,9 +19,9 @@ pub mod emit;
 pub mod ir;
 pub mod names;
 pub mod parse;
-#[path = "../runtime/src/pattern.rs"]
-pub mod pattern;
 pub mod upgrade;
+
+pub use openapi_poem_pattern as pattern;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,15 +1,18 @@
 //! `pattern` keywords are ECMA-262 regular expressions (what OpenAPI specifies), matched with
 //! `regress` (the engine typify uses). Shared by the generator, which warns about a pattern it
-//! cannot compile when it reads the document, and the runtime, which checks values.
+//! cannot compile when it reads the document, and the runtime, which checks values: one
+//! crate, so the two cannot disagree about what a pattern means.
+
+pub use regress::{Error, Regex};
 
 /// Compiles `pattern` with the Unicode flag (so `\p{L}` is a letter, as documents mean it), or
 /// without it when the pattern is valid only there (identity escapes such as `\-` or `\_`).
-pub fn compile(pattern: &str) -> Result<regress::Regex, regress::Error> {
+pub fn compile(pattern: &str) -> Result<Regex, Error> {
     regress::Regex::with_flags(pattern, "u").or_else(|_| regress::Regex::new(pattern))
 }
 
 /// Whether `re` matches somewhere in `s`: like JSON Schema's, patterns are not anchored.
-pub fn is_match(re: &regress::Regex, s: &str) -> bool {
+pub fn is_match(re: &Regex, s: &str) -> bool {
     re.find(s).is_some()
 }
 

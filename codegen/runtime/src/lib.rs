@@ -73,8 +73,8 @@ pub use stream::ItemStream;
 /// Responses written in the listed media type that `Accept` prefers.
 pub mod negotiate;
 pub use negotiate::{Accept, AcceptHeader, Negotiated, ResponseMedia};
-/// ECMA-262 patterns through `regress`, shared with the generator.
-pub mod pattern;
+/// ECMA-262 patterns through `regress`, the crate the generator uses too.
+pub use openapi_poem_pattern as pattern;
 /// Security schemes, requirements and the credentials a request presents.
 pub mod security;
 pub use security::{

@@ -457,7 +457,7 @@ fn check_number(
 /// and checking one runs on every request that carries the value.
 pub fn pattern_matches(pattern: &str, s: &str) -> bool {
     thread_local! {
-        static COMPILED: std::cell::RefCell<HashMap<String, Option<regress::Regex>>> =
+        static COMPILED: std::cell::RefCell<HashMap<String, Option<pattern::Regex>>> =
             std::cell::RefCell::new(HashMap::new());
     }
     COMPILED.with(|compiled| {
