@@ -112,14 +112,19 @@ def resolve_codegen(path: str | None) -> Path:
 
 
 def generate_args(binary: Path, runtime_path: str | None) -> list[str]:
-    """Extra `codegen generate` arguments: `--runtime-path ABS` only when asked for.
+    """Extra `codegen generate` arguments: `--runtime-path ABS` when asked for, and by default
+    this checkout's runtime for a generator that writes crates outside its checkout with the
+    runtime by version only (its `--help` says "registry"; the runtime is not taken from a
+    registry here). An older generator writes its own checkout's runtime path: nothing to add.
 
     Refuses (SetupError) a runtime path that the binary does not know about, rather than letting
     every document fail on an unknown flag.
     """
-    if runtime_path is None:
-        return []
     help_text = subprocess.run([str(binary), "generate", "--help"], capture_output=True, text=True).stdout
+    if runtime_path is None:
+        if "registry" not in help_text:
+            return []
+        runtime_path = str(REPO / "codegen" / "runtime")
     if "--runtime-path" not in help_text:
         raise SetupError(f"--runtime-path given but `{binary} generate --help` does not mention it")
     return ["--runtime-path", str(Path(runtime_path).resolve())]

@@ -80,6 +80,17 @@ pub fn default_crate_name(out: &Path) -> String {
 /// The `openapi-poem-runtime` crate of this checkout (absolute).
 pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
 
+/// Where a crate generated into `out` finds the runtime by default: this checkout's, as a path
+/// relative to `out`, when `out` is inside the checkout the generator was built from (as
+/// bankd's `generated/` is); else `None`, the released runtime by version.
+pub fn default_runtime_path(out: &Path) -> Option<String> {
+    let runtime = Path::new(RUNTIME_DIR);
+    let checkout = runtime.parent()?.parent()?;
+    let inside = relative_path(checkout, out);
+    (runtime.is_dir() && inside != ".." && !inside.starts_with("../"))
+        .then(|| relative_path(out, runtime))
+}
+
 /// Generates every file of the crate for `spec_text` (one file: a reference to another file
 /// is refused; see [`generate_file`]).
 pub fn generate(spec_text: &str, opts: &Options) -> Result<BTreeMap<String, String>, Error> {

@@ -35,8 +35,9 @@ struct Target {
     #[arg(long)]
     crate_name: Option<String>,
     /// The `openapi-poem-runtime` dependency's path as written into the generated `Cargo.toml`
-    /// (relative to `--out`, or absolute). Default: this checkout's `codegen/runtime`, relative
-    /// to `--out`.
+    /// beside its version (relative to `--out`, or absolute). Default: when `--out` is inside
+    /// the checkout this generator was built from, its `codegen/runtime`; else none, and the
+    /// runtime comes from the registry by version.
     #[arg(long)]
     runtime_path: Option<String>,
     /// Above this many schemas, the types become crates of their own under `--out/parts/`
@@ -73,6 +74,27 @@ enum FailOn {
     Breaking,
     Warning,
     Never,
+}
+
+impl Target {
+    /// The flags that shape the output beyond `--spec`, as the generated header repeats them:
+    /// each one whose value is not its default (so `check` and `generate` agree).
+    fn flags(&self) -> String {
+        let mut flags = Vec::new();
+        if self.out != std::path::Path::new("generated") {
+            flags.push(format!("--out {}", self.out.display()));
+        }
+        if let Some(name) = &self.crate_name {
+            flags.push(format!("--crate-name {name}"));
+        }
+        if let Some(path) = &self.runtime_path {
+            flags.push(format!("--runtime-path {path}"));
+        }
+        if self.types_per_crate != openapi_poem::emit::DEFAULT_TYPES_PER_CRATE {
+            flags.push(format!("--types-per-crate {}", self.types_per_crate));
+        }
+        flags.join(" ")
+    }
 }
 
 #[derive(Subcommand)]
@@ -188,9 +210,11 @@ fn main() -> ExitCode {
         Command::Upgrade { spec } => return upgrade(&spec),
     };
     let source = target.spec.display().to_string();
-    let runtime_path = target.runtime_path.clone().unwrap_or_else(|| {
-        openapi_poem::relative_path(&target.out, std::path::Path::new(openapi_poem::RUNTIME_DIR))
-    });
+    let runtime_path = target
+        .runtime_path
+        .clone()
+        .or_else(|| openapi_poem::default_runtime_path(&target.out));
+    let flags = target.flags();
     let crate_name = target
         .crate_name
         .clone()
@@ -198,7 +222,8 @@ fn main() -> ExitCode {
     let opts = openapi_poem::Options {
         crate_name: &crate_name,
         source: &source,
-        runtime_path: &runtime_path,
+        flags: &flags,
+        runtime_path: runtime_path.as_deref(),
         types_per_crate: target.types_per_crate,
     };
     let api = match parse(&target.spec) {
@@ -229,8 +254,10 @@ fn main() -> ExitCode {
         Ok(Some(diff)) => {
             eprintln!("{diff}");
             eprintln!(
-                "error: {} is stale; run `openapi-poem generate --spec {source}` (here: `cargo run -p openapi-poem -- generate`) and commit the result",
-                target.out.display()
+                "error: {} is stale; run `openapi-poem generate --spec {source}{}{}` and commit the result",
+                target.out.display(),
+                if flags.is_empty() { "" } else { " " },
+                flags
             );
             ExitCode::from(1)
         }

@@ -201,7 +201,8 @@ fn compiler_handlers(ws: &Path, spec: &str) -> BTreeSet<String> {
     let opts = openapi_poem::Options {
         crate_name: "bank-api",
         source: "spec/openapi.yaml",
-        runtime_path: openapi_poem::RUNTIME_DIR,
+        runtime_path: Some(openapi_poem::RUNTIME_DIR),
+        flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");

@@ -37,7 +37,8 @@ fn build(dir: &Path, spec: &str) -> (bool, String) {
     let opts = openapi_poem::Options {
         crate_name: "petstore-edit",
         source: "petstore.yaml",
-        runtime_path: openapi_poem::RUNTIME_DIR,
+        runtime_path: Some(openapi_poem::RUNTIME_DIR),
+        flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");

@@ -13,7 +13,8 @@ fn error(text: &str) -> openapi_poem::Error {
     let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
-        runtime_path: "runtime",
+        runtime_path: Some("runtime"),
+        flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     openapi_poem::generate(text, &opts).expect_err("must be refused")
@@ -286,7 +287,8 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
     let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
-        runtime_path: "runtime",
+        runtime_path: Some("runtime"),
+        flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     openapi_poem::generate(&doc(paths, schemas), &opts).expect("generates");
@@ -303,7 +305,8 @@ fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
     let opts = openapi_poem::Options {
         crate_name: "t",
         source: "t.yaml",
-        runtime_path: "runtime",
+        runtime_path: Some("runtime"),
+        flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
     };
     let e = error(&doc(OP, "    S:\n      type: [string, 'null']\n"));
