@@ -17,13 +17,50 @@ pub trait Hooks: Send + Sync + 'static {
     /// any parameter is parsed ([`Credentials::requirement`] says which; each scheme's credential
     /// comes with the alternative's scopes). `Err` answers that error (a 401 from
     /// [`RequestError::unauthorized`], or a 5xx when the check itself failed).
+    ///
+    /// By default every credential is refused (401): a document without security never asks,
+    /// and one with security must say how its callers are known.
     fn authenticate(
         &self,
         credentials: Credentials,
-    ) -> impl Future<Output = Result<Self::Principal, RequestError>> + Send;
+    ) -> impl Future<Output = Result<Self::Principal, RequestError>> + Send {
+        let _ = credentials;
+        std::future::ready(Err(RequestError::unauthorized()))
+    }
 
     /// Renders every refusal that happens before a handler runs, in the API's error schema.
-    fn render_error(&self, error: RequestError, request: &Request) -> Response;
+    ///
+    /// By default an RFC 9457 problem (`application/problem+json`, see [`problem`]); a server
+    /// whose document declares its own error schema replaces it.
+    fn render_error(&self, error: RequestError, request: &Request) -> Response {
+        let _ = request;
+        problem(&error)
+    }
+}
+
+/// `error` as an RFC 9457 problem: `type` `about:blank`, the status's `title`, the `status`,
+/// the message as `detail`, and each offending field with its message in `errors` (an extension
+/// member: `[{"field": "limit", "detail": "..."}]`), as `application/problem+json`. A 401 gets
+/// no `WWW-Authenticate` here: which challenge to send depends on the document's schemes.
+pub fn problem(error: &RequestError) -> Response {
+    let errors: Vec<serde_json::Value> = error
+        .details
+        .iter()
+        .map(|(field, detail)| serde_json::json!({ "field": field, "detail": detail }))
+        .collect();
+    let mut body = serde_json::json!({
+        "type": "about:blank",
+        "title": error.status.canonical_reason().unwrap_or("Error"),
+        "status": error.status.as_u16(),
+        "detail": error.message,
+    });
+    if !errors.is_empty() {
+        body["errors"] = errors.into();
+    }
+    Response::builder()
+        .status(error.status)
+        .content_type("application/problem+json")
+        .body(body.to_string())
 }
 
 /// Hands the server's [`Hooks`] to the request (for [`Auth`], which authenticates each secured

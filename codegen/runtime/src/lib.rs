@@ -34,7 +34,9 @@ mod validate;
 pub use body::{BodyLimits, FormBody, JsonBody, JsonOrFormBody, OptionalJsonBody, RawBody};
 pub use document::{ApiDocument, DocumentPatch, patch_document, source_docs, static_endpoint};
 pub use error::{Rejection, RequestError, RequestErrorKind};
-pub use hooks::{AuthEndpoint, AuthMiddleware, ErrorRenderer, ErrorRendererEndpoint, Hooks};
+pub use hooks::{
+    AuthEndpoint, AuthMiddleware, ErrorRenderer, ErrorRendererEndpoint, Hooks, problem,
+};
 pub use multipart::{FilePart, MultipartBody, MultipartForm};
 pub use params::{Csv, Date, DeepObject, Delimited, JsonParam, ParamPattern, PathStyled};
 pub use representation::{MediaTypes, OrOther, PayloadValue, Representation, media_listed};
