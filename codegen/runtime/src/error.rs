@@ -74,6 +74,16 @@ impl RequestError {
         }
     }
 
+    /// A parameter poem-openapi refused, in the body validator's words: `limit must be at most
+    /// 100`, not `verification failed. maximum(100, exclusive: false)`.
+    fn invalid_parameter(name: &str, reason: &str) -> Self {
+        let message = parameter_reason(reason);
+        Self::invalid(
+            format!("{name} {message}"),
+            BTreeMap::from([(name.to_string(), message)]),
+        )
+    }
+
     /// Classifies any error the framework produced.
     pub fn from_poem(err: &poem::Error) -> Self {
         use poem_openapi::error as oe;
@@ -84,10 +94,10 @@ impl RequestError {
             return Self::unauthorized();
         }
         if let Some(e) = err.downcast_ref::<oe::ParseParamError>() {
-            return Self::invalid_field(e.name.to_string(), e.reason.clone());
+            return Self::invalid_parameter(e.name, &e.reason);
         }
         if let Some(e) = err.downcast_ref::<oe::ParsePathError>() {
-            return Self::invalid_field(e.name.to_string(), e.reason.clone());
+            return Self::invalid_parameter(e.name, &e.reason);
         }
         if let Some(e) = err.downcast_ref::<oe::ParseRequestPayloadError>() {
             return Self::invalid_field("body", e.reason.clone());
@@ -126,6 +136,61 @@ impl RequestError {
             details: BTreeMap::new(),
         }
     }
+}
+
+/// poem-openapi's reason for refusing a parameter, in the words the body validator uses for the
+/// same keyword (`must be at most 100`, `must be an integer (int64)`); a reason it does not
+/// recognise is kept as written.
+fn parameter_reason(reason: &str) -> String {
+    let rule = reason
+        .strip_prefix("verification failed. ")
+        .unwrap_or(reason);
+    // `keyword(args)` as poem-openapi's validators display themselves
+    if let Some((keyword, args)) = rule.strip_suffix(')').and_then(|r| r.split_once('(')) {
+        let exclusive = args.ends_with("exclusive: true");
+        let n = args.split(',').next().unwrap_or(args);
+        let said = match keyword {
+            "maximum" if exclusive => Some(format!("must be less than {n}")),
+            "maximum" => Some(format!("must be at most {n}")),
+            "minimum" if exclusive => Some(format!("must be greater than {n}")),
+            "minimum" => Some(format!("must be at least {n}")),
+            "maxLength" => Some(format!("must be at most {n} characters long")),
+            "minLength" => Some(format!("must be at least {n} characters long")),
+            "maxItems" => Some(format!("must have at most {n} items")),
+            "minItems" => Some(format!("must have at least {n} items")),
+            "maxProperties" => Some(format!("must have at most {n} properties")),
+            "minProperties" => Some(format!("must have at least {n} properties")),
+            "multipleOf" => Some(format!("must be a multiple of {n}")),
+            "pattern" => Some(format!("must match the pattern {}", args.trim_matches('"'))),
+            "uniqueItems" => Some("must not contain duplicate items".to_string()),
+            _ => None,
+        };
+        if let Some(said) = said {
+            return said;
+        }
+    }
+    // `failed to parse "integer_int64": invalid digit found in string`
+    if let Some(ty) = rule
+        .strip_prefix("failed to parse \"")
+        .and_then(|r| r.split_once('"'))
+        .map(|(ty, _)| ty)
+    {
+        let said = match ty.split_once('_') {
+            Some(("integer", format)) => Some(format!("must be an integer ({format})")),
+            None if ty == "integer" => Some("must be an integer".to_string()),
+            _ if ty == "number" || ty.starts_with("number_") => {
+                Some("must be a number".to_string())
+            }
+            None if ty == "boolean" => Some("must be true or false".to_string()),
+            Some(("string", "date-time")) => Some("must be an RFC 3339 date-time".to_string()),
+            Some(("string", "date")) => Some("must be a date (YYYY-MM-DD)".to_string()),
+            _ => None,
+        };
+        if let Some(said) = said {
+            return said;
+        }
+    }
+    rule.to_string()
 }
 
 impl std::fmt::Display for RequestError {
@@ -191,4 +256,81 @@ pub(crate) fn summarize(errors: &BTreeMap<String, String>) -> String {
         parts.push(format!("and {} more", errors.len() - 3));
     }
     format!("invalid request: {}", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parameter_reason;
+
+    #[test]
+    fn poem_openapis_reasons_read_like_the_body_validators() {
+        for (reason, said) in [
+            (
+                "verification failed. maximum(100, exclusive: false)",
+                "must be at most 100",
+            ),
+            (
+                "verification failed. maximum(1.5, exclusive: true)",
+                "must be less than 1.5",
+            ),
+            (
+                "verification failed. minimum(1, exclusive: false)",
+                "must be at least 1",
+            ),
+            (
+                "verification failed. minimum(0, exclusive: true)",
+                "must be greater than 0",
+            ),
+            (
+                "verification failed. maxLength(255)",
+                "must be at most 255 characters long",
+            ),
+            (
+                "verification failed. minLength(2)",
+                "must be at least 2 characters long",
+            ),
+            (
+                "verification failed. maxItems(3)",
+                "must have at most 3 items",
+            ),
+            (
+                "verification failed. minItems(1)",
+                "must have at least 1 items",
+            ),
+            (
+                "verification failed. multipleOf(5)",
+                "must be a multiple of 5",
+            ),
+            (
+                r#"verification failed. pattern("^[A-Z]{3}$")"#,
+                "must match the pattern ^[A-Z]{3}$",
+            ),
+            (
+                "verification failed. uniqueItems()",
+                "must not contain duplicate items",
+            ),
+            (
+                r#"failed to parse "integer_int64": invalid digit found in string"#,
+                "must be an integer (int64)",
+            ),
+            (
+                r#"failed to parse "number_double": invalid float literal"#,
+                "must be a number",
+            ),
+            (
+                r#"failed to parse "boolean": provided string was not `true` or `false`"#,
+                "must be true or false",
+            ),
+            (
+                r#"failed to parse "string_date-time": premature end of input"#,
+                "must be an RFC 3339 date-time",
+            ),
+            (
+                "`x` is not a known SortOrder",
+                "`x` is not a known SortOrder",
+            ),
+        ] {
+            assert_eq!(parameter_reason(reason), said, "{reason}");
+        }
+    }
 }

@@ -60,6 +60,16 @@ async fn a_refused_parameter_names_itself() {
     response.assert_status(StatusCode::BAD_REQUEST);
     response.assert_content_type("application/problem+json");
     let problem: serde_json::Value = response.json().await.value().deserialize();
-    // Named in `errors`; the message is still poem-openapi's own words (issue 54).
-    assert_eq!(problem["errors"][0]["field"], "limit", "{problem}");
+    assert_eq!(problem["detail"], "limit must be at most 100", "{problem}");
+    assert_eq!(
+        problem["errors"],
+        serde_json::json!([{"field": "limit", "detail": "must be at most 100"}])
+    );
+    let response = client.get("/pets").query("limit", &"ten").send().await;
+    response.assert_status(StatusCode::BAD_REQUEST);
+    let problem: serde_json::Value = response.json().await.value().deserialize();
+    assert_eq!(
+        problem["detail"], "limit must be an integer (int32)",
+        "{problem}"
+    );
 }
