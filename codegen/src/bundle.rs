@@ -157,6 +157,12 @@ type File = Option<PathBuf>;
 
 /// Reads `path` and every file it refers to into one document.
 pub fn bundle_file(path: &Path) -> Result<Value, Error> {
+    bundle_file_and_sources(path).map(|(doc, _)| doc)
+}
+
+/// [`bundle_file`], and every file it read (canonical paths, `path` first): what a build script
+/// names in `cargo:rerun-if-changed`.
+pub fn bundle_file_and_sources(path: &Path) -> Result<(Value, Vec<PathBuf>), Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error {
         pointer: "#".into(),
         message: format!("cannot read {}: {e}", path.display()),
@@ -166,7 +172,11 @@ pub fn bundle_file(path: &Path) -> Result<Value, Error> {
         pointer: "#".into(),
         message: format!("cannot read {}: {e}", path.display()),
     })?;
-    bundle(root, Some(canonical))
+    let (doc, mut read) = bundle_and_sources(root, Some(canonical.clone()))?;
+    read.sort();
+    read.retain(|p| *p != canonical);
+    read.insert(0, canonical);
+    Ok((doc, read))
 }
 
 /// Parses YAML or JSON text. JSON is read by the JSON parser (several times faster on large
@@ -188,9 +198,17 @@ pub fn read_document(text: &str, pointer: &str) -> Result<Value, Error> {
 
 /// Bundles `root`, read from `path` (`None`: from text, so a reference to another file is
 /// refused).
-pub fn bundle(mut root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
+pub fn bundle(root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
+    bundle_and_sources(root, path).map(|(doc, _)| doc)
+}
+
+/// [`bundle`], and the other files it read.
+fn bundle_and_sources(
+    mut root: Value,
+    path: Option<PathBuf>,
+) -> Result<(Value, Vec<PathBuf>), Error> {
     if !needs_bundling(&root) {
-        return Ok(root);
+        return Ok((root, Vec::new()));
     }
     let mut b = Bundler {
         root_path: path,
@@ -224,8 +242,9 @@ pub fn bundle(mut root: Value, path: Option<PathBuf>) -> Result<Value, Error> {
             b.walk(item, Kind::PathItem, &None, &at)?;
         }
     }
+    let read: Vec<PathBuf> = b.files.keys().cloned().collect();
     b.insert_copies(&mut root);
-    Ok(root)
+    Ok((root, read))
 }
 
 /// Whether any `$ref` is other than `#/components/<section>/<name>`, or a discriminator

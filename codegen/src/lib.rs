@@ -24,7 +24,7 @@ pub mod upgrade;
 pub use openapi_poem_pattern as pattern;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use emit::Options;
 pub use parse::Error;
@@ -103,6 +103,117 @@ pub fn generate(spec_text: &str, opts: &Options) -> Result<BTreeMap<String, Stri
 pub fn generate_file(spec: &Path, opts: &Options) -> Result<BTreeMap<String, String>, Error> {
     let api = parse::parse_file(spec)?;
     Ok(emit::emit(&api, opts))
+}
+
+/// Generation from a build script, as `tonic-build` and `prost-build` do it: the document's
+/// crate written as one module file into `OUT_DIR`, included where the module lives.
+///
+/// ```no_run
+/// // build.rs
+/// fn main() -> std::io::Result<()> {
+///     openapi_poem::Builder::new("api/openapi.yaml").module("api").generate()?;
+///     Ok(())
+/// }
+/// ```
+///
+/// ```ignore
+/// // src/lib.rs
+/// pub mod api {
+///     include!(concat!(env!("OUT_DIR"), "/api.rs"));
+/// }
+/// ```
+///
+/// The including crate depends on what a generated crate does (`openapi-poem-runtime`, `poem`,
+/// `poem-openapi`, `serde`, `serde_json`, `serde_yaml`, `chrono`, `tokio`; the generated
+/// `Cargo.toml`'s list). `generate` prints
+/// `cargo:rerun-if-changed` for the document and every file its references read.
+pub struct Builder {
+    spec: PathBuf,
+    module: String,
+    out_dir: Option<PathBuf>,
+    features: Vec<&'static str>,
+}
+
+impl Builder {
+    /// Generation from the document at `spec` (YAML or JSON, 3.0 to 3.2, over several files or
+    /// one), into the module `api` by default.
+    pub fn new(spec: impl Into<PathBuf>) -> Self {
+        Builder {
+            spec: spec.into(),
+            module: "api".to_string(),
+            out_dir: None,
+            features: Vec::new(),
+        }
+    }
+
+    /// Request types also serialise (the generated crate's `serialize-requests` feature).
+    pub fn serialize_requests(mut self) -> Self {
+        self.features.push("serialize-requests");
+        self
+    }
+
+    /// Types the server writes also deserialise (`deserialize-responses`).
+    pub fn deserialize_responses(mut self) -> Self {
+        self.features.push("deserialize-responses");
+        self
+    }
+
+    /// The module path, from the crate root, at which the file is included (`api`,
+    /// `generated::api`): generated paths name it. The file is `<last segment>.rs`.
+    pub fn module(mut self, path: &str) -> Self {
+        self.module = path.to_string();
+        self
+    }
+
+    /// Where to write (default: `OUT_DIR`, which cargo sets for build scripts).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Writes the module file (only when it changed, so cargo does not rebuild for nothing),
+    /// prints `cargo:rerun-if-changed` for every file read, and returns the files read, the
+    /// document first. A document that cannot be generated is an error naming its pointer.
+    pub fn generate(self) -> std::io::Result<Vec<PathBuf>> {
+        let out_dir = match self.out_dir {
+            Some(dir) => dir,
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or_else(|| {
+                    std::io::Error::other(
+                        "OUT_DIR is not set: run from a build script or set out_dir",
+                    )
+                })?,
+        };
+        let fail = |e: Error| {
+            std::io::Error::other(format!(
+                "{}#{}: {}",
+                self.spec.display(),
+                e.pointer.trim_start_matches('#'),
+                e.message
+            ))
+        };
+        let (doc, read) = bundle::bundle_file_and_sources(&self.spec).map_err(fail)?;
+        let api = parse::parse_bundled(doc).map_err(fail)?;
+        let source = self.spec.display().to_string();
+        let crate_name = self.module.rsplit("::").next().unwrap_or("api").to_string();
+        let opts = Options {
+            crate_name: &crate_name,
+            source: &source,
+            flags: "",
+            runtime_path: None,
+            types_per_crate: 0,
+        };
+        let text = emit::emit_module(&api, &opts, &self.module, &self.features);
+        let path = out_dir.join(format!("{crate_name}.rs"));
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            std::fs::write(&path, text)?;
+        }
+        for file in &read {
+            println!("cargo:rerun-if-changed={}", file.display());
+        }
+        Ok(read)
+    }
 }
 
 /// `to` as a path relative to the directory `from` (both made absolute against the current

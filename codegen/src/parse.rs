@@ -111,6 +111,11 @@ pub fn parse_file(path: &std::path::Path) -> Result<Api, Error> {
     parse_value(crate::bundle::bundle_file(path)?)
 }
 
+/// Parses a document already bundled (by [`crate::bundle::bundle_file_and_sources`]).
+pub fn parse_bundled(doc: serde_json::Value) -> Result<Api, Error> {
+    parse_value(doc)
+}
+
 /// The IR of one bundled document, with the warnings said while reading it.
 fn parse_value(raw: serde_json::Value) -> Result<Api, Error> {
     WARNINGS.with(|w| w.borrow_mut().clear());
