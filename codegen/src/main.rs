@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "openapi-poem",
+    version,
     about = "Generate a poem-openapi server crate from an OpenAPI 3.0, 3.1 or 3.2 document, and \
              report what a change to the document does to its clients"
 )]
