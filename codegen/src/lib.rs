@@ -185,6 +185,16 @@ impl Builder {
                     )
                 })?,
         };
+        if !self
+            .module
+            .split("::")
+            .all(|segment| syn::parse_str::<syn::Ident>(segment).is_ok())
+        {
+            return Err(std::io::Error::other(format!(
+                "module path `{}` is not a Rust path of identifiers (such as `api` or `generated::api`)",
+                self.module
+            )));
+        }
         let fail = |e: Error| {
             std::io::Error::other(format!(
                 "{}#{}: {}",

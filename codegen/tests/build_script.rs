@@ -134,3 +134,19 @@ fn a_document_that_cannot_be_generated_is_refused_by_pointer() {
     assert!(message.contains("bad.yaml#/paths"), "{message}");
     assert!(message.contains("Missing"), "{message}");
 }
+
+#[test]
+fn a_module_path_that_is_not_rust_is_refused() {
+    let out = tempfile::tempdir().expect("temp dir");
+    for module in ["my-api", "api::", "2api", "a b"] {
+        let err = openapi_poem::Builder::new(fixture("objects.yaml"))
+            .module(module)
+            .out_dir(out.path())
+            .generate()
+            .expect_err(module);
+        assert!(
+            err.to_string().contains("not a Rust path"),
+            "{module}: {err}"
+        );
+    }
+}

@@ -1,8 +1,8 @@
 //! The crate as one module file, for generation from a build script: `lib.rs` with every module
 //! it declares written inline, every `crate::` path (and every path in an attribute's string,
 //! such as `serialize_with = "crate::runtime::…"`, or in a doc link) moved under the module's
-//! own path, and the
-//! crate root's lint allowances on each item (an included file cannot carry inner attributes).
+//! own path, and the crate root's lint allowances on each item (an included file cannot carry
+//! inner attributes).
 //! The types are never split into crates of their own here: a build script writes one file.
 
 use std::collections::BTreeMap;
