@@ -80,15 +80,25 @@ pub fn default_crate_name(out: &Path) -> String {
 /// The `openapi-poem-runtime` crate of this checkout (absolute).
 pub const RUNTIME_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/runtime");
 
-/// Where a crate generated into `out` finds the runtime by default: this checkout's, as a path
-/// relative to `out`, when `out` is inside the checkout the generator was built from (as
-/// bankd's `generated/` is); else `None`, the released runtime by version.
+/// Where a crate generated into `out` finds the runtime by default: when `out` is inside a
+/// checkout of this repository (a directory above it holds `codegen/runtime/`, the runtime's
+/// package, as bankd's `generated/` does), that checkout's runtime as a path relative to `out`;
+/// else `None`, the released runtime by version. Found from `out`, not from where the binary
+/// was built, so a generator built in one clone writes the same crate in another.
 pub fn default_runtime_path(out: &Path) -> Option<String> {
-    let runtime = Path::new(RUNTIME_DIR);
-    let checkout = runtime.parent()?.parent()?;
-    let inside = relative_path(checkout, out);
-    (runtime.is_dir() && inside != ".." && !inside.starts_with("../"))
-        .then(|| relative_path(out, runtime))
+    let out_abs = if out.is_absolute() {
+        out.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(out)
+    };
+    out_abs.ancestors().find_map(|dir| {
+        let runtime = dir.join("codegen/runtime");
+        let manifest = std::fs::read_to_string(runtime.join("Cargo.toml")).ok()?;
+        manifest
+            .lines()
+            .any(|l| l.trim() == "name = \"openapi-poem-runtime\"")
+            .then(|| relative_path(out, &runtime))
+    })
 }
 
 /// Generates every file of the crate for `spec_text` (one file: a reference to another file

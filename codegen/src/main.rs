@@ -37,8 +37,8 @@ struct Target {
     crate_name: Option<String>,
     /// The `openapi-poem-runtime` dependency's path as written into the generated `Cargo.toml`
     /// beside its version (relative to `--out`, or absolute). Default: when `--out` is inside
-    /// the checkout this generator was built from, its `codegen/runtime`; else none, and the
-    /// runtime comes from the registry by version.
+    /// a checkout of this repository, its `codegen/runtime`; else none, and the runtime comes
+    /// from the registry by version.
     #[arg(long)]
     runtime_path: Option<String>,
     /// Above this many schemas, the types become crates of their own under `--out/parts/`
