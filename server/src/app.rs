@@ -3,7 +3,7 @@
 //! Layers, outermost first: request id and one structured log line per request → panic guard
 //! (a panic anywhere below is a 500 in the API's error schema, and still gets its log line) →
 //! request timeout → the generated error renderer (every framework failure in the API's error
-//! schema) → routes (`/healthz`, `/readyz`, `/metrics`, and the generated API with its
+//! schema) → routes (`/healthz`, `/readyz`, `/metrics`, `/console`, and the generated API with its
 //! documents).
 
 use std::sync::Arc;
@@ -55,6 +55,9 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
         .at("/readyz", get(readyz));
     if state.config.metrics_listen.is_none() && state.metrics.is_some() {
         routes = routes.at("/metrics", get(scrape));
+    }
+    if state.config.console {
+        routes = routes.nest("/console", crate::console::routes());
     }
     let inner = routes
         .data(state)

@@ -36,6 +36,7 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
                                                           read-only loads, costs under writes)
   sqlite_log_buffer      BANKD_SQLITE_LOG_BUFFER          true (a commit's log frames go to the file
                                                           in 124 KiB writes; with `full` only)
+  console                BANKD_CONSOLE                    true (the sandbox console at /console)
   metrics                BANKD_METRICS                    true (GET /metrics, Prometheus text)
   metrics_listen         BANKD_METRICS_LISTEN             (unset: /metrics on `listen`; an address:
                                                           served there instead, alone)
@@ -85,6 +86,8 @@ pub struct Config {
     /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
     /// with `sqlite_synchronous = full` only.
     pub sqlite_log_buffer: bool,
+    /// Whether the sandbox console is served at `/console`.
+    pub console: bool,
     /// Whether `GET /metrics` is served.
     pub metrics: bool,
     /// Where `/metrics` is served instead of on `listen`.
@@ -186,6 +189,7 @@ impl Default for Config {
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
             sqlite_log_buffer: true,
+            console: true,
             metrics: true,
             metrics_listen: None,
             log_format: LogFormat::Text,
@@ -215,6 +219,7 @@ impl std::fmt::Debug for Config {
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
             .field("sqlite_log_buffer", &self.sqlite_log_buffer)
+            .field("console", &self.console)
             .field("metrics", &self.metrics)
             .field("metrics_listen", &self.metrics_listen)
             .field("log_format", &self.log_format)
@@ -330,6 +335,7 @@ impl Config {
             "BANKD_SQLITE_GROUP_COMMIT" => sqlite_group_commit,
             "BANKD_SQLITE_MMAP_MIB" => sqlite_mmap_mib,
             "BANKD_SQLITE_LOG_BUFFER" => sqlite_log_buffer,
+            "BANKD_CONSOLE" => console,
             "BANKD_METRICS" => metrics,
             "BANKD_LOG_FORMAT" => log_format,
             "BANKD_SHUTDOWN_GRACE_SECS" => shutdown_grace_secs,

@@ -11,6 +11,7 @@
 //! - [`auth`]: API keys (`test_`/`live_`), stored as SHA-256, and the [`auth::Principal`].
 //! - [`api`]: the generated traits implemented: parse, call one service, map; one error table.
 //! - [`app`]: the poem application; the one place routes are assembled (shell).
+//! - [`console`]: the sandbox console's assets at `/console`, compiled in (shell).
 //! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables (shell).
 //! - [`metrics`]: the Prometheus recorder and scrape (`/metrics`) (shell).
 //! - [`webhook_sender`]: the HTTP client that delivers webhooks: no redirects, bounded time and body, targets checked after DNS (shell).
@@ -22,6 +23,7 @@ pub mod app;
 pub mod auth;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod domain;
 pub mod idempotency;
 pub mod metrics;
