@@ -110,10 +110,24 @@ pub enum ListAccountNumbersResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -130,6 +144,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersR
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -151,6 +166,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersR
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -200,10 +225,24 @@ pub enum CreateAccountNumberResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -223,6 +262,7 @@ for CreateAccountNumberResponse {
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -251,6 +291,16 @@ for CreateAccountNumberResponse {
             422u16 => {
                 ::std::option::Option::Some(
                     Self::UnprocessableEntity(crate::runtime::Json(body)),
+                )
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             500u16 => {
@@ -290,10 +340,24 @@ pub enum GetAccountNumberResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -310,6 +374,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberRes
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -331,6 +396,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberRes
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -369,10 +444,24 @@ pub enum UpdateAccountNumberResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -390,6 +479,7 @@ for UpdateAccountNumberResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -411,6 +501,16 @@ for UpdateAccountNumberResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(

@@ -66,10 +66,24 @@ pub enum ListAchTransfersResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -86,6 +100,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -107,6 +122,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -145,10 +170,24 @@ pub enum GetAchTransferResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -165,6 +204,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferRespo
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -186,6 +226,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferRespo
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(

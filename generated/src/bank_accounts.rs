@@ -217,10 +217,24 @@ pub enum ListBankAccountsResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -237,6 +251,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -258,6 +273,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -307,10 +332,24 @@ pub enum CreateBankAccountResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -329,6 +368,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -357,6 +397,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
             422u16 => {
                 ::std::option::Option::Some(
                     Self::UnprocessableEntity(crate::runtime::Json(body)),
+                )
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             500u16 => {
@@ -396,10 +446,24 @@ pub enum GetBankAccountResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -416,6 +480,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -437,6 +502,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -475,10 +550,24 @@ pub enum DeleteBankAccountResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -495,6 +584,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -516,6 +606,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -554,10 +654,24 @@ pub enum UpdateBankAccountResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -574,6 +688,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -595,6 +710,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -633,10 +758,24 @@ pub enum GetBankAccountHistoryResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -654,6 +793,7 @@ for GetBankAccountHistoryResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -675,6 +815,16 @@ for GetBankAccountHistoryResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -713,10 +863,24 @@ pub enum AddBankAccountOwnerResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -734,6 +898,7 @@ for AddBankAccountOwnerResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -755,6 +920,16 @@ for AddBankAccountOwnerResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(

@@ -280,10 +280,24 @@ pub enum CreatePersonEntityResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -302,6 +316,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -330,6 +345,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
             422u16 => {
                 ::std::option::Option::Some(
                     Self::UnprocessableEntity(crate::runtime::Json(body)),
+                )
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             500u16 => {
@@ -380,10 +405,24 @@ pub enum CreateBusinessEntityResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -403,6 +442,7 @@ for CreateBusinessEntityResponse {
         ::std::option::Option::Some(404u16),
         ::std::option::Option::Some(409u16),
         ::std::option::Option::Some(422u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -431,6 +471,16 @@ for CreateBusinessEntityResponse {
             422u16 => {
                 ::std::option::Option::Some(
                     Self::UnprocessableEntity(crate::runtime::Json(body)),
+                )
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
                 )
             }
             500u16 => {
@@ -470,10 +520,24 @@ pub enum UpdatePersonEntityResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -490,6 +554,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -511,6 +576,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -549,10 +624,24 @@ pub enum UpdateBusinessEntityResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -570,6 +659,7 @@ for UpdateBusinessEntityResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -591,6 +681,16 @@ for UpdateBusinessEntityResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -629,10 +729,24 @@ pub enum ListEntitiesResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -649,6 +763,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -670,6 +785,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -708,10 +833,24 @@ pub enum GetEntityResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -728,6 +867,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -749,6 +889,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -787,10 +937,24 @@ pub enum DeleteEntityResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -807,6 +971,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -828,6 +993,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -866,10 +1041,24 @@ pub enum ListAssociatedPersonsResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -887,6 +1076,7 @@ for ListAssociatedPersonsResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -908,6 +1098,16 @@ for ListAssociatedPersonsResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -946,10 +1146,24 @@ pub enum CreateAssociatedPersonResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -967,6 +1181,7 @@ for CreateAssociatedPersonResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -988,6 +1203,16 @@ for CreateAssociatedPersonResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -1026,10 +1251,24 @@ pub enum GetAdditionalRequirementsResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -1047,6 +1286,7 @@ for GetAdditionalRequirementsResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -1068,6 +1308,16 @@ for GetAdditionalRequirementsResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -1106,10 +1356,24 @@ pub enum SubmitAdditionalRequirementsResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -1127,6 +1391,7 @@ for SubmitAdditionalRequirementsResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -1148,6 +1413,16 @@ for SubmitAdditionalRequirementsResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(

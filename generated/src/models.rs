@@ -28,8 +28,9 @@ pub struct Error {
     ///   `webhook_endpoint_not_found`, `webhook_delivery_not_found`.
     /// - 409: `idempotency_key_in_use`.
     /// - 422: `idempotency_key_reused`.
+    /// - 429: `rate_limited`.
     /// - 500: `internal_error`.
-    /// - 503: `transaction_conflict`, `request_timeout`.
+    /// - 503: `transaction_conflict`, `request_timeout`, `storage_full`.
     pub code: ::std::string::String,
     /// Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.
     pub message: ::std::string::String,
@@ -45,12 +46,12 @@ impl crate::runtime::SpecType for Error {
         "Error",
     );
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"code\":{\"type\":\"string\",\"description\":\"Stable snake_case code that programs branch on. Codes by status:\\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\\n  `associated_person_already_linked`, `invalid_additional_requirements`,\\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,\\n  `invalid_webhook_url`.\\n- 401: `unauthorized`, `invalid_signature`.\\n- 403: `sandbox_only`.\\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\\n  `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,\\n  `webhook_endpoint_not_found`, `webhook_delivery_not_found`.\\n- 409: `idempotency_key_in_use`.\\n- 422: `idempotency_key_reused`.\\n- 500: `internal_error`.\\n- 503: `transaction_conflict`, `request_timeout`.\",\"example\":\"invalid_limit\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.\",\"example\":\"limit must be between 1 and 100\"},\"documentation_url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Absolute link into the served `/docs` that documents this error.\",\"example\":\"http://127.0.0.1:8080/docs#errors\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Message for the field.\"},\"description\":\"Null, or a map from a field path (`limit`, `address.country_code`, `business_email`, ...) to the message for that field.\",\"nullable\":true}},\"required\":[\"type\",\"code\",\"message\",\"documentation_url\",\"details\"],\"description\":\"The body of every 4xx and 5xx response.\"}",
+        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"code\":{\"type\":\"string\",\"description\":\"Stable snake_case code that programs branch on. Codes by status:\\n- 400: `invalid_request` (malformed body, unknown, missing or invalid field, bad query\\n  parameter or header), `invalid_limit`, `conflicting_pagination_cursors`,\\n  `invalid_pagination_cursor`, `unsupported_currency`, `currency_mismatch`,\\n  `insufficient_funds`, `bank_account_not_open`, `bank_account_balance_not_zero`,\\n  `bank_account_overdrawn`, `invalid_overdraft_reserve_account`,\\n  `entity_has_bank_accounts`, `entity_not_verified`, `entity_type_mismatch`,\\n  `associated_person_already_linked`, `invalid_additional_requirements`,\\n  `reporting_time_zone_not_set`, `invalid_date_range`, `duplicate_ach_positive_pay_rule`,\\n  `document_type_not_allowed`, `document_too_large`, `transfer_not_on_hold`,\\n  `invalid_webhook_url`.\\n- 401: `unauthorized`, `invalid_signature`.\\n- 403: `sandbox_only`.\\n- 404: `entity_not_found`, `bank_account_not_found`, `account_number_not_found`,\\n  `ach_positive_pay_rule_not_found`, `counterparty_not_found`, `document_not_found`,\\n  `book_transfer_not_found`, `ach_transfer_not_found`, `event_not_found`,\\n  `webhook_endpoint_not_found`, `webhook_delivery_not_found`.\\n- 409: `idempotency_key_in_use`.\\n- 422: `idempotency_key_reused`.\\n- 429: `rate_limited`.\\n- 500: `internal_error`.\\n- 503: `transaction_conflict`, `request_timeout`, `storage_full`.\",\"example\":\"invalid_limit\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable explanation. For a 5xx it carries nothing of the server's internals: for a 500 only the request id.\",\"example\":\"limit must be between 1 and 100\"},\"documentation_url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Absolute link into the served `/docs` that documents this error.\",\"example\":\"http://127.0.0.1:8080/docs#errors\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Message for the field.\"},\"description\":\"Null, or a map from a field path (`limit`, `address.country_code`, `business_email`, ...) to the message for that field.\",\"nullable\":true}},\"required\":[\"type\",\"code\",\"message\",\"documentation_url\",\"details\"],\"description\":\"The body of every 4xx and 5xx response.\"}",
         links: &[crate::runtime::link::<crate::models::ErrorType>()],
     };
 }
 crate::runtime::spec_type!(Error, write);
-/// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.
+/// Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `rate_limit_error`: 429; `server_error`: 500 and 503.
 ///
 /// Schema: `#/components/schemas/ErrorType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -81,6 +82,8 @@ pub enum ErrorType {
     EventError,
     /// `webhook_error`
     WebhookError,
+    /// `rate_limit_error`
+    RateLimitError,
     /// `server_error`
     ServerError,
 }
@@ -100,6 +103,7 @@ impl ErrorType {
         ErrorType::PlatformError,
         ErrorType::EventError,
         ErrorType::WebhookError,
+        ErrorType::RateLimitError,
         ErrorType::ServerError,
     ];
     /// The value as it appears on the wire.
@@ -118,6 +122,7 @@ impl ErrorType {
             ErrorType::PlatformError => "platform_error",
             ErrorType::EventError => "event_error",
             ErrorType::WebhookError => "webhook_error",
+            ErrorType::RateLimitError => "rate_limit_error",
             ErrorType::ServerError => "server_error",
         }
     }
@@ -128,7 +133,7 @@ impl crate::runtime::SpecType for ErrorType {
         "ErrorType",
     );
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"request_validation_error\",\"authentication_error\",\"entity_error\",\"bank_account_error\",\"account_number_error\",\"counterparty_error\",\"document_error\",\"positive_pay_error\",\"transfer_error\",\"idempotency_error\",\"platform_error\",\"event_error\",\"webhook_error\",\"server_error\"],\"description\":\"Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `server_error`: 500.\"}",
+        json: "{\"type\":\"string\",\"enum\":[\"request_validation_error\",\"authentication_error\",\"entity_error\",\"bank_account_error\",\"account_number_error\",\"counterparty_error\",\"document_error\",\"positive_pay_error\",\"transfer_error\",\"idempotency_error\",\"platform_error\",\"event_error\",\"webhook_error\",\"rate_limit_error\",\"server_error\"],\"description\":\"Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `rate_limit_error`: 429; `server_error`: 500 and 503.\"}",
         links: &[],
     };
 }

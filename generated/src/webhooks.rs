@@ -181,10 +181,24 @@ pub enum ListWebhookEndpointsResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -202,6 +216,7 @@ for ListWebhookEndpointsResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -223,6 +238,16 @@ for ListWebhookEndpointsResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -261,10 +286,24 @@ pub enum CreateWebhookEndpointResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -282,6 +321,7 @@ for CreateWebhookEndpointResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -303,6 +343,16 @@ for CreateWebhookEndpointResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -341,10 +391,24 @@ pub enum GetWebhookEndpointResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -361,6 +425,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointR
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -382,6 +447,16 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointR
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -420,10 +495,24 @@ pub enum DeleteWebhookEndpointResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -441,6 +530,7 @@ for DeleteWebhookEndpointResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -462,6 +552,16 @@ for DeleteWebhookEndpointResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -500,10 +600,24 @@ pub enum UpdateWebhookEndpointResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -521,6 +635,7 @@ for UpdateWebhookEndpointResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -542,6 +657,16 @@ for UpdateWebhookEndpointResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -580,10 +705,24 @@ pub enum RotateWebhookEndpointSecretResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -601,6 +740,7 @@ for RotateWebhookEndpointSecretResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -622,6 +762,16 @@ for RotateWebhookEndpointSecretResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -660,10 +810,24 @@ pub enum ListWebhookDeliveriesResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -681,6 +845,7 @@ for ListWebhookDeliveriesResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -702,6 +867,16 @@ for ListWebhookDeliveriesResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(
@@ -740,10 +915,24 @@ pub enum RetryWebhookDeliveryResponse {
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    #[oai(status = 429u16)]
+    TooManyRequests(
+        crate::runtime::Json<crate::models::Error>,
+        /// Seconds until the key may send a request again (always sent with 429).
+        #[oai(header = "Retry-After")]
+        ::std::option::Option<::std::string::String>,
+        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit-Policy")]
+        ::std::option::Option<::std::string::String>,
+        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
+        #[oai(header = "RateLimit")]
+        ::std::option::Option<::std::string::String>,
+    ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
     #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
@@ -761,6 +950,7 @@ for RetryWebhookDeliveryResponse {
         ::std::option::Option::Some(400u16),
         ::std::option::Option::Some(401u16),
         ::std::option::Option::Some(404u16),
+        ::std::option::Option::Some(429u16),
         ::std::option::Option::Some(500u16),
         ::std::option::Option::Some(503u16),
     ];
@@ -782,6 +972,16 @@ for RetryWebhookDeliveryResponse {
             }
             404u16 => {
                 ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
+            }
+            429u16 => {
+                ::std::option::Option::Some(
+                    Self::TooManyRequests(
+                        crate::runtime::Json(body),
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                        ::std::option::Option::None,
+                    ),
+                )
             }
             500u16 => {
                 ::std::option::Option::Some(

@@ -15,7 +15,7 @@ use poem::middleware::CatchPanic;
 use poem::web::Json;
 use poem::{Endpoint, EndpointExt, IntoResponse, Request, Response, get, handler};
 
-use crate::api::errors::{self, ApiError, REQUEST_ID, REQUEST_PLATFORM};
+use crate::api::errors::{self, ApiError, REQUEST_ID, REQUEST_NOTES, RequestNotes};
 use crate::api::{Bankd, PathTemplates};
 use crate::clock::Clock;
 use crate::config::Config;
@@ -132,7 +132,7 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
     let started = Instant::now();
     let reads_only = method == Method::GET || method == Method::HEAD;
     let in_flight = InFlight::enter();
-    let (mut response, platform) = REQUEST_ID
+    let (mut response, notes) = REQUEST_ID
         .scope(id.clone(), async move {
             let call = async move {
                 match ep.call(req).await {
@@ -147,10 +147,10 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
                 } else {
                     call.await
                 };
-                let platform = REQUEST_PLATFORM.with(|p| p.borrow_mut().take());
-                (response, platform)
+                let notes = REQUEST_NOTES.with(|n| n.take());
+                (response, notes)
             };
-            REQUEST_PLATFORM.scope(Default::default(), call).await
+            REQUEST_NOTES.scope(Default::default(), call).await
         })
         .await;
     drop(in_flight);
@@ -160,14 +160,8 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);
     }
-    // The generated response enums leave optional headers to the server. A 503 (a transaction
-    // conflict, a request timeout, or `/readyz` not ready) tells when to come back.
-    if response.status() == StatusCode::SERVICE_UNAVAILABLE {
-        response
-            .headers_mut()
-            .entry(poem::http::header::RETRY_AFTER)
-            .or_insert_with(|| HeaderValue::from(errors::RETRY_AFTER_SECS));
-    }
+    add_headers(&mut response, &notes);
+    let platform = notes.platform;
     tracing::info!(
         request_id = %id,
         method = %method,
@@ -179,6 +173,37 @@ async fn observe<E: Endpoint>(ep: Arc<E>, mut req: Request, templates: &PathTemp
         "request"
     );
     response
+}
+
+/// The headers the generated response enums leave to the server: a 503 (a transaction conflict,
+/// a request timeout, a full storage, or `/readyz` not ready) and a 429 tell when to come back,
+/// and while rate limits are on every authenticated answer tells the key's limit.
+fn add_headers(response: &mut Response, notes: &RequestNotes) {
+    use poem::http::header::RETRY_AFTER;
+    let status = response.status();
+    let headers = response.headers_mut();
+    if let Some(limit) = &notes.rate_limit {
+        let policy = format!(
+            "\"per-key\";q={};w={}",
+            limit.limit.burst,
+            limit.limit.window_secs()
+        );
+        let state = format!("\"per-key\";r={};t={}", limit.remaining, limit.reset_secs);
+        for (name, value) in [("ratelimit-policy", policy), ("ratelimit", state)] {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                headers.insert(name, value);
+            }
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            headers.insert(RETRY_AFTER, HeaderValue::from(limit.retry_after_secs));
+        }
+    }
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        let secs = notes.retry_after.unwrap_or(errors::RETRY_AFTER_SECS);
+        headers
+            .entry(RETRY_AFTER)
+            .or_insert_with(|| HeaderValue::from(secs));
+    }
 }
 
 /// A request's metric handles by (operation, status).
@@ -243,17 +268,52 @@ fn status_label(status: StatusCode) -> &'static str {
         413 => "413",
         415 => "415",
         422 => "422",
+        429 => "429",
         500 => "500",
         503 => "503",
         _ => crate::api::intern(status.as_str()),
     }
 }
 
-/// Readiness: 200 when the database answers and every migration is applied; 503 with the
-/// reason otherwise. `/healthz` stays liveness only.
+/// Readiness: 200 when the database answers, every migration is applied and writes fit; 503
+/// with the reason otherwise (`storage_full` from a write that found the storage full until a
+/// write fits again). `/healthz` stays liveness only.
 #[handler]
 async fn readyz(state: poem::web::Data<&AppState>) -> Response {
-    let reason = match tokio::time::timeout(READY_TIMEOUT, state.db.pending_migrations()).await {
+    let reason = if storage_still_full(&state).await {
+        Some("storage_full".to_owned())
+    } else {
+        database_not_ready(&state).await
+    };
+    match reason {
+        None => Json(serde_json::json!({ "status": "ready" })).into_response(),
+        Some(reason) => Json(serde_json::json!({ "status": "not_ready", "reason": reason }))
+            .with_status(StatusCode::SERVICE_UNAVAILABLE)
+            .into_response(),
+    }
+}
+
+/// How long `/readyz` answers `storage_full` on the word of a failed write alone; after that it
+/// writes a probe row to learn whether writes fit again (a server out of rotation gets no
+/// client writes to tell it).
+const STORAGE_PROBE_AFTER: Duration =
+    Duration::from_secs(errors::STORAGE_FULL_RETRY_AFTER_SECS as u64);
+
+/// Whether a write found the storage full and none has committed since (nor a probe write,
+/// once [`STORAGE_PROBE_AFTER`] has passed).
+async fn storage_still_full(state: &AppState) -> bool {
+    match state.db.storage_full_for() {
+        None => return false,
+        Some(since) if since < STORAGE_PROBE_AFTER => return true,
+        Some(_) => {}
+    }
+    let probe = state.db.probe_storage(state.clock.now());
+    !matches!(tokio::time::timeout(READY_TIMEOUT, probe).await, Ok(Ok(())))
+}
+
+/// Why the database cannot serve: it does not answer, or migrations are missing.
+async fn database_not_ready(state: &AppState) -> Option<String> {
+    match tokio::time::timeout(READY_TIMEOUT, state.db.pending_migrations()).await {
         Ok(Ok(0)) => None,
         Ok(Ok(n)) => Some(format!("{n} database migrations are not applied")),
         Ok(Err(e)) => {
@@ -264,12 +324,6 @@ async fn readyz(state: poem::web::Data<&AppState>) -> Response {
             "the database did not answer within {} ms",
             READY_TIMEOUT.as_millis()
         )),
-    };
-    match reason {
-        None => Json(serde_json::json!({ "status": "ready" })).into_response(),
-        Some(reason) => Json(serde_json::json!({ "status": "not_ready", "reason": reason }))
-            .with_status(StatusCode::SERVICE_UNAVAILABLE)
-            .into_response(),
     }
 }
 

@@ -19,7 +19,7 @@ use subtle::ConstantTimeEq;
 
 use crate::clock::Clock;
 use crate::model::ids::PlatformId;
-use crate::store::{Conflict, Db, Retryable, StoreError, api_keys, platforms};
+use crate::store::{Db, StoreError, api_keys, platforms};
 
 const KEY_BODY_LEN: usize = 32;
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -118,6 +118,8 @@ pub fn key_from_basic<'a>(username: &'a str, password: &'a str) -> Option<&'a st
 pub struct Principal {
     pub platform_id: PlatformId,
     pub mode: KeyMode,
+    /// The SHA-256 of the key (what the database keeps): the key's identity for its rate limit.
+    pub key_hash: String,
 }
 
 impl Principal {
@@ -138,14 +140,7 @@ pub enum AuthError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for AuthError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            AuthError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(AuthError);
 
 /// Resolves presented key text to a principal; `None` for malformed, unknown or revoked keys.
 pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>, StoreError> {
@@ -172,6 +167,7 @@ pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>,
     Ok(Some(Principal {
         platform_id: record.platform_id,
         mode: key.mode(),
+        key_hash: hash,
     }))
 }
 

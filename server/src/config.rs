@@ -36,6 +36,10 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
                                                           read-only loads, costs under writes)
   sqlite_log_buffer      BANKD_SQLITE_LOG_BUFFER          true (a commit's log frames go to the file
                                                           in 124 KiB writes; with `full` only)
+  rate_limit_per_second  BANKD_RATE_LIMIT_PER_SECOND      0 (requests per second of each API key, in
+                                                          this process; 0: no limit)
+  rate_limit_burst       BANKD_RATE_LIMIT_BURST           0 (requests a key may send at once; unset
+                                                          with a rate: twice the rate)
   console                BANKD_CONSOLE                    true (the sandbox console at /console)
   metrics                BANKD_METRICS                    true (GET /metrics, Prometheus text)
   metrics_listen         BANKD_METRICS_LISTEN             (unset: /metrics on `listen`; an address:
@@ -86,6 +90,10 @@ pub struct Config {
     /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
     /// with `sqlite_synchronous = full` only.
     pub sqlite_log_buffer: bool,
+    /// Requests per second of each API key in this process (0: no limit).
+    pub rate_limit_per_second: u32,
+    /// Requests a key may send at once (0 with a rate: twice the rate).
+    pub rate_limit_burst: u32,
     /// Whether the sandbox console is served at `/console`.
     pub console: bool,
     /// Whether `GET /metrics` is served.
@@ -189,6 +197,8 @@ impl Default for Config {
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
             sqlite_log_buffer: true,
+            rate_limit_per_second: 0,
+            rate_limit_burst: 0,
             console: true,
             metrics: true,
             metrics_listen: None,
@@ -219,6 +229,8 @@ impl std::fmt::Debug for Config {
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
             .field("sqlite_log_buffer", &self.sqlite_log_buffer)
+            .field("rate_limit_per_second", &self.rate_limit_per_second)
+            .field("rate_limit_burst", &self.rate_limit_burst)
             .field("console", &self.console)
             .field("metrics", &self.metrics)
             .field("metrics_listen", &self.metrics_listen)
@@ -335,6 +347,8 @@ impl Config {
             "BANKD_SQLITE_GROUP_COMMIT" => sqlite_group_commit,
             "BANKD_SQLITE_MMAP_MIB" => sqlite_mmap_mib,
             "BANKD_SQLITE_LOG_BUFFER" => sqlite_log_buffer,
+            "BANKD_RATE_LIMIT_PER_SECOND" => rate_limit_per_second,
+            "BANKD_RATE_LIMIT_BURST" => rate_limit_burst,
             "BANKD_CONSOLE" => console,
             "BANKD_METRICS" => metrics,
             "BANKD_LOG_FORMAT" => log_format,
@@ -407,6 +421,16 @@ impl Config {
             return Err(invalid(name, "must be positive"));
         }
         Ok(())
+    }
+
+    /// The limit on each API key's requests.
+    pub fn rate_limit(&self) -> crate::domain::rate_limit::RateLimit {
+        let per_second = self.rate_limit_per_second;
+        let burst = match self.rate_limit_burst {
+            0 => per_second.saturating_mul(2),
+            burst => burst,
+        };
+        crate::domain::rate_limit::RateLimit { per_second, burst }
     }
 
     /// The bank identifiers of new account numbers.

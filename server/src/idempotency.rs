@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use crate::clock::Clock;
 use crate::model::ids::PlatformId;
 use crate::store::idempotency::{self as repo, Claim};
-use crate::store::{BoxFuture, Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{BoxFuture, Db, Retryable, StoreError, Tx};
 
 /// How long a key is remembered.
 pub const KEY_TTL: Duration = Duration::days(30);
@@ -52,14 +52,7 @@ pub enum IdempotencyError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for IdempotencyError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            IdempotencyError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(IdempotencyError);
 
 /// A validated key: 1..=255 characters, each printable ASCII (32..=126). Case sensitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -349,10 +342,10 @@ impl<E: From<StoreError>> From<StoreError> for WriteError<E> {
 }
 
 impl<E: Retryable> Retryable for WriteError<E> {
-    fn conflict(&self) -> Option<Conflict> {
+    fn store_error(&self) -> Option<&StoreError> {
         match self {
-            WriteError::Rule(e) => e.conflict(),
-            WriteError::Idempotency(e) => e.conflict(),
+            WriteError::Rule(e) => e.store_error(),
+            WriteError::Idempotency(e) => e.store_error(),
         }
     }
 }

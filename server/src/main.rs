@@ -384,7 +384,8 @@ fn app_state(db: Db, config: Config, clock: Arc<dyn Clock>) -> AppState {
     };
     AppState {
         services: bankd::domain::Services::new(db.clone(), clock.clone(), config.bank_settings())
-            .with_webhooks(config.webhook_settings()),
+            .with_webhooks(config.webhook_settings())
+            .with_rate_limit(config.rate_limit()),
         db,
         config: Arc::new(config),
         clock,

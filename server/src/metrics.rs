@@ -129,8 +129,9 @@ fn describe() {
     describe_gauge!(HTTP_IN_FLIGHT, "HTTP requests being served now.");
     describe_counter!(
         HTTP_REJECTED,
-        "Requests refused before any handler ran, by reason (unauthorized, invalid_request, \
-         too_large, route_not_found, method_not_allowed, unsupported_media_type)."
+        "Requests refused before any handler ran, by reason (unauthorized, rate_limited, \
+         invalid_request, too_large, route_not_found, method_not_allowed, \
+         unsupported_media_type)."
     );
     describe_counter!(
         IDEMPOTENCY,
@@ -204,5 +205,9 @@ fn describe_store() {
     describe_counter!(
         store::EXHAUSTED,
         "Transactions whose every attempt conflicted (answered 503 transaction_conflict)."
+    );
+    describe_counter!(
+        store::STORAGE_FULL,
+        "Writes refused because the database could not grow (answered 503 storage_full)."
     );
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bankd::store::{Conflict, Db, Retryable, SLOW_HOLD, Sql, StoreError};
+use bankd::store::{Db, SLOW_HOLD, Sql, StoreError};
 use rand::Rng;
 use tokio::task::JoinSet;
 
@@ -28,14 +28,7 @@ impl From<StoreError> for Probe {
     }
 }
 
-impl Retryable for Probe {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            Probe::Store(e) => e.conflict(),
-            Probe::Refused => None,
-        }
-    }
-}
+bankd::wraps_store_error!(Probe);
 
 async fn probe_db() -> (Ctx, Guard) {
     let (ctx, guard) = sqlite_db(&test_options()).await;

@@ -29,6 +29,7 @@ use crate::domain::events::EventError;
 use crate::domain::history::HistoryError;
 use crate::domain::platforms::PlatformError;
 use crate::domain::positive_pay::PositivePayError;
+use crate::domain::rate_limit::Decision;
 use crate::domain::transfers::TransferError;
 use crate::domain::webhooks::WebhookError;
 use crate::idempotency::{IdempotencyError, WriteError};
@@ -40,6 +41,12 @@ pub const TRANSACTION_CONFLICT: &str = "transaction_conflict";
 /// The code of a request that did not finish within the server's request timeout.
 pub const REQUEST_TIMEOUT: &str = "request_timeout";
 
+/// The code of a write refused because the database could not grow.
+pub const STORAGE_FULL: &str = "storage_full";
+
+/// The `Retry-After` of a 503 `storage_full` (seconds): space comes back when someone acts.
+pub const STORAGE_FULL_RETRY_AFTER_SECS: u32 = 30;
+
 /// The `Retry-After` of a 503 (seconds): contention on a few rows clears within a second.
 pub const RETRY_AFTER_SECS: u32 = 1;
 
@@ -48,14 +55,40 @@ tokio::task_local! {
     pub static REQUEST_ID: String;
 }
 
+/// What serving a request learnt that its log line and response headers tell, beyond the
+/// response itself.
+#[derive(Debug, Default)]
+pub struct RequestNotes {
+    /// The platform the request authenticated as.
+    pub platform: Option<String>,
+    /// The `Retry-After` of a 503 whose cause clears slower than a conflict.
+    pub retry_after: Option<u32>,
+    /// The key's rate limit, when limits are on.
+    pub rate_limit: Option<Decision>,
+}
+
 tokio::task_local! {
-    /// The platform the request authenticated as, once it has (for its log line).
-    pub static REQUEST_PLATFORM: std::cell::RefCell<Option<String>>;
+    /// The notes of the request being served (set up by the request-id middleware).
+    pub static REQUEST_NOTES: std::cell::RefCell<RequestNotes>;
+}
+
+fn note(f: impl FnOnce(&mut RequestNotes)) {
+    let _ = REQUEST_NOTES.try_with(|n| f(&mut n.borrow_mut()));
 }
 
 /// Records the request's platform for its log line (nothing outside a request).
 pub fn note_platform(platform_id: &str) {
-    let _ = REQUEST_PLATFORM.try_with(|p| *p.borrow_mut() = Some(platform_id.to_owned()));
+    note(|n| n.platform = Some(platform_id.to_owned()));
+}
+
+/// Records the `Retry-After` the request's 503 should carry.
+pub fn note_retry_after(secs: u32) {
+    note(|n| n.retry_after = Some(secs));
+}
+
+/// Records the key's rate limit for the response's `RateLimit` fields.
+pub fn note_rate_limit(decision: Decision) {
+    note(|n| n.rate_limit = Some(decision));
 }
 
 /// The current request id, or `-` outside a request.
@@ -171,6 +204,21 @@ impl ApiError {
         )
     }
 
+    /// 503 `storage_full`: the database could not grow; nothing of the request was kept.
+    pub fn storage_full() -> Self {
+        note_retry_after(STORAGE_FULL_RETRY_AFTER_SECS);
+        ApiError::new(
+            503,
+            ErrorType::ServerError,
+            STORAGE_FULL,
+            format!(
+                "the server's storage is full and the request was not applied; reads still \
+                 work, and writes resume once space is freed: send it again later (request id {})",
+                request_id()
+            ),
+        )
+    }
+
     pub fn with_details(mut self, details: BTreeMap<String, String>) -> Self {
         self.details = Some(details);
         self
@@ -226,6 +274,7 @@ impl From<Fault> for ApiError {
             Fault::Conflict(_) => ApiError::transaction_conflict(),
             // As if the request timeout had struck while it waited, which it nearly did.
             Fault::Busy(detail) => ApiError::request_timeout(&detail),
+            Fault::StorageFull => ApiError::storage_full(),
             Fault::Internal(detail) => ApiError::internal(&detail),
         }
     }
@@ -304,6 +353,19 @@ pub fn conflict_request_error() -> RequestError {
     }
 }
 
+/// The code of a request over its key's rate limit.
+pub const RATE_LIMITED: &str = "rate_limited";
+
+/// The refusal of a request over its key's rate limit (before anything of it ran).
+pub fn rate_limited_request_error() -> RequestError {
+    RequestError {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        kind: RequestErrorKind::Other,
+        message: RATE_LIMITED.to_owned(),
+        details: BTreeMap::new(),
+    }
+}
+
 /// The refusal of a request that outlasted the server's request timeout.
 pub fn timeout_request_error() -> RequestError {
     RequestError {
@@ -371,6 +433,17 @@ pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
         RequestErrorKind::Other if is_unavailable(error, REQUEST_TIMEOUT) => {
             ApiError::request_timeout(
                 "out of time: the request timeout, or no database connection free",
+            )
+        }
+        RequestErrorKind::Other
+            if error.status == StatusCode::TOO_MANY_REQUESTS && error.message == RATE_LIMITED =>
+        {
+            ApiError::new(
+                429,
+                ErrorType::RateLimitError,
+                RATE_LIMITED,
+                "too many requests for this API key: send it again after the Retry-After delay \
+                 (the RateLimit-Policy header gives the limit)",
             )
         }
         RequestErrorKind::Other if error.status.is_server_error() => {

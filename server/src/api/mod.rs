@@ -187,7 +187,17 @@ impl Hooks for Bankd {
         match self.services.authenticate(key).await {
             Ok(Some(principal)) => {
                 errors::note_platform(principal.platform_id.as_str());
-                Ok(principal)
+                match self.services.spend_request(&principal) {
+                    Some(decision) if !decision.allowed => {
+                        errors::note_rate_limit(decision);
+                        Err(errors::rate_limited_request_error())
+                    }
+                    Some(decision) => {
+                        errors::note_rate_limit(decision);
+                        Ok(principal)
+                    }
+                    None => Ok(principal),
+                }
             }
             Ok(None) => Err(RequestError::unauthorized()),
             Err(Fault::Conflict(_)) => Err(errors::conflict_request_error()),
@@ -246,6 +256,7 @@ fn rejection(error: &RequestError) -> &'static str {
         K::RouteNotFound => "route_not_found",
         K::MethodNotAllowed => "method_not_allowed",
         K::UnsupportedMediaType => "unsupported_media_type",
+        K::Other if error.status == poem::http::StatusCode::TOO_MANY_REQUESTS => "rate_limited",
         K::Other => "other",
     }
 }

@@ -28,7 +28,7 @@ use crate::store::bank_accounts::{
     self as repo, AccountChanges, AccountFilter, AccountSort, BalanceArm, BalanceCondition,
 };
 use crate::store::entities;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{Db, StoreError, Tx};
 
 /// Description length of a bank account, in characters.
 pub const DESCRIPTION_LEN: std::ops::RangeInclusive<usize> = 3..=255;
@@ -74,14 +74,7 @@ pub enum BankAccountError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for BankAccountError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            BankAccountError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(BankAccountError);
 
 impl From<PlatformError> for BankAccountError {
     fn from(e: PlatformError) -> Self {

@@ -22,7 +22,7 @@ use crate::model::events::EventType;
 use crate::model::ids::{CounterpartyId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::counterparties as store;
-use crate::store::{Conflict, Retryable, StoreError, Tx};
+use crate::store::{StoreError, Tx};
 
 /// Longest ABA account number, in digits.
 pub const MAX_ABA_ACCOUNT_DIGITS: usize = 17;
@@ -47,14 +47,7 @@ pub enum CounterpartyError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for CounterpartyError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            CounterpartyError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(CounterpartyError);
 
 /// A counterparty as a client asks for it, before any check.
 pub type NewCounterparty = CounterpartyFields;

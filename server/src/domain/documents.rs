@@ -26,7 +26,7 @@ use crate::model::events::EventType;
 use crate::model::ids::{DocumentId, EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as repo;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx, entities};
+use crate::store::{Db, StoreError, Tx, entities};
 
 /// How long a download link stays valid.
 pub const LINK_TTL_SECS: i64 = 60;
@@ -61,14 +61,7 @@ pub enum DocumentError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for DocumentError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            DocumentError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(DocumentError);
 
 // ---------------------------------------------------------------------------------------------
 // Signing

@@ -34,7 +34,7 @@ use crate::model::ids::{EntityId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::store::documents as documents_repo;
 use crate::store::entities::{self as repo, Lock};
-use crate::store::{Conflict, Retryable, StoreError, Tx, platforms};
+use crate::store::{StoreError, Tx, platforms};
 
 /// The review reason the sandbox gives a `Review` name.
 pub const SANDBOX_REVIEW_REASON: &str = "other_review_reason";
@@ -62,14 +62,7 @@ pub enum EntityError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for EntityError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            EntityError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(EntityError);
 
 /// Collects field errors so that one answer names every offending field.
 #[derive(Default)]

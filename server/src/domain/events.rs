@@ -27,7 +27,7 @@ use crate::model::ids::{EventId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::model::transfers::{AchTransferRecord, BookTransferRecord};
 use crate::store::events as repo;
-use crate::store::{Conflict, Retryable, StoreError, Tx};
+use crate::store::{StoreError, Tx};
 
 /// The resource an event is about, as the rules held it when the change committed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,14 +94,7 @@ pub enum EventError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for EventError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            EventError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(EventError);
 
 super::service! {
     /// Events: read one, list them.

@@ -27,7 +27,7 @@ use crate::model::ids::{BankAccountId, PlatformId};
 use crate::model::ledger::{BalanceKind, Balances};
 use crate::store::bank_accounts::{self as repo, PostingRecord};
 use crate::store::platforms;
-use crate::store::{Conflict, Retryable, StoreError, Tx};
+use crate::store::{StoreError, Tx};
 
 /// Days before today that can still be read.
 pub const WINDOW_DAYS_BEFORE_TODAY: u64 = 365;
@@ -48,14 +48,7 @@ pub enum HistoryError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for HistoryError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            HistoryError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(HistoryError);
 
 /// The balances stored on `account`.
 fn balances_of(account: &BankAccountRecord) -> Balances {

@@ -12,6 +12,7 @@ pub mod history;
 pub mod ledger;
 pub mod platforms;
 pub mod positive_pay;
+pub mod rate_limit;
 pub mod transfers;
 pub mod webhook_signing;
 pub mod webhook_targets;
@@ -30,6 +31,9 @@ pub enum Fault {
     /// No database connection came free in time: the server is overloaded, not broken.
     #[error("overloaded: {0}")]
     Busy(String),
+    /// The database could not grow (a full disk); nothing of the write was kept.
+    #[error("storage is full")]
+    StorageFull,
     /// Anything else: a bug, corrupted data or an unavailable database.
     #[error("{0}")]
     Internal(String),
@@ -40,6 +44,8 @@ impl From<crate::store::StoreError> for Fault {
         use crate::store::Retryable;
         if e.is_unstorable_text() {
             Fault::UnstorableText
+        } else if e.is_storage_full() {
+            Fault::StorageFull
         } else if e.is_retryable() {
             Fault::Conflict(e.to_string())
         } else if e.is_pool_timeout() {
@@ -61,6 +67,8 @@ pub struct Services {
     bank: platforms::BankSettings,
     /// How webhooks are delivered (targets allowed, retries, timeout).
     webhooks: webhooks::WebhookSettings,
+    /// Every key's request budget in this process.
+    limiter: std::sync::Arc<rate_limit::RateLimiter>,
 }
 
 impl Services {
@@ -74,7 +82,22 @@ impl Services {
             clock,
             bank,
             webhooks: webhooks::WebhookSettings::default(),
+            limiter: std::sync::Arc::new(rate_limit::RateLimiter::new(Default::default())),
         }
+    }
+
+    /// The same services with this limit on every key's requests.
+    pub fn with_rate_limit(mut self, limit: rate_limit::RateLimit) -> Services {
+        self.limiter = std::sync::Arc::new(rate_limit::RateLimiter::new(limit));
+        self
+    }
+
+    /// Takes one request from the principal's key's budget; `None` when limits are off.
+    pub fn spend_request(
+        &self,
+        principal: &crate::auth::Principal,
+    ) -> Option<rate_limit::Decision> {
+        self.limiter.check(&principal.key_hash, self.clock.now())
     }
 
     /// The same services with these webhook delivery settings.

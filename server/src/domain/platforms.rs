@@ -16,7 +16,7 @@ use crate::model::platforms::PlatformRecord;
 use crate::store::bank_accounts;
 use crate::store::entities;
 use crate::store::platforms;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{Db, StoreError, Tx};
 
 /// The root account types every platform gets, in creation order.
 pub const ROOT_ACCOUNT_TYPES: [AccountType; 3] = [
@@ -51,14 +51,7 @@ pub enum PlatformError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for PlatformError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            PlatformError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(PlatformError);
 
 /// What creating a platform made.
 #[derive(Debug, Clone)]

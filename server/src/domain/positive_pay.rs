@@ -12,7 +12,7 @@ use crate::model::ids::{AchPositivePayRuleId, BankAccountId, PlatformId};
 use crate::model::page::{Page, PageRequest, PaginationError};
 use crate::model::positive_pay::{AmountCondition, RuleRecord};
 use crate::store::positive_pay as store;
-use crate::store::{Conflict, Retryable, StoreError, Tx, bank_accounts};
+use crate::store::{StoreError, Tx, bank_accounts};
 
 /// Longest rule description, in characters.
 pub const MAX_DESCRIPTION_LEN: usize = 255;
@@ -37,14 +37,7 @@ pub enum PositivePayError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for PositivePayError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            PositivePayError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(PositivePayError);
 
 /// A rule as a client asks for it, before any check.
 #[derive(Debug, Clone, PartialEq)]

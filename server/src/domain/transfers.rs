@@ -36,7 +36,7 @@ use crate::model::transfers::{
 };
 use crate::store::ledger::{self as ledger_store, Source};
 use crate::store::transfers as repo;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{Db, StoreError, Tx};
 
 /// Longest description of a book or ACH transfer, in characters.
 pub const MAX_DESCRIPTION: usize = 255;
@@ -90,14 +90,7 @@ pub enum TransferError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for TransferError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            TransferError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(TransferError);
 
 impl From<LedgerError> for TransferError {
     fn from(e: LedgerError) -> Self {

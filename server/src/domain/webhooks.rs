@@ -22,7 +22,7 @@ use crate::model::webhooks::{
     AttemptOutcome, ClaimedDelivery, DeliveryRecord, DeliveryStatus, WebhookEndpointRecord,
 };
 use crate::store::webhooks as repo;
-use crate::store::{Conflict, Db, Retryable, StoreError, Tx};
+use crate::store::{Db, StoreError, Tx};
 
 /// Longest endpoint description, in characters.
 pub const MAX_DESCRIPTION: usize = 500;
@@ -83,14 +83,7 @@ pub enum WebhookError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for WebhookError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            WebhookError::Store(e) => e.conflict(),
-            _ => None,
-        }
-    }
-}
+crate::wraps_store_error!(WebhookError);
 
 impl From<TargetError> for WebhookError {
     fn from(e: TargetError) -> Self {

@@ -25,6 +25,9 @@ pub enum StoreError {
     /// Another write of the same group commit broke the shared transaction; run again.
     #[error("the group commit this write belonged to was rolled back")]
     BatchAborted,
+    /// The group commit this write belonged to could not be written: the storage is full.
+    #[error("the database could not grow: storage is full")]
+    StorageFull,
 }
 
 /// The constraint kinds the domain tells apart.
@@ -47,6 +50,18 @@ impl StoreError {
             StoreError::Database(e) => postgres::violation(e),
             StoreError::Sqlite(e) => sqlite::violation(e),
             _ => None,
+        }
+    }
+
+    /// The database could not grow: SQLite's `SQLITE_FULL` (a full disk, or the file at its
+    /// `max_page_count`), PostgreSQL's SQLSTATE 53100 `disk_full`. Final for this request (a
+    /// retry at once finds the same disk); the write left nothing behind.
+    pub fn is_storage_full(&self) -> bool {
+        match self {
+            StoreError::StorageFull => true,
+            StoreError::Sqlite(e) => sqlite::is_full(e),
+            StoreError::Database(e) => postgres::is_disk_full(e),
+            _ => false,
         }
     }
 

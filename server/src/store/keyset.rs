@@ -23,7 +23,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::page::{CreatedRange, Cursor, Page, PageRequest, PaginationError, SortOrder};
-use crate::store::{Backend, Conflict, Retryable, Row, Sql, StoreError, Tx, Value, dialect};
+use crate::store::{Backend, Row, Sql, StoreError, Tx, Value, dialect};
 
 /// Why a list query failed: a cursor that is not in the list, or the store.
 #[derive(Debug, thiserror::Error)]
@@ -34,14 +34,7 @@ pub enum ListError {
     Store(#[from] StoreError),
 }
 
-impl Retryable for ListError {
-    fn conflict(&self) -> Option<Conflict> {
-        match self {
-            ListError::Store(e) => e.conflict(),
-            ListError::Page(_) => None,
-        }
-    }
-}
+crate::wraps_store_error!(ListError);
 
 /// The type of a sort column, to bind the cursor's value with the right type on PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -78,6 +78,7 @@ pub mod metric_names {
     pub const ACQUIRE_WAIT: &str = "bankd_postgres_acquire_wait_seconds";
     pub const RETRIES: &str = "bankd_transaction_retries_total";
     pub const EXHAUSTED: &str = "bankd_transaction_conflicts_exhausted_total";
+    pub const STORAGE_FULL: &str = "bankd_storage_full_total";
 }
 
 pub use dialect::Backend;
@@ -128,6 +129,10 @@ struct Inner {
     local_locks: Mutex<HashSet<String>>,
     /// Set by [`Db::close`]: from then on every transaction is refused, on either backend.
     closed: AtomicBool,
+    /// Set when a write found the storage full; cleared by the next write that commits.
+    storage_full: AtomicBool,
+    /// When the storage was last found full (for [`Db::storage_full_for`]).
+    storage_full_at: Mutex<Option<std::time::Instant>>,
 }
 
 /// A handle on the database; cheap to clone and share.
@@ -178,6 +183,8 @@ impl Db {
                 gated,
                 local_locks: Mutex::new(HashSet::new()),
                 closed: AtomicBool::new(false),
+                storage_full: AtomicBool::new(false),
+                storage_full_at: Mutex::new(None),
             }),
         })
     }
@@ -396,9 +403,68 @@ impl Db {
             };
             match result {
                 Err(e) if self.try_again(&e, attempt).await => attempt += 1,
-                done => return done,
+                done => {
+                    self.note_storage(&done);
+                    return done;
+                }
             }
         }
+    }
+
+    /// Keeps [`Db::storage_full`] up to date with a write's outcome, and counts full storage.
+    fn note_storage<T, E: Retryable>(&self, outcome: &Result<T, E>) {
+        let full = &self.inner.storage_full;
+        match outcome {
+            Ok(_) if full.load(Ordering::Relaxed) && full.swap(false, Ordering::Relaxed) => {
+                tracing::info!("storage: writes commit again");
+            }
+            Err(e) if e.is_storage_full() => {
+                metrics::counter!(metric_names::STORAGE_FULL).increment(1);
+                if let Ok(mut at) = self.inner.storage_full_at.lock() {
+                    *at = Some(std::time::Instant::now());
+                }
+                if !full.swap(true, Ordering::Relaxed) {
+                    tracing::error!(error = ?e.store_error(), "storage is full: writes are refused");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the latest write found the storage full (no write has committed since).
+    pub fn storage_full(&self) -> bool {
+        self.inner.storage_full.load(Ordering::Relaxed)
+    }
+
+    /// How long ago a write last found the storage full, while no write has committed since.
+    pub fn storage_full_for(&self) -> Option<std::time::Duration> {
+        if !self.storage_full() {
+            return None;
+        }
+        let at = *self.inner.storage_full_at.lock().ok()?;
+        at.map(|at| at.elapsed())
+    }
+
+    /// Writes one row to learn whether writes fit again; a success clears
+    /// [`Db::storage_full`]. For readiness, which would otherwise wait for a client's write.
+    pub async fn probe_storage(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            Box::pin(async move {
+                tx.execute(
+                    Sql::new(
+                        "INSERT INTO storage_probe (id, checked_at) VALUES (1, ?) \
+                         ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
+                    )
+                    .bind(now.to_rfc3339()),
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Attempt `attempt` of a write at `level` in a transaction of its own.

@@ -103,6 +103,14 @@ pub(super) fn is_unstorable_text(error: &sqlx::Error) -> bool {
         .is_some_and(|code| code == "22021" || code == "22P05")
 }
 
+/// Whether PostgreSQL could not extend a file (SQLSTATE 53100 `disk_full`).
+pub(super) fn is_disk_full(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|code| code == "53100")
+}
+
 /// The constraint a failed statement violated.
 pub(super) fn violation(error: &sqlx::Error) -> Option<Violation> {
     use sqlx::error::ErrorKind;

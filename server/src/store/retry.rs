@@ -10,19 +10,53 @@ use rand::Rng;
 
 use super::{Db, StoreError, dialect, metric_names, sqlite};
 
-/// What a transaction closure's error must tell [`Db::write`]: whether, and why, running the
-/// whole transaction again may succeed. Every error that wraps a [`StoreError`], however deep,
-/// delegates to it, so the retry sees through every layer (store, domain, idempotency, API).
+/// What a transaction closure's error must tell [`Db::write`]: the storage failure inside it,
+/// if any, and from that whether, and why, running the whole transaction again may succeed.
+/// Every error that wraps a [`StoreError`], however deep, hands it out, so the retry (and the
+/// full-storage answer) sees through every layer (store, domain, idempotency, API).
 pub trait Retryable {
+    /// The storage failure this error is, or wraps.
+    fn store_error(&self) -> Option<&StoreError>;
+
     /// The conflict a new attempt may get past; `None` when this error is final.
-    fn conflict(&self) -> Option<Conflict>;
+    fn conflict(&self) -> Option<Conflict> {
+        self.store_error().and_then(StoreError::conflict)
+    }
 
     fn is_retryable(&self) -> bool {
         self.conflict().is_some()
     }
+
+    /// The database could not grow (a full disk, or its size limit).
+    fn is_storage_full(&self) -> bool {
+        self.store_error().is_some_and(StoreError::is_storage_full)
+    }
+}
+
+/// `Retryable` for an error enum whose storage failures are its `Store` variant.
+#[macro_export]
+macro_rules! wraps_store_error {
+    ($($error:ty),* $(,)?) => {$(
+        impl $crate::store::Retryable for $error {
+            fn store_error(&self) -> Option<&$crate::store::StoreError> {
+                match self {
+                    Self::Store(e) => Some(e),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+    )*};
 }
 
 impl Retryable for StoreError {
+    fn store_error(&self) -> Option<&StoreError> {
+        Some(self)
+    }
+}
+
+impl StoreError {
+    /// Why another attempt may succeed, or `None`.
     fn conflict(&self) -> Option<Conflict> {
         match self {
             StoreError::Database(e) => match dialect::retryable_code(e)? {

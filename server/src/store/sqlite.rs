@@ -330,6 +330,12 @@ pub(super) fn is_busy(error: &rusqlite::Error) -> bool {
     )
 }
 
+/// Whether `error` is `SQLITE_FULL`: the file could not grow (the disk is full, or the database
+/// reached `max_page_count`).
+pub(super) fn is_full(error: &rusqlite::Error) -> bool {
+    error.sqlite_error_code() == Some(ErrorCode::DiskFull)
+}
+
 /// The extended result code of a failed statement, e.g. 2067 for a UNIQUE violation.
 pub(super) fn extended_code(error: &rusqlite::Error) -> Option<i32> {
     match error {

@@ -56,29 +56,40 @@ pub const MAX_BATCH_AGE: Duration = Duration::from_millis(20);
 /// that had much to copy, or a request (or housekeeping) doing too much in one transaction.
 pub const SLOW_HOLD: Duration = Duration::from_millis(100);
 
+/// How a batch transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Committed,
+    /// Rolled back: its members run again.
+    Aborted,
+    /// Its COMMIT could not write: the storage is full. Its members answer so, instead of
+    /// running again into the same full disk until their attempts run out.
+    Full,
+}
+
 /// The outcome of one batch transaction, set once when it ends.
 #[derive(Default)]
 struct Batch {
-    committed: OnceLock<bool>,
+    ended_as: OnceLock<Ended>,
     ended: Notify,
 }
 
 impl Batch {
     /// Records the outcome and wakes the members waiting for it.
-    fn end(&self, committed: bool) {
-        let _ = self.committed.set(committed);
+    fn end(&self, outcome: Ended) {
+        let _ = self.ended_as.set(outcome);
         self.ended.notify_waiters();
     }
 
-    /// Waits until the batch has ended; answers whether it committed.
-    async fn outcome(&self) -> bool {
+    /// Waits until the batch has ended; answers how.
+    async fn outcome(&self) -> Ended {
         loop {
             let notified = self.ended.notified();
             let mut notified = std::pin::pin!(notified);
             // Registered before the check, so that an `end` between the two is not missed.
             notified.as_mut().enable();
-            if let Some(committed) = self.committed.get() {
-                return *committed;
+            if let Some(outcome) = self.ended_as.get() {
+                return *outcome;
             }
             notified.await;
         }
@@ -160,8 +171,12 @@ impl Writer {
             Debris::Rollback => self.abort(),
             Debris::Committing => {
                 // If the COMMIT went through there is no transaction left to roll back.
-                let committed = self.run("ROLLBACK").is_err();
-                self.end_batch(committed);
+                let outcome = if self.run("ROLLBACK").is_err() {
+                    Ended::Committed
+                } else {
+                    Ended::Aborted
+                };
+                self.end_batch(outcome);
             }
         }
     }
@@ -201,21 +216,27 @@ impl Writer {
         metrics::histogram!(super::metric_names::BATCH_SIZE).record(f64::from(self.open_members));
         self.counters
             .held("COMMIT (the log written and synced)", started.elapsed());
-        let committed = match result {
+        let outcome = match result {
             Ok(()) => {
                 self.committed();
-                true
+                Ended::Committed
             }
             Err(e) => {
-                tracing::warn!(error = %e, "group commit failed; its members re-run");
+                let outcome = if e.is_storage_full() {
+                    tracing::warn!(error = %e, "group commit failed: storage is full");
+                    Ended::Full
+                } else {
+                    tracing::warn!(error = %e, "group commit failed; its members re-run");
+                    Ended::Aborted
+                };
                 // A failed COMMIT may leave the transaction open; end it.
                 let _ = self.run("ROLLBACK");
-                false
+                outcome
             }
         };
         self.debris = Debris::None;
-        self.end_batch(committed);
-        committed
+        self.end_batch(outcome);
+        outcome == Ended::Committed
     }
 
     fn committed(&self) {
@@ -239,19 +260,19 @@ impl Writer {
         // Fails harmlessly when SQLite already ended the transaction.
         let _ = self.run("ROLLBACK");
         self.debris = Debris::None;
-        self.end_batch(false);
+        self.end_batch(Ended::Aborted);
     }
 
     /// Records how the open batch ended and closes it.
-    fn end_batch(&mut self, committed: bool) {
+    fn end_batch(&mut self, outcome: Ended) {
         if let Some(batch) = self.open.take() {
-            let counter = if committed {
+            let counter = if outcome == Ended::Committed {
                 &self.counters.commits
             } else {
                 &self.counters.aborts
             };
             counter.fetch_add(1, Ordering::Relaxed);
-            batch.end(committed);
+            batch.end(outcome);
         }
     }
 }
@@ -420,11 +441,16 @@ impl GroupWriter {
         writer.open_members += 1;
         pending.armed = false;
         self.leave(writer);
-        if batch.outcome().await {
-            self.counters.members.fetch_add(1, Ordering::Relaxed);
-            result
-        } else {
-            Err(StoreError::BatchAborted.into())
+        match batch.outcome().await {
+            Ended::Committed => {
+                self.counters.members.fetch_add(1, Ordering::Relaxed);
+                result
+            }
+            // This member's own statements found the storage full: that is its answer (the
+            // other members of the aborted batch run again, and may fit).
+            Ended::Aborted if result.as_ref().is_err_and(|e| e.is_storage_full()) => result,
+            Ended::Aborted => Err(StoreError::BatchAborted.into()),
+            Ended::Full => Err(StoreError::StorageFull.into()),
         }
     }
 

@@ -129,7 +129,8 @@ pub async fn spawn_app_with(ctx: Ctx, clock: Arc<dyn Clock>, config: Config) -> 
             ctx.db.clone(),
             clock.clone(),
             config.bank_settings(),
-        ),
+        )
+        .with_rate_limit(config.rate_limit()),
         db: ctx.db.clone(),
         config: Arc::new(config),
         clock,

@@ -17,6 +17,7 @@ mod entities;
 mod history;
 mod platform;
 mod positive_pay;
+mod pressure;
 mod simulations;
 mod tenancy;
 mod transfers;

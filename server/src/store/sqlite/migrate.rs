@@ -45,6 +45,7 @@ const FILES: &[(&str, &str)] = files![
     "20261126000000_events_and_webhooks.sql",
     "20261127000000_deliveries_by_event.sql",
     "20261127000100_webhook_endpoints_deleted.sql",
+    "20261128000000_retention_and_storage_probe.sql",
 ];
 
 /// One embedded migration, as sqlx would have read it.
@@ -264,6 +265,11 @@ mod tests {
             20261127000100,
             "webhook endpoints deleted",
             "40ddbce4dc55cc8fdcd088297c65b8b5ff1d6c06b729ea228a6f948e14b0898dbead5aa7baa34d90ccf7b4cd3935bddc",
+        ),
+        (
+            20261128000000,
+            "retention and storage probe",
+            "4f8e7029c214ffea5d141242618050efc84cde6982621de830df806c893bb1382e82c26adb3e02a45e59f820e4578a3e",
         ),
     ];
 
