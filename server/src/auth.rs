@@ -140,7 +140,7 @@ pub enum AuthError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(AuthError);
+crate::store::wraps_store_error!(AuthError);
 
 /// Resolves presented key text to a principal; `None` for malformed, unknown or revoked keys.
 pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>, StoreError> {

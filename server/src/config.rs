@@ -36,6 +36,11 @@ Configuration (defaults < --config FILE (TOML) < environment < flags):
                                                           read-only loads, costs under writes)
   sqlite_log_buffer      BANKD_SQLITE_LOG_BUFFER          true (a commit's log frames go to the file
                                                           in 124 KiB writes; with `full` only)
+  event_retention_days   BANKD_EVENT_RETENTION_DAYS       30 (older events are deleted, with their
+                                                          attempts; 0: kept for ever)
+  webhook_attempt_retention_days BANKD_WEBHOOK_ATTEMPT_RETENTION_DAYS
+                                                          30 (older finished delivery attempts are
+                                                          deleted; 0: kept for ever)
   rate_limit_per_second  BANKD_RATE_LIMIT_PER_SECOND      0 (requests per second of each API key, in
                                                           this process; 0: no limit)
   rate_limit_burst       BANKD_RATE_LIMIT_BURST           0 (requests a key may send at once; unset
@@ -90,6 +95,10 @@ pub struct Config {
     /// Whether SQLite's log frames reach the file in large writes (`sqlite-walbuf`); applies
     /// with `sqlite_synchronous = full` only.
     pub sqlite_log_buffer: bool,
+    /// Days events are kept (0: for ever).
+    pub event_retention_days: u32,
+    /// Days finished webhook delivery attempts are kept (0: for ever).
+    pub webhook_attempt_retention_days: u32,
     /// Requests per second of each API key in this process (0: no limit).
     pub rate_limit_per_second: u32,
     /// Requests a key may send at once (0 with a rate: twice the rate).
@@ -197,6 +206,8 @@ impl Default for Config {
             sqlite_group_commit: true,
             sqlite_mmap_mib: DEFAULT_SQLITE_MMAP_MIB,
             sqlite_log_buffer: true,
+            event_retention_days: 30,
+            webhook_attempt_retention_days: 30,
             rate_limit_per_second: 0,
             rate_limit_burst: 0,
             console: true,
@@ -229,6 +240,11 @@ impl std::fmt::Debug for Config {
             .field("sqlite_group_commit", &self.sqlite_group_commit)
             .field("sqlite_mmap_mib", &self.sqlite_mmap_mib)
             .field("sqlite_log_buffer", &self.sqlite_log_buffer)
+            .field("event_retention_days", &self.event_retention_days)
+            .field(
+                "webhook_attempt_retention_days",
+                &self.webhook_attempt_retention_days,
+            )
             .field("rate_limit_per_second", &self.rate_limit_per_second)
             .field("rate_limit_burst", &self.rate_limit_burst)
             .field("console", &self.console)
@@ -347,6 +363,8 @@ impl Config {
             "BANKD_SQLITE_GROUP_COMMIT" => sqlite_group_commit,
             "BANKD_SQLITE_MMAP_MIB" => sqlite_mmap_mib,
             "BANKD_SQLITE_LOG_BUFFER" => sqlite_log_buffer,
+            "BANKD_EVENT_RETENTION_DAYS" => event_retention_days,
+            "BANKD_WEBHOOK_ATTEMPT_RETENTION_DAYS" => webhook_attempt_retention_days,
             "BANKD_RATE_LIMIT_PER_SECOND" => rate_limit_per_second,
             "BANKD_RATE_LIMIT_BURST" => rate_limit_burst,
             "BANKD_CONSOLE" => console,
@@ -421,6 +439,15 @@ impl Config {
             return Err(invalid(name, "must be positive"));
         }
         Ok(())
+    }
+
+    /// How long events and delivery attempts are kept.
+    pub fn retention(&self) -> crate::domain::webhooks::Retention {
+        let days = |n: u32| (n > 0).then(|| Duration::from_secs(u64::from(n) * 86_400));
+        crate::domain::webhooks::Retention {
+            events: days(self.event_retention_days),
+            attempts: days(self.webhook_attempt_retention_days),
+        }
     }
 
     /// The limit on each API key's requests.

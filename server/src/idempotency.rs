@@ -52,7 +52,7 @@ pub enum IdempotencyError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(IdempotencyError);
+crate::store::wraps_store_error!(IdempotencyError);
 
 /// A validated key: 1..=255 characters, each printable ASCII (32..=126). Case sensitive.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -288,23 +288,10 @@ pub async fn purge_expired_in_chunks(
     chunk: u32,
 ) -> Result<u64, StoreError> {
     let cutoff = clock.now() - KEY_TTL;
-    let mut total = 0;
-    loop {
-        let (deleted, held) = db
-            .write(|tx| {
-                Box::pin(async move {
-                    let started = std::time::Instant::now();
-                    let deleted = repo::delete_oldest_created_before(tx, cutoff, chunk).await?;
-                    Ok::<_, StoreError>((deleted, started.elapsed()))
-                })
-            })
-            .await?;
-        total += deleted;
-        if deleted < u64::from(chunk) {
-            return Ok(total);
-        }
-        tokio::time::sleep(held * 3).await;
-    }
+    db.delete_in_chunks(chunk, |tx, n| {
+        Box::pin(repo::delete_oldest_created_before(tx, cutoff, n))
+    })
+    .await
 }
 
 // ------------------------------------------------------------------------------- the writer

@@ -291,6 +291,10 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
     let state = app_state(db.clone(), config, clock);
     let stopped = stop_on_signals();
     let purge_endpoints = tokio::spawn(purge_deleted_webhook_endpoints(state.services.clone()));
+    let retention = tokio::spawn(purge_past_retention(
+        state.services.clone(),
+        state.config.retention(),
+    ));
     let worker = tokio::spawn(bankd::webhook_worker::run(
         state.services.clone(),
         Arc::new(bankd::api::Bankd::new(state.services.clone())),
@@ -318,7 +322,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
     let served = poem::Server::new(poem::listener::TcpListener::bind(listen))
         .run_with_graceful_shutdown(app::build(state), signalled(stopped), Some(grace))
         .await;
-    for task in [purge, purge_endpoints] {
+    for task in [purge, purge_endpoints, retention] {
         task.abort();
         let _ = task.await;
     }
@@ -475,6 +479,25 @@ async fn purge_deleted_webhook_endpoints(services: bankd::domain::Services) {
     let what = "attempts of deleted webhook endpoints";
     purge_every(Duration::from_secs(5), what, || async {
         services.outbox().purge_deleted(CHUNK).await
+    })
+    .await;
+}
+
+/// Deletes events and delivery attempts older than their retention, hourly.
+async fn purge_past_retention(
+    services: bankd::domain::Services,
+    retention: bankd::domain::webhooks::Retention,
+) {
+    if retention == Default::default() {
+        return;
+    }
+    let what = "events and delivery attempts past their retention";
+    purge_every(Duration::from_secs(3600), what, || async {
+        let (attempts, events) = services
+            .outbox()
+            .purge_expired(&retention, bankd::idempotency::PURGE_CHUNK)
+            .await?;
+        Ok(attempts + events)
     })
     .await;
 }

@@ -91,9 +91,9 @@ async fn count(ctx: &Ctx, sql: &'static str) -> i64 {
 
 /// Tables that belong to no platform: bookkeeping and server-wide secrets shared by every
 /// bankd process on the database (the document link signing key).
-const GLOBAL_TABLES: [&str; 2] = ["_sqlx_migrations", "server_secrets"];
+const GLOBAL_TABLES: [&str; 3] = ["_sqlx_migrations", "server_secrets", "storage_probe"];
 
-const TABLES: [&str; 19] = [
+const TABLES: [&str; 20] = [
     "platforms",
     "api_keys",
     "entities",
@@ -109,6 +109,7 @@ const TABLES: [&str; 19] = [
     "ledger_postings",
     "idempotency_keys",
     "events",
+    "storage_probe",
     "webhook_endpoints",
     "webhook_deliveries",
     "_sqlx_migrations",

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bankd::store::{Db, SLOW_HOLD, Sql, StoreError};
+use bankd::store::{Db, Retryable, SLOW_HOLD, Sql, StoreError};
 use rand::Rng;
 use tokio::task::JoinSet;
 
@@ -28,7 +28,14 @@ impl From<StoreError> for Probe {
     }
 }
 
-bankd::wraps_store_error!(Probe);
+impl Retryable for Probe {
+    fn store_error(&self) -> Option<&StoreError> {
+        match self {
+            Probe::Store(e) => Some(e),
+            Probe::Refused => None,
+        }
+    }
+}
 
 async fn probe_db() -> (Ctx, Guard) {
     let (ctx, guard) = sqlite_db(&test_options()).await;

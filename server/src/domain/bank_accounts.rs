@@ -74,7 +74,7 @@ pub enum BankAccountError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(BankAccountError);
+crate::store::wraps_store_error!(BankAccountError);
 
 impl From<PlatformError> for BankAccountError {
     fn from(e: PlatformError) -> Self {

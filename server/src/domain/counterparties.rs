@@ -47,7 +47,7 @@ pub enum CounterpartyError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(CounterpartyError);
+crate::store::wraps_store_error!(CounterpartyError);
 
 /// A counterparty as a client asks for it, before any check.
 pub type NewCounterparty = CounterpartyFields;

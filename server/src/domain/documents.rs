@@ -61,7 +61,7 @@ pub enum DocumentError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(DocumentError);
+crate::store::wraps_store_error!(DocumentError);
 
 // ---------------------------------------------------------------------------------------------
 // Signing

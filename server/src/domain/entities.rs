@@ -62,7 +62,7 @@ pub enum EntityError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(EntityError);
+crate::store::wraps_store_error!(EntityError);
 
 /// Collects field errors so that one answer names every offending field.
 #[derive(Default)]

@@ -94,7 +94,7 @@ pub enum EventError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(EventError);
+crate::store::wraps_store_error!(EventError);
 
 super::service! {
     /// Events: read one, list them.

@@ -48,7 +48,7 @@ pub enum HistoryError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(HistoryError);
+crate::store::wraps_store_error!(HistoryError);
 
 /// The balances stored on `account`.
 fn balances_of(account: &BankAccountRecord) -> Balances {

@@ -51,7 +51,7 @@ pub enum PlatformError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(PlatformError);
+crate::store::wraps_store_error!(PlatformError);
 
 /// What creating a platform made.
 #[derive(Debug, Clone)]

@@ -37,7 +37,7 @@ pub enum PositivePayError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(PositivePayError);
+crate::store::wraps_store_error!(PositivePayError);
 
 /// A rule as a client asks for it, before any check.
 #[derive(Debug, Clone, PartialEq)]

@@ -90,7 +90,7 @@ pub enum TransferError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(TransferError);
+crate::store::wraps_store_error!(TransferError);
 
 impl From<LedgerError> for TransferError {
     fn from(e: LedgerError) -> Self {

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::domain::webhook_signing::WebhookSecret;
 use crate::domain::webhook_targets::{self, TargetError, WebhookTarget};
@@ -83,7 +83,7 @@ pub enum WebhookError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(WebhookError);
+crate::store::wraps_store_error!(WebhookError);
 
 impl From<TargetError> for WebhookError {
     fn from(e: TargetError) -> Self {
@@ -478,6 +478,13 @@ fn pending(
     }
 }
 
+/// How long events and delivery attempts are kept; `None` keeps them for ever.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Retention {
+    pub events: Option<Duration>,
+    pub attempts: Option<Duration>,
+}
+
 /// The worker's side of the outbox: claim due attempts, record their outcomes.
 pub struct Outbox<'a> {
     pub(super) db: &'a Db,
@@ -536,6 +543,41 @@ impl Outbox<'_> {
             .map(Some)
     }
 
+    /// Deletes what is older than its retention, `chunk` rows a transaction (as
+    /// [`Outbox::purge_deleted`] does): first finished attempts, then events with their
+    /// attempts (an event an attempt still has to send is kept until it is sent). Answers how
+    /// many attempts and events.
+    pub async fn purge_expired(
+        &self,
+        retention: &Retention,
+        chunk: u32,
+    ) -> Result<(u64, u64), StoreError> {
+        let now = self.clock.now();
+        let attempts = match retention.attempts {
+            None => 0,
+            Some(keep) => {
+                let before = now - TimeDelta::from_std(keep).unwrap_or(TimeDelta::MAX);
+                self.db
+                    .delete_in_chunks(chunk, |tx, n| {
+                        Box::pin(repo::delete_attempts_created_before(tx, before, n))
+                    })
+                    .await?
+            }
+        };
+        let events = match retention.events {
+            None => 0,
+            Some(keep) => {
+                let before = now - TimeDelta::from_std(keep).unwrap_or(TimeDelta::MAX);
+                self.db
+                    .delete_in_chunks(chunk, |tx, n| {
+                        Box::pin(repo::delete_events_created_before(tx, before, n))
+                    })
+                    .await?
+            }
+        };
+        Ok((attempts, events))
+    }
+
     /// Removes the attempts of deleted endpoints, `chunk` a transaction, then the endpoints'
     /// rows; how many attempts. After each chunk it pauses three times as long as the chunk held
     /// the database (as the idempotency keys' purge does), so a large purge takes at most about
@@ -548,24 +590,12 @@ impl Outbox<'_> {
         {
             return Ok(0);
         }
-        let mut total = 0;
-        loop {
-            let (deleted, held) = self
-                .db
-                .write(|tx| {
-                    Box::pin(async move {
-                        let started = std::time::Instant::now();
-                        let deleted = repo::delete_attempts_of_deleted(tx, chunk).await?;
-                        Ok::<_, StoreError>((deleted, started.elapsed()))
-                    })
-                })
-                .await?;
-            total += deleted;
-            if deleted < u64::from(chunk) {
-                break;
-            }
-            tokio::time::sleep(held * 3).await;
-        }
+        let total = self
+            .db
+            .delete_in_chunks(chunk, |tx, n| {
+                Box::pin(repo::delete_attempts_of_deleted(tx, n))
+            })
+            .await?;
         self.db
             .write(|tx| Box::pin(repo::delete_emptied_endpoints(tx)))
             .await?;

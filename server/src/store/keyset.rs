@@ -34,7 +34,7 @@ pub enum ListError {
     Store(#[from] StoreError),
 }
 
-crate::wraps_store_error!(ListError);
+crate::store::wraps_store_error!(ListError);
 
 /// The type of a sort column, to bind the cursor's value with the right type on PostgreSQL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

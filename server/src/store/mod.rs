@@ -89,6 +89,7 @@ pub use postgres::GATE_KEY as POSTGRES_GATE_KEY;
 pub use postgres::Isolation as PostgresIsolation;
 pub use postgres::request_connection;
 use retry::RetryCounters;
+pub(crate) use retry::wraps_store_error;
 pub use retry::{Conflict, RetryCounts, RetryPolicy, Retryable};
 pub use sql::{Column, Row, Sql, Value, to_json};
 pub use sqlite::{FromSqlite, SqliteRow, Synchronous as SqliteSynchronous, request_snapshot};
@@ -408,6 +409,39 @@ impl Db {
                     return done;
                 }
             }
+        }
+    }
+
+    /// Runs `delete` (a statement bounded to `chunk` rows, answering how many it deleted) in
+    /// transactions of its own until one deletes fewer than `chunk`; answers the total. After
+    /// each chunk it pauses three times as long as the chunk held the database, so that a
+    /// large purge takes at most about a quarter of SQLite's one writer (on PostgreSQL the
+    /// chunks keep each transaction short). For housekeeping: expired idempotency keys,
+    /// retention, the attempts of deleted endpoints.
+    pub async fn delete_in_chunks<'s, F>(
+        &self,
+        chunk: u32,
+        mut delete: F,
+    ) -> Result<u64, StoreError>
+    where
+        F: for<'t> FnMut(&'t mut Tx<'s>, u32) -> BoxFuture<'t, Result<u64, StoreError>>,
+    {
+        let mut total = 0;
+        loop {
+            let (deleted, held) = self
+                .write(|tx| {
+                    let started = std::time::Instant::now();
+                    let deleting = delete(tx, chunk);
+                    Box::pin(
+                        async move { Ok::<_, StoreError>((deleting.await?, started.elapsed())) },
+                    )
+                })
+                .await?;
+            total += deleted;
+            if deleted < u64::from(chunk) {
+                return Ok(total);
+            }
+            tokio::time::sleep(held * 3).await;
         }
     }
 

@@ -34,7 +34,6 @@ pub trait Retryable {
 }
 
 /// `Retryable` for an error enum whose storage failures are its `Store` variant.
-#[macro_export]
 macro_rules! wraps_store_error {
     ($($error:ty),* $(,)?) => {$(
         impl $crate::store::Retryable for $error {
@@ -48,6 +47,7 @@ macro_rules! wraps_store_error {
         }
     )*};
 }
+pub(crate) use wraps_store_error;
 
 impl Retryable for StoreError {
     fn store_error(&self) -> Option<&StoreError> {

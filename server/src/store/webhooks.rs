@@ -201,6 +201,46 @@ pub async fn delete_attempts_of_deleted(tx: &mut Tx<'_>, limit: u32) -> Result<u
     tx.execute(sql).await
 }
 
+/// Deletes up to `limit` of the oldest attempts created before `cutoff`, all platforms, never a
+/// pending one (retention); how many.
+pub async fn delete_attempts_created_before(
+    tx: &mut Tx<'_>,
+    cutoff: DateTime<Utc>,
+    limit: u32,
+) -> Result<u64, StoreError> {
+    let sql = Sql::new(
+        "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries \
+         WHERE created_at < ? AND status <> 'pending' ORDER BY created_at, id LIMIT ?)",
+    )
+    .bind(cutoff)
+    .bind(i64::from(limit));
+    tx.execute(sql).await
+}
+
+/// The oldest events created before `cutoff` that no pending attempt still has to send.
+const EXPIRED_EVENTS: &str = "SELECT id FROM events e WHERE created_at < ? AND NOT EXISTS \
+     (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending') \
+     ORDER BY created_at, id LIMIT ?";
+
+/// Deletes up to `limit` of the oldest events created before `cutoff`, all platforms, with
+/// their attempts; an event an attempt still has to send stays until it is sent (retention).
+/// How many events.
+pub async fn delete_events_created_before(
+    tx: &mut Tx<'_>,
+    cutoff: DateTime<Utc>,
+    limit: u32,
+) -> Result<u64, StoreError> {
+    let limit = i64::from(limit);
+    // Both statements pick the same events (the order is total, and deleting finished
+    // attempts changes no event's pending ones): the attempts go first, as they refer to them.
+    let attempts = Sql::new(format!(
+        "DELETE FROM webhook_deliveries WHERE event_id IN ({EXPIRED_EVENTS})"
+    ));
+    tx.execute(attempts.bind(cutoff).bind(limit)).await?;
+    let events = Sql::new(format!("DELETE FROM events WHERE id IN ({EXPIRED_EVENTS})"));
+    tx.execute(events.bind(cutoff).bind(limit)).await
+}
+
 /// Deletes the rows of endpoints marked deleted whose attempts are all gone; how many.
 pub async fn delete_emptied_endpoints(tx: &mut Tx<'_>) -> Result<u64, StoreError> {
     let sql = Sql::new(format!(

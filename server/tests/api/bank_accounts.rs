@@ -5,12 +5,12 @@ use std::collections::HashSet;
 
 use bankd::domain::history::{day_start, local_date};
 use bankd::model::ids::EntityId;
-use bankd::store::{Sql, StoreError};
+use bankd::store::Sql;
 use chrono::{DateTime, Days, TimeDelta, Utc};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, api_tests, walk};
+use crate::helpers::{Tenant, TestApp, api_tests, exec, walk};
 use crate::transfers::{
     Bal, assert_books_balance, balances, book, book_overdraft, overdraft_accounts,
 };
@@ -34,18 +34,6 @@ api_tests!(
 );
 
 // ------------------------------------------------------------------------------ fixtures
-
-async fn exec(app: &TestApp, sql: Sql) {
-    app.ctx
-        .db
-        .write(|tx| {
-            let sql = sql.clone();
-            Box::pin(async move { tx.execute(sql).await })
-        })
-        .await
-        .map(|_: u64| ())
-        .unwrap_or_else(|e: StoreError| panic!("fixture statement failed: {e}"));
-}
 
 /// A BUSINESS entity written straight to the database (the entity API is another area).
 pub async fn insert_entity(app: &TestApp, tenant: &Tenant, name: &str, status: &str) -> String {

@@ -322,3 +322,16 @@ pub async fn walk(
     }
     (forward, backward)
 }
+
+/// Runs one statement in a write transaction of its own (fixtures the API cannot make).
+pub async fn exec(app: &TestApp, sql: bankd::store::Sql) {
+    app.ctx
+        .db
+        .write(|tx| {
+            let sql = sql.clone();
+            Box::pin(async move { tx.execute(sql).await })
+        })
+        .await
+        .map(|_: u64| ())
+        .unwrap_or_else(|e: bankd::store::StoreError| panic!("fixture statement failed: {e}"));
+}

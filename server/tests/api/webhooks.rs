@@ -1,12 +1,20 @@
 //! Webhook endpoints in process: what deleting one leaves to the purge, with the database
 //! looked at directly (the worker does not run here, so attempts stay as written).
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use bankd::clock::FixedClock;
+use bankd::config::Config;
+use bankd::domain::webhooks::Retention;
 use bankd::store::{Sql, StoreError};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, api_tests};
+use crate::common::Ctx;
+use crate::helpers::{TestApp, api_tests, ctx_tests, exec, spawn_app_with};
 
 api_tests!(deleting_an_endpoint_answers_at_once_and_its_attempts_go_in_small_transactions);
+ctx_tests!(events_and_attempts_past_their_retention_are_purged_unless_still_to_send);
 
 /// `sql` (one `?`, bound to `id`) answers a count named `n`.
 async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
@@ -96,4 +104,106 @@ async fn deleting_an_endpoint_answers_at_once_and_its_attempts_go_in_small_trans
     let rows = "SELECT COUNT(*) AS n FROM webhook_endpoints WHERE id = ?";
     assert_eq!(count(&app, rows, &id).await, 0, "then the endpoint's row");
     assert_eq!(outbox.purge_deleted(1000).await.expect("purge"), 0);
+}
+
+const ATTEMPTS_OF_EVENT: &str = "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ?";
+
+/// The ids of the platform's events, newest first.
+async fn event_ids(app: &TestApp) -> Vec<String> {
+    let list = app.get("/events?limit=100", &app.a.key).await.expect(200);
+    list["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["id"].as_str().expect("id").to_owned())
+        .collect()
+}
+
+/// Creates a person and answers the ids of the events it wrote.
+async fn person_events(app: &TestApp) -> Vec<String> {
+    let before = event_ids(app).await;
+    new_person(app).await;
+    let mut new: Vec<String> = event_ids(app).await;
+    new.retain(|id| !before.contains(id));
+    assert!(!new.is_empty(), "creating a person writes an event");
+    new
+}
+
+/// Sets the status of every attempt of `event` (the worker does not run here).
+async fn finish_attempts(app: &TestApp, event: &str, status: &str) {
+    let sql = Sql::new(
+        "UPDATE webhook_deliveries SET status = ?, next_attempt_at = NULL WHERE event_id = ?",
+    )
+    .bind(status)
+    .bind(event);
+    exec(app, sql).await;
+}
+
+async fn events_and_attempts_past_their_retention_are_purged_unless_still_to_send(ctx: Ctx) {
+    let clock = Arc::new(FixedClock::new(chrono::Utc::now()));
+    let app = spawn_app_with(ctx, clock.clone(), Config::default()).await;
+    let body = json!({"url": "https://93.184.216.34/hooks"});
+    app.post("/webhook-endpoints", &app.a.key, &body)
+        .await
+        .expect(200);
+    // Two old events: one whose attempt failed for good, one whose attempt is still pending.
+    let finished = person_events(&app).await;
+    let pending = person_events(&app).await;
+    for event in &finished {
+        finish_attempts(&app, event, "failed").await;
+    }
+    clock.advance(chrono::Duration::days(31));
+    let recent = person_events(&app).await;
+    let month = Duration::from_secs(30 * 86_400);
+    let retention = Retention {
+        events: Some(month),
+        attempts: Some(month),
+    };
+    assert_eq!(count(&app, ATTEMPTS_OF_EVENT, &finished[0]).await, 1);
+
+    let outbox = app.state.services.outbox();
+    let (attempts, events) = outbox.purge_expired(&retention, 1).await.expect("purge");
+    assert_eq!(
+        (attempts, events),
+        (finished.len() as u64, finished.len() as u64)
+    );
+    for event in &finished {
+        app.get(&format!("/events/{event}"), &app.a.key)
+            .await
+            .expect_error(404, "event_not_found");
+        assert_eq!(count(&app, ATTEMPTS_OF_EVENT, event).await, 0);
+    }
+    let listed = event_ids(&app).await;
+    assert!(finished.iter().all(|e| !listed.contains(e)), "{listed:?}");
+    // The pending one is kept until it is sent; the recent one is within retention.
+    for event in pending.iter().chain(&recent) {
+        app.get(&format!("/events/{event}"), &app.a.key)
+            .await
+            .expect(200);
+        assert!(listed.contains(event));
+    }
+    assert_eq!(
+        outbox.purge_expired(&retention, 1).await.expect("purge"),
+        (0, 0)
+    );
+
+    // Once sent, it goes too (its attempt first, as a finished one past retention).
+    for event in &pending {
+        finish_attempts(&app, event, "succeeded").await;
+    }
+    let n = pending.len() as u64;
+    assert_eq!(
+        outbox.purge_expired(&retention, 1).await.expect("purge"),
+        (n, n)
+    );
+    let listed = event_ids(&app).await;
+    assert_eq!(listed, recent, "only the recent events are left");
+    // Retention off keeps everything.
+    clock.advance(chrono::Duration::days(400));
+    let forever = Retention::default();
+    assert_eq!(
+        outbox.purge_expired(&forever, 1).await.expect("purge"),
+        (0, 0)
+    );
+    assert_eq!(event_ids(&app).await, listed);
 }
