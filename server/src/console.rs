@@ -17,7 +17,8 @@ struct Asset {
     bytes: &'static [u8],
 }
 
-/// Every file the console serves; `index.html` also answers `/console` itself.
+/// Every file the console serves; `index.html` also answers `/console` itself. `console.js` is
+/// the page's one script, an ES module that imports the other `.js` files.
 const ASSETS: &[Asset] = &[
     Asset {
         name: "index.html",
@@ -33,6 +34,56 @@ const ASSETS: &[Asset] = &[
         name: "console.css",
         media_type: "text/css; charset=utf-8",
         bytes: include_bytes!("../console/console.css"),
+    },
+    Asset {
+        name: "api.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/api.js"),
+    },
+    Asset {
+        name: "dom.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/dom.js"),
+    },
+    Asset {
+        name: "money.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/money.js"),
+    },
+    Asset {
+        name: "chart.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/chart.js"),
+    },
+    Asset {
+        name: "accounts.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/accounts.js"),
+    },
+    Asset {
+        name: "entities.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/entities.js"),
+    },
+    Asset {
+        name: "transfers.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/transfers.js"),
+    },
+    Asset {
+        name: "events.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/events.js"),
+    },
+    Asset {
+        name: "webhooks.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/webhooks.js"),
+    },
+    Asset {
+        name: "platform.js",
+        media_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../console/platform.js"),
     },
 ];
 
@@ -112,6 +163,7 @@ mod tests {
             ("/console/", "text/html; charset=utf-8"),
             ("/console/console.js", "text/javascript; charset=utf-8"),
             ("/console/console.css", "text/css; charset=utf-8"),
+            ("/console/api.js", "text/javascript; charset=utf-8"),
             ("/console/secret.txt", ""),
         ] {
             let response = get(path).await;
@@ -158,5 +210,27 @@ mod tests {
         }
         assert!(!html.contains(" on"), "no inline event handler attributes");
         assert!(!html.contains("http://") && !html.contains("https://"));
+    }
+
+    #[test]
+    fn every_module_the_scripts_import_is_served() {
+        for asset in ASSETS.iter().filter(|a| a.name.ends_with(".js")) {
+            let text = std::str::from_utf8(asset.bytes).expect("utf-8");
+            let imports = text
+                .lines()
+                .filter(|l| l.starts_with("import ") || l.starts_with("} from "))
+                .filter_map(|l| l.split_once("from \"").map(|(_, rest)| (l, rest)));
+            for (line, rest) in imports {
+                let module = rest.split('"').next().unwrap_or_default();
+                let name = module
+                    .strip_prefix("./")
+                    .unwrap_or_else(|| panic!("{}: a relative import only: {line}", asset.name));
+                assert!(
+                    ASSETS.iter().any(|a| a.name == name),
+                    "{} imports {name}, which is not served",
+                    asset.name
+                );
+            }
+        }
     }
 }
