@@ -129,7 +129,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    init_logging(config.log_format);
+    let _log = init_logging(config.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -154,12 +154,25 @@ fn main() -> ExitCode {
 /// event's fields: the request line's `request_id`, `operation`, `status`, `latency_us`,
 /// `platform_id`). No log line carries a key, a secret, a body or a personal field: requests
 /// log their path template and operation, never their values (`tests/tests/request_log.rs`).
-fn init_logging(format: LogFormat) {
+///
+/// Lines go to stderr from a thread of their own through a queue of [`LOG_QUEUE_LINES`]: a
+/// request formats its line and moves on, never waiting for the terminal or the pipe. When the
+/// queue is full the line is dropped and counted (`bankd_log_lines_dropped_total`). Colours
+/// only when stderr is a terminal. The returned guard writes out the queue when dropped.
+fn init_logging(format: LogFormat) -> tracing_appender::non_blocking::WorkerGuard {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_env("BANKD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .thread_name("bankd-log")
+        .finish(std::io::stderr());
+    bankd::metrics::count_dropped_log_lines(writer.error_counter());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(writer);
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder
@@ -168,7 +181,11 @@ fn init_logging(format: LogFormat) {
             .with_current_span(false)
             .init(),
     }
+    guard
 }
+
+/// Log lines waiting for the log thread at most; beyond, lines are dropped and counted.
+const LOG_QUEUE_LINES: usize = 64 * 1024;
 
 /// The configuration: defaults, file, environment, then the flags given.
 fn load_config(cli: &Cli) -> anyhow::Result<Config> {
@@ -434,6 +451,7 @@ fn report_at_shutdown(db: &Db) {
         deadlock = retries.deadlock,
         busy = retries.busy,
         batch_aborted = retries.batch_aborted,
+        disconnected = retries.disconnected,
         exhausted = retries.exhausted,
         "transaction retries at shutdown"
     );

@@ -36,6 +36,7 @@ pub const HTTP_IN_FLIGHT: &str = "bankd_http_requests_in_flight";
 pub const HTTP_REJECTED: &str = crate::api::REJECTED_METRIC;
 pub const IDEMPOTENCY: &str = crate::idempotency::IDEMPOTENCY_METRIC;
 pub const BUILD_INFO: &str = "bankd_build_info";
+pub const LOG_DROPPED: &str = "bankd_log_lines_dropped_total";
 pub const SQLITE_QUEUE: &str = "bankd_sqlite_writer_queue_depth";
 pub const POSTGRES_POOL: &str = "bankd_postgres_pool_connections";
 pub const POSTGRES_POOL_MAX: &str = "bankd_postgres_pool_max_connections";
@@ -110,8 +111,20 @@ impl Metrics {
             metrics::gauge!(POSTGRES_POOL, "state" => "in_use").set(f64::from(pg.in_use));
             metrics::gauge!(POSTGRES_POOL_MAX).set(f64::from(pg.max));
         }
+        if let Some(dropped) = DROPPED_LOG_LINES.get() {
+            metrics::counter!(LOG_DROPPED).absolute(dropped.dropped_lines() as u64);
+        }
         self.handle.render()
     }
+}
+
+/// The log writer's count of lines it dropped because its queue was full.
+static DROPPED_LOG_LINES: std::sync::OnceLock<tracing_appender::non_blocking::ErrorCounter> =
+    std::sync::OnceLock::new();
+
+/// Reports `counter` (the process's log writer) as `bankd_log_lines_dropped_total`.
+pub fn count_dropped_log_lines(counter: tracing_appender::non_blocking::ErrorCounter) {
+    let _ = DROPPED_LOG_LINES.set(counter);
 }
 
 /// HELP texts and units.
@@ -136,6 +149,10 @@ fn describe() {
     describe_counter!(
         IDEMPOTENCY,
         "Requests with an Idempotency-Key by outcome: replayed, in_use (409), reused (422)."
+    );
+    describe_counter!(
+        LOG_DROPPED,
+        "Log lines dropped because the log writer's queue was full."
     );
     describe_gauge!(
         BUILD_INFO,
@@ -200,7 +217,8 @@ fn describe_store() {
     );
     describe_counter!(
         store::RETRIES,
-        "Transactions run again, by cause (serialization, deadlock, busy, batch_aborted)."
+        "Transactions run again, by cause (serialization, deadlock, busy, batch_aborted, \
+         disconnected)."
     );
     describe_counter!(
         store::EXHAUSTED,

@@ -41,6 +41,9 @@ pub const TRANSACTION_CONFLICT: &str = "transaction_conflict";
 /// The code of a request that did not finish within the server's request timeout.
 pub const REQUEST_TIMEOUT: &str = "request_timeout";
 
+/// The code of a request that met the database unreachable (a restart, a lost connection).
+pub const DATABASE_UNAVAILABLE: &str = "database_unavailable";
+
 /// The code of a write refused because the database could not grow.
 pub const STORAGE_FULL: &str = "storage_full";
 
@@ -204,6 +207,27 @@ impl ApiError {
         )
     }
 
+    /// 503 `database_unavailable`: the database could not be reached (after the retries of a
+    /// lost connection). When the connection was lost while committing, the write may have
+    /// been applied, and the message says how to learn the outcome.
+    pub fn database_unavailable(detail: &str, applied_unknown: bool) -> Self {
+        let id = request_id();
+        tracing::warn!(request_id = %id, cause = detail, "database unavailable");
+        let outcome = if applied_unknown {
+            "the connection was lost while the request was being committed, so it may or may \
+             not have been applied: send it again with the same Idempotency-Key, or read the \
+             resource, to learn its outcome"
+        } else {
+            "nothing of the request was applied: send it again"
+        };
+        ApiError::new(
+            503,
+            ErrorType::ServerError,
+            DATABASE_UNAVAILABLE,
+            format!("the database is unavailable; {outcome} (request id {id})"),
+        )
+    }
+
     /// 503 `storage_full`: the database could not grow; nothing of the request was kept.
     pub fn storage_full() -> Self {
         note_retry_after(STORAGE_FULL_RETRY_AFTER_SECS);
@@ -275,6 +299,10 @@ impl From<Fault> for ApiError {
             // As if the request timeout had struck while it waited, which it nearly did.
             Fault::Busy(detail) => ApiError::request_timeout(&detail),
             Fault::StorageFull => ApiError::storage_full(),
+            Fault::Unavailable {
+                detail,
+                applied_unknown,
+            } => ApiError::database_unavailable(&detail, applied_unknown),
             Fault::Internal(detail) => ApiError::internal(&detail),
         }
     }
@@ -376,7 +404,17 @@ pub fn timeout_request_error() -> RequestError {
     }
 }
 
-/// Whether `error` is the 503 whose message is `code` (one of the two above).
+/// The refusal of a request whose key could not be checked: the database is unavailable.
+pub fn unavailable_request_error() -> RequestError {
+    RequestError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        kind: RequestErrorKind::Other,
+        message: DATABASE_UNAVAILABLE.to_owned(),
+        details: BTreeMap::new(),
+    }
+}
+
+/// Whether `error` is the 503 whose message is `code` (one of those above).
 fn is_unavailable(error: &RequestError, code: &str) -> bool {
     error.status == StatusCode::SERVICE_UNAVAILABLE && error.message == code
 }
@@ -429,6 +467,9 @@ pub fn request_error(error: &RequestError) -> (StatusCode, ApiError) {
         }
         RequestErrorKind::Other if is_unavailable(error, TRANSACTION_CONFLICT) => {
             ApiError::transaction_conflict()
+        }
+        RequestErrorKind::Other if is_unavailable(error, DATABASE_UNAVAILABLE) => {
+            ApiError::database_unavailable("the API key could not be checked", false)
         }
         RequestErrorKind::Other if is_unavailable(error, REQUEST_TIMEOUT) => {
             ApiError::request_timeout(

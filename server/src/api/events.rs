@@ -25,24 +25,14 @@ impl EventsApi for Bankd {
         principal: Principal,
         input: ListEventsInput,
     ) -> ListEventsResponse {
+        let filter = filter(&input);
         let page = PageRequest::parse(Some(input.limit), input.starting_after, input.ending_before);
-        let filter = EventFilter {
-            event_type: input.r#type.map(Into::into),
-            created: Bounds::new(
-                input.created_gt,
-                input.created_gte,
-                input.created_lt,
-                input.created_lte,
-            ),
-        };
         let events = self.services.events();
         let listed = async { events.list(&principal.platform_id, &filter, &page?).await };
         let page = listed.await.map_err(ApiError::from).and_then(|page| {
-            let items = page.items.into_iter().map(wire).collect::<Result<_, _>>()?;
-            Ok(EventList {
-                events: items,
-                has_more: page.has_more,
-            })
+            let events = page.items.into_iter().map(wire).collect::<Result<_, _>>()?;
+            let has_more = page.has_more;
+            Ok(EventList { events, has_more })
         });
         match page {
             Ok(list) => ListEventsResponse::Ok(Json(list)),
@@ -57,6 +47,19 @@ impl EventsApi for Bankd {
             Ok(event) => GetEventResponse::Ok(Json(event)),
             Err(e) => fail(e),
         }
+    }
+}
+
+/// The list's filters as the query gives them.
+fn filter(input: &ListEventsInput) -> EventFilter {
+    EventFilter {
+        event_type: input.r#type.map(Into::into),
+        created: Bounds::new(
+            input.created_gt,
+            input.created_gte,
+            input.created_lt,
+            input.created_lte,
+        ),
     }
 }
 

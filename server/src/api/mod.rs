@@ -206,6 +206,11 @@ impl Hooks for Bankd {
                 tracing::warn!(request_id = %id, error = %e, "authentication waited too long");
                 Err(errors::timeout_request_error())
             }
+            Err(Fault::Unavailable { detail, .. }) => {
+                let id = errors::request_id();
+                tracing::warn!(request_id = %id, error = %detail, "authentication: database unavailable");
+                Err(errors::unavailable_request_error())
+            }
             Err(e) => {
                 let id = errors::request_id();
                 tracing::error!(request_id = %id, error = %e, "authentication failed");

@@ -31,6 +31,13 @@ pub enum Fault {
     /// No database connection came free in time: the server is overloaded, not broken.
     #[error("overloaded: {0}")]
     Busy(String),
+    /// The database could not be reached or its connection was lost: `applied_unknown` when
+    /// that happened during the commit (the write may have been applied).
+    #[error("database unavailable: {detail}")]
+    Unavailable {
+        detail: String,
+        applied_unknown: bool,
+    },
     /// The database could not grow (a full disk); nothing of the write was kept.
     #[error("storage is full")]
     StorageFull,
@@ -46,6 +53,11 @@ impl From<crate::store::StoreError> for Fault {
             Fault::UnstorableText
         } else if e.is_storage_full() {
             Fault::StorageFull
+        } else if e.is_unavailable() {
+            Fault::Unavailable {
+                applied_unknown: matches!(e, crate::store::StoreError::CommitInterrupted(_)),
+                detail: e.to_string(),
+            }
         } else if e.is_retryable() {
             Fault::Conflict(e.to_string())
         } else if e.is_pool_timeout() {

@@ -25,6 +25,10 @@ pub enum StoreError {
     /// Another write of the same group commit broke the shared transaction; run again.
     #[error("the group commit this write belonged to was rolled back")]
     BatchAborted,
+    /// The connection was lost while `COMMIT` was under way: the transaction may or may not
+    /// have been applied, so it is not run again.
+    #[error("the database connection was lost while committing: {0}")]
+    CommitInterrupted(String),
     /// The group commit this write belonged to could not be written: the storage is full.
     #[error("the database could not grow: storage is full")]
     StorageFull,
@@ -61,6 +65,16 @@ impl StoreError {
             StoreError::StorageFull => true,
             StoreError::Sqlite(e) => sqlite::is_full(e),
             StoreError::Database(e) => postgres::is_disk_full(e),
+            _ => false,
+        }
+    }
+
+    /// The database could not be reached, or its connection was lost; with
+    /// [`StoreError::CommitInterrupted`], the transaction's outcome is unknown.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StoreError::CommitInterrupted(_) => true,
+            StoreError::Database(e) => postgres::is_disconnect(e),
             _ => false,
         }
     }

@@ -402,13 +402,20 @@ impl Db {
                 }
                 _ => self.attempt_alone(ctx, &mut f, attempt, level).await,
             };
-            match result {
-                Err(e) if self.try_again(&e, attempt).await => attempt += 1,
-                done => {
-                    self.note_storage(&done);
-                    return done;
+            let done = match result {
+                Err(e) if self.try_again(&e, attempt).await => {
+                    attempt += 1;
+                    continue;
                 }
-            }
+                // Its batches kept being rolled back while the storage is full (other members
+                // could not fit): that, not a conflict, is why it did not go through.
+                Err(e) if e.conflict() == Some(Conflict::BatchAborted) && self.storage_full() => {
+                    Err(StoreError::StorageFull.into())
+                }
+                done => done,
+            };
+            self.note_storage(&done);
+            return done;
         }
     }
 
@@ -915,7 +922,12 @@ impl<'s> Tx<'s> {
                 }
             }
             TxInner::Writer(w, role) => writer::end(w, role, commit).await?,
-            TxInner::Postgres(tx) if commit => tx.commit().await?,
+            TxInner::Postgres(tx) if commit => tx.commit().await.map_err(|e| match e {
+                StoreError::Database(e) if postgres::is_disconnect(&e) => {
+                    StoreError::CommitInterrupted(e.to_string())
+                }
+                e => e,
+            })?,
             TxInner::Postgres(tx) => tx.rollback().await?,
             TxInner::PostgresRead(tx) if commit => tx.commit().await?,
             TxInner::PostgresRead(tx) => tx.rollback().await?,

@@ -103,6 +103,19 @@ pub(super) fn is_unstorable_text(error: &sqlx::Error) -> bool {
         .is_some_and(|code| code == "22021" || code == "22P05")
 }
 
+/// Whether the connection to PostgreSQL was lost or refused: an I/O error on the socket, SQLSTATE
+/// class 08 (connection exception) or 57P01-57P03 (the server shutting down or starting up).
+/// A transaction that failed so before its `COMMIT` was sent applied nothing.
+pub(super) fn is_disconnect(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P0")),
+        _ => false,
+    }
+}
+
 /// Whether PostgreSQL could not extend a file (SQLSTATE 53100 `disk_full`).
 pub(super) fn is_disk_full(error: &sqlx::Error) -> bool {
     error

@@ -59,6 +59,11 @@ impl StoreError {
     /// Why another attempt may succeed, or `None`.
     fn conflict(&self) -> Option<Conflict> {
         match self {
+            // Lost before COMMIT was sent (see `CommitInterrupted` for after): nothing applied,
+            // and a new connection may find the database back.
+            StoreError::Database(e) if super::postgres::is_disconnect(e) => {
+                Some(Conflict::Disconnected)
+            }
             StoreError::Database(e) => match dialect::retryable_code(e)? {
                 dialect::RetryableCode::Serialization => Some(Conflict::Serialization),
                 dialect::RetryableCode::Deadlock => Some(Conflict::Deadlock),
@@ -82,6 +87,8 @@ pub enum Conflict {
     Busy,
     /// Another write of the same SQLite group commit broke the shared transaction.
     BatchAborted,
+    /// The connection to PostgreSQL was lost before the transaction's `COMMIT`.
+    Disconnected,
 }
 
 /// How many transactions this process ran again, by cause, since it started.
@@ -91,6 +98,7 @@ pub struct RetryCounts {
     pub deadlock: u64,
     pub busy: u64,
     pub batch_aborted: u64,
+    pub disconnected: u64,
     /// Transactions whose attempts all failed retryably (answered 503 `transaction_conflict`).
     pub exhausted: u64,
 }
@@ -102,6 +110,7 @@ pub(super) struct RetryCounters {
     deadlock: AtomicU64,
     busy: AtomicU64,
     batch_aborted: AtomicU64,
+    disconnected: AtomicU64,
     exhausted: AtomicU64,
 }
 
@@ -112,6 +121,7 @@ impl RetryCounters {
             Conflict::Deadlock => (&self.deadlock, "deadlock"),
             Conflict::Busy => (&self.busy, "busy"),
             Conflict::BatchAborted => (&self.batch_aborted, "batch_aborted"),
+            Conflict::Disconnected => (&self.disconnected, "disconnected"),
         };
         counter.fetch_add(1, Ordering::Relaxed);
         metrics::counter!(metric_names::RETRIES, "cause" => cause).increment(1);
@@ -123,6 +133,7 @@ impl RetryCounters {
             deadlock: self.deadlock.load(Ordering::Relaxed),
             busy: self.busy.load(Ordering::Relaxed),
             batch_aborted: self.batch_aborted.load(Ordering::Relaxed),
+            disconnected: self.disconnected.load(Ordering::Relaxed),
             exhausted: self.exhausted.load(Ordering::Relaxed),
         }
     }

@@ -6,8 +6,11 @@ use bankd::store::ledger;
 use serde_json::{Value, json};
 
 use crate::bank_accounts::set_status;
-use crate::helpers::{Answer, Tenant, TestApp, api_tests, walk};
+use crate::common::Ctx;
+use crate::helpers::{Answer, Tenant, TestApp, api_tests, ctx_tests, spawn_app_with, walk};
 use crate::simulations::ach;
+
+ctx_tests!(holds_are_cleared_once_whatever_the_clock_does);
 
 api_tests!(
     a_book_transfer_moves_available_money_and_can_be_read_back,
@@ -1082,4 +1085,26 @@ async fn other_platforms_never_see_a_transfer(app: TestApp) {
     assert_eq!(balances(&app, &app.a, &s.id).await, avail(999));
     assert_books_balance(&app, &app.a.id).await;
     assert_books_balance(&app, &app.b.id).await;
+}
+
+/// The clock jumps hours back and forth around a hold's clear: the hold moves money once, and
+/// neither a clear nor a cancel afterwards, at any time, moves it again.
+async fn holds_are_cleared_once_whatever_the_clock_does(ctx: Ctx) {
+    let clock = std::sync::Arc::new(bankd::clock::FixedClock::new(chrono::Utc::now()));
+    let app = spawn_app_with(ctx, clock.clone(), bankd::config::Config::default()).await;
+    let (s, r) = pair(&app, 1_000).await;
+    let held = hold(&app, &s, &r, 300).await;
+    let id = held["id"].as_str().expect("id");
+    clock.advance(chrono::Duration::hours(-3));
+    let cleared = act(&app, id, "clear", &json!({})).await.expect(200);
+    assert_eq!(cleared["status"], "COMPLETED", "{cleared}");
+    for (jump, action) in [(-2, "clear"), (6, "clear"), (0, "cancel"), (-12, "cancel")] {
+        clock.advance(chrono::Duration::hours(jump));
+        act(&app, id, action, &json!({}))
+            .await
+            .expect_error(400, "transfer_not_on_hold");
+    }
+    assert_eq!(balances(&app, &app.a, &s.id).await, avail(700));
+    assert_eq!(balances(&app, &app.a, &r.id).await, avail(300));
+    assert_books_balance(&app, &app.a.id).await;
 }

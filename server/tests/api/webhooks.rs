@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use bankd::clock::FixedClock;
 use bankd::config::Config;
-use bankd::domain::webhooks::Retention;
+use bankd::domain::webhooks::{RecordedAttempt, Retention};
+use bankd::model::webhooks::{AttemptOutcome, ClaimedDelivery};
 use bankd::store::{Sql, StoreError};
 use serde_json::{Value, json};
 
@@ -14,7 +15,10 @@ use crate::common::Ctx;
 use crate::helpers::{TestApp, api_tests, ctx_tests, exec, spawn_app_with};
 
 api_tests!(deleting_an_endpoint_answers_at_once_and_its_attempts_go_in_small_transactions);
-ctx_tests!(events_and_attempts_past_their_retention_are_purged_unless_still_to_send);
+ctx_tests!(
+    events_and_attempts_past_their_retention_are_purged_unless_still_to_send,
+    attempts_are_neither_lost_nor_sent_early_when_the_clock_jumps,
+);
 
 /// `sql` (one `?`, bound to `id`) answers a count named `n`.
 async fn count(app: &TestApp, sql: &str, id: &str) -> i64 {
@@ -206,4 +210,83 @@ async fn events_and_attempts_past_their_retention_are_purged_unless_still_to_sen
         (0, 0)
     );
     assert_eq!(event_ids(&app).await, listed);
+}
+
+/// Claims what is due now (nothing to record); answers the claimed attempts.
+async fn claim(app: &TestApp, finished: &[RecordedAttempt]) -> Vec<ClaimedDelivery> {
+    let lease = Duration::from_secs(30);
+    let outbox = app.state.services.outbox();
+    let claimed = outbox.record_and_claim(finished, 10, lease, false).await;
+    claimed.expect("claim").unwrap_or_default()
+}
+
+/// The clock jumps hours back and forth while an event's attempts are due, leased, failed and
+/// retried: no attempt is claimed before it is due, none is lost, and the retry waits its
+/// back-off from the time the failure was recorded.
+async fn attempts_are_neither_lost_nor_sent_early_when_the_clock_jumps(ctx: Ctx) {
+    let clock = Arc::new(FixedClock::new(chrono::Utc::now()));
+    let app = spawn_app_with(ctx, clock.clone(), Config::default()).await;
+    let body = json!({"url": "https://93.184.216.34/hooks"});
+    app.post("/webhook-endpoints", &app.a.key, &body)
+        .await
+        .expect(200);
+    let events = person_events(&app).await;
+    // Three hours back: the first attempt is not due yet.
+    clock.advance(chrono::Duration::hours(-3));
+    assert!(
+        claim(&app, &[]).await.is_empty(),
+        "claimed before it was due"
+    );
+    clock.advance(chrono::Duration::hours(3));
+    let first = claim(&app, &[]).await;
+    assert_eq!(first.len(), events.len(), "every event's attempt is due");
+    // The attempt fails while the clock is five hours back; its retry is due one back-off
+    // (60 s, jitter 0.5: exactly 60 s) after the failure was recorded.
+    clock.advance(chrono::Duration::hours(-5));
+    let failed = first
+        .into_iter()
+        .map(|claimed| RecordedAttempt {
+            claimed,
+            outcome: AttemptOutcome {
+                succeeded: false,
+                response_status: Some(500),
+                latency_ms: 3,
+                error: None,
+            },
+            jitter: 0.5,
+        })
+        .collect::<Vec<_>>();
+    assert!(claim(&app, &failed).await.is_empty(), "the retry waits");
+    clock.advance(chrono::Duration::seconds(59));
+    assert!(claim(&app, &[]).await.is_empty(), "not a second early");
+    clock.advance(chrono::Duration::seconds(2));
+    let second = claim(&app, &[]).await;
+    assert_eq!(second.len(), events.len(), "the retry is not lost");
+    assert!(second.iter().all(|c| c.delivery.attempt == 2));
+    // The clock leaps a day forward: nothing else is due, and the retry is recorded once.
+    clock.advance(chrono::Duration::hours(24));
+    let succeeded = second
+        .into_iter()
+        .map(|claimed| RecordedAttempt {
+            claimed,
+            outcome: AttemptOutcome {
+                succeeded: true,
+                response_status: Some(204),
+                latency_ms: 2,
+                error: None,
+            },
+            jitter: 0.5,
+        })
+        .collect::<Vec<_>>();
+    assert!(claim(&app, &succeeded).await.is_empty());
+    for event in &events {
+        let statuses = "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ? \
+             AND status IN ('failed', 'succeeded')";
+        assert_eq!(count(&app, statuses, event).await, 2, "two attempts made");
+        assert_eq!(
+            count(&app, ATTEMPTS_OF_EVENT, event).await,
+            2,
+            "and no third"
+        );
+    }
 }
