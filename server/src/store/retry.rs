@@ -206,6 +206,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_connection_lost_before_commit_is_run_again_and_one_lost_during_commit_is_not() {
+        let reset = || {
+            sqlx::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "connection reset by peer",
+            ))
+        };
+        let before = StoreError::Database(reset());
+        assert_eq!(before.conflict(), Some(Conflict::Disconnected));
+        assert!(before.is_unavailable());
+        let during = StoreError::CommitInterrupted(reset().to_string());
+        assert_eq!(during.conflict(), None, "it may have been applied");
+        assert!(during.is_unavailable());
+        let other = StoreError::Database(sqlx::Error::RowNotFound);
+        assert_eq!(other.conflict(), None);
+        assert!(!other.is_unavailable());
+    }
+
+    #[test]
     fn backoff_is_jittered_below_a_capped_exponential_bound() {
         let policy = RetryPolicy {
             max_attempts: 10,
