@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Faults injected while money moves: bankd under a PostgreSQL outage and a full disk.
 
-Run through `scripts/faults [postgres|disk|all]` (which builds bankd, and cleans up after a
-crash of this script); standard library only. Environment set by the launcher:
+Run through `scripts/faults [postgres|disk|postgres-disk|all]` (which builds bankd, and cleans
+up after a crash of this script); standard library only. Environment set by the launcher:
 
   BANKD_BIN      the bankd binary to start (a copy, so rebuilds of target/ do not disturb it)
   FAULTS_WORK    a directory for logs and the tmpfs mount point
   FAULTS_DB      the name of the throw-away PostgreSQL database
   FAULTS_PG_VER  the PostgreSQL cluster version (`pg_ctlcluster VER main ...`)
+  FAULTS_PGDISK_DB, FAULTS_TABLESPACE, FAULTS_PGDISK_MNT
+                 postgres-disk's database, tablespace and tmpfs mount point
 
 Scenarios:
 
@@ -25,6 +27,15 @@ Scenarios:
             the tmpfs grows to 96 MiB, every write refused is resent with its key until applied,
             /readyz 200, every key applied once, books balance, the documents listed are exactly
             the uploads answered 200, and `PRAGMA integrity_check` is `ok` after bankd stops.
+  postgres-disk
+            the `disk` scenario on PostgreSQL: a 32 MiB tmpfs (owned by postgres) is the
+            location of a tablespace, and a fresh database lives in it (every table and its
+            TOAST data; the WAL stays on the main disk). The same storm until uploads are
+            refused (SQLSTATE 53100 disk_full, answered 503 storage_full), the same checks
+            while full, plus a CHECKPOINT that must still succeed; then the tmpfs grows to
+            128 MiB and the same checks as `disk` follow, with `bankd ledger check` clean.
+            What PostgreSQL answered (bankd's log, the server log) is noted. The database,
+            the tablespace and the mount are removed in every case.
 
 Exit status 0 only when every assertion of every scenario run holds. A Markdown table of the
 results is printed at the end.
@@ -928,63 +939,66 @@ def run_upload(api, up, stop_on_full, stop=None):
     up.doc_id = r.json["id"]
 
 
-def scenario_disk(env, result):
-    work = env["FAULTS_WORK"]
-    mnt = os.path.join(work, "disk")
-    os.makedirs(mnt, exist_ok=True)
-    rec = Recorder()
-    bankd = None
-    poller = None
-    mounted = False
-    try:
-        run_cmd(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mnt])
-        mounted = True
-        dbfile = os.path.join(mnt, "bankd.db")
-        bankd = Bankd(env["BANKD_BIN"], f"sqlite://{dbfile}?mode=rwc", work, "disk")
-        api = Api(bankd.base, bankd.key, rec)
-        funding = 1_000_000
-        accounts = setup_accounts(api, "disk", 8, funding)
-        log("setup: 8 accounts funded")
+class DiskStorm:
+    """What the storm of a disk scenario left: its writes, and what was found after."""
 
-        rnd = random.Random(int(env.get("FAULTS_SEED", "0")) or None)
-        run = f"disk-{os.getpid()}-{int(time.time())}"
-        jobs = []
-        uploads = []
-        lock = threading.Lock()
-        stop = threading.Event()
-        uploads_full = threading.Event()
-        full_uploaders = [0]
+    def __init__(self):
+        self.jobs = []
+        self.uploads = []
+        self.pending = 0  # writes refused for the full disk, resent after it grew
+        self.applied = 0  # transfers found applied, once each
+        self.docs = 0  # documents listed
 
-        def transfer_worker(n):
-            wr = random.Random(rnd.random())
-            for i in range(40):
-                if stop.is_set():
-                    return
-                job = make_job(wr, f"{run}-t{n:02d}-{i:02d}", accounts, 0.25)
-                with lock:
-                    jobs.append(job)
-                run_job(api, job, stop_on_full=True, stop=stop)
-                if job.pending:
-                    time.sleep(0.3)  # refused for a full disk: resent after it grows
-                else:
-                    time.sleep(wr.uniform(0.0, 0.05))
 
-        def upload_worker(n):
-            i = 0
-            while not stop.is_set():
-                up = Upload(f"{run}-u{n}-{i:03d}", 256 * 1024)
-                i += 1
-                with lock:
-                    uploads.append(up)
-                run_upload(api, up, stop_on_full=True, stop=stop)
-                if up.pending or up.error:
-                    break
+def fill_and_grow(env, result, bankd, rec, api, accounts, funding, tag, mnt, grow_mib,
+                  while_full=None):
+    """The storm of the disk scenarios, on a bankd whose storage lives on the tmpfs at mnt:
+    16 threads of keyed book transfers and 4 threads uploading 256 KiB documents until the
+    uploads are refused 503 storage_full. While full: reads answer 200, /readyz says
+    storage_full, then while_full() (checks of the scenario's own). The tmpfs then grows to
+    grow_mib, every write refused is resent with its key until applied, and the books,
+    events, documents and `bankd ledger check` are checked, and bankd drained with SIGTERM."""
+    out = DiskStorm()
+    rnd = random.Random(int(env.get("FAULTS_SEED", "0")) or None)
+    run = f"{tag}-{os.getpid()}-{int(time.time())}"
+    jobs = out.jobs
+    uploads = out.uploads
+    lock = threading.Lock()
+    stop = threading.Event()
+    uploads_full = threading.Event()
+    full_uploaders = [0]
+
+    def transfer_worker(n):
+        wr = random.Random(rnd.random())
+        for i in range(40):
+            if stop.is_set():
+                return
+            job = make_job(wr, f"{run}-t{n:02d}-{i:02d}", accounts, 0.25)
             with lock:
-                full_uploaders[0] += 1
-                if full_uploaders[0] == 4:
-                    uploads_full.set()
+                jobs.append(job)
+            run_job(api, job, stop_on_full=True, stop=stop)
+            if job.pending:
+                time.sleep(0.3)  # refused for a full disk: resent after it grows
+            else:
+                time.sleep(wr.uniform(0.0, 0.05))
 
-        poller = ReadyPoller(bankd, rec)
+    def upload_worker(n):
+        i = 0
+        while not stop.is_set():
+            up = Upload(f"{run}-u{n}-{i:03d}", 256 * 1024)
+            i += 1
+            with lock:
+                uploads.append(up)
+            run_upload(api, up, stop_on_full=True, stop=stop)
+            if up.pending or up.error:
+                break
+        with lock:
+            full_uploaders[0] += 1
+            if full_uploaders[0] == 4:
+                uploads_full.set()
+
+    poller = ReadyPoller(bankd, rec)
+    try:
         poller.start()
         storm_begin = now()
         log("storm: 16 threads of keyed book transfers, 4 threads uploading 256 KiB documents")
@@ -1014,6 +1028,8 @@ def scenario_disk(env, result):
         deadline = now() + 5
         while not poller.seen(status=503, reason="storage_full") and now() < deadline:
             time.sleep(0.1)
+        if while_full is not None:
+            while_full()
         time.sleep(1.0)  # the transfers keep meeting the full disk a little longer
         stop.set()
         for t in threads:
@@ -1035,11 +1051,12 @@ def scenario_disk(env, result):
                        f"{len(seen_full)} times; readyz: {poller.summary()}"))
 
         # Grow the disk; resend every refused write with its key until it is applied.
-        run_cmd(["mount", "-o", "remount,size=96m", mnt])
+        run_cmd(["mount", "-o", f"remount,size={grow_mib}m", mnt])
         t_grown = now()
         pending_jobs = [j for j in jobs if not j.done() and not j.error]
         pending_ups = [u for u in uploads if u.pending and not u.error]
-        log(f"disk grown to 96 MiB; resending {len(pending_jobs)} transfers/clears and "
+        out.pending = len(pending_jobs) + len(pending_ups)
+        log(f"disk grown to {grow_mib} MiB; resending {len(pending_jobs)} transfers/clears and "
             f"{len(pending_ups)} uploads")
         work_q = collections.deque([("job", j) for j in pending_jobs] +
                                    [("upload", u) for u in pending_ups])
@@ -1080,10 +1097,11 @@ def scenario_disk(env, result):
                        not errs and all(j.done() for j in jobs) and all(u.acked for u in uploads),
                        f"transfers {acked}/{len(jobs)}, uploads "
                        f"{sum(u.acked for u in uploads)}/{len(uploads)}; " + "; ".join(errs[:5])))
-        transfers, applied = check_books(api, jobs, accounts, funding, checks)
+        transfers, out.applied = check_books(api, jobs, accounts, funding, checks)
         result.balances = "yes"
         check_transfer_events(api, transfers, jobs, checks)
         docs = api.list_all("/documents", "documents")
+        out.docs = len(docs)
         per_key = collections.Counter(d.get("description") for d in docs)
         acked_ups = [u for u in uploads if u.acked]
         doubles = [k for k, n in per_key.items() if n != 1]
@@ -1093,36 +1111,62 @@ def scenario_disk(env, result):
                        len(docs) == len(acked_ups) and not doubles and not unknown and not missing,
                        f"{len(docs)} listed, {len(acked_ups)} acknowledged; doubled {doubles[:3]}"
                        f" unknown {sorted(unknown)[:3]} missing {missing[:3]}"))
-        code, out = bankd.ledger_check()
-        checks.append(("`bankd ledger check`: postings match balances", code == 0, out[:300]))
+        code, outp = bankd.ledger_check()
+        checks.append(("`bankd ledger check`: postings match balances", code == 0, outp[:300]))
         alive = bankd.alive()
         rc = bankd.stop()
         checks.append(("bankd ran throughout and drained on SIGTERM (exit 0)", alive and rc == 0,
                        f"exit {rc}"))
+
+        held = [j for j in jobs if j.hold]
+        result.attempted = (f"{len(jobs)} transfers ({len(held)} held) + {len(held)} clears + "
+                            f"{len(uploads)} uploads")
+        result.acknowledged = (f"{acked} transfers + {sum(j.cleared for j in held)} clears + "
+                               f"{len(acked_ups)} uploads answered 200 "
+                               f"({out.pending} after resending)")
+        log(f"answers by operation: "
+            + "; ".join(f"{op}: {dict(c)}" for op, c in sorted(rec.by_op.items())))
+        return out
+    finally:
+        stop.set()
+        poller.finish()
+
+
+def setup_bankd_accounts(bankd, rec, tag, funding):
+    api = Api(bankd.base, bankd.key, rec)
+    accounts = setup_accounts(api, tag, 8, funding)
+    log("setup: 8 accounts funded")
+    return api, accounts
+
+
+def scenario_disk(env, result):
+    work = env["FAULTS_WORK"]
+    mnt = os.path.join(work, "disk")
+    os.makedirs(mnt, exist_ok=True)
+    rec = Recorder()
+    bankd = None
+    mounted = False
+    try:
+        run_cmd(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mnt])
+        mounted = True
+        dbfile = os.path.join(mnt, "bankd.db")
+        bankd = Bankd(env["BANKD_BIN"], f"sqlite://{dbfile}?mode=rwc", work, "disk")
+        funding = 1_000_000
+        api, accounts = setup_bankd_accounts(bankd, rec, "disk", funding)
+        storm = fill_and_grow(env, result, bankd, rec, api, accounts, funding, "disk", mnt, 96)
         try:
             conn = sqlite3.connect(f"file:{dbfile}", uri=True)
             integrity = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]
             conn.close()
         except sqlite3.Error as e:
             integrity = [f"error: {e}"]
-        checks.append(("PRAGMA integrity_check is ok", integrity == ["ok"],
-                       "; ".join(integrity[:5])))
-
-        held = [j for j in jobs if j.hold]
+        result.checks.append(("PRAGMA integrity_check is ok", integrity == ["ok"],
+                              "; ".join(integrity[:5])))
         result.faults = "24 MiB tmpfs filled by 256 KiB uploads, then remounted at 96 MiB"
-        result.attempted = (f"{len(jobs)} transfers ({len(held)} held) + {len(held)} clears + "
-                            f"{len(uploads)} uploads")
-        result.acknowledged = (f"{acked} transfers + {sum(j.cleared for j in held)} clears + "
-                               f"{len(acked_ups)} uploads answered 200 "
-                               f"({len(pending_jobs) + len(pending_ups)} after resending)")
-        result.found = (f"{applied} transfers, once each; {len(docs)} documents; "
+        result.found = (f"{storm.applied} transfers, once each; {storm.docs} documents; "
                         f"integrity {'ok' if integrity == ['ok'] else 'NOT ok'}")
-        log(f"answers by operation: "
-            + "; ".join(f"{op}: {dict(c)}" for op, c in sorted(rec.by_op.items())))
     finally:
         result.other_5xx = rec.other_5xx()
-        if poller is not None:
-            poller.finish()
         if bankd is not None:
             report_bad(rec, bankd, result)
             bankd.stop()
@@ -1130,6 +1174,172 @@ def scenario_disk(env, result):
             r = run_cmd(["umount", mnt], check=False)
             if r.returncode != 0:
                 run_cmd(["umount", "-l", mnt], check=False)
+
+
+PG = ["-h", "127.0.0.1", "-p", "5432", "-U", "postgres"]
+
+
+def psql(sql, db="postgres", check=True):
+    return run_cmd(["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *PG, "-d", db,
+                    "-c", sql], check=check)
+
+
+def pg_server_log(ver):
+    """The cluster's server log as Debian's pg_ctlcluster writes it (None if not there)."""
+    path = f"/var/log/postgresql/postgresql-{ver}-main.log"
+    return path if os.path.isfile(path) else None
+
+
+def pg_log_summary(path, offset, db, ts_oid):
+    """What PostgreSQL logged since offset about this database and its tablespace (its
+    sessions, and background processes naming the tablespace's files), and any crash of the
+    cluster: Counter of normalized ERROR/FATAL/PANIC/WARNING messages, list of crash lines,
+    Counter of the relfilenodes those messages name."""
+    import re
+    msgs = collections.Counter()
+    crashes = []
+    nodes = collections.Counter()
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+    except OSError as e:
+        return msgs, [f"(server log unreadable: {e})"], nodes
+    ours_session = f"@{db} "
+    ours_files = f"pg_tblspc/{ts_oid}/" if ts_oid else None
+    sev = re.compile(r"\b(ERROR|FATAL|PANIC|WARNING):\s+(.*)$")
+    for line in text.splitlines():
+        if ("PANIC:" in line or "terminated by signal" in line
+                or "terminating any other active server processes" in line
+                or "database system was not properly shut down" in line):
+            crashes.append(line.strip()[:300])
+        m = sev.search(line)
+        if not m:
+            continue
+        if ours_session in line or (ours_files and ours_files in line):
+            msg = re.sub(r'"[^"]*"', '"…"', m.group(2))
+            msgs[f"{m.group(1)}: {msg}"] += 1
+            for f in re.findall(r'"pg_tblspc/[^"]*/(\d+)(?:\.\d+)?"', m.group(2)):
+                nodes[f] += 1
+    return msgs, crashes, nodes
+
+
+def relations_of(db, nodes):
+    """Names of the relations with these relfilenodes (a TOAST table with its owner's name)."""
+    if not nodes:
+        return {}
+    r = psql("SELECT c.relfilenode, coalesce(o.relname || ' (TOAST)', c.relname) FROM pg_class c"
+             " LEFT JOIN pg_class o ON o.reltoastrelid = c.oid WHERE c.relfilenode IN ("
+             + ", ".join(str(int(n)) for n in nodes) + ")", db=db, check=False)
+    return dict(line.split("|", 1) for line in r.stdout.splitlines() if "|" in line)
+
+
+def bankd_sqlstates(log_path):
+    """The PostgreSQL errors bankd logged (SQLSTATE and message), counted."""
+    import re
+    pat = re.compile(r'code: "([0-9A-Z]{5})", message: "((?:[^"\\]|\\.)*)"')
+    found = collections.Counter()
+    try:
+        with open(log_path, errors="replace") as f:
+            for line in f:
+                for code, msg in pat.findall(line):
+                    msg = re.sub(r'\\"[^"\\]*\\"', '"…"', msg)
+                    found[f"{code} {msg}"] += 1
+    except OSError:
+        pass
+    return found
+
+
+def scenario_postgres_disk(env, result):
+    work = env["FAULTS_WORK"]
+    mnt = env["FAULTS_PGDISK_MNT"]
+    db = env["FAULTS_PGDISK_DB"]
+    ts = env["FAULTS_TABLESPACE"]
+    rec = Recorder()
+    bankd = None
+    mounted = db_made = ts_made = False
+    pglog = pg_server_log(env["FAULTS_PG_VER"])
+    pglog_at = os.path.getsize(pglog) if pglog else 0
+    ts_oid = None
+    checkpoint = {}
+    try:
+        os.makedirs(mnt, exist_ok=True)
+        run_cmd(["mount", "-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", mnt])
+        mounted = True
+        run_cmd(["chown", "postgres:postgres", mnt])
+        run_cmd(["dropdb", "--if-exists", "--force", *PG, db])
+        psql(f"DROP TABLESPACE IF EXISTS {ts}")
+        psql(f"CREATE TABLESPACE {ts} LOCATION '{mnt}'")
+        ts_made = True
+        ts_oid = psql(f"SELECT oid FROM pg_tablespace WHERE spcname = '{ts}'").stdout.strip()
+        psql(f"CREATE DATABASE {db} TABLESPACE {ts}")
+        db_made = True
+        # CREATE DATABASE (WAL_LOG) leaves the template's pages in shared buffers, not yet on the
+        # tmpfs: written only by the next checkpoint, which, once the tmpfs is full, would fail
+        # (and with it every checkpoint of the cluster: other databases' DROP DATABASE, a
+        # shutdown). Write them now, as a database in service would have long ago.
+        psql("CHECKPOINT")
+        funding = 1_000_000
+        bankd = Bankd(env["BANKD_BIN"], f"postgres://postgres@127.0.0.1:5432/{db}", work,
+                      "postgres-disk")
+        api, accounts = setup_bankd_accounts(bankd, rec, "pgdisk", funding)
+        log("tablespace df: " + run_cmd(["df", "-k", mnt], check=False).stdout.splitlines()[-1])
+
+        def while_full():
+            # The cluster still checkpoints with this tablespace full: no dirty page waits for
+            # space that is not there (the rest of the cluster is not held up by this test).
+            r = psql("CHECKPOINT", check=False)
+            checkpoint["rc"] = r.returncode
+            checkpoint["err"] = r.stderr.strip()[-300:]
+
+        storm = fill_and_grow(env, result, bankd, rec, api, accounts, funding, "pgdisk", mnt,
+                              128, while_full=while_full)
+        result.checks.append(("CHECKPOINT succeeds while the tablespace is full",
+                              checkpoint.get("rc") == 0, checkpoint.get("err") or "ok"))
+        states = bankd_sqlstates(bankd.log_path)
+        pg_answers = ", ".join(f"{msg} (x{n})" for msg, n in states.most_common()) or "nothing"
+        result.notes.append(f"PostgreSQL errors in bankd's log (logged when the storage turns "
+                            f"full, not per request): {pg_answers}")
+        if pglog:
+            msgs, crashes, nodes = pg_log_summary(pglog, pglog_at, db, ts_oid)
+            names = relations_of(db, nodes)
+            result.notes.append(
+                f"PostgreSQL server log ({pglog}), this database and tablespace: "
+                + ("; ".join(f"{n} x {m}" for m, n in msgs.most_common(6)) or "nothing")
+                + (" -- files of " + ", ".join(f"{names.get(f, 'relfilenode ' + f)} x{n}"
+                                              for f, n in nodes.most_common(6))
+                   if nodes else ""))
+            if crashes:
+                result.notes.append("PostgreSQL crashed or restarted: " + " / ".join(crashes[:5]))
+            crash_word = "PostgreSQL crashed" if crashes else "no PostgreSQL crash"
+        else:
+            crash_word = "server log not found"
+        codes = sorted({s.split(" ", 1)[0] for s in states})
+        result.faults = ("32 MiB tmpfs under the database's tablespace (WAL on the main disk) "
+                         "filled by 256 KiB uploads, then remounted at 128 MiB")
+        result.found = (f"{storm.applied} transfers, once each; {storm.docs} documents; "
+                        f"ledger check clean; PostgreSQL answered SQLSTATE "
+                        f"{'/'.join(codes) or 'none'}; {crash_word}")
+    finally:
+        result.other_5xx = rec.other_5xx()
+        if bankd is not None:
+            report_bad(rec, bankd, result)
+            bankd.stop()
+        if mounted:
+            # Room first, so that nothing of the cluster waits on this tablespace meanwhile.
+            run_cmd(["mount", "-o", "remount,size=128m", mnt], check=False)
+        if db_made:
+            run_cmd(["dropdb", "--if-exists", "--force", *PG, db], check=False)
+        if ts_made:
+            psql(f"DROP TABLESPACE IF EXISTS {ts}", check=False)
+        if mounted:
+            r = run_cmd(["umount", mnt], check=False)
+            if r.returncode != 0:
+                run_cmd(["umount", "-l", mnt], check=False)
+        try:
+            os.rmdir(mnt)
+        except OSError:
+            pass
 
 
 # ------------------------------------------------------------------------------------ main
@@ -1141,16 +1351,18 @@ def md(s):
 
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "all"
-    if mode not in ("postgres", "disk", "all"):
-        print("usage: scripts/faults [postgres|disk|all]", file=sys.stderr)
+    if mode not in ("postgres", "disk", "postgres-disk", "all"):
+        print("usage: scripts/faults [postgres|disk|postgres-disk|all]", file=sys.stderr)
         return 2
     env = dict(os.environ)
-    for name in ("BANKD_BIN", "FAULTS_WORK", "FAULTS_DB", "FAULTS_PG_VER"):
+    for name in ("BANKD_BIN", "FAULTS_WORK", "FAULTS_DB", "FAULTS_PG_VER", "FAULTS_PGDISK_DB",
+                 "FAULTS_TABLESPACE", "FAULTS_PGDISK_MNT"):
         if not env.get(name):
             print(f"faults.py: {name} is not set (run scripts/faults)", file=sys.stderr)
             return 2
-    scenarios = {"postgres": scenario_postgres, "disk": scenario_disk}
-    names = ["postgres", "disk"] if mode == "all" else [mode]
+    scenarios = {"postgres": scenario_postgres, "disk": scenario_disk,
+                 "postgres-disk": scenario_postgres_disk}
+    names = ["postgres", "disk", "postgres-disk"] if mode == "all" else [mode]
     results = []
     for name in names:
         result = Result(name)
