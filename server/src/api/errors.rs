@@ -212,7 +212,8 @@ impl ApiError {
     /// been applied, and the message says how to learn the outcome.
     pub fn database_unavailable(detail: &str, applied_unknown: bool) -> Self {
         let id = request_id();
-        tracing::warn!(request_id = %id, cause = detail, "database unavailable");
+        // The operator's concern, unlike a conflict or a timeout: the database is gone.
+        tracing::error!(request_id = %id, cause = detail, "database unavailable");
         let outcome = if applied_unknown {
             "the connection was lost while the request was being committed, so it may or may \
              not have been applied: send it again with the same Idempotency-Key, or read the \
