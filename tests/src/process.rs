@@ -327,6 +327,19 @@ impl BankdProcess {
         std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
     }
 
+    /// The log once `arrived` holds for it, or as it is after 10 s. bankd writes its log from
+    /// a thread of its own, so a request's line may follow its answer by a moment.
+    pub fn log_when(&self, arrived: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if arrived(&log) || std::time::Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Kills the process at once (no graceful shutdown).
     pub fn kill(&mut self) {
         let _ = self.child.kill();
