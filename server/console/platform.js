@@ -38,8 +38,10 @@ export function platformPage(ctx) {
       ["Created", formatTime(platform.created_at)],
       ["Updated", formatTime(platform.updated_at)],
     ]));
-    zone.value = platform.reporting_time_zone || browserZone;
+    // Never over what the user is typing: the answer may arrive after they began.
+    if (!zone.dataset.edited) zone.value = platform.reporting_time_zone || browserZone;
   }
+  zone.addEventListener("input", () => { zone.dataset.edited = "yes"; });
 
   handleSubmit(form, async () => {
     // PATCH /platform declares no Idempotency-Key; setting the same zone twice is harmless.

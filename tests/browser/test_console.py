@@ -85,6 +85,7 @@ def test_scenario(page, console_url, api, receivers):
 
     # The history counts days in the platform's time zone: set it on the platform page.
     nav(page, "Platform")
+    expect(page.get_by_test_id("reporting-time-zone")).to_have_text("not set")
     page.get_by_label("Reporting time zone").fill("UTC")
     page.get_by_role("button", name="Save time zone").click()
     expect(page.get_by_test_id("reporting-time-zone")).to_have_text("UTC")
