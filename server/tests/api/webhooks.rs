@@ -144,12 +144,7 @@ async fn finish_attempts(app: &TestApp, event: &str, status: &str) {
 }
 
 async fn events_and_attempts_past_their_retention_are_purged_unless_still_to_send(ctx: Ctx) {
-    let clock = Arc::new(FixedClock::new(chrono::Utc::now()));
-    let app = spawn_app_with(ctx, clock.clone(), Config::default()).await;
-    let body = json!({"url": "https://93.184.216.34/hooks"});
-    app.post("/webhook-endpoints", &app.a.key, &body)
-        .await
-        .expect(200);
+    let (clock, app) = app_with_endpoint(ctx).await;
     // Two old events: one whose attempt failed for good, one whose attempt is still pending.
     let finished = person_events(&app).await;
     let pending = person_events(&app).await;
@@ -212,6 +207,36 @@ async fn events_and_attempts_past_their_retention_are_purged_unless_still_to_sen
     assert_eq!(event_ids(&app).await, listed);
 }
 
+/// bankd on a clock the test moves, with platform A's webhook endpoint on a public address
+/// (no worker runs here, so nothing is sent to it).
+async fn app_with_endpoint(ctx: Ctx) -> (Arc<FixedClock>, TestApp) {
+    let clock = Arc::new(FixedClock::new(chrono::Utc::now()));
+    let app = spawn_app_with(ctx, clock.clone(), Config::default()).await;
+    let body = json!({"url": "https://93.184.216.34/hooks"});
+    app.post("/webhook-endpoints", &app.a.key, &body)
+        .await
+        .expect(200);
+    (clock, app)
+}
+
+/// The claimed attempts as made, answered `status` (jitter 0.5: the back-off exactly).
+fn made(claimed: Vec<ClaimedDelivery>, status: i32) -> Vec<RecordedAttempt> {
+    let outcome = AttemptOutcome {
+        succeeded: (200..300).contains(&status),
+        response_status: Some(status),
+        latency_ms: 3,
+        error: None,
+    };
+    claimed
+        .into_iter()
+        .map(|claimed| RecordedAttempt {
+            claimed,
+            outcome: outcome.clone(),
+            jitter: 0.5,
+        })
+        .collect()
+}
+
 /// Claims what is due now (nothing to record); answers the claimed attempts.
 async fn claim(app: &TestApp, finished: &[RecordedAttempt]) -> Vec<ClaimedDelivery> {
     let lease = Duration::from_secs(30);
@@ -224,12 +249,7 @@ async fn claim(app: &TestApp, finished: &[RecordedAttempt]) -> Vec<ClaimedDelive
 /// retried: no attempt is claimed before it is due, none is lost, and the retry waits its
 /// back-off from the time the failure was recorded.
 async fn attempts_are_neither_lost_nor_sent_early_when_the_clock_jumps(ctx: Ctx) {
-    let clock = Arc::new(FixedClock::new(chrono::Utc::now()));
-    let app = spawn_app_with(ctx, clock.clone(), Config::default()).await;
-    let body = json!({"url": "https://93.184.216.34/hooks"});
-    app.post("/webhook-endpoints", &app.a.key, &body)
-        .await
-        .expect(200);
+    let (clock, app) = app_with_endpoint(ctx).await;
     let events = person_events(&app).await;
     // Three hours back: the first attempt is not due yet.
     clock.advance(chrono::Duration::hours(-3));
@@ -243,19 +263,7 @@ async fn attempts_are_neither_lost_nor_sent_early_when_the_clock_jumps(ctx: Ctx)
     // The attempt fails while the clock is five hours back; its retry is due one back-off
     // (60 s, jitter 0.5: exactly 60 s) after the failure was recorded.
     clock.advance(chrono::Duration::hours(-5));
-    let failed = first
-        .into_iter()
-        .map(|claimed| RecordedAttempt {
-            claimed,
-            outcome: AttemptOutcome {
-                succeeded: false,
-                response_status: Some(500),
-                latency_ms: 3,
-                error: None,
-            },
-            jitter: 0.5,
-        })
-        .collect::<Vec<_>>();
+    let failed = made(first, 500);
     assert!(claim(&app, &failed).await.is_empty(), "the retry waits");
     clock.advance(chrono::Duration::seconds(59));
     assert!(claim(&app, &[]).await.is_empty(), "not a second early");
@@ -265,19 +273,7 @@ async fn attempts_are_neither_lost_nor_sent_early_when_the_clock_jumps(ctx: Ctx)
     assert!(second.iter().all(|c| c.delivery.attempt == 2));
     // The clock leaps a day forward: nothing else is due, and the retry is recorded once.
     clock.advance(chrono::Duration::hours(24));
-    let succeeded = second
-        .into_iter()
-        .map(|claimed| RecordedAttempt {
-            claimed,
-            outcome: AttemptOutcome {
-                succeeded: true,
-                response_status: Some(204),
-                latency_ms: 2,
-                error: None,
-            },
-            jitter: 0.5,
-        })
-        .collect::<Vec<_>>();
+    let succeeded = made(second, 204);
     assert!(claim(&app, &succeeded).await.is_empty());
     for event in &events {
         let statuses = "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE event_id = ? \
