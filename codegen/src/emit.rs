@@ -33,6 +33,7 @@ use quote::{format_ident, quote};
 use crate::ir::*;
 
 mod callbacks;
+mod client;
 mod crate_root;
 mod meta;
 mod models;
@@ -60,6 +61,8 @@ serialize-requests = []
 # Types the server writes (responses, callbacks, schemas no operation reaches) also deserialise
 # (tests reading responses back, a client).
 deserialize-responses = []
+# The typed client (`client::Client`), over reqwest: the same inputs and response enums.
+client = ["serialize-requests", "deserialize-responses", "openapi-poem-runtime/client"]
 "#;
 
 /// The generated crate's dependencies: poem-openapi's `cookie` feature only where a parameter
@@ -310,6 +313,7 @@ fn jobs<'a>(
     if !e.outgoing_sets().is_empty() {
         jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
     }
+    jobs.push(("src/client.rs".into(), Job::Client));
     jobs
 }
 
@@ -373,6 +377,7 @@ enum Job<'a> {
     Tag(&'a Tag),
     Server,
     Callbacks,
+    Client,
 }
 
 /// Formatted Rust source of `tokens` (a file's items).
@@ -613,6 +618,7 @@ impl<'a> Emitter<'a> {
             Job::Tag(tag) => self.tag(tag),
             Job::Server => self.server(),
             Job::Callbacks => self.callbacks_file(),
+            Job::Client => self.client_file(),
         }
     }
 }

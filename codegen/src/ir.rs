@@ -451,7 +451,160 @@ pub struct Operation {
     pub callbacks: Vec<Callback>,
     /// Its `callbacks` as JSON text, when written (served as written).
     pub callbacks_json: Option<String>,
+    /// How it pages, as its `x-pagination` extension says (else see [`Api::pagination`]).
+    pub pagination: Option<Pagination>,
     pub pointer: String,
+}
+
+/// How a list operation pages: a client walks it as one stream of items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pagination {
+    /// The query parameter that takes the next page's position.
+    pub param: String,
+    /// The array property of the page's body that holds the items; `None`: the body is the
+    /// array.
+    pub items: Option<String>,
+    pub next: NextPage,
+}
+
+/// Where the next page's position comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NextPage {
+    /// Property `field` (`id`) of the page's last item, while the body's boolean property
+    /// `flag` (`has_more`) is true.
+    LastItem { field: String, flag: String },
+    /// The body's property (`next_page_token`), until it is absent, null or empty.
+    Token(String),
+    /// The `param` of the target of the answer's `Link: <…>; rel="next"`.
+    Link,
+}
+
+/// Query parameters that take a cursor after the last item (with a `has_more` flag).
+const CURSOR_PARAMS: &[&str] = &["starting_after", "after", "cursor"];
+/// Body properties that say whether more pages follow.
+const MORE_FLAGS: &[&str] = &["has_more", "hasMore"];
+/// Body properties that carry the next page's token, and the parameters that take one.
+const TOKEN_PROPERTIES: &[&str] = &[
+    "next_page_token",
+    "nextPageToken",
+    "next_cursor",
+    "nextCursor",
+    "next_token",
+    "nextToken",
+];
+const TOKEN_PARAMS: &[&str] = &[
+    "page_token",
+    "pageToken",
+    "cursor",
+    "next_token",
+    "nextToken",
+    "token",
+    "after",
+];
+/// Parameters a `Link: rel="next"` target sets.
+const LINK_PARAMS: &[&str] = &["page", "cursor", "after", "page_token"];
+
+impl Api {
+    /// How `o` pages: its `x-pagination`, else one of the common shapes recognised: a `GET`
+    /// whose first success is a JSON object with one array property and
+    /// - a `has_more` flag, and an optional `starting_after` (`after`, `cursor`) parameter
+    ///   that takes the last item's `id`;
+    /// - or a next-page token (`next_page_token`, `next_cursor`, ...) and an optional
+    ///   parameter that takes it (`page_token`, `cursor`, ...);
+    /// - or a JSON array with a declared `Link` header and an optional `page` (`cursor`,
+    ///   `after`) parameter.
+    pub fn pagination(&self, o: &Operation) -> Option<Pagination> {
+        if let Some(p) = &o.pagination {
+            return Some(p.clone());
+        }
+        if o.method != "get" {
+            return None;
+        }
+        let ok = o.responses.iter().find(|r| {
+            matches!(r.status, Status::Code(200..=299))
+                && matches!(r.content, Some((Media::Json, ..)))
+        })?;
+        let (_, _, schema) = ok.content.as_ref()?;
+        let param = |names: &[&str]| {
+            o.params
+                .iter()
+                .find(|p| {
+                    p.location == Location::Query
+                        && !p.required
+                        && p.schema.default.is_none()
+                        && names.contains(&p.name.as_str())
+                })
+                .map(|p| p.name.clone())
+        };
+        let body = self.resolved(schema);
+        if let Kind::Array(_) = body.kind {
+            let link = ok
+                .headers
+                .iter()
+                .any(|h| h.name.eq_ignore_ascii_case("link"));
+            if !link {
+                return None;
+            }
+            return Some(Pagination {
+                param: param(LINK_PARAMS)?,
+                items: None,
+                next: NextPage::Link,
+            });
+        }
+        let Kind::Object(object) = &body.kind else {
+            return None;
+        };
+        let mut arrays = object
+            .properties
+            .iter()
+            .filter(|p| matches!(self.resolved(&p.schema).kind, Kind::Array(_)));
+        let items = arrays.next()?.name.clone();
+        if arrays.next().is_some() {
+            return None;
+        }
+        let property = |names: &[&str], boolean: bool| {
+            object
+                .properties
+                .iter()
+                .find(|p| {
+                    names.contains(&p.name.as_str())
+                        && match &self.resolved(&p.schema).kind {
+                            Kind::Boolean => boolean,
+                            Kind::String { enum_values, .. } => !boolean && enum_values.is_empty(),
+                            _ => false,
+                        }
+                })
+                .map(|p| p.name.clone())
+        };
+        if let (Some(flag), Some(param)) = (property(MORE_FLAGS, true), param(CURSOR_PARAMS)) {
+            return Some(Pagination {
+                param,
+                items: Some(items),
+                next: NextPage::LastItem {
+                    field: "id".into(),
+                    flag,
+                },
+            });
+        }
+        let token = property(TOKEN_PROPERTIES, false)?;
+        Some(Pagination {
+            param: param(TOKEN_PARAMS)?,
+            items: Some(items),
+            next: NextPage::Token(token),
+        })
+    }
+
+    /// `schema`, or the schema of the type it names.
+    pub fn resolved<'s>(&'s self, schema: &'s Schema) -> &'s Schema {
+        match &schema.kind {
+            Kind::Ref(name) => self
+                .types
+                .iter()
+                .find(|t| &t.name == name)
+                .map_or(schema, |t| &t.schema),
+            _ => schema,
+        }
+    }
 }
 
 /// The methods a path item has a field for in OpenAPI 3.0 and 3.1, which poem-openapi routes.

@@ -168,6 +168,14 @@ impl Builder {
         self
     }
 
+    /// The typed client too (`client`): the module `client`, and both serde directions. The
+    /// including crate depends on `openapi-poem-runtime` with its `client` feature.
+    pub fn client(mut self) -> Self {
+        self.features
+            .extend(["client", "serialize-requests", "deserialize-responses"]);
+        self
+    }
+
     /// The module path, from the crate root, at which the file is included (`api`,
     /// `generated::api`): generated paths name it. The file is `<last segment>.rs`.
     pub fn module(mut self, path: &str) -> Self {

@@ -92,6 +92,7 @@ pub struct UpdateAccountNumberInput {
 }
 /// Every response `list_account_numbers` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListAccountNumbersResponse {
     /// One page of account numbers.
     #[oai(status = 200u16)]
@@ -196,6 +197,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersR
 }
 /// Every response `create_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateAccountNumberResponse {
     /// The created account number.
     #[oai(status = 200u16)]
@@ -322,6 +324,7 @@ for CreateAccountNumberResponse {
 }
 /// Every response `get_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAccountNumberResponse {
     /// The account number.
     #[oai(status = 200u16)]
@@ -426,6 +429,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberRes
 }
 /// Every response `update_account_number` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateAccountNumberResponse {
     /// The updated account number.
     #[oai(status = 200u16)]

@@ -84,6 +84,7 @@ pub struct ListAchPositivePayRulesInput {
 }
 /// Every response `create_ach_positive_pay_rule` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateAchPositivePayRuleResponse {
     /// The created rule.
     #[oai(status = 200u16)]
@@ -189,6 +190,7 @@ for CreateAchPositivePayRuleResponse {
 }
 /// Every response `get_ach_positive_pay_rule` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAchPositivePayRuleResponse {
     /// The rule.
     #[oai(status = 200u16)]
@@ -294,6 +296,7 @@ for GetAchPositivePayRuleResponse {
 }
 /// Every response `delete_ach_positive_pay_rule` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteAchPositivePayRuleResponse {
     /// The rule is deleted. No body.
     #[oai(status = 200u16)]
@@ -399,6 +402,7 @@ for DeleteAchPositivePayRuleResponse {
 }
 /// Every response `list_ach_positive_pay_rules` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListAchPositivePayRulesResponse {
     /// One page of rules.
     #[oai(status = 200u16)]

@@ -48,6 +48,7 @@ pub struct GetAchTransferInput {
 }
 /// Every response `list_ach_transfers` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListAchTransfersResponse {
     /// One page of ACH transfers.
     #[oai(status = 200u16)]
@@ -152,6 +153,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
 }
 /// Every response `get_ach_transfer` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAchTransferResponse {
     /// The ACH transfer.
     #[oai(status = 200u16)]

@@ -199,6 +199,7 @@ pub struct AddBankAccountOwnerInput {
 }
 /// Every response `list_bank_accounts` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListBankAccountsResponse {
     /// One page of bank accounts.
     #[oai(status = 200u16)]
@@ -303,6 +304,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
 }
 /// Every response `create_bank_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateBankAccountResponse {
     /// The created bank account with its default account number.
     #[oai(status = 200u16)]
@@ -428,6 +430,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
 }
 /// Every response `get_bank_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetBankAccountResponse {
     /// The bank account.
     #[oai(status = 200u16)]
@@ -532,6 +535,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
 }
 /// Every response `delete_bank_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteBankAccountResponse {
     /// The bank account is deleted (closed). No body.
     #[oai(status = 200u16)]
@@ -636,6 +640,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
 }
 /// Every response `update_bank_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateBankAccountResponse {
     /// The updated bank account.
     #[oai(status = 200u16)]
@@ -740,6 +745,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
 }
 /// Every response `get_bank_account_history` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetBankAccountHistoryResponse {
     /// The daily summaries of the bank account.
     #[oai(status = 200u16)]
@@ -845,6 +851,7 @@ for GetBankAccountHistoryResponse {
 }
 /// Every response `add_bank_account_owner` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum AddBankAccountOwnerResponse {
     /// The bank account with its updated owners.
     #[oai(status = 200u16)]

@@ -121,6 +121,7 @@ pub struct CancelBookTransferInput {
 }
 /// Every response `list_book_transfers` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListBookTransfersResponse {
     /// One page of book transfers.
     #[oai(status = 200u16)]
@@ -225,6 +226,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBookTransfersRe
 }
 /// Every response `create_book_transfer` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateBookTransferResponse {
     /// The created book transfer (`COMPLETED`, or `HOLD` when `hold` was set).
     #[oai(status = 200u16)]
@@ -350,6 +352,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBookTransferR
 }
 /// Every response `get_book_transfer` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetBookTransferResponse {
     /// The book transfer.
     #[oai(status = 200u16)]
@@ -454,6 +457,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBookTransferResp
 }
 /// Every response `clear_book_transfer` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ClearBookTransferResponse {
     /// The transfer, now `COMPLETED`.
     #[oai(status = 200u16)]
@@ -558,6 +562,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ClearBookTransferRe
 }
 /// Every response `cancel_book_transfer` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CancelBookTransferResponse {
     /// The transfer, now `CANCELED`.
     #[oai(status = 200u16)]

@@ -114,6 +114,7 @@ pub struct DeleteCounterpartyInput {
 }
 /// Every response `list_counterparties` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListCounterpartiesResponse {
     /// One page of counterparties.
     #[oai(status = 200u16)]
@@ -218,6 +219,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCounterpartiesR
 }
 /// Every response `create_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateCounterpartyResponse {
     /// The created counterparty.
     #[oai(status = 200u16)]
@@ -322,6 +324,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCounterpartyR
 }
 /// Every response `get_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetCounterpartyResponse {
     /// The counterparty.
     #[oai(status = 200u16)]
@@ -426,6 +429,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetCounterpartyResp
 }
 /// Every response `delete_counterparty` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteCounterpartyResponse {
     /// The counterparty was deleted; the body is an empty JSON object.
     #[oai(status = 200u16)]

@@ -113,6 +113,7 @@ pub struct GetDocumentContentInput {
 }
 /// Every response `list_documents` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListDocumentsResponse {
     /// One page of documents.
     #[oai(status = 200u16)]
@@ -217,6 +218,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListDocumentsRespon
 }
 /// Every response `upload_document` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UploadDocumentResponse {
     /// The uploaded document.
     #[oai(status = 200u16)]
@@ -342,6 +344,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UploadDocumentRespo
 }
 /// Every response `get_document` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetDocumentResponse {
     /// The document.
     #[oai(status = 200u16)]
@@ -446,6 +449,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetDocumentResponse
 }
 /// Every response `get_document_content` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetDocumentContentResponse {
     /// The bytes of the uploaded file.
     #[oai(status = 200u16)]

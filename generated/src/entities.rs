@@ -251,6 +251,7 @@ pub struct SubmitAdditionalRequirementsInput {
 }
 /// Every response `create_person_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePersonEntityResponse {
     /// The created person entity.
     #[oai(status = 200u16)]
@@ -376,6 +377,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
 }
 /// Every response `create_business_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateBusinessEntityResponse {
     /// The created business entity.
     #[oai(status = 200u16)]
@@ -502,6 +504,7 @@ for CreateBusinessEntityResponse {
 }
 /// Every response `update_person_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdatePersonEntityResponse {
     /// The updated person entity.
     #[oai(status = 200u16)]
@@ -606,6 +609,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
 }
 /// Every response `update_business_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateBusinessEntityResponse {
     /// The updated business entity.
     #[oai(status = 200u16)]
@@ -711,6 +715,7 @@ for UpdateBusinessEntityResponse {
 }
 /// Every response `list_entities` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListEntitiesResponse {
     /// One page of entities.
     #[oai(status = 200u16)]
@@ -815,6 +820,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
 }
 /// Every response `get_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEntityResponse {
     /// The entity.
     #[oai(status = 200u16)]
@@ -919,6 +925,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
 }
 /// Every response `delete_entity` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteEntityResponse {
     /// The entity was deleted; the body is an empty JSON object.
     #[oai(status = 200u16)]
@@ -1023,6 +1030,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
 }
 /// Every response `list_associated_persons` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListAssociatedPersonsResponse {
     /// One page of associated persons.
     #[oai(status = 200u16)]
@@ -1128,6 +1136,7 @@ for ListAssociatedPersonsResponse {
 }
 /// Every response `create_associated_person` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateAssociatedPersonResponse {
     /// The created link between the business and the person.
     #[oai(status = 200u16)]
@@ -1233,6 +1242,7 @@ for CreateAssociatedPersonResponse {
 }
 /// Every response `get_additional_requirements` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAdditionalRequirementsResponse {
     /// The submitted and missing additional requirements.
     #[oai(status = 200u16)]
@@ -1338,6 +1348,7 @@ for GetAdditionalRequirementsResponse {
 }
 /// Every response `submit_additional_requirements` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SubmitAdditionalRequirementsResponse {
     /// The submitted and missing additional requirements after the merge.
     #[oai(status = 200u16)]

@@ -63,6 +63,7 @@ pub struct GetEventInput {
 }
 /// Every response `list_events` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListEventsResponse {
     /// One page of events.
     #[oai(status = 200u16)]
@@ -167,6 +168,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEventsResponse 
 }
 /// Every response `get_event` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEventResponse {
     /// The event.
     #[oai(status = 200u16)]

@@ -60,6 +60,10 @@ pub mod server;
 /// The `Callbacks` and `Webhooks` traits: the requests the server sends.
 #[rustfmt::skip]
 pub mod callbacks;
+/// A typed client of the API (feature `client`).
+#[cfg(feature = "client")]
+#[rustfmt::skip]
+pub mod client;
 pub use ::openapi_poem_runtime as runtime;
 pub use poem_openapi::payload::Binary;
 pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};

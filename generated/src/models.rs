@@ -2102,6 +2102,11 @@ impl crate::runtime::MultipartForm for UploadDocumentRequest {
             self.file = f;
         }
     }
+    fn file_parts(&self) -> ::std::vec::Vec<(&'static str, &crate::runtime::FilePart)> {
+        let mut parts = ::std::vec::Vec::new();
+        parts.push(("file", &self.file));
+        parts
+    }
 }
 /// One page of documents.
 ///

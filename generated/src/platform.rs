@@ -37,6 +37,7 @@ pub struct UpdatePlatformInput {
 }
 /// Every response `get_platform` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPlatformResponse {
     /// The platform and its settings.
     #[oai(status = 200u16)]
@@ -141,6 +142,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse
 }
 /// Every response `update_platform` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdatePlatformResponse {
     /// The platform with its updated settings.
     #[oai(status = 200u16)]

@@ -40,6 +40,7 @@ pub struct SimulateReceiveAchDebitInput {
 }
 /// Every response `simulate_receive_ach_credit` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SimulateReceiveAchCreditResponse {
     /// The incoming ACH transfer, `COMPLETED`.
     #[oai(status = 200u16)]
@@ -152,6 +153,7 @@ for SimulateReceiveAchCreditResponse {
 }
 /// Every response `simulate_receive_ach_debit` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SimulateReceiveAchDebitResponse {
     /// The incoming ACH transfer, `COMPLETED` or `RETURNED`.
     #[oai(status = 200u16)]

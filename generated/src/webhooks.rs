@@ -163,6 +163,7 @@ pub struct RetryWebhookDeliveryInput {
 }
 /// Every response `list_webhook_endpoints` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListWebhookEndpointsResponse {
     /// One page of webhook endpoints.
     #[oai(status = 200u16)]
@@ -268,6 +269,7 @@ for ListWebhookEndpointsResponse {
 }
 /// Every response `create_webhook_endpoint` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateWebhookEndpointResponse {
     /// The created webhook endpoint.
     #[oai(status = 200u16)]
@@ -373,6 +375,7 @@ for CreateWebhookEndpointResponse {
 }
 /// Every response `get_webhook_endpoint` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetWebhookEndpointResponse {
     /// The webhook endpoint.
     #[oai(status = 200u16)]
@@ -477,6 +480,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointR
 }
 /// Every response `delete_webhook_endpoint` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteWebhookEndpointResponse {
     /// The endpoint was deleted; the body is an empty JSON object.
     #[oai(status = 200u16)]
@@ -582,6 +586,7 @@ for DeleteWebhookEndpointResponse {
 }
 /// Every response `update_webhook_endpoint` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateWebhookEndpointResponse {
     /// The updated webhook endpoint.
     #[oai(status = 200u16)]
@@ -687,6 +692,7 @@ for UpdateWebhookEndpointResponse {
 }
 /// Every response `rotate_webhook_endpoint_secret` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum RotateWebhookEndpointSecretResponse {
     /// The webhook endpoint with its new secret.
     #[oai(status = 200u16)]
@@ -792,6 +798,7 @@ for RotateWebhookEndpointSecretResponse {
 }
 /// Every response `list_webhook_deliveries` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListWebhookDeliveriesResponse {
     /// One page of delivery attempts.
     #[oai(status = 200u16)]
@@ -897,6 +904,7 @@ for ListWebhookDeliveriesResponse {
 }
 /// Every response `retry_webhook_delivery` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum RetryWebhookDeliveryResponse {
     /// The scheduled attempt.
     #[oai(status = 200u16)]

@@ -69,6 +69,10 @@ pub use methods::ExtensionMethods;
 pub mod querystring;
 pub use querystring::QueryString;
 
+/// The client half of a generated crate (feature `client`).
+#[cfg(feature = "client")]
+pub mod client;
+
 pub mod stream;
 pub use stream::ItemStream;
 

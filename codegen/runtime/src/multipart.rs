@@ -42,6 +42,8 @@ impl<'de> serde::Deserialize<'de> for FilePart {
 pub trait MultipartForm: SpecType + serde::de::DeserializeOwned + Sized {
     const FILE_FIELDS: &'static [&'static str];
     fn attach_files(&mut self, files: &mut BTreeMap<String, FilePart>);
+    /// The file parts present, by part name (what a client sends).
+    fn file_parts(&self) -> Vec<(&'static str, &FilePart)>;
 }
 
 /// A `multipart/form-data` body: text parts are validated like JSON fields, file parts are

@@ -153,6 +153,7 @@ pub mod date_time {
 
 /// The body of a `default` response that declares none (poem-openapi needs one beside the
 /// status): nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NoBody;
 
 impl IntoResponse for NoBody {

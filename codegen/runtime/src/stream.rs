@@ -34,6 +34,12 @@ pub struct ItemStream<T, const FORMAT: Format> {
     _t: PhantomData<fn() -> T>,
 }
 
+impl<T, const FORMAT: Format> std::fmt::Debug for ItemStream<T, FORMAT> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ItemStream { .. }")
+    }
+}
+
 impl<T, const FORMAT: Format> ItemStream<T, FORMAT> {
     /// The body of `items`; the response ends when the stream does.
     pub fn new(items: impl Stream<Item = T> + Send + 'static) -> Self {
@@ -41,6 +47,11 @@ impl<T, const FORMAT: Format> ItemStream<T, FORMAT> {
             items: Box::pin(items),
             _t: PhantomData,
         }
+    }
+
+    /// The items, as they come (a client reading a streamed answer).
+    pub fn into_stream(self) -> Pin<Box<dyn Stream<Item = T> + Send + 'static>> {
+        self.items
     }
 
     /// The body of the items of `items`, all known already.

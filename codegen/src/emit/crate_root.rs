@@ -58,6 +58,10 @@ impl Emitter<'_> {
             #[rustfmt::skip]
             pub mod server;
             #callbacks_mod
+            /// A typed client of the API (feature `client`).
+            #[cfg(feature = "client")]
+            #[rustfmt::skip]
+            pub mod client;
             pub use ::openapi_poem_runtime as runtime;
 
             pub use poem_openapi::payload::Binary;

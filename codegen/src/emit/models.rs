@@ -455,12 +455,29 @@ impl Emitter<'_> {
                 }
             })
             .collect();
+        let parts: Vec<TokenStream> = files
+            .iter()
+            .map(|p| {
+                let id = ident(&p.rust);
+                let n = &p.name;
+                if o.required.contains(&p.name) {
+                    quote!(parts.push((#n, &self.#id));)
+                } else {
+                    quote!(parts.extend(self.#id.as_ref().map(|f| (#n, f)));)
+                }
+            })
+            .collect();
         quote! {
             impl crate::runtime::MultipartForm for #name {
                 const FILE_FIELDS: &'static [&'static str] = &[#(#names),*];
                 fn attach_files(&mut self, files: &mut ::std::collections::BTreeMap<::std::string::String, crate::runtime::FilePart>) {
                     let _ = &files;
                     #(#attach)*
+                }
+                fn file_parts(&self) -> ::std::vec::Vec<(&'static str, &crate::runtime::FilePart)> {
+                    let mut parts = ::std::vec::Vec::new();
+                    #(#parts)*
+                    parts
                 }
             }
         }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use quote::ToTokens;
 use syn::visit_mut::VisitMut;
 
 /// `files` (a crate as [`super::emit`] renders it) as the text of one module reachable at
@@ -37,6 +38,23 @@ pub(crate) fn module_file(
             ..a.clone()
         })
         .collect();
+    // A module behind a feature (`#[cfg(feature = "client")] mod client;`): in the file when the
+    // feature is built in, without its `cfg`; else left out.
+    lib.items.retain_mut(|item| {
+        let syn::Item::Mod(m) = item else {
+            return true;
+        };
+        let gate = m.attrs.iter().position(|a| a.path().is_ident("cfg"));
+        let Some(at) = gate else {
+            return true;
+        };
+        let text = m.attrs[at].meta.to_token_stream().to_string();
+        let on = features
+            .iter()
+            .any(|f| text.contains(&format!("feature = \"{f}\"")));
+        m.attrs.remove(at);
+        on
+    });
     for item in &mut lib.items {
         if let syn::Item::Mod(m) = item
             && m.content.is_none()

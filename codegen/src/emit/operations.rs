@@ -199,6 +199,7 @@ impl Emitter<'_> {
         quote! {
             #[doc = #d]
             #[derive(::poem_openapi::ApiResponse)]
+            #[cfg_attr(feature = "client", derive(Debug))]
             pub enum #name {
                 #(#variants),*
             }

@@ -341,6 +341,7 @@ impl<'a> Parser<'a> {
             security_json,
             callbacks,
             callbacks_json,
+            pagination: pagination_extension(op, pointer)?,
             pointer: pointer.to_string(),
         })
     }
@@ -537,4 +538,40 @@ impl<'a> Parser<'a> {
         }
         Ok(Some(body))
     }
+}
+
+/// The operation's `x-pagination`, when written: `{param, items?, cursor? (with has_more?) |
+/// next_token | link: true}` (codegen/README.md, "The client").
+fn pagination_extension(op: &oa::Operation, pointer: &str) -> Result<Option<Pagination>, Error> {
+    let Some(ext) = op.extensions.get("x-pagination") else {
+        return Ok(None);
+    };
+    let text = |key: &str| ext.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let at = format!("{pointer}/x-pagination");
+    let Some(param) = text("param") else {
+        return err(
+            &at,
+            "`param` (the query parameter that takes the next page's position) is required",
+        );
+    };
+    let next = if let Some(field) = text("cursor") {
+        NextPage::LastItem {
+            field,
+            flag: text("has_more").unwrap_or_else(|| "has_more".into()),
+        }
+    } else if let Some(token) = text("next_token") {
+        NextPage::Token(token)
+    } else if ext.get("link").and_then(|v| v.as_bool()) == Some(true) {
+        NextPage::Link
+    } else {
+        return err(
+            &at,
+            "one of `cursor`, `next_token` or `link: true` is required",
+        );
+    };
+    Ok(Some(Pagination {
+        param,
+        items: text("items"),
+        next,
+    }))
 }

@@ -39,6 +39,7 @@ pub struct CreateDogInput {
 }
 /// Every response `get_dog` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetDogResponse {
     /// The dog.
     #[oai(status = 200u16)]
@@ -68,6 +69,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetDogResponse {
 }
 /// Every response `create_dog` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateDogResponse {
     /// The created dog.
     #[oai(status = 200u16)]

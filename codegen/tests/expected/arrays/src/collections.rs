@@ -50,6 +50,7 @@ pub struct ReplaceTagsInput {
 }
 /// Every response `list_collections` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListCollectionsResponse {
     /// The collections.
     #[oai(status = 200u16)]
@@ -79,6 +80,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResp
 }
 /// Every response `create_collection` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateCollectionResponse {
     /// The created collection.
     #[oai(status = 200u16)]
@@ -108,6 +110,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionRes
 }
 /// Every response `replace_tags` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ReplaceTagsResponse {
     /// The names of the stored tags.
     #[oai(status = 200u16)]

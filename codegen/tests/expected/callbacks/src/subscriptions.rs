@@ -20,6 +20,7 @@ pub struct SubscribeInput {
 }
 /// Every response `subscribe` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SubscribeResponse {
     /// Subscribed.
     #[oai(status = 200u16)]

@@ -42,6 +42,7 @@ pub struct CreateTaskInput {
 }
 /// Every response `list_tasks` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListTasksResponse {
     /// The matching tasks.
     #[oai(status = 200u16)]
@@ -71,6 +72,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListTasksResponse {
 }
 /// Every response `create_task` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateTaskResponse {
     /// The created task.
     #[oai(status = 200u16)]

@@ -46,6 +46,7 @@ pub struct DownloadAttachmentInput {
 }
 /// Every response `get_event` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEventResponse {
     /// The event.
     #[oai(status = 200u16)]
@@ -75,6 +76,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
 }
 /// Every response `download_attachment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DownloadAttachmentResponse {
     /// The attachment bytes.
     #[oai(status = 200u16)]

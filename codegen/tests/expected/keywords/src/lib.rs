@@ -24,6 +24,10 @@ pub mod models;
 pub mod records;
 #[rustfmt::skip]
 pub mod server;
+/// A typed client of the API (feature `client`).
+#[cfg(feature = "client")]
+#[rustfmt::skip]
+pub mod client;
 pub use ::openapi_poem_runtime as runtime;
 pub use poem_openapi::payload::Binary;
 pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};

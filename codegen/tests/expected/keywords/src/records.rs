@@ -39,6 +39,7 @@ pub struct CreateTypeInput {
 }
 /// Every response `get_record` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetRecordResponse {
     /// The record.
     #[oai(status = 200u16)]
@@ -68,6 +69,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
 }
 /// Every response `create_type` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateTypeResponse {
     /// The created type.
     #[oai(status = 200u16)]

@@ -35,6 +35,7 @@ pub struct PutMetadataInput {
 }
 /// Every response `get_inventory` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetInventoryResponse {
     /// The inventory.
     #[oai(status = 200u16)]
@@ -64,6 +65,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryRespons
 }
 /// Every response `put_metadata` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PutMetadataResponse {
     /// A summary of the stored metadata.
     #[oai(status = 200u16)]

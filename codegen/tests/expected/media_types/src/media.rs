@@ -131,6 +131,7 @@ pub struct GetNoteInput {
 }
 /// Every response `vendor_json` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum VendorJsonResponse {
     /// The note.
     #[oai(status = 200u16)]
@@ -138,6 +139,7 @@ pub enum VendorJsonResponse {
 }
 /// Every response `form` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum FormResponse {
     /// The note, as JSON or XML.
     #[oai(status = 200u16)]
@@ -189,6 +191,7 @@ impl crate::runtime::ErrorVariants<crate::models::Problem> for FormResponse {
 }
 /// Every response `text` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum TextResponse {
     /// The text, upper-cased.
     #[oai(status = 200u16)]
@@ -196,6 +199,7 @@ pub enum TextResponse {
 }
 /// Every response `image` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ImageResponse {
     /// The bytes back.
     #[oai(status = 200u16)]
@@ -203,6 +207,7 @@ pub enum ImageResponse {
 }
 /// Every response `either` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum EitherResponse {
     /// The note.
     #[oai(status = 200u16)]
@@ -210,6 +215,7 @@ pub enum EitherResponse {
 }
 /// Every response `markdown` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum MarkdownResponse {
     /// The rendered text.
     #[oai(status = 200u16)]
@@ -217,6 +223,7 @@ pub enum MarkdownResponse {
 }
 /// Every response `anything` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum AnythingResponse {
     /// Taken.
     #[oai(status = 204u16)]
@@ -224,6 +231,7 @@ pub enum AnythingResponse {
 }
 /// Every response `blob` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum BlobResponse {
     /// Stored.
     #[oai(status = 204u16)]
@@ -231,6 +239,7 @@ pub enum BlobResponse {
 }
 /// Every response `get_note` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetNoteResponse {
     /// The note.
     #[oai(status = 200u16)]

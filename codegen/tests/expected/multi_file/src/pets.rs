@@ -61,6 +61,7 @@ pub struct GetOwnerInput {
 }
 /// Every response `listPets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListPetsResponse {
     /// The pets.
     #[oai(status = 200u16)]
@@ -90,6 +91,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for ListPetsResponse {
 }
 /// Every response `addPet` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum AddPetResponse {
     /// The pet.
     #[oai(status = 201u16)]
@@ -119,6 +121,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for AddPetResponse {
 }
 /// Every response `get_animals` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAnimalsResponse {
     /// The animals.
     #[oai(status = 200u16)]
@@ -148,6 +151,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for GetAnimalsResponse
 }
 /// Every response `getOwner` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetOwnerResponse {
     /// The owner.
     #[oai(status = 200u16)]

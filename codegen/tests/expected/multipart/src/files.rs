@@ -23,6 +23,7 @@ pub struct UploadFileInput {
 }
 /// Every response `upload_file` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UploadFileResponse {
     /// The stored file.
     #[oai(status = 200u16)]

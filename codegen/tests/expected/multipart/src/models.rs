@@ -124,4 +124,9 @@ impl crate::runtime::MultipartForm for UploadFileForm {
             self.file = f;
         }
     }
+    fn file_parts(&self) -> ::std::vec::Vec<(&'static str, &crate::runtime::FilePart)> {
+        let mut parts = ::std::vec::Vec::new();
+        parts.push(("file", &self.file));
+        parts
+    }
 }

@@ -20,6 +20,7 @@ pub struct PostPetsInput {
 }
 /// Every response `post_pets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PostPetsResponse {
     /// Created.
     #[oai(status = 200u16)]

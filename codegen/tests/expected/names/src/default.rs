@@ -32,6 +32,7 @@ pub struct GetPetsPetIdInput {
 }
 /// Every response `get_pets_pet_id` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPetsPetIdResponse {
     /// The pet.
     #[oai(status = 200u16)]

@@ -18,6 +18,7 @@ pub trait ModelsApi: crate::runtime::Hooks {
 pub struct GetPetsInput {}
 /// Every response `getPets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPetsResponse {
     /// Pets.
     #[oai(status = 200u16)]

@@ -18,6 +18,7 @@ pub trait V2faApi: crate::runtime::Hooks {
 pub struct GetPets2Input {}
 /// Every response `get_pets2` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPets2Response {
     /// OK.
     #[oai(status = 200u16)]

@@ -39,6 +39,7 @@ pub struct CreateOrderInput {
 }
 /// Every response `get_order` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetOrderResponse {
     /// The order.
     #[oai(status = 200u16)]
@@ -68,6 +69,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetOrderResponse {
 }
 /// Every response `create_order` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateOrderResponse {
     /// The created order.
     #[oai(status = 200u16)]

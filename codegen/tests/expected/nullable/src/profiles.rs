@@ -42,6 +42,7 @@ pub struct UpdateProfileInput {
 }
 /// Every response `get_profile` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetProfileResponse {
     /// The profile.
     #[oai(status = 200u16)]
@@ -71,6 +72,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetProfileResponse 
 }
 /// Every response `update_profile` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateProfileResponse {
     /// The updated profile.
     #[oai(status = 200u16)]

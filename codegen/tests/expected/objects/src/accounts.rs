@@ -39,6 +39,7 @@ pub struct CreateAccountInput {
 }
 /// Every response `get_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAccountResponse {
     /// The account.
     #[oai(status = 200u16)]
@@ -68,6 +69,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountResponse 
 }
 /// Every response `create_account` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateAccountResponse {
     /// The created account.
     #[oai(status = 200u16)]

@@ -23,6 +23,7 @@ pub struct CreatePaymentInput {
 }
 /// Every response `create_payment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePaymentResponse {
     /// The created payment.
     #[oai(status = 200u16)]

@@ -23,6 +23,7 @@ pub struct CreateShapeInput {
 }
 /// Every response `create_shape` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateShapeResponse {
     /// The created shape.
     #[oai(status = 200u16)]

@@ -42,6 +42,7 @@ pub struct GetPaymentInput {
 }
 /// Every response `createPayment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePaymentResponse {
     /// Created.
     #[oai(status = 201u16)]
@@ -71,6 +72,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePaymentRespon
 }
 /// Every response `getPayment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPaymentResponse {
     /// The payment.
     #[oai(status = 200u16)]

@@ -44,6 +44,7 @@ pub struct LockEntryInput {
 }
 /// Every response `list_entries` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListEntriesResponse {
     /// The entries that match
     #[oai(status = 200u16)]
@@ -73,6 +74,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntriesResponse
 }
 /// Every response `get_entry` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEntryResponse {
     /// The entry
     #[oai(status = 200u16)]
@@ -102,6 +104,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntryResponse {
 }
 /// Every response `lock_entry` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum LockEntryResponse {
     /// Locked
     #[oai(status = 204u16)]

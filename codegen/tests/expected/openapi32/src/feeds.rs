@@ -27,6 +27,7 @@ pub struct FollowEntriesInput {}
 pub struct ExportEntriesInput {}
 /// Every response `follow_entries` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum FollowEntriesResponse {
     /// One `entry` event per entry
     #[oai(status = 200u16)]
@@ -39,6 +40,7 @@ pub enum FollowEntriesResponse {
 }
 /// Every response `export_entries` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ExportEntriesResponse {
     /// The entries in booking order
     #[oai(status = 200u16)]

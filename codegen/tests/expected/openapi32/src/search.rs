@@ -32,6 +32,7 @@ pub struct SearchEntriesInQueryInput {
 }
 /// Every response `search_entries` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SearchEntriesResponse {
     /// The entries that match
     #[oai(status = 200u16)]
@@ -61,6 +62,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for SearchEntriesRespon
 }
 /// Every response `search_entries_in_query` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum SearchEntriesInQueryResponse {
     /// The entries that match
     #[oai(status = 200u16)]

@@ -200,6 +200,7 @@ pub struct NamedTwiceInput {
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListOwnerPetsResponse {
     /// The matching pets.
     #[oai(status = 200u16)]
@@ -229,6 +230,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsRespon
 }
 /// Every response `create_owner_pet` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateOwnerPetResponse {
     /// The created pet.
     #[oai(status = 200u16)]
@@ -258,6 +260,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetRespo
 }
 /// Every response `get_owner_pet` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetOwnerPetResponse {
     /// The pet.
     #[oai(status = 200u16)]
@@ -287,6 +290,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse
 }
 /// Every response `path_styles` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PathStylesResponse {
     /// The values read, as a pet's name.
     #[oai(status = 200u16)]
@@ -316,6 +320,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse 
 }
 /// Every response `grid` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GridResponse {
     /// The text read, as a pet's name.
     #[oai(status = 200u16)]
@@ -323,6 +328,7 @@ pub enum GridResponse {
 }
 /// Every response `named_twice` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum NamedTwiceResponse {
     /// The name, as a pet's.
     #[oai(status = 200u16)]

@@ -55,6 +55,7 @@ pub struct ShowPetByIdInput {
 }
 /// Every response `listPets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListPetsResponse {
     /// A paged array of pets
     #[oai(status = 200u16)]
@@ -99,6 +100,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
 }
 /// Every response `createPets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePetsResponse {
     /// Null response
     #[oai(status = 201u16)]
@@ -138,6 +140,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse 
 }
 /// Every response `showPetById` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ShowPetByIdResponse {
     /// Expected response to a valid request
     #[oai(status = 200u16)]

@@ -81,6 +81,7 @@ pub struct DeleteItemInput {
 }
 /// Every response `create_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateItemResponse {
     /// The created item.
     #[oai(status = 200u16)]
@@ -115,6 +116,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
 }
 /// Every response `ping` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PingResponse {
     /// Any success, with the item.
     #[oai(status_range = "2XX")]
@@ -127,11 +129,13 @@ pub enum PingResponse {
 }
 /// Every response `ping_unanswered` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PingUnansweredResponse {
     Default(::poem::http::StatusCode, crate::runtime::NoBody),
 }
 /// Every response `put_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum PutItemResponse {
     /// The item was replaced.
     #[oai(status = 200u16)]
@@ -188,6 +192,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
 }
 /// Every response `delete_item` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteItemResponse {
     /// The item was deleted; no body.
     #[oai(status = 200u16)]

@@ -22,6 +22,7 @@ pub struct CreateThingInput {
 }
 /// Every response `create_thing` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateThingResponse {
     /// The thing.
     #[oai(status = 200u16)]

@@ -21,6 +21,7 @@ pub trait AccountApi: crate::runtime::Hooks {
 pub struct GetMeInput {}
 /// Every response `get_me` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetMeResponse {
     /// The authenticated user.
     #[oai(status = 200u16)]

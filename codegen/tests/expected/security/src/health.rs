@@ -20,6 +20,7 @@ pub trait HealthApi: crate::runtime::Hooks {
 pub struct GetHealthInput {}
 /// Every response `get_health` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetHealthResponse {
     /// The service status.
     #[oai(status = 200u16)]

@@ -64,6 +64,7 @@ pub struct OpenInput {}
 pub struct UndeclaredInput {}
 /// Every response `inherited` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum InheritedResponse {
     /// Which alternative matched, and the credentials.
     #[oai(status = 200u16)]
@@ -74,6 +75,7 @@ pub enum InheritedResponse {
 }
 /// Every response `scoped` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ScopedResponse {
     /// Which alternative matched, and the credentials.
     #[oai(status = 200u16)]
@@ -84,6 +86,7 @@ pub enum ScopedResponse {
 }
 /// Every response `optional` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum OptionalResponse {
     /// Which alternative matched (none when anonymous).
     #[oai(status = 200u16)]
@@ -91,6 +94,7 @@ pub enum OptionalResponse {
 }
 /// Every response `open` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum OpenResponse {
     /// Always.
     #[oai(status = 200u16)]
@@ -98,6 +102,7 @@ pub enum OpenResponse {
 }
 /// Every response `undeclared` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum UndeclaredResponse {
     /// Which alternative matched.
     #[oai(status = 200u16)]

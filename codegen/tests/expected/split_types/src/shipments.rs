@@ -78,6 +78,7 @@ pub struct CountRoutesInput {}
 pub struct CountStopsInput {}
 /// Every response `create_shipment` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateShipmentResponse {
     /// The shipment as stored.
     #[oai(status = 201u16)]
@@ -107,6 +108,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateShipmentRespo
 }
 /// Every response `get_route` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetRouteResponse {
     /// The route.
     #[oai(status = 200u16)]
@@ -136,6 +138,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRouteResponse {
 }
 /// Every response `count_shipments` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountShipmentsResponse {
     /// The count.
     #[oai(status = 200u16)]
@@ -143,6 +146,7 @@ pub enum CountShipmentsResponse {
 }
 /// Every response `count_routes` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountRoutesResponse {
     /// The count.
     #[oai(status = 200u16)]
@@ -150,6 +154,7 @@ pub enum CountRoutesResponse {
 }
 /// Every response `count_stops` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountStopsResponse {
     /// The count.
     #[oai(status = 200u16)]

@@ -45,6 +45,7 @@ pub struct CreateWidgetInput {
 }
 /// Every response `list_widgets` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListWidgetsResponse {
     /// The widgets.
     #[oai(status = 200u16)]
@@ -74,6 +75,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse
 }
 /// Every response `create_widget` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateWidgetResponse {
     /// The created widget.
     #[oai(status = 200u16)]
