@@ -15,8 +15,8 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "openapi-poem",
     version,
-    about = "Generate a poem-openapi server crate from an OpenAPI 3.0, 3.1 or 3.2 document, and \
-             report what a change to the document does to its clients"
+    about = "Generate a poem-openapi server crate, and its typed client, from an OpenAPI 3.0, 3.1 \
+             or 3.2 document, and report what a change to the document does to its clients"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -100,7 +100,9 @@ impl Target {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Write the crate to `--out`.
+    /// Write the crate to `--out`: the server half, and the typed client behind the crate's
+    /// `client` feature (`<crate>::client::Client`, over reqwest, with the same input types and
+    /// response enums; enable it with `features = ["client"]`).
     Generate(Target),
     /// Exit 1 with a diff when `--out` is not what the document produces.
     Check(Target),

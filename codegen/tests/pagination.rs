@@ -5,7 +5,12 @@ use openapi_poem::ir::{NextPage, Pagination};
 use openapi_poem::parse::{parse, parse_file};
 use serde_json::{Value, json};
 
-fn list(params: Value, body: Value, headers: Value, extension: Option<Value>) -> Option<Pagination> {
+fn list(
+    params: Value,
+    body: Value,
+    headers: Value,
+    extension: Option<Value>,
+) -> Option<Pagination> {
     let mut op = json!({
         "operationId": "list",
         "parameters": params,
@@ -39,7 +44,10 @@ fn items() -> Value {
 #[test]
 fn a_cursor_with_has_more_is_fed_from_the_last_item() {
     let found = list(
-        json!([query("limit", json!({"type": "integer"})), query("starting_after", json!({"type": "string"}))]),
+        json!([
+            query("limit", json!({"type": "integer"})),
+            query("starting_after", json!({"type": "string"}))
+        ]),
         json!({"type": "object", "properties": {"data": items(), "has_more": {"type": "boolean"}}}),
         json!({}),
         None,
@@ -67,7 +75,10 @@ fn a_next_page_token_is_fed_to_its_parameter() {
     );
     assert_eq!(
         found.map(|p| (p.param, p.next)),
-        Some(("page_token".into(), NextPage::Token("next_page_token".into())))
+        Some((
+            "page_token".into(),
+            NextPage::Token("next_page_token".into())
+        ))
     );
 }
 
@@ -89,7 +100,12 @@ fn an_array_with_a_declared_link_header_follows_rel_next() {
     );
     // Without the header, an array is just an array.
     assert_eq!(
-        list(json!([query("page", json!({"type": "integer"}))]), items(), json!({}), None),
+        list(
+            json!([query("page", json!({"type": "integer"}))]),
+            items(),
+            json!({}),
+            None
+        ),
         None
     );
 }
@@ -101,7 +117,8 @@ fn lookalikes_are_not_paged() {
     let cursor = json!([query("starting_after", json!({"type": "string"}))]);
     assert_eq!(list(cursor.clone(), two, json!({}), None), None);
     // No parameter takes the position.
-    let one = json!({"type": "object", "properties": {"data": items(), "has_more": {"type": "boolean"}}});
+    let one =
+        json!({"type": "object", "properties": {"data": items(), "has_more": {"type": "boolean"}}});
     assert_eq!(list(json!([]), one.clone(), json!({}), None), None);
     // A required cursor cannot be left out of the first page.
     let required = json!([{"name": "starting_after", "in": "query", "required": true, "schema": {"type": "string"}}]);
@@ -110,7 +127,8 @@ fn lookalikes_are_not_paged() {
 
 #[test]
 fn x_pagination_says_what_the_shapes_do_not() {
-    let body = json!({"type": "object", "properties": {"results": items(), "more": {"type": "boolean"}}});
+    let body =
+        json!({"type": "object", "properties": {"results": items(), "more": {"type": "boolean"}}});
     let found = list(
         json!([query("from", json!({"type": "string"}))]),
         body.clone(),
@@ -139,8 +157,11 @@ fn x_pagination_says_what_the_shapes_do_not() {
 
 #[test]
 fn every_list_of_bankd_pages_by_its_cursor() {
-    let api = parse_file(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/openapi.yaml")))
-        .expect("bankd's document parses");
+    let api = parse_file(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../spec/openapi.yaml"
+    )))
+    .expect("bankd's document parses");
     let lists: Vec<&str> = api
         .operations
         .iter()
@@ -150,7 +171,10 @@ fn every_list_of_bankd_pages_by_its_cursor() {
     let paged: Vec<&str> = api
         .operations
         .iter()
-        .filter(|o| api.pagination(o).is_some_and(|p| p.param == "starting_after"))
+        .filter(|o| {
+            api.pagination(o)
+                .is_some_and(|p| p.param == "starting_after")
+        })
         .map(|o| o.id.as_str())
         .collect();
     assert_eq!(paged, lists);

@@ -469,3 +469,110 @@ async fn a_response_is_written_in_the_media_type_the_document_names() {
     .await;
     assert_eq!(content_type, "application/json; charset=utf-8");
 }
+
+/// The fixture's own client against its server on a real port: each body written in its media
+/// type by the client, read by the server, answered, and read back into the response enum.
+mod round_trip {
+    use super::*;
+    use fixture_media_types::client::Client;
+    use fixture_media_types::runtime::client::Config;
+
+    async fn client() -> Client {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
+        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Server))));
+        Client::new(Config::new(base))
+    }
+
+    fn note(title: &str) -> Note {
+        Note {
+            title: title.into(),
+            stars: Some(4),
+            tags: Some(vec!["a b".into(), "c&d".into()]),
+        }
+    }
+
+    fn accept(value: Option<&str>) -> Accept {
+        Accept(value.map(|v| v.parse().unwrap()))
+    }
+
+    #[tokio::test]
+    async fn every_body_media_type_goes_and_comes_back() {
+        let client = client().await;
+        let VendorJsonResponse::Ok(Json(n)) = client
+            .vendor_json(VendorJsonInput {
+                body: note("vendor"),
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, note("vendor"));
+        let form = FormInput {
+            body: Representation::Primary(note("form")),
+            accept: accept(None),
+        };
+        match client.form(form).await.unwrap() {
+            FormResponse::Ok(Representation::Primary(Json(n))) => assert_eq!(n, note("form")),
+            other => panic!("{other:?}"),
+        }
+        let TextResponse::Ok(PlainText(t)) = client
+            .text(TextInput {
+                body: "shout é".into(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(t, "SHOUT É");
+        let png = b"\x89PNG\r\n\x1a\n\x00".to_vec();
+        let ImageResponse::Ok(Binary(b)) = client
+            .image(ImageInput { body: png.clone() })
+            .await
+            .unwrap();
+        assert_eq!(b, png);
+        let MarkdownResponse::Ok(Binary(b)) = client
+            .markdown(MarkdownInput {
+                body: "*hi*".into(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(b, b"<p>*hi*</p>");
+        let anything = AnythingInput {
+            body: b"\x00any bytes".to_vec(),
+        };
+        assert!(matches!(
+            client.anything(anything).await.unwrap(),
+            AnythingResponse::NoContent
+        ));
+    }
+
+    #[tokio::test]
+    async fn another_listed_media_type_goes_as_bytes_and_comes_back_as_bytes() {
+        let client = client().await;
+        let xml = FormInput {
+            body: Representation::Other {
+                media_type: "application/xml".into(),
+                bytes: b"<note/>".to_vec(),
+            },
+            accept: accept(Some("application/xml")),
+        };
+        match client.form(xml).await.unwrap() {
+            FormResponse::Ok(Representation::Other { media_type, bytes }) => {
+                assert_eq!(media_type, "application/xml");
+                assert_eq!(
+                    bytes,
+                    b"<note><title>application/xml: <note/></title></note>"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let gone = GetNoteInput {
+            title: "gone".into(),
+            accept: accept(None),
+        };
+        match client.get_note(gone).await.unwrap() {
+            GetNoteResponse::Status4xx(status, Json(p)) => {
+                assert_eq!((status.as_u16(), p.status), (410, Some(410)))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

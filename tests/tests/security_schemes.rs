@@ -197,3 +197,89 @@ async fn the_first_complete_alternative_is_authenticated_with_its_credentials() 
         ok("open")
     );
 }
+
+/// The fixture's own client against its server on a real port: credentials given once are sent
+/// as each operation's first alternative they meet requires, scopes and all.
+mod round_trip {
+    use super::*;
+    use fixture_security_schemes::client::Client;
+    use fixture_security_schemes::runtime::client::Config;
+
+    async fn base() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
+        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Server))));
+        base
+    }
+
+    fn principal(seen: Option<Json<Seen>>) -> String {
+        seen.map(|s| s.0.principal)
+            .unwrap_or_else(|| "refused".into())
+    }
+
+    #[tokio::test]
+    async fn each_scheme_kind_is_sent_where_its_alternative_says() {
+        let base = base().await;
+        let with = |config: Config| Client::new(config);
+        let inherited = |c: Client| async move {
+            principal(match c.inherited(InheritedInput {}).await.unwrap() {
+                InheritedResponse::Ok(s) => Some(s),
+                _ => None,
+            })
+        };
+        let scoped = |c: Client| async move {
+            principal(match c.scoped(ScopedInput {}).await.unwrap() {
+                ScopedResponse::Ok(s) => Some(s),
+                _ => None,
+            })
+        };
+        let optional = |c: Client| async move {
+            principal(match c.optional(OptionalInput {}).await.unwrap() {
+                OptionalResponse::Ok(s) => Some(s),
+            })
+        };
+        assert_eq!(
+            inherited(with(Config::new(&base).bearer("t0k"))).await,
+            "0:BearerAuth=bearer t0k[]"
+        );
+        assert_eq!(
+            inherited(with(
+                Config::new(&base)
+                    .credential("ApiKeyHeader", "hk")
+                    .credential("ApiKeyQuery", "q k&")
+            ))
+            .await,
+            "1:ApiKeyHeader=key hk[],ApiKeyQuery=key q k&[]"
+        );
+        assert_eq!(
+            inherited(with(Config::new(&base).credential("ApiKeyHeader", "hk"))).await,
+            "refused",
+            "half of an alternative is not sent as if it were all"
+        );
+        assert_eq!(
+            scoped(with(Config::new(&base).bearer("abc"))).await,
+            "0:OAuth2=bearer abc[\"pets:write\", \"pets:read\"]"
+        );
+        assert_eq!(
+            scoped(with(
+                Config::new(&base).credential("ApiKeyCookie", "c00kie")
+            ))
+            .await,
+            "2:ApiKeyCookie=key c00kie[]"
+        );
+        assert_eq!(optional(with(Config::new(&base))).await, "anonymous");
+        assert_eq!(
+            optional(with(Config::new(&base).basic_auth("alice", "s3cret"))).await,
+            "0:BasicAuth=basic alice:s3cret[]"
+        );
+        assert_eq!(
+            optional(with(
+                Config::new(&base).credential("DigestAuth", "username=\"a\"")
+            ))
+            .await,
+            "2:DigestAuth=digest username=\"a\"[]",
+            "credentials win over `{{}}` listed before them"
+        );
+    }
+}

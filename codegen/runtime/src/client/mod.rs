@@ -475,16 +475,19 @@ impl Core {
     }
 
     /// Adds the credentials of the first alternative of the operation's requirements that the
-    /// configured secrets meet (an empty alternative: none needed). When none is met the
-    /// request goes without, and the server answers as it does to anyone.
+    /// configured secrets meet. When none is met the request goes without (an operation that
+    /// admits `{}` runs anonymously; another answers as it does to anyone without credentials).
     fn apply_credentials(&self, request: &mut Request) -> Result<(), Error> {
         let config = &*self.config;
         let scheme = |name: &str| self.schemes.iter().find(|s| s.name == name);
+        // An alternative with credentials wins over `{}` (anonymous), wherever it is listed.
         let met = request.operation.security.iter().find(|alternative| {
-            alternative.iter().all(|(name, _)| {
-                scheme(name)
-                    .is_some_and(|s| s.kind == SchemeKind::MutualTls || config.secret(s).is_some())
-            })
+            !alternative.is_empty()
+                && alternative.iter().all(|(name, _)| {
+                    scheme(name).is_some_and(|s| {
+                        s.kind == SchemeKind::MutualTls || config.secret(s).is_some()
+                    })
+                })
         });
         let Some(alternative) = met else {
             return Ok(());
