@@ -82,3 +82,60 @@ fn each_event_becomes_the_requests_the_document_declares() {
         [("DELETE", None, 0)]
     );
 }
+
+/// The receiving side, as the fixture's client gives it: a callback request signed per
+/// Standard Webhooks (here by an independent HMAC-SHA256) is read into its type; a body of the
+/// wrong shape, a changed body and an old timestamp are refused.
+#[test]
+fn a_signed_callback_is_received_into_its_type() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use fixture_callbacks::client::{receive_subscribe_on_event, receive_subscribe_on_ping_post};
+    use fixture_callbacks::runtime::client::HeaderMap;
+    use fixture_callbacks::runtime::client::webhook::{Verifier, WebhookError};
+    use hmac::{Hmac, Mac};
+
+    let key = b"a receiver's secret of 32 bytes!";
+    let secret = format!("whsec_{}", STANDARD.encode(key));
+    let signed = |body: &[u8], timestamp: i64| {
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+        mac.update(format!("msg_1.{timestamp}.").as_bytes());
+        mac.update(body);
+        let mut h = HeaderMap::new();
+        h.insert("webhook-id", "msg_1".parse().unwrap());
+        h.insert("webhook-timestamp", timestamp.to_string().parse().unwrap());
+        let signature = STANDARD.encode(mac.finalize().into_bytes());
+        h.insert(
+            "webhook-signature",
+            format!("v1,{signature}").parse().unwrap(),
+        );
+        h
+    };
+    let verifier = Verifier::new(&secret).unwrap();
+    let now = chrono::Utc::now().timestamp();
+
+    let sent = requests(&Server, &Happened::Deleted("evt_9")).expect("serialises");
+    let body = &sent[0].body;
+    let event = receive_subscribe_on_event(&verifier, &signed(body, now), body).expect("genuine");
+    assert_eq!(
+        event,
+        Event {
+            id: "evt_9".into(),
+            r#type: EventType::Deleted
+        }
+    );
+    assert!(matches!(
+        receive_subscribe_on_ping_post(&verifier, &signed(body, now), body),
+        Err(WebhookError::BadPayload(_))
+    ));
+    let mut changed = body.clone();
+    changed[2] = b'X';
+    assert_eq!(
+        receive_subscribe_on_event(&verifier, &signed(body, now), &changed),
+        Err(WebhookError::BadSignature)
+    );
+    assert!(matches!(
+        receive_subscribe_on_event(&verifier, &signed(body, now - 3600), body),
+        Err(WebhookError::OutsideTolerance(_))
+    ));
+}

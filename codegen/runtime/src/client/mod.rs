@@ -883,36 +883,22 @@ impl Received {
     /// JSON lines or JSON text sequences), all read.
     pub fn items<T: serde::de::DeserializeOwned>(&self, op: &Operation) -> Result<Vec<T>, Error> {
         let text = self.text(op)?;
-        let sse = self.media_type() == "text/event-stream";
-        let mut items = Vec::new();
-        let mut data = String::new();
-        let flush = |data: &mut String, items: &mut Vec<T>| -> Result<(), Error> {
-            if data.trim().is_empty() {
-                data.clear();
-                return Ok(());
-            }
-            let item = serde_json::from_str(data.trim_matches('\u{1e}').trim())
-                .map_err(|e| self.invalid(op, format!("item {}: {e}", items.len())))?;
-            items.push(item);
-            data.clear();
-            Ok(())
-        };
-        for line in text.split('\n') {
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            if !sse {
-                data.push_str(line);
-                flush(&mut data, &mut items)?;
-            } else if line.is_empty() {
-                flush(&mut data, &mut items)?;
-            } else if let Some(d) = line.strip_prefix("data:") {
-                if !data.is_empty() {
-                    data.push('\n');
-                }
-                data.push_str(d.strip_prefix(' ').unwrap_or(d));
-            }
+        let bad = |n: usize, e: serde_json::Error| self.invalid(op, format!("item {n}: {e}"));
+        if self.media_type() != "text/event-stream" {
+            // One JSON text per line (a JSON text sequence's record separators dropped).
+            return text
+                .split('\n')
+                .map(|l| l.trim_matches(|c: char| c == '\u{1e}' || c.is_whitespace()))
+                .filter(|l| !l.is_empty())
+                .enumerate()
+                .map(|(n, l)| serde_json::from_str(l).map_err(|e| bad(n, e)))
+                .collect();
         }
-        flush(&mut data, &mut items)?;
-        Ok(items)
+        sse_events(&text)
+            .iter()
+            .enumerate()
+            .map(|(n, fields)| sse_item(fields).map_err(|e| bad(n, e)))
+            .collect()
     }
 
     /// A declared response header that must be present.
@@ -947,5 +933,142 @@ impl Received {
             received: Box::new(self.clone()),
             reason,
         }
+    }
+}
+
+/// The events of a `text/event-stream` body, each as its fields (`data` lines joined by line
+/// feeds); comments and events without fields are skipped.
+fn sse_events(text: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let mut events = Vec::new();
+    let mut fields = serde_json::Map::new();
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            if !fields.is_empty() {
+                events.push(std::mem::take(&mut fields));
+            }
+            continue;
+        }
+        if line.starts_with(':') {
+            continue;
+        }
+        let (name, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match (name, fields.get_mut("data")) {
+            ("data", Some(serde_json::Value::String(data))) => {
+                data.push('\n');
+                data.push_str(value);
+            }
+            _ => {
+                fields.insert(name.to_string(), value.into());
+            }
+        }
+    }
+    if !fields.is_empty() {
+        events.push(fields);
+    }
+    events
+}
+
+/// An item from its event's fields, as the server's `ItemStream` writes one: an object of the
+/// fields (`data` as JSON when it is, else text; `retry` a number; `id` text, else a number),
+/// else the `data` alone. The first reading the item's type takes wins.
+fn sse_item<T: serde::de::DeserializeOwned>(
+    fields: &serde_json::Map<String, serde_json::Value>,
+) -> Result<T, serde_json::Error> {
+    use serde_json::Value;
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let data_text = text(fields.get("data"));
+    let data_json = serde_json::from_str::<Value>(&data_text).ok();
+    let mut object = fields.clone();
+    if let Some(retry) = fields
+        .get("retry")
+        .and_then(|r| r.as_str()?.parse::<u64>().ok())
+    {
+        object.insert("retry".into(), retry.into());
+    }
+    let mut tries: Vec<Value> = Vec::new();
+    for data in data_json.iter().chain([&Value::String(data_text.clone())]) {
+        let mut o = object.clone();
+        if fields.contains_key("data") {
+            o.insert("data".into(), data.clone());
+        }
+        tries.push(Value::Object(o.clone()));
+        if let Some(id) = fields
+            .get("id")
+            .and_then(|i| i.as_str()?.parse::<i64>().ok())
+        {
+            o.insert("id".into(), id.into());
+            tries.push(Value::Object(o));
+        }
+    }
+    tries.extend(data_json.clone());
+    tries.push(Value::String(data_text));
+    let mut first = None;
+    for t in tries {
+        match serde_json::from_value(t) {
+            Ok(item) => return Ok(item),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    Err(first.expect("at least one reading was tried"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn server_sent_events_are_read_back_as_the_items_written() {
+        let body = ": a comment\nevent: tick\nid: 7\ndata: {\"n\":\ndata: 1}\n\ndata: plain\ndata: text\n\ndata: 3\n\n";
+        let events = sse_events(body);
+        assert_eq!(events.len(), 3);
+        // An item schema of the whole event.
+        let item: Value = sse_item(&events[0]).unwrap();
+        assert_eq!(item, json!({"event": "tick", "id": "7", "data": {"n": 1}}));
+        #[derive(serde::Deserialize, PartialEq, Debug)]
+        struct Tick {
+            id: i64,
+            data: Value,
+        }
+        assert_eq!(
+            sse_item::<Tick>(&events[0]).unwrap(),
+            Tick {
+                id: 7,
+                data: json!({"n": 1})
+            }
+        );
+        // Items that are the data alone.
+        assert_eq!(sse_item::<String>(&events[1]).unwrap(), "plain\ntext");
+        assert_eq!(sse_item::<i64>(&events[2]).unwrap(), 3);
+        assert!(sse_item::<bool>(&events[2]).is_err());
+    }
+
+    #[test]
+    fn retry_after_is_seconds_or_a_date_else_a_doubling_back_off() {
+        let with = |v: Option<&str>| {
+            let mut headers = HeaderMap::new();
+            if let Some(v) = v {
+                headers.insert("retry-after", v.parse().unwrap());
+            }
+            Received {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                headers,
+                body: Vec::new(),
+            }
+        };
+        assert_eq!(retry_delay(&with(Some("3")), 1), Duration::from_secs(3));
+        assert_eq!(retry_delay(&with(None), 1), Duration::from_millis(500));
+        assert_eq!(retry_delay(&with(None), 3), Duration::from_secs(2));
+        let soon = (chrono::Utc::now() + chrono::Duration::seconds(20)).to_rfc2822();
+        let d = retry_delay(&with(Some(&soon)), 1);
+        assert!(
+            d > Duration::from_secs(17) && d <= Duration::from_secs(20),
+            "{d:?}"
+        );
+        assert_eq!(retry_delay(&with(Some("soon")), 2), Duration::from_secs(1));
     }
 }
