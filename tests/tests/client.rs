@@ -18,6 +18,9 @@ use contract_tests::process::{Backend, BankdProcess, TestDatabase};
 use futures_util::StreamExt;
 use serde_json::json;
 
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
 /// A request body from JSON: typed (the request types deserialise), and short to write.
 fn body<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).expect("a valid request body")
@@ -57,8 +60,6 @@ struct Receiver {
 
 impl Receiver {
     async fn start() -> Receiver {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let got = Arc::new(Mutex::new(Vec::new()));
         let sink = got.clone();
         let app = poem::endpoint::make(move |req: poem::Request| {
@@ -76,8 +77,7 @@ impl Receiver {
                 poem::http::StatusCode::OK
             }
         });
-        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app));
+        let url = format!("{}/hook", on_a_port::serve(app).await);
         Receiver { url, got }
     }
 }
@@ -495,8 +495,6 @@ async fn answers_of_429_are_retried_only_when_safe() {
 #[tokio::test(flavor = "multi_thread")]
 async fn failures_are_told_apart_and_keep_what_was_received() {
     use poem::{EndpointExt, Route, get};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
     let app = Route::new().at(
         "/platform",
         get(poem::endpoint::make(|req: poem::Request| async move {
@@ -514,8 +512,7 @@ async fn failures_are_told_apart_and_keep_what_was_received() {
             }
         })),
     );
-    let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-    tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app.boxed()));
+    let base = on_a_port::serve(app.boxed()).await;
 
     #[derive(Clone)]
     struct Case(&'static str);

@@ -472,17 +472,16 @@ async fn a_response_is_written_in_the_media_type_the_document_names() {
 
 /// The fixture's own client against its server on a real port: each body written in its media
 /// type by the client, read by the server, answered, and read back into the response enum.
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
 mod round_trip {
     use super::*;
     use fixture_media_types::client::Client;
     use fixture_media_types::runtime::client::Config;
 
     async fn client() -> Client {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Server))));
-        Client::new(Config::new(base))
+        Client::new(Config::new(on_a_port::serve(app(Arc::new(Server))).await))
     }
 
     fn note(title: &str) -> Note {

@@ -362,6 +362,9 @@ async fn the_interactive_docs_show_the_source_not_its_3_0_reading() {
 /// The fixture's own client against its server on a port: a `QUERY` with a body, a whole query
 /// string from one value, a deepObject filter, an extension method (`LOCK`), and both streamed
 /// responses read into their items.
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
 mod round_trip {
     use super::*;
     use fixture_openapi32::client::Client;
@@ -370,11 +373,9 @@ mod round_trip {
     use fixture_openapi32::runtime::client::Stream;
 
     async fn client() -> Client {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Ledger::new()))));
-        Client::new(Config::new(base))
+        Client::new(Config::new(
+            on_a_port::serve(app(Arc::new(Ledger::new()))).await,
+        ))
     }
 
     fn filter() -> EntryFilter {

@@ -320,6 +320,9 @@ async fn a_path_may_name_a_variable_twice() {
 
 /// The fixture's own client against its server on a real port: every parameter written in its
 /// style by the client is read back to the same value by the server.
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
 mod round_trip {
     use super::*;
     use fixture_parameters::client::Client;
@@ -327,11 +330,7 @@ mod round_trip {
     use fixture_parameters::runtime::client::Config;
 
     async fn client() -> Client {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Server))));
-        Client::new(Config::new(base))
+        Client::new(Config::new(on_a_port::serve(app(Arc::new(Server))).await))
     }
 
     fn list_input() -> ListOwnerPetsInput {

@@ -200,17 +200,16 @@ async fn the_first_complete_alternative_is_authenticated_with_its_credentials() 
 
 /// The fixture's own client against its server on a real port: credentials given once are sent
 /// as each operation's first alternative they meet requires, scopes and all.
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
 mod round_trip {
     use super::*;
     use fixture_security_schemes::client::Client;
     use fixture_security_schemes::runtime::client::Config;
 
     async fn base() -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).unwrap();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app(Arc::new(Server))));
-        base
+        on_a_port::serve(app(Arc::new(Server))).await
     }
 
     fn principal(seen: Option<Json<Seen>>) -> String {
