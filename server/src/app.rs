@@ -62,9 +62,7 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
     let inner = routes
         .data(state)
         .data(limits)
-        .with(ErrorRenderer {
-            hooks: server.clone(),
-        })
+        .with(ErrorRenderer::new(server.clone(), &bank_api::document()))
         .around(move |ep, req| {
             let server = server.clone();
             async move {

@@ -558,6 +558,27 @@ async fn scenario(d: &Driver, bankd: &BankdProcess) {
         .await;
     d.err(M::GET, "/counterparties?limit=1000", Some(k), None, 400)
         .await;
+    // Every failing parameter in one answer, in the body validator's words.
+    let many = format!(
+        "/counterparties?limit=1000&starting_after={}&ending_before=",
+        "c".repeat(65)
+    );
+    let refused = d.err(M::GET, &many, Some(k), None, 400).await;
+    assert_eq!(
+        (&refused["code"], &refused["details"]),
+        (
+            &json!("invalid_request"),
+            &json!({"limit": "must be at most 100",
+                    "starting_after": "must be at most 64 characters long"})
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limit") && m.contains("starting_after")),
+        "{refused}"
+    );
     d.ok(M::GET, &format!("/counterparties/{cp}"), k, None)
         .await;
     d.ok(M::DELETE, &format!("/counterparties/{cp}"), k, None)

@@ -74,6 +74,18 @@ impl RequestError {
         }
     }
 
+    /// Adds `failures` (field → message) to a refusal, keeping what it said of a field already
+    /// in it, and says them all in the message (as a body's violations are said).
+    pub fn add_failures(&mut self, failures: BTreeMap<String, String>) {
+        let before = self.details.len();
+        for (field, message) in failures {
+            self.details.entry(field).or_insert(message);
+        }
+        if self.details.len() > before {
+            self.message = summarize(&self.details);
+        }
+    }
+
     /// A parameter poem-openapi refused, in the body validator's words: `limit must be at most
     /// 100`, not `verification failed. maximum(100, exclusive: false)`.
     fn invalid_parameter(name: &str, reason: &str) -> Self {
@@ -168,6 +180,10 @@ fn parameter_reason(reason: &str) -> String {
         if let Some(said) = said {
             return said;
         }
+    }
+    // `Type "string" expects an input value.`: a required parameter left out
+    if rule.starts_with("Type \"") && rule.ends_with("expects an input value.") {
+        return "is required".to_string();
     }
     // `failed to parse "integer_int64": invalid digit found in string`
     if let Some(ty) = rule
@@ -269,6 +285,7 @@ mod tests {
                 "verification failed. maximum(100, exclusive: false)",
                 "must be at most 100",
             ),
+            (r#"Type "string" expects an input value."#, "is required"),
             (
                 "verification failed. maximum(1.5, exclusive: true)",
                 "must be less than 1.5",

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use poem::{Endpoint, IntoResponse, Request, Response};
 
-use crate::{Credentials, RequestError};
+use crate::{Credentials, ParameterIndex, RequestError};
 
 /// What the server supplies once: how to authenticate, and how to render a refusal.
 pub trait Hooks: Send + Sync + 'static {
@@ -119,6 +119,19 @@ impl<H: Hooks, E: Endpoint> Endpoint for AuthEndpoint<H, E> {
 /// Turns every framework error into the API's error body through [`Hooks::render_error`].
 pub struct ErrorRenderer<H> {
     pub hooks: Arc<H>,
+    /// The document's parameters: a refused parameter is answered together with every other
+    /// that fails ([`ParameterIndex`]).
+    pub parameters: Arc<ParameterIndex>,
+}
+
+impl<H> ErrorRenderer<H> {
+    /// The renderer of `hooks` for the API `document` describes (as served).
+    pub fn new(hooks: Arc<H>, document: &serde_json::Value) -> Self {
+        ErrorRenderer {
+            hooks,
+            parameters: Arc::new(ParameterIndex::of(document)),
+        }
+    }
 }
 
 impl<H: Hooks, E: Endpoint> poem::Middleware<E> for ErrorRenderer<H> {
@@ -127,6 +140,7 @@ impl<H: Hooks, E: Endpoint> poem::Middleware<E> for ErrorRenderer<H> {
     fn transform(&self, ep: E) -> Self::Output {
         ErrorRendererEndpoint {
             hooks: self.hooks.clone(),
+            parameters: self.parameters.clone(),
             inner: ep,
         }
     }
@@ -134,6 +148,7 @@ impl<H: Hooks, E: Endpoint> poem::Middleware<E> for ErrorRenderer<H> {
 
 pub struct ErrorRendererEndpoint<H, E> {
     hooks: Arc<H>,
+    parameters: Arc<ParameterIndex>,
     inner: E,
 }
 
@@ -151,9 +166,19 @@ impl<H: Hooks, E: Endpoint> Endpoint for ErrorRendererEndpoint<H, E> {
         let probe = probe.finish();
         match self.inner.call(req).await {
             Ok(resp) => Ok(resp.into_response()),
-            Err(err) => Ok(self
-                .hooks
-                .render_error(RequestError::from_poem(&err), &probe)),
+            Err(err) => {
+                let mut error = RequestError::from_poem(&err);
+                if is_parameter_error(&err) {
+                    error.add_failures(self.parameters.check(&probe));
+                }
+                Ok(self.hooks.render_error(error, &probe))
+            }
         }
     }
+}
+
+/// Whether poem-openapi refused a parameter (it stops at the first).
+fn is_parameter_error(err: &poem::Error) -> bool {
+    err.is::<poem_openapi::error::ParseParamError>()
+        || err.is::<poem_openapi::error::ParsePathError>()
 }

@@ -25,6 +25,7 @@ mod document;
 mod error;
 mod hooks;
 mod multipart;
+mod param_check;
 mod params;
 mod representation;
 mod response;
@@ -38,6 +39,7 @@ pub use hooks::{
     AuthEndpoint, AuthMiddleware, ErrorRenderer, ErrorRendererEndpoint, Hooks, problem,
 };
 pub use multipart::{FilePart, MultipartBody, MultipartForm};
+pub use param_check::ParameterIndex;
 pub use params::{Csv, Date, DeepObject, Delimited, JsonParam, ParamPattern, PathStyled};
 pub use representation::{MediaTypes, OrOther, PayloadValue, Representation, media_listed};
 pub use response::{

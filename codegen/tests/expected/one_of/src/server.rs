@@ -149,7 +149,7 @@ pub fn document() -> ::serde_json::Value {
 }
 /// The API routes (authenticated through [`crate::runtime::Hooks`]), `/openapi.json`,
 /// `/openapi.yaml` and interactive docs at `/docs`. Add your own routes, then wrap with
-/// [`crate::runtime::ErrorRenderer`] (or use [`app`]).
+/// `crate::runtime::ErrorRenderer::new(server, &document())` (or use [`app`]).
 pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
     let doc = document();
     let json = ::serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -174,8 +174,5 @@ pub fn routes<S: Server>(server: Arc<S>) -> ::poem::Route {
 pub fn app<S: Server>(
     server: Arc<S>,
 ) -> impl ::poem::Endpoint<Output = ::poem::Response> {
-    routes(server.clone())
-        .with(crate::runtime::ErrorRenderer {
-            hooks: server,
-        })
+    routes(server.clone()).with(crate::runtime::ErrorRenderer::new(server, &document()))
 }
