@@ -73,3 +73,58 @@ async fn a_refused_parameter_names_itself() {
         "{problem}"
     );
 }
+
+/// The other half of the quick start: the same crate's typed client (feature `client`) against
+/// the server on a port, with the same inputs and response enums.
+#[tokio::test]
+async fn the_typed_client_drives_the_server() {
+    use fixture_petstore::Json;
+    use fixture_petstore::client::Client;
+    use fixture_petstore::models::{Pet, Pets};
+    use fixture_petstore::pets::*;
+    use fixture_petstore::runtime::client::Config;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    let acceptor = poem::listener::TcpAcceptor::from_tokio(listener).expect("an acceptor");
+    tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(petstore_example::app()));
+
+    let api = Client::new(Config::new(base));
+    let rex = Pet {
+        id: 1,
+        name: "Rex".into(),
+        tag: Some("dog".into()),
+    };
+    let tom = Pet {
+        id: 2,
+        name: "Tom".into(),
+        tag: None,
+    };
+    for pet in [&rex, &tom] {
+        let created = api
+            .create_pets(CreatePetsInput { body: pet.clone() })
+            .await
+            .expect("an answer");
+        assert!(
+            matches!(created, CreatePetsResponse::Created),
+            "{created:?}"
+        );
+    }
+    match api
+        .list_pets(ListPetsInput { limit: Some(1) })
+        .await
+        .expect("an answer")
+    {
+        ListPetsResponse::Ok(Json(Pets(pets)), next) => {
+            assert_eq!((pets, next.as_deref()), (vec![rex], Some("/pets?limit=2")))
+        }
+        other => panic!("{other:?}"),
+    }
+    let missing = ShowPetByIdInput { pet_id: "7".into() };
+    match api.show_pet_by_id(missing).await.expect("an answer") {
+        ShowPetByIdResponse::Default(status, Json(e)) => assert_eq!(status.as_u16(), 404, "{e:?}"),
+        other => panic!("{other:?}"),
+    }
+}
