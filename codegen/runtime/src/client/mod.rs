@@ -469,7 +469,7 @@ impl Core {
             } => builder
                 .header(reqwest::header::CONTENT_TYPE, content_type.as_str())
                 .body(bytes.clone()),
-            Body::Multipart(parts) => builder.multipart(multipart_form(parts)?),
+            Body::Multipart(parts) => builder.multipart(multipart_form(op, parts)?),
         };
         builder.build().map_err(|e| request_error(op, e))
     }
@@ -574,7 +574,7 @@ pub enum Part {
     File { name: String, file: crate::FilePart },
 }
 
-fn multipart_form(parts: &[Part]) -> Result<reqwest::multipart::Form, Error> {
+fn multipart_form(op: &Operation, parts: &[Part]) -> Result<reqwest::multipart::Form, Error> {
     let mut form = reqwest::multipart::Form::new();
     for part in parts {
         form = match part {
@@ -585,9 +585,8 @@ fn multipart_form(parts: &[Part]) -> Result<reqwest::multipart::Form, Error> {
                     p = p.file_name(f.clone());
                 }
                 if let Some(c) = &file.content_type {
-                    p = p.mime_str(c).map_err(|e| Error::Request {
-                        operation: "",
-                        message: e.to_string(),
+                    p = p.mime_str(c).map_err(|e| {
+                        request_error(op, format_args!("part `{name}`: content type {c:?}: {e}"))
                     })?;
                 }
                 form.part(name.clone(), p)
