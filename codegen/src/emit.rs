@@ -313,7 +313,17 @@ fn jobs<'a>(
     if !e.outgoing_sets().is_empty() {
         jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
     }
-    jobs.push(("src/client.rs".into(), Job::Client));
+    // The client in pieces of operations rendered apart (a large document's is most of the
+    // generation time otherwise); the first piece holds the file's head, the last the receivers.
+    let ops = api.operations.len();
+    let pieces = ops.div_ceil(CLIENT_OPS_PER_PART).max(1);
+    for k in 0..pieces {
+        let range = k * CLIENT_OPS_PER_PART..((k + 1) * CLIENT_OPS_PER_PART).min(ops);
+        jobs.push((
+            "src/client.rs".into(),
+            Job::Client(range, k == 0, k + 1 == pieces),
+        ));
+    }
     jobs
 }
 
@@ -377,8 +387,13 @@ enum Job<'a> {
     Tag(&'a Tag),
     Server,
     Callbacks,
-    Client,
+    /// The client's operations in a range of [`Api::operations`], with the file's head (first
+    /// piece) and the receivers (last piece).
+    Client(std::ops::Range<usize>, bool, bool),
 }
+
+/// Operations per piece of `client.rs` rendered on its own.
+const CLIENT_OPS_PER_PART: usize = 150;
 
 /// Formatted Rust source of `tokens` (a file's items).
 fn unparse(tokens: TokenStream) -> String {
@@ -618,7 +633,7 @@ impl<'a> Emitter<'a> {
             Job::Tag(tag) => self.tag(tag),
             Job::Server => self.server(),
             Job::Callbacks => self.callbacks_file(),
-            Job::Client => self.client_file(),
+            Job::Client(ops, head, receivers) => self.client_file(ops.clone(), *head, *receivers),
         }
     }
 }

@@ -412,6 +412,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Get the platform settings
     ///
     /// `GET /platform`

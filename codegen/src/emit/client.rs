@@ -12,7 +12,47 @@ use super::{Emitter, doc_str, ident};
 use crate::ir::*;
 
 impl Emitter<'_> {
-    pub(super) fn client_file(&self) -> TokenStream {
+    /// A piece of `client.rs`: the operations in `ops` (their methods in an `impl Client` of
+    /// their own, their writers and readers), after the file's head when `head`, and the
+    /// receivers when `receivers`.
+    pub(super) fn client_file(
+        &self,
+        ops: std::ops::Range<usize>,
+        head: bool,
+        receivers: bool,
+    ) -> TokenStream {
+        let api = self.api;
+        let chosen = || {
+            api.operations
+                .iter()
+                .enumerate()
+                .skip(ops.start)
+                .take(ops.len())
+        };
+        let methods: Vec<TokenStream> = chosen().map(|(_, o)| self.client_method(o)).collect();
+        let writers: Vec<TokenStream> = chosen().map(|(i, o)| self.request_writer(o, i)).collect();
+        let readers: Vec<TokenStream> = chosen().map(|(i, o)| self.response_reader(o, i)).collect();
+        let head = if head { self.client_head() } else { quote!() };
+        let receivers = if receivers {
+            self.receivers()
+        } else {
+            quote!()
+        };
+        quote! {
+            #head
+
+            impl Client {
+                #(#methods)*
+            }
+
+            #(#writers)*
+            #(#readers)*
+            #receivers
+        }
+    }
+
+    /// The file's doc, `OPERATIONS` and the `Client` type.
+    fn client_head(&self) -> TokenStream {
         let api = self.api;
         let count = api.operations.len();
         let ops: Vec<TokenStream> = api
@@ -21,24 +61,6 @@ impl Emitter<'_> {
             .enumerate()
             .map(|(i, o)| operation_entry(o, i))
             .collect();
-        let methods: Vec<TokenStream> = api
-            .operations
-            .iter()
-            .map(|o| self.client_method(o))
-            .collect();
-        let writers: Vec<TokenStream> = api
-            .operations
-            .iter()
-            .enumerate()
-            .map(|(i, o)| self.request_writer(o, i))
-            .collect();
-        let readers: Vec<TokenStream> = api
-            .operations
-            .iter()
-            .enumerate()
-            .map(|(i, o)| self.response_reader(o, i))
-            .collect();
-        let receivers = self.receivers();
         let title = format!(" A client of {} {}.", api.title, api.version);
         quote! {
             //! A typed client: one method per operation, taking the operation's input and
@@ -71,13 +93,7 @@ impl Emitter<'_> {
                 pub fn core(&self) -> &crate::runtime::client::Core {
                     &self.core
                 }
-
-                #(#methods)*
             }
-
-            #(#writers)*
-            #(#readers)*
-            #receivers
         }
     }
 

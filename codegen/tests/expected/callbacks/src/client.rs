@@ -34,6 +34,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Subscribe a URL to events
     ///
     /// `POST /subscriptions`

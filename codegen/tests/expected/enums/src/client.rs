@@ -41,6 +41,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// List tasks
     ///
     /// `GET /tasks`

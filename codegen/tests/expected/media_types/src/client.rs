@@ -90,6 +90,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// A vendor JSON media type in and out
     ///
     /// `POST /vendor`

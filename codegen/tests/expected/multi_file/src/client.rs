@@ -55,6 +55,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// `GET /pets`
     pub async fn list_pets(
         &self,

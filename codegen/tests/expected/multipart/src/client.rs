@@ -34,6 +34,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Upload a file
     ///
     /// `POST /files`

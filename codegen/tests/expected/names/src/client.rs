@@ -55,6 +55,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// No operationId, no tag
     ///
     /// `GET /pets/{petId}`

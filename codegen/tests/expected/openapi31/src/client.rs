@@ -41,6 +41,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Create a payment.
     ///
     /// `POST /payments`

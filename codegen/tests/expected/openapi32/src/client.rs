@@ -76,6 +76,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Entries, filtered by the whole query string read as a form
     ///
     /// `GET /entries`

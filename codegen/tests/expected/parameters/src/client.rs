@@ -69,6 +69,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// List an owner's pets
     ///
     /// `GET /owners/{owner_id}/pets`

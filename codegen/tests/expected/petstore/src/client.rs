@@ -48,6 +48,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// List all pets
     ///
     /// `GET /pets`

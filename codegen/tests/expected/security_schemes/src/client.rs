@@ -62,6 +62,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// The document's requirement (bearer, or header key AND query key)
     ///
     /// `GET /inherited`

@@ -62,6 +62,8 @@ impl Client {
     pub fn core(&self) -> &crate::runtime::client::Core {
         &self.core
     }
+}
+impl Client {
     /// Create a shipment
     ///
     /// `POST /shipments`
