@@ -39,6 +39,13 @@ def default_cache() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "bankd-corpus"
 
 
+def default_target_dir(cache: Path) -> Path:
+    """The cargo target dir every corpus script shares (BANKD_CORPUS_TARGET_DIR, or CACHE/target
+    where CACHE is the default one): the generated crates' dependencies are built once."""
+    env = os.environ.get("BANKD_CORPUS_TARGET_DIR")
+    return Path(env) if env else cache / "target"
+
+
 # --------------------------------------------------------------------------- npm packages
 
 
