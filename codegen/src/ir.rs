@@ -869,4 +869,20 @@ pub struct ResponseHeader {
     pub rust: String,
     pub required: bool,
     pub description: Option<String>,
+    pub ty: HeaderType,
+}
+
+/// What a response header's value is, by its schema: a scalar the handler sets and the client
+/// reads typed, or text (strings, and every schema that is not a scalar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderType {
+    Text,
+    /// `type: integer, format: int32`.
+    I32,
+    /// `type: integer`, any other format.
+    I64,
+    /// `type: number`.
+    F64,
+    /// `type: boolean`.
+    Bool,
 }

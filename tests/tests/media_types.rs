@@ -27,7 +27,16 @@ impl Hooks for Server {
 
 impl MediaApi for Server {
     async fn vendor_json(&self, input: VendorJsonInput) -> VendorJsonResponse {
-        VendorJsonResponse::Ok(Json(input.body))
+        // The typed headers, from the note: what a client reads back as i32, i64, bool and f64.
+        let stars = input.body.stars.unwrap_or(0);
+        let tags = input.body.tags.as_ref().map_or(0, Vec::len);
+        VendorJsonResponse::Ok(
+            Json(input.body),
+            5 - stars as i32,
+            Some(tags as i64 + (1 << 40)),
+            Some(stars > 3),
+            (stars > 0).then(|| stars as f64 / 2.0),
+        )
     }
     async fn form(&self, input: FormInput) -> FormResponse {
         let note = match input.body {
@@ -499,13 +508,18 @@ mod round_trip {
     #[tokio::test]
     async fn every_body_media_type_goes_and_comes_back() {
         let client = client().await;
-        let VendorJsonResponse::Ok(Json(n)) = client
+        let VendorJsonResponse::Ok(Json(n), stars_left, revision, cached, score) = client
             .vendor_json(VendorJsonInput {
                 body: note("vendor"),
             })
             .await
             .unwrap();
         assert_eq!(n, note("vendor"));
+        // Response headers come back as the types their schemas declare.
+        assert_eq!(
+            (stars_left, revision, cached, score),
+            (1, Some(2 + (1 << 40)), Some(true), Some(2.0))
+        );
         let form = FormInput {
             body: Representation::Primary(note("form")),
             accept: accept(None),
@@ -573,5 +587,45 @@ mod round_trip {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A header whose value is not of its declared type is an invalid response that keeps what
+    /// came; an absent optional one is `None`.
+    #[tokio::test]
+    async fn a_typed_header_that_does_not_parse_is_an_invalid_response() {
+        use fixture_media_types::runtime::client::Error;
+        use poem::{IntoResponse, handler};
+
+        #[handler]
+        fn many() -> poem::Response {
+            poem::Response::builder()
+                .content_type("application/vnd.example+json")
+                .header("X-Stars-Left", "many")
+                .body(r#"{"title":"t"}"#)
+        }
+        #[handler]
+        fn bare() -> poem::Response {
+            poem::web::Json(serde_json::json!({"title": "t"}))
+                .with_content_type("application/vnd.example+json")
+                .with_header("X-Stars-Left", "2")
+                .into_response()
+        }
+        let input = || VendorJsonInput {
+            body: note("vendor"),
+        };
+        let client = Client::new(Config::new(on_a_port::serve(many).await));
+        match client.vendor_json(input()).await {
+            Err(Error::InvalidResponse {
+                received, reason, ..
+            }) => {
+                assert!(reason.contains("X-Stars-Left"), "{reason}");
+                assert_eq!(received.body, br#"{"title":"t"}"#.to_vec());
+            }
+            other => panic!("{other:?}"),
+        }
+        let client = Client::new(Config::new(on_a_port::serve(bare).await));
+        let VendorJsonResponse::Ok(_, stars_left, revision, cached, score) =
+            client.vendor_json(input()).await.unwrap();
+        assert_eq!((stars_left, revision, cached, score), (2, None, None, None));
     }
 }

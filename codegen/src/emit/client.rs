@@ -246,10 +246,10 @@ impl Emitter<'_> {
         }
         for h in &r.headers {
             let n = &h.name;
-            fields.push(if h.required {
-                quote!(received.required_header(op, #n)?)
-            } else {
-                quote!(received.header(#n))
+            fields.push(match (h.required, h.ty) {
+                (true, _) => quote!(received.required_header(op, #n)?),
+                (false, HeaderType::Text) => quote!(received.header(#n)),
+                (false, _) => quote!(received.typed_header(op, #n)?),
             });
         }
         fields

@@ -248,10 +248,11 @@ impl Emitter<'_> {
             });
         }
         for h in &r.headers {
+            let t = header_type(h.ty);
             fields.push(if h.required {
-                quote!(::std::string::String)
+                t
             } else {
-                quote!(::std::option::Option<::std::string::String>)
+                quote!(::std::option::Option<#t>)
             });
         }
         fields
@@ -305,6 +306,17 @@ impl Emitter<'_> {
         }
         let (_, _, schema) = errors.first()?.content.as_ref()?;
         Some(self.rust_type(schema, false))
+    }
+}
+
+/// The Rust type of a response header's value.
+pub(super) fn header_type(ty: HeaderType) -> TokenStream {
+    match ty {
+        HeaderType::Text => quote!(::std::string::String),
+        HeaderType::I32 => quote!(i32),
+        HeaderType::I64 => quote!(i64),
+        HeaderType::F64 => quote!(f64),
+        HeaderType::Bool => quote!(bool),
     }
 }
 

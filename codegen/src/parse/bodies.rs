@@ -247,8 +247,8 @@ impl<'a> Parser<'a> {
         Ok(Some((Media::Stream(format), ct.to_string(), schema)))
     }
 
-    /// A response's headers (resolved if `$ref`s), each with a unique Rust name. Headers are
-    /// written as text: a header whose schema is not a string says so in a warning.
+    /// A response's headers (resolved if `$ref`s), each with a unique Rust name and the type of
+    /// its value: a scalar typed, anything else text (with a warning).
     fn response_headers(
         &self,
         resp: &oa::Response,
@@ -270,17 +270,11 @@ impl<'a> Parser<'a> {
                     }
                 }
             };
-            let is_string = matches!(
-                &h.format,
-                oa::ParameterSchemaOrContent::Schema(ReferenceOr::Item(oa::Schema {
-                    schema_kind: oa::SchemaKind::Type(oa::Type::String(_)),
-                    ..
-                }))
-            );
-            if !is_string {
+            let ty = self.header_type(&h.format);
+            if ty.is_none() {
                 warn(
                     &hp,
-                    "a response header that is not a string schema is written as text",
+                    "a response header whose schema is not a scalar is written as text",
                 );
             }
             headers.push(ResponseHeader {
@@ -288,9 +282,38 @@ impl<'a> Parser<'a> {
                 rust: names::unique(names::snake(name), &mut taken),
                 required: h.required,
                 description: h.description.clone(),
+                ty: ty.unwrap_or(HeaderType::Text),
             });
         }
         Ok(headers)
+    }
+
+    /// The type of a header's value, by its schema (a `$ref` to a component schema followed):
+    /// `None` for a schema that is not a scalar (or `content`), which is written as text.
+    fn header_type(&self, format: &oa::ParameterSchemaOrContent) -> Option<HeaderType> {
+        let oa::ParameterSchemaOrContent::Schema(schema) = format else {
+            return None;
+        };
+        let schema = match schema {
+            ReferenceOr::Item(s) => s,
+            ReferenceOr::Reference { reference } => {
+                let name = reference.strip_prefix("#/components/schemas/")?;
+                self.components()?.schemas.get(name)?.as_item()?
+            }
+        };
+        let oa::SchemaKind::Type(t) = &schema.schema_kind else {
+            return None;
+        };
+        Some(match t {
+            oa::Type::String(_) => HeaderType::Text,
+            oa::Type::Integer(i) => match &i.format {
+                oa::VariantOrUnknownOrEmpty::Item(oa::IntegerFormat::Int32) => HeaderType::I32,
+                _ => HeaderType::I64,
+            },
+            oa::Type::Number(_) => HeaderType::F64,
+            oa::Type::Boolean(_) => HeaderType::Bool,
+            oa::Type::Object(_) | oa::Type::Array(_) => return None,
+        })
     }
 }
 

@@ -900,10 +900,33 @@ impl Received {
             .collect()
     }
 
-    /// A declared response header that must be present.
-    pub fn required_header(&self, op: &Operation, name: &str) -> Result<String, Error> {
-        self.header(name)
+    /// A declared response header that must be present, read as the type its schema declares.
+    pub fn required_header<T: std::str::FromStr>(
+        &self,
+        op: &Operation,
+        name: &str,
+    ) -> Result<T, Error> {
+        self.typed_header(op, name)?
             .ok_or_else(|| self.invalid(op, format!("required header `{name}` is missing")))
+    }
+
+    /// Header `name` read as the type its schema declares (`None` when absent); a value that
+    /// does not parse is an invalid response.
+    pub fn typed_header<T: std::str::FromStr>(
+        &self,
+        op: &Operation,
+        name: &str,
+    ) -> Result<Option<T>, Error> {
+        let Some(text) = self.header(name) else {
+            return Ok(None);
+        };
+        match text.trim().parse() {
+            Ok(value) => Ok(Some(value)),
+            Err(_) => Err(self.invalid(
+                op,
+                format!("header `{name}` is `{text}`, not of its declared type"),
+            )),
+        }
     }
 
     /// Whether the body's media type is one the primary payload reads (else it is one of the

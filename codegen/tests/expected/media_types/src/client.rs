@@ -331,6 +331,10 @@ fn read_vendor_json(
             200u16 => {
                 crate::media::VendorJsonResponse::Ok(
                     crate::runtime::Json(received.json(op)?),
+                    received.required_header(op, "X-Stars-Left")?,
+                    received.typed_header(op, "X-Revision")?,
+                    received.typed_header(op, "X-Cached")?,
+                    received.typed_header(op, "X-Score")?,
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

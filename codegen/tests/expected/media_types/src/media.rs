@@ -135,7 +135,21 @@ pub struct GetNoteInput {
 pub enum VendorJsonResponse {
     /// The note.
     #[oai(status = 200u16)]
-    Ok(crate::runtime::Json<crate::models::Note>),
+    Ok(
+        crate::runtime::Json<crate::models::Note>,
+        /// A required integer header, typed `i32`.
+        #[oai(header = "X-Stars-Left")]
+        i32,
+        /// An optional integer header, typed `i64`.
+        #[oai(header = "X-Revision")]
+        ::std::option::Option<i64>,
+        /// A boolean header.
+        #[oai(header = "X-Cached")]
+        ::std::option::Option<bool>,
+        /// A number header.
+        #[oai(header = "X-Score")]
+        ::std::option::Option<f64>,
+    ),
 }
 /// Every response `form` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
