@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/platform",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_platform",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/platform",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_person_entity",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/person",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_business_entity",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/business",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_person_entity",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/person/{entity_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_business_entity",
@@ -47,6 +52,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/business/{entity_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[5usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_entities",
@@ -54,6 +60,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[6usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_entity",
@@ -61,6 +68,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[7usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_entity",
@@ -68,6 +76,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[8usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_associated_persons",
@@ -75,6 +84,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}/associated-persons",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[9usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_associated_person",
@@ -82,6 +92,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}/associated-persons",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[10usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_additional_requirements",
@@ -89,6 +100,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}/additional-requirements",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[11usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "submit_additional_requirements",
@@ -96,6 +108,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/entities/{entity_id}/additional-requirements",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[12usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_bank_accounts",
@@ -103,6 +116,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[13usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_bank_account",
@@ -110,6 +124,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[14usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_bank_account",
@@ -117,6 +132,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[15usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_bank_account",
@@ -124,6 +140,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[16usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_bank_account",
@@ -131,6 +148,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[17usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_bank_account_history",
@@ -138,6 +156,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}/history",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[18usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "add_bank_account_owner",
@@ -145,6 +164,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}/owner",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[19usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_account_numbers",
@@ -152,6 +172,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[20usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_account_number",
@@ -159,6 +180,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[21usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_account_number",
@@ -166,6 +188,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/account-numbers/{account_number_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[22usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_account_number",
@@ -173,6 +196,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/account-numbers/{account_number_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[23usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_ach_positive_pay_rule",
@@ -180,6 +204,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/ach-positive-pay-rules",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[24usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_ach_positive_pay_rule",
@@ -187,6 +212,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[25usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_ach_positive_pay_rule",
@@ -194,6 +220,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[26usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_ach_positive_pay_rules",
@@ -201,6 +228,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[27usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_counterparties",
@@ -208,6 +236,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/counterparties",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[28usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_counterparty",
@@ -215,6 +244,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/counterparties",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[29usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_counterparty",
@@ -222,6 +252,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/counterparties/{counterparty_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[30usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_counterparty",
@@ -229,6 +260,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/counterparties/{counterparty_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[31usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_documents",
@@ -236,6 +268,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/documents",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[32usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "upload_document",
@@ -243,6 +276,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/documents",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[33usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_document",
@@ -250,6 +284,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/documents/{document_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[34usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_document_content",
@@ -257,6 +292,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/documents/{document_id}/content",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[35usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_book_transfers",
@@ -264,6 +300,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/book",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[36usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_book_transfer",
@@ -271,6 +308,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/book",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[37usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_book_transfer",
@@ -278,6 +316,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/book/{book_transfer_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[38usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "clear_book_transfer",
@@ -285,6 +324,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/book/{book_transfer_id}/clear",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[39usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "cancel_book_transfer",
@@ -292,6 +332,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/book/{book_transfer_id}/cancel",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[40usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_ach_transfers",
@@ -299,6 +340,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/ach",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[41usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_ach_transfer",
@@ -306,6 +348,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/transfers/ach/{ach_transfer_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[42usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "simulate_receive_ach_credit",
@@ -313,6 +356,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/simulate/receive-ach-credit",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[43usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "simulate_receive_ach_debit",
@@ -320,6 +364,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/simulate/receive-ach-debit",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[44usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_events",
@@ -327,6 +372,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/events",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[45usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_event",
@@ -334,6 +380,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/events/{event_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[46usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_webhook_endpoints",
@@ -341,6 +388,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[47usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_webhook_endpoint",
@@ -348,6 +396,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[48usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_webhook_endpoint",
@@ -355,6 +404,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[49usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_webhook_endpoint",
@@ -362,6 +412,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[50usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "update_webhook_endpoint",
@@ -369,6 +420,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[51usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "rotate_webhook_endpoint_secret",
@@ -376,6 +428,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[52usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "list_webhook_deliveries",
@@ -383,6 +436,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[53usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "retry_webhook_delivery",
@@ -390,6 +444,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 55usize] = [
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[54usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of bankd 1.4.

@@ -452,4 +452,61 @@ mod round_trip {
         let exported = items(exported.into_stream()).await;
         assert_eq!(exported, Ledger::new().entries);
     }
+
+    /// A feed that never ends gives each item as it is sent, even one the network cut in two;
+    /// an item that does not match its schema ends the stream with an error that says which.
+    #[tokio::test]
+    async fn an_endless_feed_gives_each_item_as_it_comes() {
+        use fixture_openapi32::runtime::client::Error;
+        use futures_util::StreamExt;
+        use std::time::Duration;
+
+        #[poem::handler]
+        fn feed() -> poem::Response {
+            let entry = serde_json::to_string(&Ledger::new().entries[0]).unwrap();
+            let event = format!("event: entry\nid: ent_1\ndata: {entry}\n\n");
+            let (a, b) = event.split_at(event.len() / 2);
+            let chunks = [a.to_string(), b.to_string()];
+            let bad = "event: entry\ndata: {\"not\": \"an entry\"}\n\n".to_string();
+            // Item one in two pieces, a pause, a bad item, then nothing, for ever.
+            let body = futures_util::stream::iter(chunks.map(Ok::<_, std::io::Error>))
+                .chain(futures_util::stream::once(async move {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    Ok(bad)
+                }))
+                .chain(futures_util::stream::pending());
+            poem::Response::builder()
+                .content_type("text/event-stream")
+                .body(poem::Body::from_bytes_stream(body))
+        }
+        let client = Client::new(Config::new(on_a_port::serve(feed).await));
+        fn within<F: std::future::Future>(f: F) -> tokio::time::Timeout<F> {
+            tokio::time::timeout(Duration::from_secs(10), f)
+        }
+        let FollowEntriesResponse::Ok(events) =
+            within(client.follow_entries(FollowEntriesInput {}))
+                .await
+                .expect("the answer's head, not its end")
+                .unwrap();
+        let mut events = events.into_results();
+        let first = within(events.next())
+            .await
+            .expect("the first item as it comes");
+        assert_eq!(first.unwrap().unwrap().data, Ledger::new().entries[0]);
+        let second = within(events.next()).await.expect("the bad item").unwrap();
+        let error = second.expect_err("an item that is not an entry");
+        match *error.into_inner().downcast::<Error>().unwrap() {
+            Error::InvalidResponse {
+                reason, received, ..
+            } => {
+                assert!(reason.starts_with("item 1:"), "{reason}");
+                assert_eq!(received.status, StatusCode::OK);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            within(events.next()).await.unwrap().is_none(),
+            "nothing after an error"
+        );
+    }
 }

@@ -76,7 +76,7 @@ pub use querystring::QueryString;
 pub mod client;
 
 pub mod stream;
-pub use stream::ItemStream;
+pub use stream::{ItemStream, StreamError};
 
 /// Responses written in the listed media type that `Accept` prefers.
 pub mod negotiate;

@@ -29,9 +29,41 @@ pub const JSON_LINES: Format = 1;
 pub const JSON_SEQ: Format = 2;
 
 /// A response body of items of type `T`, written as they come in the format `FORMAT`.
+///
+/// A server builds one from its items ([`ItemStream::new`], [`ItemStream::from_items`]); a
+/// generated client gives one whose items are read as the body arrives, any of which may fail
+/// ([`ItemStream::into_results`]).
 pub struct ItemStream<T, const FORMAT: Format> {
-    items: Pin<Box<dyn Stream<Item = T> + Send + 'static>>,
+    items: Pin<Box<dyn Stream<Item = Result<T, StreamError>> + Send + 'static>>,
     _t: PhantomData<fn() -> T>,
+}
+
+/// Why a streamed body could not give its next item: the transport failed, or what came is not
+/// an item. A generated client's error is its source.
+#[derive(Debug)]
+pub struct StreamError(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl StreamError {
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StreamError(Box::new(error))
+    }
+
+    /// The error itself (a generated client's `runtime::client::Error`, to downcast).
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self.0
+    }
+}
+
+impl std::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
 }
 
 impl<T, const FORMAT: Format> std::fmt::Debug for ItemStream<T, FORMAT> {
@@ -40,23 +72,44 @@ impl<T, const FORMAT: Format> std::fmt::Debug for ItemStream<T, FORMAT> {
     }
 }
 
-impl<T, const FORMAT: Format> ItemStream<T, FORMAT> {
+impl<T: Send + 'static, const FORMAT: Format> ItemStream<T, FORMAT> {
     /// The body of `items`; the response ends when the stream does.
     pub fn new(items: impl Stream<Item = T> + Send + 'static) -> Self {
+        Self::from_results(items.map(Ok))
+    }
+
+    /// The body of the items of `items`, all known already.
+    pub fn from_items(items: impl IntoIterator<Item = T, IntoIter: Send + 'static>) -> Self {
+        Self::new(iter(items))
+    }
+
+    /// Items any of which may fail (what a client reads). A server that writes one ends the
+    /// body at the first error, as a connection that breaks does.
+    pub fn from_results(
+        items: impl Stream<Item = Result<T, StreamError>> + Send + 'static,
+    ) -> Self {
         ItemStream {
             items: Box::pin(items),
             _t: PhantomData,
         }
     }
 
-    /// The items, as they come (a client reading a streamed answer).
-    pub fn into_stream(self) -> Pin<Box<dyn Stream<Item = T> + Send + 'static>> {
+    /// The items as they come, each or the reason it could not come: after an error the
+    /// stream ends.
+    pub fn into_results(
+        self,
+    ) -> Pin<Box<dyn Stream<Item = Result<T, StreamError>> + Send + 'static>> {
         self.items
     }
 
-    /// The body of the items of `items`, all known already.
-    pub fn from_items(items: impl IntoIterator<Item = T, IntoIter: Send + 'static>) -> Self {
-        Self::new(iter(items))
+    /// The items as they come, up to the end or the first error ([`ItemStream::into_results`]
+    /// tells the two apart).
+    pub fn into_stream(self) -> Pin<Box<dyn Stream<Item = T> + Send + 'static>> {
+        Box::pin(
+            self.items
+                .take_while(|item| std::future::ready(item.is_ok()))
+                .filter_map(|item| std::future::ready(item.ok())),
+        )
     }
 }
 
@@ -80,9 +133,10 @@ impl<T: Type + serde::Serialize + 'static, const FORMAT: Format> IntoResponse
     for ItemStream<T, FORMAT>
 {
     fn into_response(self) -> Response {
-        let bytes = self
-            .items
-            .map(|item| Ok::<_, std::io::Error>(written::<T, FORMAT>(&item)));
+        let bytes = self.items.map(|item| match item {
+            Ok(item) => Ok(written::<T, FORMAT>(&item)),
+            Err(e) => Err(std::io::Error::other(e)),
+        });
         let mut response = Response::builder()
             .content_type(<Self as Payload>::CONTENT_TYPE)
             .body(Body::from_bytes_stream(bytes));

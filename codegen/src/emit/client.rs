@@ -225,7 +225,7 @@ impl Emitter<'_> {
                 }
                 Media::Text => quote!(::poem_openapi::payload::PlainText(received.text(op)?)),
                 Media::Stream(_) => {
-                    quote!(crate::runtime::ItemStream::from_items(received.items(op)?))
+                    quote!(received.item_stream(op)?)
                 }
                 Media::Json => quote!(crate::runtime::Json(received.json(op)?)),
             };
@@ -450,6 +450,10 @@ fn operation_entry(o: &Operation, i: usize) -> TokenStream {
             }
             None => quote!(::std::option::Option::None),
         };
+    let streams = o
+        .responses
+        .iter()
+        .any(|r| matches!(r.content, Some((Media::Stream(_), _, _))));
     quote! {
         crate::runtime::client::Operation {
             id: #id,
@@ -457,6 +461,7 @@ fn operation_entry(o: &Operation, i: usize) -> TokenStream {
             path: #path,
             security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[#i],
             idempotency_key: #key,
+            streams: #streams,
         }
     }
 }

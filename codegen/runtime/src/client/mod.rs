@@ -9,6 +9,7 @@
 //! attempt, and the errors a caller can act on ([`Error`]).
 
 mod encode;
+mod items;
 pub mod paginate;
 pub mod webhook;
 
@@ -40,6 +41,9 @@ pub struct Operation {
     pub security: &'static [Requirement],
     /// The name of its `Idempotency-Key` header parameter, when it declares one.
     pub idempotency_key: Option<&'static str>,
+    /// Whether a success may be a stream of items (OpenAPI 3.2's `itemSchema`): such a body,
+    /// when it comes in a stream format, is read as it arrives.
+    pub streams: bool,
 }
 
 impl Operation {
@@ -207,12 +211,15 @@ pub enum Outcome<'a> {
     Failed(&'a Error),
 }
 
-/// A whole answer as received: status, headers and body bytes.
+/// An answer as received: status, headers and body bytes. A streamed success of an operation
+/// that declares one is the exception: its `body` is empty and its items are read as they
+/// arrive (what a hook's `after` sees then is the head alone).
 #[derive(Debug, Clone)]
 pub struct Received {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+    live: Option<items::Live>,
 }
 
 impl Received {
@@ -433,12 +440,18 @@ impl Core {
         let response = self.http.execute(built).await.map_err(failed)?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response.bytes().await.map_err(failed)?.to_vec();
-        Ok(Received {
+        let mut received = Received {
             status,
             headers,
-            body,
-        })
+            body: Vec::new(),
+            live: None,
+        };
+        if op.streams && status.is_success() && items::is_stream_media(&received.media_type()) {
+            received.live = Some(items::Live::new(response));
+        } else {
+            received.body = response.bytes().await.map_err(failed)?.to_vec();
+        }
+        Ok(received)
     }
 
     fn build(&self, request: &Request) -> Result<reqwest::Request, Error> {
@@ -878,28 +891,6 @@ impl Received {
             .map_err(|e| self.invalid(op, format!("body is not UTF-8 text: {e}")))
     }
 
-    /// The body's items, written one by one in a stream format (`text/event-stream`,
-    /// JSON lines or JSON text sequences), all read.
-    pub fn items<T: serde::de::DeserializeOwned>(&self, op: &Operation) -> Result<Vec<T>, Error> {
-        let text = self.text(op)?;
-        let bad = |n: usize, e: serde_json::Error| self.invalid(op, format!("item {n}: {e}"));
-        if self.media_type() != "text/event-stream" {
-            // One JSON text per line (a JSON text sequence's record separators dropped).
-            return text
-                .split('\n')
-                .map(|l| l.trim_matches(|c: char| c == '\u{1e}' || c.is_whitespace()))
-                .filter(|l| !l.is_empty())
-                .enumerate()
-                .map(|(n, l)| serde_json::from_str(l).map_err(|e| bad(n, e)))
-                .collect();
-        }
-        sse_events(&text)
-            .iter()
-            .enumerate()
-            .map(|(n, fields)| sse_item(fields).map_err(|e| bad(n, e)))
-            .collect()
-    }
-
     /// A declared response header that must be present, read as the type its schema declares.
     pub fn required_header<T: std::str::FromStr>(
         &self,
@@ -958,116 +949,9 @@ impl Received {
     }
 }
 
-/// The events of a `text/event-stream` body, each as its fields (`data` lines joined by line
-/// feeds); comments and events without fields are skipped.
-fn sse_events(text: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
-    let mut events = Vec::new();
-    let mut fields = serde_json::Map::new();
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() {
-            if !fields.is_empty() {
-                events.push(std::mem::take(&mut fields));
-            }
-            continue;
-        }
-        if line.starts_with(':') {
-            continue;
-        }
-        let (name, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match (name, fields.get_mut("data")) {
-            ("data", Some(serde_json::Value::String(data))) => {
-                data.push('\n');
-                data.push_str(value);
-            }
-            _ => {
-                fields.insert(name.to_string(), value.into());
-            }
-        }
-    }
-    if !fields.is_empty() {
-        events.push(fields);
-    }
-    events
-}
-
-/// An item from its event's fields, as the server's `ItemStream` writes one: an object of the
-/// fields (`data` as JSON when it is, else text; `retry` a number; `id` text, else a number),
-/// else the `data` alone. The first reading the item's type takes wins.
-fn sse_item<T: serde::de::DeserializeOwned>(
-    fields: &serde_json::Map<String, serde_json::Value>,
-) -> Result<T, serde_json::Error> {
-    use serde_json::Value;
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-    let data_text = text(fields.get("data"));
-    let data_json = serde_json::from_str::<Value>(&data_text).ok();
-    let mut object = fields.clone();
-    if let Some(retry) = fields
-        .get("retry")
-        .and_then(|r| r.as_str()?.parse::<u64>().ok())
-    {
-        object.insert("retry".into(), retry.into());
-    }
-    let mut tries: Vec<Value> = Vec::new();
-    for data in data_json.iter().chain([&Value::String(data_text.clone())]) {
-        let mut o = object.clone();
-        if fields.contains_key("data") {
-            o.insert("data".into(), data.clone());
-        }
-        tries.push(Value::Object(o.clone()));
-        if let Some(id) = fields
-            .get("id")
-            .and_then(|i| i.as_str()?.parse::<i64>().ok())
-        {
-            o.insert("id".into(), id.into());
-            tries.push(Value::Object(o));
-        }
-    }
-    tries.extend(data_json.clone());
-    tries.push(Value::String(data_text));
-    let mut first = None;
-    for t in tries {
-        match serde_json::from_value(t) {
-            Ok(item) => return Ok(item),
-            Err(e) => {
-                first.get_or_insert(e);
-            }
-        }
-    }
-    Err(first.expect("at least one reading was tried"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
-
-    #[test]
-    fn server_sent_events_are_read_back_as_the_items_written() {
-        let body = ": a comment\nevent: tick\nid: 7\ndata: {\"n\":\ndata: 1}\n\ndata: plain\ndata: text\n\ndata: 3\n\n";
-        let events = sse_events(body);
-        assert_eq!(events.len(), 3);
-        // An item schema of the whole event.
-        let item: Value = sse_item(&events[0]).unwrap();
-        assert_eq!(item, json!({"event": "tick", "id": "7", "data": {"n": 1}}));
-        #[derive(serde::Deserialize, PartialEq, Debug)]
-        struct Tick {
-            id: i64,
-            data: Value,
-        }
-        assert_eq!(
-            sse_item::<Tick>(&events[0]).unwrap(),
-            Tick {
-                id: 7,
-                data: json!({"n": 1})
-            }
-        );
-        // Items that are the data alone.
-        assert_eq!(sse_item::<String>(&events[1]).unwrap(), "plain\ntext");
-        assert_eq!(sse_item::<i64>(&events[2]).unwrap(), 3);
-        assert!(sse_item::<bool>(&events[2]).is_err());
-    }
 
     #[test]
     fn retry_after_is_seconds_or_a_date_else_a_doubling_back_off() {
@@ -1080,6 +964,7 @@ mod tests {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 headers,
                 body: Vec::new(),
+                live: None,
             }
         };
         assert_eq!(retry_delay(&with(Some("3")), 1), Duration::from_secs(3));

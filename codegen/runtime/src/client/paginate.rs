@@ -213,6 +213,7 @@ mod tests {
             status: super::super::StatusCode::OK,
             headers,
             body: Vec::new(),
+            live: None,
         };
         assert_eq!(link_next(&received, "page").as_deref(), Some("3"));
         assert_eq!(link_next(&received, "cursor"), None);

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 3usize] = [
         path: "/collections",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_collection",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 3usize] = [
         path: "/collections",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "replace_tags",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 3usize] = [
         path: "/collections/tags",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Arrays Fixture 1.0.0.

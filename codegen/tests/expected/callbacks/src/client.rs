@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 1usize] = [
         path: "/subscriptions",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Callbacks 1.0.

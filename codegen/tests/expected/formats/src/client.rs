@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         path: "/events/{event_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "download_attachment",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         path: "/events/{event_id}/attachment",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Formats Fixture 1.0.0.

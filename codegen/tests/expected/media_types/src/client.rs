@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/vendor",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "form",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/form",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "text",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/text",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "image",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/image",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "either",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/either",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "markdown",
@@ -47,6 +52,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/markdown",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[5usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "anything",
@@ -54,6 +60,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/anything",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[6usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "blob",
@@ -61,6 +68,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/blob",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[7usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_note",
@@ -68,6 +76,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 9usize] = [
         path: "/notes/{title}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[8usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Media Types 1.0.

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "addPet",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_animals",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/animals",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "getOwner",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/owners/{owner_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Multi-file 1.0.0.

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/pets/{petId}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "getPets",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "post_pets",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_pets2",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         path: "/PETS",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Names 1.0.

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "search_entries",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "search_entries_in_query",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries/search",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_entry",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries/{entry_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "lock_entry",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries/{entry_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "follow_entries",
@@ -47,6 +52,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries/feed",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[5usize],
         idempotency_key: ::std::option::Option::None,
+        streams: true,
     },
     crate::runtime::client::Operation {
         id: "export_entries",
@@ -54,6 +60,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 7usize] = [
         path: "/entries/export",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[6usize],
         idempotency_key: ::std::option::Option::None,
+        streams: true,
     },
 ];
 /// A client of Ledger entries 2.0.
@@ -379,11 +386,7 @@ fn read_follow_entries(
     let _ = op;
     ::std::result::Result::Ok(
         match received.status.as_u16() {
-            200u16 => {
-                crate::feeds::FollowEntriesResponse::Ok(
-                    crate::runtime::ItemStream::from_items(received.items(op)?),
-                )
-            }
+            200u16 => crate::feeds::FollowEntriesResponse::Ok(received.item_stream(op)?),
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
     )
@@ -398,11 +401,7 @@ fn read_export_entries(
     let _ = op;
     ::std::result::Result::Ok(
         match received.status.as_u16() {
-            200u16 => {
-                crate::feeds::ExportEntriesResponse::Ok(
-                    crate::runtime::ItemStream::from_items(received.items(op)?),
-                )
-            }
+            200u16 => crate::feeds::ExportEntriesResponse::Ok(received.item_stream(op)?),
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
     )

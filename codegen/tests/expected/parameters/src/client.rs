@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/owners/{owner_id}/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_owner_pet",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/owners/{owner_id}/pets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::Some("Idempotency-Key"),
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_owner_pet",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/owners/{owner_id}/pets/{pet_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "path_styles",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "grid",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/grids/{cells}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "named_twice",
@@ -47,6 +52,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
         path: "/twice/{name}/and/{name}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[5usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Parameters Fixture 1.0.0.

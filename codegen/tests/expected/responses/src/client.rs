@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/items",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "ping",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/ping",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "ping_unanswered",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/ping",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "put_item",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/items/{item_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "delete_item",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/items/{item_id}",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Responses Fixture 1.0.0.

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/inherited",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "scoped",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/scoped",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "optional",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/optional",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "open",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/open",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "undeclared",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/undeclared",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Security Schemes 1.0.

@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/shipments",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "get_route",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/shipments/{shipment_id}/route",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "count_shipments",
@@ -26,6 +28,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/shipments/count",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "count_routes",
@@ -33,6 +36,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/routes/count",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "count_stops",
@@ -40,6 +44,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         path: "/stops/count",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Split Types Fixture 1.0.0.

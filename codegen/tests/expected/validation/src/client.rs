@@ -12,6 +12,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         path: "/widgets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
     crate::runtime::client::Operation {
         id: "create_widget",
@@ -19,6 +20,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         path: "/widgets",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
+        streams: false,
     },
 ];
 /// A client of Validation Fixture 1.0.0.
