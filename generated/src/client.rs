@@ -3618,28 +3618,38 @@ fn read_get_platform(
         match received.status.as_u16() {
             200u16 => {
                 crate::platform::GetPlatformResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::platform::GetPlatformResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::platform::GetPlatformResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::platform::GetPlatformResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::platform::GetPlatformResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3647,12 +3657,16 @@ fn read_get_platform(
             }
             500u16 => {
                 crate::platform::GetPlatformResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::platform::GetPlatformResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3672,28 +3686,38 @@ fn read_update_platform(
         match received.status.as_u16() {
             200u16 => {
                 crate::platform::UpdatePlatformResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::platform::UpdatePlatformResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::platform::UpdatePlatformResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::platform::UpdatePlatformResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::platform::UpdatePlatformResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3701,12 +3725,16 @@ fn read_update_platform(
             }
             500u16 => {
                 crate::platform::UpdatePlatformResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::platform::UpdatePlatformResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3726,39 +3754,53 @@ fn read_create_person_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::CreatePersonEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::entities::CreatePersonEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::CreatePersonEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::CreatePersonEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::entities::CreatePersonEntityResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::entities::CreatePersonEntityResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::CreatePersonEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3766,12 +3808,16 @@ fn read_create_person_entity(
             }
             500u16 => {
                 crate::entities::CreatePersonEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::CreatePersonEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3791,39 +3837,53 @@ fn read_create_business_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::CreateBusinessEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::entities::CreateBusinessEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::CreateBusinessEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::CreateBusinessEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::entities::CreateBusinessEntityResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::entities::CreateBusinessEntityResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::CreateBusinessEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3831,12 +3891,16 @@ fn read_create_business_entity(
             }
             500u16 => {
                 crate::entities::CreateBusinessEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::CreateBusinessEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3856,28 +3920,38 @@ fn read_update_person_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::UpdatePersonEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::UpdatePersonEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::UpdatePersonEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::UpdatePersonEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::UpdatePersonEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3885,12 +3959,16 @@ fn read_update_person_entity(
             }
             500u16 => {
                 crate::entities::UpdatePersonEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::UpdatePersonEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3910,28 +3988,38 @@ fn read_update_business_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::UpdateBusinessEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::UpdateBusinessEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::UpdateBusinessEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::UpdateBusinessEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::UpdateBusinessEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3939,12 +4027,16 @@ fn read_update_business_entity(
             }
             500u16 => {
                 crate::entities::UpdateBusinessEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::UpdateBusinessEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -3964,28 +4056,38 @@ fn read_list_entities(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::ListEntitiesResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::ListEntitiesResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::ListEntitiesResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::ListEntitiesResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::ListEntitiesResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -3993,12 +4095,16 @@ fn read_list_entities(
             }
             500u16 => {
                 crate::entities::ListEntitiesResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::ListEntitiesResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4018,28 +4124,38 @@ fn read_get_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::GetEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::GetEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::GetEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::GetEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::GetEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4047,12 +4163,16 @@ fn read_get_entity(
             }
             500u16 => {
                 crate::entities::GetEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::GetEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4072,28 +4192,38 @@ fn read_delete_entity(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::DeleteEntityResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::DeleteEntityResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::DeleteEntityResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::DeleteEntityResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::DeleteEntityResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4101,12 +4231,16 @@ fn read_delete_entity(
             }
             500u16 => {
                 crate::entities::DeleteEntityResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::DeleteEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4126,28 +4260,38 @@ fn read_list_associated_persons(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::ListAssociatedPersonsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::ListAssociatedPersonsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::ListAssociatedPersonsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::ListAssociatedPersonsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::ListAssociatedPersonsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4155,12 +4299,16 @@ fn read_list_associated_persons(
             }
             500u16 => {
                 crate::entities::ListAssociatedPersonsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::ListAssociatedPersonsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4180,28 +4328,38 @@ fn read_create_associated_person(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::CreateAssociatedPersonResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::CreateAssociatedPersonResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::CreateAssociatedPersonResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::CreateAssociatedPersonResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::CreateAssociatedPersonResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4209,12 +4367,16 @@ fn read_create_associated_person(
             }
             500u16 => {
                 crate::entities::CreateAssociatedPersonResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::CreateAssociatedPersonResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4234,28 +4396,38 @@ fn read_get_additional_requirements(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4263,12 +4435,16 @@ fn read_get_additional_requirements(
             }
             500u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4288,28 +4464,38 @@ fn read_submit_additional_requirements(
         match received.status.as_u16() {
             200u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4317,12 +4503,16 @@ fn read_submit_additional_requirements(
             }
             500u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4342,28 +4532,38 @@ fn read_list_bank_accounts(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4371,12 +4571,16 @@ fn read_list_bank_accounts(
             }
             500u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4396,39 +4600,53 @@ fn read_create_bank_account(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4436,12 +4654,16 @@ fn read_create_bank_account(
             }
             500u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4461,28 +4683,38 @@ fn read_get_bank_account(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::GetBankAccountResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::bank_accounts::GetBankAccountResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::GetBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::GetBankAccountResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::GetBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4490,12 +4722,16 @@ fn read_get_bank_account(
             }
             500u16 => {
                 crate::bank_accounts::GetBankAccountResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::GetBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4516,23 +4752,31 @@ fn read_delete_bank_account(
             200u16 => crate::bank_accounts::DeleteBankAccountResponse::Ok,
             400u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4540,12 +4784,16 @@ fn read_delete_bank_account(
             }
             500u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4565,28 +4813,38 @@ fn read_update_bank_account(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4594,12 +4852,16 @@ fn read_update_bank_account(
             }
             500u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4619,28 +4881,38 @@ fn read_get_bank_account_history(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4648,12 +4920,16 @@ fn read_get_bank_account_history(
             }
             500u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4673,28 +4949,38 @@ fn read_add_bank_account_owner(
         match received.status.as_u16() {
             200u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4702,12 +4988,16 @@ fn read_add_bank_account_owner(
             }
             500u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4727,28 +5017,38 @@ fn read_list_account_numbers(
         match received.status.as_u16() {
             200u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4756,12 +5056,16 @@ fn read_list_account_numbers(
             }
             500u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4781,39 +5085,53 @@ fn read_create_account_number(
         match received.status.as_u16() {
             200u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4821,12 +5139,16 @@ fn read_create_account_number(
             }
             500u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4846,28 +5168,38 @@ fn read_get_account_number(
         match received.status.as_u16() {
             200u16 => {
                 crate::account_numbers::GetAccountNumberResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::account_numbers::GetAccountNumberResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::account_numbers::GetAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::account_numbers::GetAccountNumberResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::account_numbers::GetAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4875,12 +5207,16 @@ fn read_get_account_number(
             }
             500u16 => {
                 crate::account_numbers::GetAccountNumberResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::account_numbers::GetAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4900,28 +5236,38 @@ fn read_update_account_number(
         match received.status.as_u16() {
             200u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4929,12 +5275,16 @@ fn read_update_account_number(
             }
             500u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -4954,28 +5304,38 @@ fn read_create_ach_positive_pay_rule(
         match received.status.as_u16() {
             200u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -4983,12 +5343,16 @@ fn read_create_ach_positive_pay_rule(
             }
             500u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5008,28 +5372,38 @@ fn read_get_ach_positive_pay_rule(
         match received.status.as_u16() {
             200u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5037,12 +5411,16 @@ fn read_get_ach_positive_pay_rule(
             }
             500u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5063,23 +5441,31 @@ fn read_delete_ach_positive_pay_rule(
             200u16 => crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::Ok,
             400u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5087,12 +5473,16 @@ fn read_delete_ach_positive_pay_rule(
             }
             500u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5112,28 +5502,38 @@ fn read_list_ach_positive_pay_rules(
         match received.status.as_u16() {
             200u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5141,12 +5541,16 @@ fn read_list_ach_positive_pay_rules(
             }
             500u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5166,28 +5570,38 @@ fn read_list_counterparties(
         match received.status.as_u16() {
             200u16 => {
                 crate::counterparties::ListCounterpartiesResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::counterparties::ListCounterpartiesResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::counterparties::ListCounterpartiesResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::counterparties::ListCounterpartiesResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::counterparties::ListCounterpartiesResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5195,12 +5609,16 @@ fn read_list_counterparties(
             }
             500u16 => {
                 crate::counterparties::ListCounterpartiesResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::counterparties::ListCounterpartiesResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5220,28 +5638,38 @@ fn read_create_counterparty(
         match received.status.as_u16() {
             200u16 => {
                 crate::counterparties::CreateCounterpartyResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::counterparties::CreateCounterpartyResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::counterparties::CreateCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::counterparties::CreateCounterpartyResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::counterparties::CreateCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5249,12 +5677,16 @@ fn read_create_counterparty(
             }
             500u16 => {
                 crate::counterparties::CreateCounterpartyResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::counterparties::CreateCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5274,28 +5706,38 @@ fn read_get_counterparty(
         match received.status.as_u16() {
             200u16 => {
                 crate::counterparties::GetCounterpartyResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::counterparties::GetCounterpartyResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::counterparties::GetCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::counterparties::GetCounterpartyResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::counterparties::GetCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5303,12 +5745,16 @@ fn read_get_counterparty(
             }
             500u16 => {
                 crate::counterparties::GetCounterpartyResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::counterparties::GetCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5328,28 +5774,38 @@ fn read_delete_counterparty(
         match received.status.as_u16() {
             200u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5357,12 +5813,16 @@ fn read_delete_counterparty(
             }
             500u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5382,28 +5842,38 @@ fn read_list_documents(
         match received.status.as_u16() {
             200u16 => {
                 crate::documents::ListDocumentsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::documents::ListDocumentsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::documents::ListDocumentsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::documents::ListDocumentsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::documents::ListDocumentsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5411,12 +5881,16 @@ fn read_list_documents(
             }
             500u16 => {
                 crate::documents::ListDocumentsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::documents::ListDocumentsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5436,39 +5910,53 @@ fn read_upload_document(
         match received.status.as_u16() {
             200u16 => {
                 crate::documents::UploadDocumentResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::documents::UploadDocumentResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::documents::UploadDocumentResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::documents::UploadDocumentResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::documents::UploadDocumentResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::documents::UploadDocumentResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::documents::UploadDocumentResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5476,12 +5964,16 @@ fn read_upload_document(
             }
             500u16 => {
                 crate::documents::UploadDocumentResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::documents::UploadDocumentResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5501,28 +5993,38 @@ fn read_get_document(
         match received.status.as_u16() {
             200u16 => {
                 crate::documents::GetDocumentResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::documents::GetDocumentResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::documents::GetDocumentResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::documents::GetDocumentResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::documents::GetDocumentResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5530,12 +6032,16 @@ fn read_get_document(
             }
             500u16 => {
                 crate::documents::GetDocumentResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::documents::GetDocumentResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5561,28 +6067,38 @@ fn read_get_document_content(
             }
             400u16 => {
                 crate::documents::GetDocumentContentResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::documents::GetDocumentContentResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::documents::GetDocumentContentResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             500u16 => {
                 crate::documents::GetDocumentContentResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::documents::GetDocumentContentResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5602,28 +6118,38 @@ fn read_list_book_transfers(
         match received.status.as_u16() {
             200u16 => {
                 crate::book_transfers::ListBookTransfersResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::book_transfers::ListBookTransfersResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::book_transfers::ListBookTransfersResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::book_transfers::ListBookTransfersResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::book_transfers::ListBookTransfersResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5631,12 +6157,16 @@ fn read_list_book_transfers(
             }
             500u16 => {
                 crate::book_transfers::ListBookTransfersResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::book_transfers::ListBookTransfersResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5656,39 +6186,53 @@ fn read_create_book_transfer(
         match received.status.as_u16() {
             200u16 => {
                 crate::book_transfers::CreateBookTransferResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::book_transfers::CreateBookTransferResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::book_transfers::CreateBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::book_transfers::CreateBookTransferResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::book_transfers::CreateBookTransferResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             422u16 => {
                 crate::book_transfers::CreateBookTransferResponse::UnprocessableEntity(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::book_transfers::CreateBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5696,12 +6240,16 @@ fn read_create_book_transfer(
             }
             500u16 => {
                 crate::book_transfers::CreateBookTransferResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::book_transfers::CreateBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5721,28 +6269,38 @@ fn read_get_book_transfer(
         match received.status.as_u16() {
             200u16 => {
                 crate::book_transfers::GetBookTransferResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::book_transfers::GetBookTransferResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::book_transfers::GetBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::book_transfers::GetBookTransferResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::book_transfers::GetBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5750,12 +6308,16 @@ fn read_get_book_transfer(
             }
             500u16 => {
                 crate::book_transfers::GetBookTransferResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::book_transfers::GetBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5775,28 +6337,38 @@ fn read_clear_book_transfer(
         match received.status.as_u16() {
             200u16 => {
                 crate::book_transfers::ClearBookTransferResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::book_transfers::ClearBookTransferResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::book_transfers::ClearBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::book_transfers::ClearBookTransferResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::book_transfers::ClearBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5804,12 +6376,16 @@ fn read_clear_book_transfer(
             }
             500u16 => {
                 crate::book_transfers::ClearBookTransferResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::book_transfers::ClearBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5829,28 +6405,38 @@ fn read_cancel_book_transfer(
         match received.status.as_u16() {
             200u16 => {
                 crate::book_transfers::CancelBookTransferResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::book_transfers::CancelBookTransferResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::book_transfers::CancelBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::book_transfers::CancelBookTransferResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::book_transfers::CancelBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5858,12 +6444,16 @@ fn read_cancel_book_transfer(
             }
             500u16 => {
                 crate::book_transfers::CancelBookTransferResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::book_transfers::CancelBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5883,28 +6473,38 @@ fn read_list_ach_transfers(
         match received.status.as_u16() {
             200u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5912,12 +6512,16 @@ fn read_list_ach_transfers(
             }
             500u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5937,28 +6541,38 @@ fn read_get_ach_transfer(
         match received.status.as_u16() {
             200u16 => {
                 crate::ach_transfers::GetAchTransferResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::ach_transfers::GetAchTransferResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::ach_transfers::GetAchTransferResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::ach_transfers::GetAchTransferResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::ach_transfers::GetAchTransferResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -5966,12 +6580,16 @@ fn read_get_ach_transfer(
             }
             500u16 => {
                 crate::ach_transfers::GetAchTransferResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::ach_transfers::GetAchTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -5991,33 +6609,45 @@ fn read_simulate_receive_ach_credit(
         match received.status.as_u16() {
             200u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             403u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::Forbidden(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             404u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6025,12 +6655,16 @@ fn read_simulate_receive_ach_credit(
             }
             500u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6050,33 +6684,45 @@ fn read_simulate_receive_ach_debit(
         match received.status.as_u16() {
             200u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             403u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::Forbidden(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             404u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6084,12 +6730,16 @@ fn read_simulate_receive_ach_debit(
             }
             500u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6109,28 +6759,38 @@ fn read_list_events(
         match received.status.as_u16() {
             200u16 => {
                 crate::events::ListEventsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::events::ListEventsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::events::ListEventsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::events::ListEventsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::events::ListEventsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6138,12 +6798,16 @@ fn read_list_events(
             }
             500u16 => {
                 crate::events::ListEventsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::events::ListEventsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6163,28 +6827,38 @@ fn read_get_event(
         match received.status.as_u16() {
             200u16 => {
                 crate::events::GetEventResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::events::GetEventResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::events::GetEventResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::events::GetEventResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::events::GetEventResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6192,12 +6866,16 @@ fn read_get_event(
             }
             500u16 => {
                 crate::events::GetEventResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::events::GetEventResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6217,28 +6895,38 @@ fn read_list_webhook_endpoints(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6246,12 +6934,16 @@ fn read_list_webhook_endpoints(
             }
             500u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6271,28 +6963,38 @@ fn read_create_webhook_endpoint(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6300,12 +7002,16 @@ fn read_create_webhook_endpoint(
             }
             500u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6325,28 +7031,38 @@ fn read_get_webhook_endpoint(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6354,12 +7070,16 @@ fn read_get_webhook_endpoint(
             }
             500u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6379,28 +7099,38 @@ fn read_delete_webhook_endpoint(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6408,12 +7138,16 @@ fn read_delete_webhook_endpoint(
             }
             500u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6433,28 +7167,38 @@ fn read_update_webhook_endpoint(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6462,12 +7206,16 @@ fn read_update_webhook_endpoint(
             }
             500u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6487,28 +7235,38 @@ fn read_rotate_webhook_endpoint_secret(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6516,12 +7274,16 @@ fn read_rotate_webhook_endpoint_secret(
             }
             500u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6541,28 +7303,38 @@ fn read_list_webhook_deliveries(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6570,12 +7342,16 @@ fn read_list_webhook_deliveries(
             }
             500u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }
@@ -6595,28 +7371,38 @@ fn read_retry_webhook_delivery(
         match received.status.as_u16() {
             200u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::Unauthorized(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("WWW-Authenticate"),
                 )
             }
             404u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             429u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::TooManyRequests(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                     received.header("RateLimit-Policy"),
                     received.header("RateLimit"),
@@ -6624,12 +7410,16 @@ fn read_retry_webhook_delivery(
             }
             500u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::InternalServerError(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             503u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::ServiceUnavailable(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Retry-After"),
                 )
             }

@@ -628,4 +628,32 @@ mod round_trip {
             client.vendor_json(input()).await.unwrap();
         assert_eq!((stars_left, revision, cached, score), (2, None, None, None));
     }
+
+    /// A body that parses into its type but breaks a keyword of its schema (`title` has
+    /// `minLength: 1`, `stars` is an integer) is an invalid response naming every field, as a
+    /// request body would be refused.
+    #[tokio::test]
+    async fn a_body_that_breaks_its_schema_is_an_invalid_response() {
+        use fixture_media_types::runtime::client::Error;
+        use poem::{IntoResponse, handler};
+
+        #[handler]
+        fn empty() -> poem::Response {
+            poem::web::Json(serde_json::json!({"title": "", "stars": 1.5}))
+                .with_content_type("application/vnd.example+json")
+                .with_header("X-Stars-Left", "2")
+                .into_response()
+        }
+        let client = Client::new(Config::new(on_a_port::serve(empty).await));
+        let input = VendorJsonInput {
+            body: note("vendor"),
+        };
+        match client.vendor_json(input).await {
+            Err(Error::InvalidResponse { reason, .. }) => {
+                assert!(reason.contains("title"), "{reason}");
+                assert!(reason.contains("stars"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

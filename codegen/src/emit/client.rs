@@ -227,7 +227,9 @@ impl Emitter<'_> {
                 Media::Stream(_) => {
                     quote!(received.item_stream(op)?)
                 }
-                Media::Json => quote!(crate::runtime::Json(received.json(op)?)),
+                Media::Json => quote!(crate::runtime::Json(
+                    received.checked_json::<_, crate::Document>(op)?
+                )),
             };
             fields.push(if r.other_media.is_empty() {
                 payload

@@ -885,6 +885,31 @@ impl Received {
         serde_json::from_slice(&self.body).map_err(|e| self.invalid(op, format!("body: {e}")))
     }
 
+    /// The body as JSON of type `T`, checked first against every keyword of its schema in the
+    /// document `D` (lengths, ranges, patterns, formats, closed objects, ...), as the server
+    /// checks a request body: each violation is named, by field, in the invalid response.
+    pub fn checked_json<T, D>(&self, op: &Operation) -> Result<T, Error>
+    where
+        T: poem_openapi::types::Type + serde::de::DeserializeOwned + 'static,
+        D: crate::ApiDocument,
+    {
+        let value: serde_json::Value = self.json(op)?;
+        let mut errors = std::collections::BTreeMap::new();
+        crate::validate::validate(
+            &crate::validate::registry_of::<T>(),
+            &T::schema_ref(),
+            &value,
+            "body",
+            &crate::validate::DocumentRules::<D>::new(),
+            &mut errors,
+        );
+        if !errors.is_empty() {
+            let violations: Vec<String> = errors.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            return Err(self.invalid(op, violations.join("; ")));
+        }
+        serde_json::from_value(value).map_err(|e| self.invalid(op, format!("body: {e}")))
+    }
+
     /// The body as UTF-8 text.
     pub fn text(&self, op: &Operation) -> Result<String, Error> {
         String::from_utf8(self.body.clone())

@@ -102,11 +102,17 @@ fn read_get_dog(
     ::std::result::Result::Ok(
         match received.status.as_u16() {
             200u16 => {
-                crate::dogs::GetDogResponse::Ok(crate::runtime::Json(received.json(op)?))
+                crate::dogs::GetDogResponse::Ok(
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
+                )
             }
             400u16 => {
                 crate::dogs::GetDogResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -125,12 +131,16 @@ fn read_create_dog(
         match received.status.as_u16() {
             200u16 => {
                 crate::dogs::CreateDogResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::dogs::CreateDogResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -137,12 +137,16 @@ fn read_list_collections(
         match received.status.as_u16() {
             200u16 => {
                 crate::collections::ListCollectionsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::collections::ListCollectionsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -161,12 +165,16 @@ fn read_create_collection(
         match received.status.as_u16() {
             200u16 => {
                 crate::collections::CreateCollectionResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::collections::CreateCollectionResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -185,12 +193,16 @@ fn read_replace_tags(
         match received.status.as_u16() {
             200u16 => {
                 crate::collections::ReplaceTagsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::collections::ReplaceTagsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -111,12 +111,16 @@ fn read_get_record(
         match received.status.as_u16() {
             200u16 => {
                 crate::records::GetRecordResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::records::GetRecordResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -135,12 +139,16 @@ fn read_create_type(
         match received.status.as_u16() {
             200u16 => {
                 crate::records::CreateTypeResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::records::CreateTypeResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

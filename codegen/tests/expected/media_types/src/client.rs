@@ -339,7 +339,9 @@ fn read_vendor_json(
         match received.status.as_u16() {
             200u16 => {
                 crate::media::VendorJsonResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.required_header(op, "X-Stars-Left")?,
                     received.typed_header(op, "X-Revision")?,
                     received.typed_header(op, "X-Cached")?,
@@ -361,7 +363,9 @@ fn read_form(
                 crate::media::FormResponse::Ok(
                     if received.is_media("application/json") {
                         crate::runtime::Representation::Primary(
-                            crate::runtime::Json(received.json(op)?),
+                            crate::runtime::Json(
+                                received.checked_json::<_, crate::Document>(op)?,
+                            ),
                         )
                     } else {
                         crate::runtime::Representation::Other {
@@ -375,7 +379,9 @@ fn read_form(
                 crate::media::FormResponse::BadRequest(
                     if received.is_media("application/json") {
                         crate::runtime::Representation::Primary(
-                            crate::runtime::Json(received.json(op)?),
+                            crate::runtime::Json(
+                                received.checked_json::<_, crate::Document>(op)?,
+                            ),
                         )
                     } else {
                         crate::runtime::Representation::Other {
@@ -430,7 +436,9 @@ fn read_either(
         match received.status.as_u16() {
             200u16 => {
                 crate::media::EitherResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -497,7 +505,9 @@ fn read_get_note(
                 crate::media::GetNoteResponse::Ok(
                     if received.is_media("application/json") {
                         crate::runtime::Representation::Primary(
-                            crate::runtime::Json(received.json(op)?),
+                            crate::runtime::Json(
+                                received.checked_json::<_, crate::Document>(op)?,
+                            ),
                         )
                     } else {
                         crate::runtime::Representation::Other {
@@ -510,7 +520,9 @@ fn read_get_note(
             s if s / 100 == 4u16 => {
                 crate::media::GetNoteResponse::Status4xx(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -195,12 +195,16 @@ fn read_get_pets_pet_id(
         match received.status.as_u16() {
             200u16 => {
                 crate::default::GetPetsPetIdResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::default::GetPetsPetIdResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -219,12 +223,16 @@ fn read_get_pets(
         match received.status.as_u16() {
             200u16 => {
                 crate::models2::GetPetsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::models2::GetPetsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -244,7 +252,9 @@ fn read_post_pets(
             200u16 => crate::caf_u00e92::PostPetsResponse::Ok,
             400u16 => {
                 crate::caf_u00e92::PostPetsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -264,7 +274,9 @@ fn read_get_pets2(
             200u16 => crate::v2fa::GetPets2Response::Ok,
             400u16 => {
                 crate::v2fa::GetPets2Response::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -111,12 +111,16 @@ fn read_get_order(
         match received.status.as_u16() {
             200u16 => {
                 crate::orders::GetOrderResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::orders::GetOrderResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -135,12 +139,16 @@ fn read_create_order(
         match received.status.as_u16() {
             200u16 => {
                 crate::orders::CreateOrderResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::orders::CreateOrderResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -117,12 +117,16 @@ fn read_get_profile(
         match received.status.as_u16() {
             200u16 => {
                 crate::profiles::GetProfileResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::profiles::GetProfileResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -141,12 +145,16 @@ fn read_update_profile(
         match received.status.as_u16() {
             200u16 => {
                 crate::profiles::UpdateProfileResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::profiles::UpdateProfileResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -106,12 +106,16 @@ fn read_create_shape(
         match received.status.as_u16() {
             200u16 => {
                 crate::shapes::CreateShapeResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::shapes::CreateShapeResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -130,12 +134,16 @@ fn read_create_payment(
         match received.status.as_u16() {
             200u16 => {
                 crate::payments::CreatePaymentResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::payments::CreatePaymentResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -438,12 +438,16 @@ fn read_list_owner_pets(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::ListOwnerPetsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::pets::ListOwnerPetsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -462,12 +466,16 @@ fn read_create_owner_pet(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::CreateOwnerPetResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::pets::CreateOwnerPetResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -486,12 +494,16 @@ fn read_get_owner_pet(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::GetOwnerPetResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::pets::GetOwnerPetResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -510,12 +522,16 @@ fn read_path_styles(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::PathStylesResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::pets::PathStylesResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -530,7 +546,11 @@ fn read_grid(
     ::std::result::Result::Ok(
         match received.status.as_u16() {
             200u16 => {
-                crate::pets::GridResponse::Ok(crate::runtime::Json(received.json(op)?))
+                crate::pets::GridResponse::Ok(
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
+                )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -548,7 +568,9 @@ fn read_named_twice(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::NamedTwiceResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -146,19 +146,25 @@ fn read_list_pets(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::ListPetsResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("x-next"),
                 )
             }
             400u16 => {
                 crate::pets::ListPetsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => {
                 crate::pets::ListPetsResponse::Default(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
         },
@@ -177,13 +183,17 @@ fn read_create_pets(
             201u16 => crate::pets::CreatePetsResponse::Created,
             400u16 => {
                 crate::pets::CreatePetsResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => {
                 crate::pets::CreatePetsResponse::Default(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
         },
@@ -201,18 +211,24 @@ fn read_show_pet_by_id(
         match received.status.as_u16() {
             200u16 => {
                 crate::pets::ShowPetByIdResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             400u16 => {
                 crate::pets::ShowPetByIdResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => {
                 crate::pets::ShowPetByIdResponse::Default(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
         },

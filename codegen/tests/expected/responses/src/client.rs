@@ -201,13 +201,17 @@ fn read_create_item(
         match received.status.as_u16() {
             200u16 => {
                 crate::items::CreateItemResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                     received.header("Idempotent-Replayed"),
                 )
             }
             400u16 => {
                 crate::items::CreateItemResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -224,7 +228,9 @@ fn read_ping(
             s if s / 100 == 2u16 => {
                 crate::items::PingResponse::Status2xx(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             s if s / 100 == 5u16 => {
@@ -270,29 +276,39 @@ fn read_put_item(
         match received.status.as_u16() {
             200u16 => {
                 crate::items::PutItemResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             202u16 => crate::items::PutItemResponse::Accepted,
             400u16 => {
                 crate::items::PutItemResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             404u16 => {
                 crate::items::PutItemResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             409u16 => {
                 crate::items::PutItemResponse::Conflict(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => {
                 crate::items::PutItemResponse::Default(
                     received.status,
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
         },
@@ -311,12 +327,16 @@ fn read_delete_item(
             200u16 => crate::items::DeleteItemResponse::Ok,
             400u16 => {
                 crate::items::DeleteItemResponse::BadRequest(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             404u16 => {
                 crate::items::DeleteItemResponse::NotFound(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),

@@ -197,7 +197,9 @@ fn read_inherited(
         match received.status.as_u16() {
             200u16 => {
                 crate::secured::InheritedResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => crate::secured::InheritedResponse::Unauthorized,
@@ -217,7 +219,9 @@ fn read_scoped(
         match received.status.as_u16() {
             200u16 => {
                 crate::secured::ScopedResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => crate::secured::ScopedResponse::Unauthorized,
@@ -237,7 +241,9 @@ fn read_optional(
         match received.status.as_u16() {
             200u16 => {
                 crate::secured::OptionalResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -253,7 +259,9 @@ fn read_open(
         match received.status.as_u16() {
             200u16 => {
                 crate::secured::OpenResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
@@ -272,7 +280,9 @@ fn read_undeclared(
         match received.status.as_u16() {
             200u16 => {
                 crate::secured::UndeclaredResponse::Ok(
-                    crate::runtime::Json(received.json(op)?),
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
                 )
             }
             401u16 => crate::secured::UndeclaredResponse::Unauthorized,
