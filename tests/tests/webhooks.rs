@@ -1193,8 +1193,11 @@ fn ten_thousand_attempts_for_a_stalled_receiver_keep_memory_bounded_and_the_work
     create_people(&bankd, "Stalled", EVENTS);
     let (mut rss_max, mut slowest_read) = (rss_before, Duration::ZERO);
     let mut last_read = Instant::now();
+    // The loop ends as soon as every attempt is made; the bound is for a machine loaded by
+    // other work (a local CI run of 08ed245 with other builds beside it made 9 996 of the
+    // 10 000 attempts in 150 s, 67 a second).
     while stalled.deliveries().len() < ENDPOINTS * EVENTS
-        && started.elapsed() < Duration::from_secs(150)
+        && started.elapsed() < Duration::from_secs(400)
     {
         rss_max = rss_max.max(rss_kib(bankd.pid()));
         if last_read.elapsed() > Duration::from_secs(1) {
@@ -1225,8 +1228,12 @@ fn ten_thousand_attempts_for_a_stalled_receiver_keep_memory_bounded_and_the_work
     );
     assert_eq!(per_event.len(), EVENTS, "every event was attempted");
     assert!(
+        per_event.values().all(|&n| n <= ENDPOINTS),
+        "no event attempted twice for an endpoint: {per_event:?}"
+    );
+    assert!(
         per_event.values().all(|&n| n == ENDPOINTS),
-        "each event attempted once per endpoint, none twice: {per_event:?}"
+        "each event attempted once per endpoint within {took:?}: {per_event:?}"
     );
     assert!(
         rss_max < rss_before + 64 * 1024,
