@@ -69,10 +69,20 @@ pub fn registry_of<T: Type + 'static>() -> Arc<Registry> {
 pub trait Rules {
     fn is_closed(&self, name: &str) -> bool;
     fn keywords(&self, name: &str) -> Option<&'static Keywords>;
+    /// Whether the value is a response (a client checking what it received): a required
+    /// `writeOnly` property is then not required, and a required `readOnly` one is. A request
+    /// is the other way round.
+    fn is_response(&self) -> bool {
+        false
+    }
 }
 
-/// A document's [`Rules`], read from its [`ApiDocument`] tables.
-pub struct DocumentRules<D>(PhantomData<D>);
+/// A document's [`Rules`], read from its [`ApiDocument`] tables, for a request body
+/// ([`DocumentRules::new`]) or a response body ([`DocumentRules::for_response`]).
+pub struct DocumentRules<D> {
+    response: bool,
+    _d: PhantomData<D>,
+}
 
 impl<D> Default for DocumentRules<D> {
     fn default() -> Self {
@@ -82,7 +92,17 @@ impl<D> Default for DocumentRules<D> {
 
 impl<D> DocumentRules<D> {
     pub const fn new() -> Self {
-        DocumentRules(PhantomData)
+        DocumentRules {
+            response: false,
+            _d: PhantomData,
+        }
+    }
+
+    pub const fn for_response() -> Self {
+        DocumentRules {
+            response: true,
+            _d: PhantomData,
+        }
     }
 }
 
@@ -92,6 +112,9 @@ impl<D: ApiDocument> Rules for DocumentRules<D> {
     }
     fn keywords(&self, name: &str) -> Option<&'static Keywords> {
         D::KEYWORDS.iter().find(|(n, _)| *n == name).map(|(_, k)| k)
+    }
+    fn is_response(&self) -> bool {
+        self.response
     }
 }
 
@@ -249,11 +272,14 @@ pub(crate) fn validate_at(
             let (min, max) = (schema.min_properties, schema.max_properties);
             check_count(errors, path, map.len(), min, max, "properties");
             for required in &schema.required {
-                // A read-only property is the server's to set: never required of a request.
-                let read_only = schema.properties.iter().any(|(n, p)| {
-                    n == required && matches!(p, MetaSchemaRef::Inline(p) if p.read_only)
+                // A read-only property is the server's to set: never required of a request;
+                // a write-only one is the client's: never required of a response.
+                let waived = schema.properties.iter().any(|(n, p)| {
+                    n == required
+                        && matches!(p, MetaSchemaRef::Inline(p)
+                            if if rules.is_response() { p.write_only } else { p.read_only })
                 });
-                if !map.contains_key(*required) && !read_only {
+                if !map.contains_key(*required) && !waived {
                     push(errors, &field_path(path, required), "is required".into());
                 }
             }

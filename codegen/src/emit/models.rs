@@ -401,7 +401,7 @@ impl Emitter<'_> {
         serde: &TokenStream,
     ) -> TokenStream {
         let mut taken = std::collections::BTreeSet::new();
-        let decl: Vec<TokenStream> = variants
+        let mut decl: Vec<(usize, TokenStream)> = variants
             .iter()
             .map(|v| {
                 let stem = match &v.kind {
@@ -421,9 +421,16 @@ impl Emitter<'_> {
                 {
                     ty = quote!(::std::boxed::Box<#ty>);
                 }
-                quote!(#id(#ty))
+                (self.object_parts(v).0.len(), quote!(#id(#ty)))
             })
             .collect();
+        // Serde reads an untagged enum into its first variant that accepts the value, and an
+        // object variant accepts the fields of a larger one (unknown fields are ignored): a
+        // Square {radius, side} would be read as the Circle {radius} before it, its side
+        // lost. Objects with more properties are tried first; everything else keeps its
+        // place after them (scalars and objects never accept the same value).
+        decl.sort_by_key(|(properties, _)| std::cmp::Reverse(*properties));
+        let decl = decl.into_iter().map(|(_, d)| d);
         quote! {
             #[derive(Debug, Clone, PartialEq, #serde)]
             #[serde(untagged)]

@@ -512,6 +512,14 @@ impl Core {
             };
             let value = match secret {
                 Secret::Value(v) => v.clone(),
+                // RFC 7617: the user-id ends at the first colon, so one inside it would
+                // send another user-id and password than the caller gave.
+                Secret::Basic { username, .. } if username.contains(':') => {
+                    return Err(request_error(
+                        request.operation,
+                        format!("the Basic user-id of scheme `{name}` contains `:` (RFC 7617)"),
+                    ));
+                }
                 Secret::Basic { username, password } => format!("{username}:{password}"),
             };
             match (s.kind, secret) {
@@ -900,7 +908,7 @@ impl Received {
             &T::schema_ref(),
             &value,
             "body",
-            &crate::validate::DocumentRules::<D>::new(),
+            &crate::validate::DocumentRules::<D>::for_response(),
             &mut errors,
         );
         if !errors.is_empty() {

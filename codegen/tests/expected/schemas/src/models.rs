@@ -159,8 +159,8 @@ crate::runtime::spec_type!(Thing);
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(untagged)]
 pub enum Shape {
-    Circle(crate::models::Circle),
     Square(crate::models::Square),
+    Circle(crate::models::Circle),
     Number(f64),
 }
 impl crate::runtime::SpecType for Shape {
