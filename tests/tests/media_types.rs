@@ -62,7 +62,9 @@ impl MediaApi for Server {
     async fn markdown(&self, input: MarkdownInput) -> MarkdownResponse {
         MarkdownResponse::Ok(Binary(format!("<p>{}</p>", input.body).into_bytes()))
     }
-    async fn blob(&self, _input: BlobInput) -> BlobResponse {
+    async fn blob(&self, input: BlobInput) -> BlobResponse {
+        // Every test sends these bytes: a body changed on the way fails the call.
+        assert_eq!(input.body, b"\x00\x01");
         BlobResponse::NoContent
     }
     async fn anything(&self, input: AnythingInput) -> AnythingResponse {
@@ -554,6 +556,20 @@ mod round_trip {
         assert!(matches!(
             client.anything(anything).await.unwrap(),
             AnythingResponse::NoContent
+        ));
+        let EitherResponse::Ok(Json(n)) = client
+            .either(EitherInput {
+                body: note("either"),
+            })
+            .await
+            .unwrap();
+        assert_eq!(n, note("either"));
+        let blob = BlobInput {
+            body: b"\x00\x01".to_vec(),
+        };
+        assert!(matches!(
+            client.blob(blob).await.unwrap(),
+            BlobResponse::NoContent
         ));
     }
 

@@ -425,6 +425,17 @@ mod round_trip {
             ListEntriesResponse::Ok(Json(page)) => assert_eq!(page_ids(&page), ["ent_2"]),
             other => panic!("{other:?}"),
         }
+        let get = |id: &str| GetEntryInput {
+            entry_id: id.into(),
+        };
+        match client.get_entry(get("ent_2")).await.unwrap() {
+            GetEntryResponse::Ok(Json(e)) => assert_eq!(e, Ledger::new().entries[1]),
+            other => panic!("{other:?}"),
+        }
+        match client.get_entry(get("ent_0")).await.unwrap() {
+            GetEntryResponse::NotFound(Json(e)) => assert_eq!(e.code, "not_found"),
+            other => panic!("{other:?}"),
+        }
         let lock = |id: &str| LockEntryInput {
             entry_id: id.into(),
         };

@@ -57,8 +57,18 @@ impl PetsApi for Server {
             balance: None,
         }])))
     }
-    async fn create_owner_pet(&self, _input: CreateOwnerPetInput) -> CreateOwnerPetResponse {
-        unreachable!("not called")
+    /// Answers with the pet of the body, named after the headers read beside it.
+    async fn create_owner_pet(&self, input: CreateOwnerPetInput) -> CreateOwnerPetResponse {
+        CreateOwnerPetResponse::Ok(Json(Pet {
+            id: 1,
+            owner_id: input.owner_id,
+            name: format!(
+                "{} {:?} {}",
+                input.body.name, input.idempotency_key, input.x_trace
+            ),
+            r#type: input.body.r#type,
+            balance: None,
+        }))
     }
     /// Answers with a pet named after the values read.
     async fn path_styles(&self, input: PathStylesInput) -> PathStylesResponse {
@@ -469,5 +479,39 @@ mod round_trip {
             GetOwnerPetResponse::Ok(Json(p)) => assert_eq!((p.id, p.name), (9, want)),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The operations the other tests leave out: a body beside path and header parameters
+    /// (the key the caller gave, sent as given), a path parameter written like a matrix, and a
+    /// path parameter named like a query one.
+    #[tokio::test]
+    async fn a_body_with_headers_and_the_odd_path_parameters_arrive_as_sent() {
+        let client = client().await;
+        let input = CreateOwnerPetInput {
+            owner_id: "o 2".into(),
+            idempotency_key: Some("key-1".into()),
+            x_trace: "trace".into(),
+            body: fixture_parameters::models::CreatePetRequest {
+                name: "Rex".into(),
+                r#type: Some("dog".into()),
+            },
+        };
+        match client.create_owner_pet(input).await.unwrap() {
+            CreateOwnerPetResponse::Ok(Json(p)) => assert_eq!(
+                (p.owner_id.as_str(), p.name.as_str(), p.r#type.as_deref()),
+                ("o 2", "Rex Some(\"key-1\") trace", Some("dog"))
+            ),
+            other => panic!("{other:?}"),
+        }
+        let cells = GridInput {
+            cells: "1,2;3,4".into(),
+        };
+        let GridResponse::Ok(Json(p)) = client.grid(cells).await.unwrap();
+        assert_eq!(p.name, "1,2;3,4");
+        let named = NamedTwiceInput {
+            name: "twice & more".into(),
+        };
+        let NamedTwiceResponse::Ok(Json(p)) = client.named_twice(named).await.unwrap();
+        assert_eq!(p.name, "twice & more");
     }
 }

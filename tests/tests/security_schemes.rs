@@ -281,4 +281,28 @@ mod round_trip {
             "credentials win over `{{}}` listed before them"
         );
     }
+
+    /// A requirement naming an undeclared scheme is never met, so its Basic alternative (the
+    /// second) is the one sent, and nothing at all is refused with the declared 401; an
+    /// operation without security runs with or without credentials.
+    #[tokio::test]
+    async fn an_undeclared_scheme_is_skipped_and_an_open_operation_needs_nothing() {
+        let base = base().await;
+        let basic = Client::new(Config::new(&base).basic_auth("alice", "s3cret"));
+        match basic.undeclared(UndeclaredInput {}).await.unwrap() {
+            UndeclaredResponse::Ok(s) => {
+                assert_eq!(s.0.principal, "1:BasicAuth=basic alice:s3cret[]")
+            }
+            other => panic!("{other:?}"),
+        }
+        let anonymous = Client::new(Config::new(&base));
+        assert!(matches!(
+            anonymous.undeclared(UndeclaredInput {}).await.unwrap(),
+            UndeclaredResponse::Unauthorized
+        ));
+        for client in [basic, anonymous] {
+            let OpenResponse::Ok(s) = client.open(OpenInput {}).await.unwrap();
+            assert_eq!(s.0.principal, "open");
+        }
+    }
 }
