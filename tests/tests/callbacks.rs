@@ -139,3 +139,41 @@ fn a_signed_callback_is_received_into_its_type() {
         Err(WebhookError::OutsideTolerance(_))
     ));
 }
+
+/// The subscriptions the server was asked for, by URL (the fixture's server is a unit type).
+static SUBSCRIBED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+impl fixture_callbacks::runtime::Hooks for Server {
+    type Principal = ();
+}
+
+impl fixture_callbacks::subscriptions::SubscriptionsApi for Server {
+    async fn subscribe(
+        &self,
+        input: fixture_callbacks::subscriptions::SubscribeInput,
+    ) -> fixture_callbacks::subscriptions::SubscribeResponse {
+        SUBSCRIBED.lock().unwrap().push(input.body.url);
+        fixture_callbacks::subscriptions::SubscribeResponse::Ok
+    }
+}
+
+#[path = "support/on_a_port.rs"]
+mod on_a_port;
+
+/// The operation that registers the callbacks, through the fixture's client: the URL the
+/// client sends is the one the server stores.
+#[tokio::test]
+async fn a_subscription_goes_through_the_client() {
+    use fixture_callbacks::client::Client;
+    use fixture_callbacks::runtime::client::Config;
+    use fixture_callbacks::subscriptions::{SubscribeInput, SubscribeResponse};
+
+    let base = on_a_port::serve(fixture_callbacks::app(std::sync::Arc::new(Server))).await;
+    let url = "https://receiver.example/hooks?x=1&y=2";
+    let input = SubscribeInput {
+        body: fixture_callbacks::models::Subscription { url: url.into() },
+    };
+    let answer = Client::new(Config::new(base)).subscribe(input).await;
+    assert!(matches!(answer, Ok(SubscribeResponse::Ok)), "{answer:?}");
+    assert_eq!(*SUBSCRIBED.lock().unwrap(), [url]);
+}
