@@ -70,6 +70,11 @@ impl<S: Server, const N: usize> ApiPart<S, N> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
 impl<S: Server> ApiPart<S, 0usize> {
     /// Get the platform settings
@@ -129,6 +134,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// Create a person entity
     ///
     /// Creates a PERSON entity. The request is flat; the record shows the person fields under `person_details` and the entity `name` is `first_name last_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `last_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: ["other_review_reason"]`) or `Denied` (`DENIED`). The full SSN is never returned, only `ssn_last_4`.
@@ -175,6 +183,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Create a business entity
     ///
     /// Creates a BUSINESS entity. The request is flat; the record shows the business fields under `business_details` and the entity `name` is the `business_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `business_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: ["other_review_reason"]`) or `Denied` (`DENIED`).
@@ -221,6 +232,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// Update a person entity
     ///
     /// Updates the fields of a PERSON entity that are present in the body; absent fields keep their values. The entity `name` follows `first_name` and `last_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a PERSON is 400 `entity_type_mismatch`.
@@ -258,6 +272,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// Update a business entity
     ///
     /// Updates the fields of a BUSINESS entity that are present in the body; absent fields keep their values. The entity `name` follows `business_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a BUSINESS is 400 `entity_type_mismatch`.
@@ -295,6 +312,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 5usize> {
     /// List entities
     ///
     /// Lists the entities of the platform, newest first, with optional filters.
@@ -394,6 +414,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 6usize> {
     /// Get an entity
     ///
     /// Returns one entity with its details and its documents (newest first).
@@ -456,6 +479,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 7usize> {
     /// List the persons associated with a business
     ///
     /// Lists the persons linked to a BUSINESS entity, newest link first. The cursors `starting_after` and `ending_before` hold a `person_entity_id`.
@@ -544,6 +570,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 8usize> {
     /// Get the additional requirements of an entity
     ///
     /// Returns the additional compliance fields submitted for the entity so far and the names of the platform's required fields that are still missing.
@@ -612,6 +641,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 9usize> {
     /// List bank accounts
     ///
     /// Lists the bank accounts of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise; cursor pagination stays correct under every sort.
@@ -806,6 +838,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 10usize> {
     /// Get a bank account
     ///
     /// Returns one bank account with its balances and default account number. Closed accounts stay readable.
@@ -905,6 +940,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 11usize> {
     /// Get the daily summary history of a bank account
     ///
     /// Returns one summary per day, newest first, for every day from the later of `from_date` and the account's creation day to the earlier of `to_date` and today, including days without activity. Days are in the platform's reporting time zone, which must be set first (400 `reporting_time_zone_not_set`; an unknown or foreign account is 404 before that check). Only today and the 365 days before it can be read; a `from_date` before that window, a `to_date` after today, or a `from_date` after `to_date` is 400 `invalid_date_range`.
@@ -948,6 +986,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 12usize> {
     /// Add an owner to a bank account
     ///
     /// Adds a further owner to a bank account (joint ownership). The entity must belong to the same platform as the account (404 `entity_not_found` otherwise, for unknown and foreign entities alike) and be `VERIFIED` (400 `entity_not_verified`). Adding an entity that already owns the account changes nothing and answers 200.
@@ -982,6 +1023,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 13usize> {
     /// List the account numbers of a bank account
     ///
     /// Lists the account numbers that point to the bank account, newest first.
@@ -1083,6 +1127,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 14usize> {
     /// Get an account number
     ///
     /// Returns one account number.
@@ -1151,6 +1198,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 15usize> {
     /// Create an ACH positive pay rule
     ///
     /// Creates a rule on a bank account of the platform (404 `bank_account_not_found` otherwise). There is at most one rule per bank account and `ach_company_id` (400 `duplicate_ach_positive_pay_rule`). `amount` is required for the `equal` and `less_than_or_equal_to` conditions and must be absent for `any_amount` (400 `invalid_request` otherwise). Once an account has a rule, an incoming ACH debit that matches no rule is returned with `R29` and moves no money.
@@ -1184,6 +1234,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 16usize> {
     /// Get an ACH positive pay rule
     ///
     /// Returns one ACH positive pay rule.
@@ -1246,6 +1299,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 17usize> {
     /// List the ACH positive pay rules of a bank account
     ///
     /// Lists the rules of the bank account, newest first.
@@ -1297,6 +1353,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 18usize> {
     /// List counterparties
     ///
     /// Lists the counterparties of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise.
@@ -1444,6 +1503,9 @@ impl<S: Server> ApiPart<S, 0usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 19usize> {
     /// Get a counterparty
     ///
     /// Returns one counterparty.
@@ -1508,7 +1570,7 @@ impl<S: Server> ApiPart<S, 0usize> {
     }
 }
 #[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
+impl<S: Server> ApiPart<S, 20usize> {
     /// List documents
     ///
     /// Lists the documents of the platform, newest first, with optional filters.
@@ -1650,6 +1712,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 21usize> {
     /// Get a document
     ///
     /// Returns the metadata of one document, with a fresh signed download `url` valid for 60 seconds.
@@ -1681,6 +1746,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 22usize> {
     /// Download the content of a document
     ///
     /// Downloads the file of a document. This endpoint takes no credentials: it is authorised by the signed link found in the document's `url`, whose `expires` and `signature` query parameters must be passed unchanged. Missing or malformed parameters are 400 `invalid_request`; a signature that does not match or a link past `expires` is 401 `invalid_signature`; an unknown or deleted document is 404 `document_not_found`.
@@ -1721,6 +1789,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 23usize> {
     /// List book transfers
     ///
     /// Lists the book transfers of the platform, newest first, with optional filters. Not meant to rebuild ledger order or compute balances.
@@ -1850,6 +1921,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 24usize> {
     /// Get a book transfer
     ///
     /// Returns one book transfer.
@@ -1881,6 +1955,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 25usize> {
     /// Clear a book transfer on hold
     ///
     /// Completes a transfer in status `HOLD`: the held amount, or the smaller `amount` given, moves from the sender's `holding_amount` to the receiver's `available_amount`; on a partial clear the remainder returns to the sender's `available_amount` and the transfer's `amount` becomes the cleared amount. The body may be omitted. A transfer not on hold is 400 `transfer_not_on_hold`; an `amount` larger than the held amount is 400 `invalid_request`.
@@ -1918,6 +1995,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 26usize> {
     /// Cancel a book transfer on hold
     ///
     /// Cancels a transfer in status `HOLD`: the held amount returns from the sender's `holding_amount` to its `available_amount`. A transfer not on hold is 400 `transfer_not_on_hold`.
@@ -1949,6 +2029,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 27usize> {
     /// List ACH transfers
     ///
     /// Lists the ACH transfers of the platform, newest first. Not meant to rebuild ledger order or compute balances.
@@ -1996,6 +2079,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 28usize> {
     /// Get an ACH transfer
     ///
     /// Returns one ACH transfer.
@@ -2027,6 +2113,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 29usize> {
     /// Simulate receiving an ACH credit
     ///
     /// Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH credit to the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign). The money arrives from the platform's `NETWORK_SETTLEMENT_ACCOUNT` and lands in the bank account's `available_amount` at once, repaying an overdraft shortfall first (releasing the reserve's lock). A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.
@@ -2060,6 +2149,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 30usize> {
     /// Simulate receiving an ACH debit
     ///
     /// Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH debit from the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign); the money leaves through the platform's `NETWORK_SETTLEMENT_ACCOUNT`. When the bank account has ACH positive pay rules and none matches `company_id` and `amount`, the debit is `RETURNED` with `return_code` `R29`. When the account cannot cover the amount (and may not overdraw), it is `RETURNED` with `R01`. A returned debit moves no money and still answers 200. A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.
@@ -2093,6 +2185,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 31usize> {
     /// List events
     ///
     /// Lists the events of the platform, newest first. An event records one change a client can observe through the API; its `data` is the changed resource as its own `GET` answered at that moment. Events are written in the transaction of the change they describe: a change that was rolled back has no event, and an idempotent replay adds none.
@@ -2166,6 +2261,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 32usize> {
     /// Get an event
     ///
     /// Returns one event.
@@ -2193,6 +2291,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 33usize> {
     /// List webhook endpoints
     ///
     /// Lists the webhook endpoints of the platform, newest first.
@@ -2273,6 +2374,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 34usize> {
     /// Get a webhook endpoint
     ///
     /// Returns one webhook endpoint.
@@ -2372,6 +2476,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 35usize> {
     /// Rotate a webhook endpoint's secret
     ///
     /// Gives the endpoint a new signing secret. For the next 24 hours deliveries are signed with both the new and the previous secret, so a receiver can switch without missing events.
@@ -2403,6 +2510,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 36usize> {
     /// List an endpoint's delivery attempts
     ///
     /// Lists the delivery attempts of one webhook endpoint, newest first: each attempt made (`succeeded` or `failed`, with the receiver's status, the latency and the error) and the next one scheduled (`pending`, with `next_attempt_at`).
@@ -2454,6 +2564,9 @@ impl<S: Server> ApiPart<S, 1usize> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 37usize> {
     /// Send an event again
     ///
     /// Schedules an attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome: the event's `pending` attempt to this endpoint if it has one (an automatic retry brought forward, or an attempt under way), else a new one. The answer is that `pending` attempt. An event has at most one pending attempt per endpoint, so asking while an automatic retry waits does not send the event twice.
@@ -2490,18 +2603,56 @@ impl<S: Server> ApiPart<S, 1usize> {
         )
     }
 }
-/// The API as a poem-openapi service over a [`Server`]: its parts, so that no function
-/// poem-openapi writes for one holds too many operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
-fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
     (
-        ApiPart::<S, 0usize> {
-            server: server.clone(),
-        },
-        ApiPart::<S, 1usize> {
-            server: server.clone(),
-        },
-    )
+        ApiPart<S, 0usize>,
+        ApiPart<S, 1usize>,
+        ApiPart<S, 2usize>,
+        ApiPart<S, 3usize>,
+        ApiPart<S, 4usize>,
+        ApiPart<S, 5usize>,
+        ApiPart<S, 6usize>,
+        ApiPart<S, 7usize>,
+        ApiPart<S, 8usize>,
+        ApiPart<S, 9usize>,
+        ApiPart<S, 10usize>,
+        ApiPart<S, 11usize>,
+        ApiPart<S, 12usize>,
+        ApiPart<S, 13usize>,
+        ApiPart<S, 14usize>,
+        ApiPart<S, 15usize>,
+    ),
+    (
+        ApiPart<S, 16usize>,
+        ApiPart<S, 17usize>,
+        ApiPart<S, 18usize>,
+        ApiPart<S, 19usize>,
+        ApiPart<S, 20usize>,
+        ApiPart<S, 21usize>,
+        ApiPart<S, 22usize>,
+        ApiPart<S, 23usize>,
+        ApiPart<S, 24usize>,
+        ApiPart<S, 25usize>,
+        ApiPart<S, 26usize>,
+        ApiPart<S, 27usize>,
+        ApiPart<S, 28usize>,
+        ApiPart<S, 29usize>,
+        ApiPart<S, 30usize>,
+        ApiPart<S, 31usize>,
+    ),
+    (
+        ApiPart<S, 32usize>,
+        ApiPart<S, 33usize>,
+        ApiPart<S, 34usize>,
+        ApiPart<S, 35usize>,
+        ApiPart<S, 36usize>,
+        ApiPart<S, 37usize>,
+    ),
+);
+fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
+    crate::runtime::ApiParts::build(&server)
 }
 fn __default_list_entities_limit() -> i64 {
     10i64

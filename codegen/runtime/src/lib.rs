@@ -27,6 +27,7 @@ mod hooks;
 mod multipart;
 mod param_check;
 mod params;
+mod parts;
 mod representation;
 mod response;
 mod spec_type;
@@ -41,6 +42,7 @@ pub use hooks::{
 pub use multipart::{FilePart, MultipartBody, MultipartForm};
 pub use param_check::ParameterIndex;
 pub use params::{Csv, Date, DeepObject, Delimited, JsonParam, ParamPattern, PathStyled};
+pub use parts::ApiParts;
 pub use representation::{MediaTypes, OrOther, PayloadValue, Representation, media_listed};
 pub use response::{
     CallbackRequest, ErrorVariants, Json, NoBody, date_time, form_bytes, json_bytes,

@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "media")]
     Media,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// A vendor JSON media type in and out
     #[oai(
         path = "/vendor",
@@ -59,6 +65,9 @@ impl<S: Server> Api<S> {
             ],
         })
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// A form-urlencoded body (and several media types for the same schema)
     #[oai(
         path = "/form",
@@ -98,6 +107,9 @@ impl<S: Server> Api<S> {
             ],
         })
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Plain text in and out
     #[oai(
         path = "/text",
@@ -116,6 +128,9 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::text(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// Any other media type is raw bytes
     #[oai(
         path = "/image",
@@ -134,6 +149,9 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::image(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// JSON or a form with one schema, read as the Content-Type says
     #[oai(
         path = "/either",
@@ -152,6 +170,9 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::either(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 5usize> {
     /// An optional body that is not JSON is taken as required
     ///
     /// GitHub's `POST /markdown/raw` declares its text/plain body optional.
@@ -185,6 +206,9 @@ impl<S: Server> Api<S> {
             ],
         })
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 6usize> {
     /// A body without a media type is bytes of any type
     ///
     /// OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.
@@ -208,6 +232,9 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::anything(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 7usize> {
     /// An optional body of raw bytes is taken as required too
     #[oai(path = "/blob", method = "put", operation_id = "blob", tag = "ApiTags::Media")]
     async fn blob(
@@ -221,6 +248,9 @@ impl<S: Server> Api<S> {
             <S as crate::media::MediaApi>::blob(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 8usize> {
     /// One representation under several JSON media types, chosen by Accept
     ///
     /// application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.
@@ -271,8 +301,21 @@ impl<S: Server> Api<S> {
         })
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
+    ApiPart<S, 0usize>,
+    ApiPart<S, 1usize>,
+    ApiPart<S, 2usize>,
+    ApiPart<S, 3usize>,
+    ApiPart<S, 4usize>,
+    ApiPart<S, 5usize>,
+    ApiPart<S, 6usize>,
+    ApiPart<S, 7usize>,
+    ApiPart<S, 8usize>,
+);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// The media types `form` lists for its body beside those its extractor reads.
 pub struct FormBodyMedia;

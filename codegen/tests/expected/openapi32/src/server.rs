@@ -20,20 +20,26 @@ pub enum ApiTags {
     #[oai(rename = "feeds")]
     Feeds,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// Entries, filtered by the whole query string read as a form
     #[oai(
         path = "/entries",
@@ -82,6 +88,9 @@ impl<S: Server> Api<S> {
             <S as crate::search::SearchApi>::search_entries(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// The same filter, as a JSON document that is the whole query string
     #[oai(
         path = "/entries/search",
@@ -112,6 +121,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     #[oai(
         path = "/entries/:entry_id",
         method = "get",
@@ -162,6 +174,9 @@ impl<S: Server> Api<S> {
             <S as crate::entries::EntriesApi>::lock_entry(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// New entries as they are booked, one event each
     #[oai(
         path = "/entries/feed",
@@ -181,6 +196,9 @@ impl<S: Server> Api<S> {
             <S as crate::feeds::FeedsApi>::follow_entries(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// Every entry, one JSON text a line
     #[oai(
         path = "/entries/export",
@@ -214,8 +232,17 @@ impl<S: Server> Api<S> {
         })
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
+    ApiPart<S, 0usize>,
+    ApiPart<S, 1usize>,
+    ApiPart<S, 2usize>,
+    ApiPart<S, 3usize>,
+    ApiPart<S, 4usize>,
+);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

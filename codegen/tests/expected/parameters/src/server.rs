@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "pets")]
     Pets,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// List an owner's pets
     ///
     /// Lists pets of one owner, filtered by dotted and keyword-named query parameters.
@@ -215,6 +221,9 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::create_owner_pet(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// Get one of an owner's pets
     ///
     /// Returns a single pet addressed by two path parameters.
@@ -260,6 +269,9 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::get_owner_pet(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Path parameters in every style
     ///
     /// Label and matrix values, exploded or not, and a comma-separated array.
@@ -313,6 +325,9 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::path_styles(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// An array of arrays in the path, taken as its raw text
     #[oai(
         path = "/grids/:cells",
@@ -333,6 +348,9 @@ impl<S: Server> Api<S> {
             <S as crate::pets::PetsApi>::grid(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// A path that names one variable twice
     ///
     /// The second occurrence is matched, not compared with the first.
@@ -359,8 +377,17 @@ impl<S: Server> Api<S> {
         )
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
+    ApiPart<S, 0usize>,
+    ApiPart<S, 1usize>,
+    ApiPart<S, 2usize>,
+    ApiPart<S, 3usize>,
+    ApiPart<S, 4usize>,
+);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "items")]
     Items,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// Create an item
     ///
     /// Creates an item; the 200 response declares an optional Idempotent-Replayed header.
@@ -52,6 +58,9 @@ impl<S: Server> Api<S> {
             <S as crate::items::ItemsApi>::create_item(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// Status ranges and a default without a body
     ///
     /// A 2XX range with a body, a 5XX range without, and a bodiless default.
@@ -85,6 +94,9 @@ impl<S: Server> Api<S> {
             <S as crate::items::ItemsApi>::ping_unanswered(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Create or replace an item
     ///
     /// Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).
@@ -139,8 +151,11 @@ impl<S: Server> Api<S> {
         )
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

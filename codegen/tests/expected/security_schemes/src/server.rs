@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "secured")]
     Secured,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// The document's requirement (bearer, or header key AND query key)
     #[oai(
         path = "/inherited",
@@ -48,6 +54,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// OAuth2 with scopes, or OpenID Connect, or a cookie key
     #[oai(
         path = "/scoped",
@@ -68,6 +77,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Basic or digest credentials, or none at all
     #[oai(
         path = "/optional",
@@ -88,6 +100,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// No authentication at all
     #[oai(
         path = "/open",
@@ -103,6 +118,9 @@ impl<S: Server> Api<S> {
             <S as crate::secured::SecuredApi>::open(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// A requirement naming a scheme the document does not declare
     ///
     /// OpenAPI forbids it; the generator warns, and that alternative is never met.
@@ -126,8 +144,17 @@ impl<S: Server> Api<S> {
         )
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
+    ApiPart<S, 0usize>,
+    ApiPart<S, 1usize>,
+    ApiPart<S, 2usize>,
+    ApiPart<S, 3usize>,
+    ApiPart<S, 4usize>,
+);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

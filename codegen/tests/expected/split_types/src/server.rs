@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "shipments")]
     Shipments,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// Create a shipment
     ///
     /// Takes a shipment (request types) and answers it as stored (response types).
@@ -53,6 +59,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
     /// Get a shipment's route
     ///
     /// Returns the route, whose stops point at each other.
@@ -82,6 +91,9 @@ impl<S: Server> Api<S> {
             <S as crate::shipments::ShipmentsApi>::get_route(self.server()?, input).await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
     /// Count shipments
     ///
     /// Answers an inline schema written the same as the one of `count_routes` (they share one type).
@@ -104,6 +116,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 3usize> {
     /// Count routes
     ///
     /// Answers an inline schema written the same as the one of `count_shipments`.
@@ -126,6 +141,9 @@ impl<S: Server> Api<S> {
                 .await,
         )
     }
+}
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 4usize> {
     /// Count stops
     ///
     /// Answers an inline schema that differs from the other counts in its description only (a type of its own).
@@ -149,8 +167,17 @@ impl<S: Server> Api<S> {
         )
     }
 }
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (
+    ApiPart<S, 0usize>,
+    ApiPart<S, 1usize>,
+    ApiPart<S, 2usize>,
+    ApiPart<S, 3usize>,
+    ApiPart<S, 4usize>,
+);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
