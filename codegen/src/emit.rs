@@ -280,8 +280,19 @@ fn jobs<'a>(
     }
     match parts {
         None => {
-            let all: Vec<usize> = (0..api.types.len()).collect();
-            models(&mut jobs, "src/models.rs".into(), &all, ModelsHead::Crate);
+            // One file per type under `src/models/`: an edit of one schema moves no line of
+            // another type, so incremental compilation keeps what it knew of the others.
+            let files = model_files(api);
+            for (i, file) in files.iter().enumerate() {
+                jobs.push((
+                    format!("src/models/{file}.rs"),
+                    Job::Models(vec![i], ModelsHead::Continued),
+                ));
+            }
+            jobs.push((
+                "src/models.rs".into(),
+                Job::Models(Vec::new(), ModelsHead::Index(files)),
+            ));
         }
         Some(parts) => {
             for (k, part) in parts.iter().enumerate() {
@@ -361,10 +372,27 @@ fn render(e: &Emitter, jobs: &[(String, Job)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The module (and file) name of each type's file under `src/models/`, in type order: the type's
+/// name in snake case, made unique and kept off Rust's keywords.
+fn model_files(api: &Api) -> Vec<String> {
+    let mut taken = std::collections::BTreeSet::new();
+    api.types
+        .iter()
+        .map(|t| {
+            let mut name = crate::names::snake(&t.rust);
+            if crate::names::is_keyword(&name) || name.is_empty() {
+                name.push('_');
+            }
+            crate::names::unique(name, &mut taken)
+        })
+        .collect()
+}
+
 /// What a piece of a `models.rs` starts with.
 pub(crate) enum ModelsHead {
-    /// The module's doc: the first piece of the crate's `models.rs`.
-    Crate,
+    /// The crate's `models.rs` when each type has a file of its own: the module's doc, and each
+    /// file (module names) declared and re-exported.
+    Index(Vec<String>),
     /// Nothing: a later piece of the same file.
     Continued,
     /// The `k`th crate of types: its doc and the crates of types it imports (library names).

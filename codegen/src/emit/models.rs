@@ -18,9 +18,13 @@ impl Emitter<'_> {
             text.lines().map(|l| quote!(#![doc = #l])).collect()
         };
         let head = match head {
-            ModelsHead::Crate => {
+            ModelsHead::Index(files) => {
                 let doc = lines(DOC);
-                quote!(#(#doc)*)
+                let files = files.iter().map(|f| ident(f));
+                quote! {
+                    #(#doc)*
+                    #(mod #files; pub use #files::*;)*
+                }
             }
             ModelsHead::Continued => quote!(),
             ModelsHead::Part(k, uses) => {

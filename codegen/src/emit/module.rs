@@ -55,20 +55,26 @@ pub(crate) fn module_file(
         m.attrs.remove(at);
         on
     });
-    for item in &mut lib.items {
-        if let syn::Item::Mod(m) = item
-            && m.content.is_none()
-        {
-            let inner = parse(&format!("src/{}.rs", m.ident));
-            // the module file's own doc becomes the declaration's
-            m.attrs
-                .extend(inner.attrs.into_iter().map(|a| syn::Attribute {
-                    style: syn::AttrStyle::Outer,
-                    ..a
-                }));
-            m.content = Some((syn::token::Brace::default(), inner.items));
+    // Every `mod x;` written inline, and the modules those declare (`src/models/x.rs`) in turn.
+    fn inline(items: &mut [syn::Item], dir: &str, parse: &dyn Fn(&str) -> syn::File) {
+        for item in items {
+            if let syn::Item::Mod(m) = item
+                && m.content.is_none()
+            {
+                let inner = parse(&format!("{dir}/{}.rs", m.ident));
+                // the module file's own doc becomes the declaration's
+                m.attrs
+                    .extend(inner.attrs.into_iter().map(|a| syn::Attribute {
+                        style: syn::AttrStyle::Outer,
+                        ..a
+                    }));
+                let mut items = inner.items;
+                inline(&mut items, &format!("{dir}/{}", m.ident), parse);
+                m.content = Some((syn::token::Brace::default(), items));
+            }
         }
     }
+    inline(&mut lib.items, "src", &parse);
     let mut file = syn::File {
         shebang: None,
         attrs: Vec::new(),

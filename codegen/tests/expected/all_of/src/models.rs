@@ -2,115 +2,13 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/all_of.yaml --out codegen/tests/expected/all_of --crate-name fixture-all-of --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// Base fields shared by every pet.
-///
-/// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Pet {
-    /// Unique identifier of the pet.
-    pub id: i64,
-    /// Name of the pet.
-    pub name: ::std::string::String,
-    /// Optional free-form tag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tag: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional free-form tag.\"}},\"required\":[\"id\",\"name\"],\"description\":\"Base fields shared by every pet.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet);
-/// The owner of a dog, referenced from the inline allOf member.
-///
-/// Schema: `#/components/schemas/Owner`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Owner {
-    /// Name of the owner.
-    pub name: ::std::string::String,
-}
-impl crate::runtime::SpecType for Owner {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Owner",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the owner.\"}},\"required\":[\"name\"],\"description\":\"The owner of a dog, referenced from the inline allOf member.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Owner);
-/// Dog-specific fields added to the base pet.
-///
-/// Schema: `#/components/schemas/Dog/allOf/1`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Dog2 {
-    /// Breed of the dog.
-    pub breed: ::std::string::String,
-    /// Optional flag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub good_boy: ::std::option::Option<bool>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub owner: ::std::option::Option<crate::models::Owner>,
-}
-impl crate::runtime::SpecType for Dog2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"breed\":{\"type\":\"string\",\"description\":\"Breed of the dog.\"},\"good_boy\":{\"type\":\"boolean\",\"description\":\"Optional flag.\"},\"owner\":{\"$ref\":0}},\"required\":[\"breed\"],\"description\":\"Dog-specific fields added to the base pet.\"}",
-        links: &[crate::runtime::link::<crate::models::Owner>()],
-    };
-}
-crate::runtime::spec_type!(Dog2);
-/// A pet with dog-specific fields; the generator merges both allOf members into one struct.
-///
-/// Schema: `#/components/schemas/Dog`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Dog {
-    /// Unique identifier of the pet.
-    pub id: i64,
-    /// Name of the pet.
-    pub name: ::std::string::String,
-    /// Optional free-form tag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tag: ::std::option::Option<::std::string::String>,
-    /// Breed of the dog.
-    pub breed: ::std::string::String,
-    /// Optional flag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub good_boy: ::std::option::Option<bool>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub owner: ::std::option::Option<crate::models::Owner>,
-}
-impl crate::runtime::SpecType for Dog {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A pet with dog-specific fields; the generator merges both allOf members into one struct.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Pet>(),
-            crate::runtime::link::<crate::models::Dog2>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Dog);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod pet;
+pub use pet::*;
+mod owner;
+pub use owner::*;
+mod dog2;
+pub use dog2::*;
+mod dog;
+pub use dog::*;
+mod error;
+pub use error::*;

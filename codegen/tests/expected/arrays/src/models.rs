@@ -2,154 +2,17 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/arrays.yaml --out codegen/tests/expected/arrays --crate-name fixture-arrays --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// A label attached to a collection.
-///
-/// Schema: `#/components/schemas/Tag`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Tag {
-    /// Name of the tag.
-    pub name: ::std::string::String,
-    /// Optional sort weight.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub weight: ::std::option::Option<i32>,
-}
-impl crate::runtime::SpecType for Tag {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the tag.\"},\"weight\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional sort weight.\"}},\"required\":[\"name\"],\"description\":\"A label attached to a collection.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Tag);
-/// A collection with array fields.
-///
-/// Schema: `#/components/schemas/Collection`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Collection {
-    /// Unique identifier of the collection.
-    pub id: ::std::string::String,
-    /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub anything: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
-    /// Required array of strings.
-    pub labels: ::std::vec::Vec<::std::string::String>,
-    /// Optional array of 64-bit integers.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub scores: ::std::option::Option<::std::vec::Vec<i64>>,
-    /// Optional array of booleans.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub flags: ::std::option::Option<::std::vec::Vec<bool>>,
-    /// Required array of referenced tag objects.
-    pub tags: ::std::vec::Vec<crate::models::Tag>,
-}
-impl crate::runtime::SpecType for Collection {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Collection",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the collection.\"},\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A single score.\"},\"description\":\"Optional array of 64-bit integers.\",\"maxItems\":5},\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\",\"description\":\"A single flag.\"},\"description\":\"Optional array of booleans.\"},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Required array of referenced tag objects.\",\"minItems\":0,\"maxItems\":20}},\"required\":[\"id\",\"labels\",\"tags\"],\"description\":\"A collection with array fields.\"}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(Collection, write);
-/// Request body used to create a collection.
-///
-/// Schema: `#/components/schemas/CreateCollectionRequest`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct CreateCollectionRequest {
-    /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub anything: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
-    /// Required array of strings.
-    pub labels: ::std::vec::Vec<::std::string::String>,
-    /// Optional array of 32-bit integers.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub scores: ::std::option::Option<::std::vec::Vec<i32>>,
-    /// Optional array of referenced tag objects.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tags: ::std::option::Option<::std::vec::Vec<crate::models::Tag>>,
-}
-impl crate::runtime::SpecType for CreateCollectionRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateCollectionRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A single score.\"},\"description\":\"Optional array of 32-bit integers.\",\"minItems\":1,\"maxItems\":5},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Optional array of referenced tag objects.\",\"maxItems\":20}},\"required\":[\"labels\"],\"description\":\"Request body used to create a collection.\"}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(CreateCollectionRequest, read);
-/// A top-level array of collections.
-///
-/// Schema: `#/components/schemas/CollectionList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(transparent)]
-pub struct CollectionList(pub ::std::vec::Vec<crate::models::Collection>);
-impl crate::runtime::SpecType for CollectionList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CollectionList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of collections.\",\"maxItems\":100}",
-        links: &[crate::runtime::link::<crate::models::Collection>()],
-    };
-}
-crate::runtime::spec_type!(CollectionList, write);
-/// A top-level array of tags.
-///
-/// Schema: `#/components/schemas/TagList`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(transparent)]
-pub struct TagList(pub ::std::vec::Vec<crate::models::Tag>);
-impl crate::runtime::SpecType for TagList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "TagList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of tags.\",\"minItems\":1,\"maxItems\":50}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(TagList, read);
-/// A top-level array of strings.
-///
-/// Schema: `#/components/schemas/NameList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(transparent)]
-pub struct NameList(pub ::std::vec::Vec<::std::string::String>);
-impl crate::runtime::SpecType for NameList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "NameList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A tag name.\"},\"description\":\"A top-level array of strings.\",\"maxItems\":50}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(NameList, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod tag;
+pub use tag::*;
+mod collection;
+pub use collection::*;
+mod create_collection_request;
+pub use create_collection_request::*;
+mod collection_list;
+pub use collection_list::*;
+mod tag_list;
+pub use tag_list::*;
+mod name_list;
+pub use name_list::*;
+mod error;
+pub use error::*;

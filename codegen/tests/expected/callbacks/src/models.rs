@@ -2,89 +2,11 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/callbacks.yaml --out codegen/tests/expected/callbacks --crate-name fixture-callbacks --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// Where to send events.
-///
-/// Schema: `#/components/schemas/Subscription`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct Subscription {
-    /// The receiver.
-    pub url: ::std::string::String,
-}
-impl crate::runtime::SpecType for Subscription {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Subscription",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"The receiver.\"}},\"required\":[\"url\"],\"description\":\"Where to send events.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Subscription, read);
-/// What happened.
-///
-/// Schema: `#/components/schemas/Event/properties/type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EventType {
-    /// `created`
-    Created,
-    /// `deleted`
-    Deleted,
-}
-impl EventType {
-    /// Every value, in document order.
-    pub const ALL: &'static [EventType] = &[EventType::Created, EventType::Deleted];
-    /// The value as it appears on the wire.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            EventType::Created => "created",
-            EventType::Deleted => "deleted",
-        }
-    }
-}
-crate::runtime::string_enum!(EventType);
-impl crate::runtime::SpecType for EventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"created\",\"deleted\"],\"description\":\"What happened.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EventType, write);
-/// Something that happened.
-///
-/// Schema: `#/components/schemas/Event`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Event {
-    /// The event's id.
-    pub id: ::std::string::String,
-    pub r#type: crate::models::EventType,
-}
-impl crate::runtime::SpecType for Event {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Event",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"The event's id.\"},\"type\":{\"$ref\":0}},\"required\":[\"id\",\"type\"],\"description\":\"Something that happened.\"}",
-        links: &[crate::runtime::link::<crate::models::EventType>()],
-    };
-}
-crate::runtime::spec_type!(Event, write);
-/// The ping.
-///
-/// Schema: `#/paths/~1subscriptions/post/callbacks/onPing/{$request.body#~1url}~1ping/post/requestBody/content/application~1json/schema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct SubscribeOnPingPostBody {
-    /// Increases by one per ping.
-    pub sequence: i64,
-}
-impl crate::runtime::SpecType for SubscribeOnPingPostBody {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Increases by one per ping.\"}},\"required\":[\"sequence\"],\"description\":\"The ping.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SubscribeOnPingPostBody, write);
+mod subscription;
+pub use subscription::*;
+mod event_type;
+pub use event_type::*;
+mod event;
+pub use event::*;
+mod subscribe_on_ping_post_body;
+pub use subscribe_on_ping_post_body::*;

@@ -2,60 +2,7 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/formats.yaml --out codegen/tests/expected/formats --crate-name fixture-formats --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An event with one field per format.
-///
-/// Schema: `#/components/schemas/Event`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Event {
-    /// Unique identifier (int64).
-    pub id: i64,
-    /// Sequence number (int32).
-    pub sequence: i32,
-    /// Calendar day of the event (date).
-    pub occurred_on: ::chrono::NaiveDate,
-    /// Creation instant (date-time).
-    #[serde(serialize_with = "crate::runtime::date_time::serialize")]
-    pub created_at: ::chrono::DateTime<::chrono::Utc>,
-    /// Optional last update instant (date-time).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
-    pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// Optional contact e-mail address (email).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub contact: ::std::option::Option<::std::string::String>,
-    /// Optional home page (uri).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub homepage: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Event {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Event",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier (int64).\"},\"sequence\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Sequence number (int32).\"},\"occurred_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Calendar day of the event (date).\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Creation instant (date-time).\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Optional last update instant (date-time).\"},\"contact\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Optional contact e-mail address (email).\"},\"homepage\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Optional home page (uri).\"}},\"required\":[\"id\",\"sequence\",\"occurred_on\",\"created_at\"],\"description\":\"An event with one field per format.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Event, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod event;
+pub use event::*;
+mod error;
+pub use error::*;

@@ -2,88 +2,9 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/keywords.yaml --out codegen/tests/expected/keywords --crate-name fixture-keywords --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// A schema named Type, whose snake_case form (type) is a Rust keyword.
-///
-/// Schema: `#/components/schemas/Type`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Type {
-    /// Name of the type.
-    pub name: ::std::string::String,
-    /// Optional property named self.
-    #[serde(rename = "self")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub self_: ::std::option::Option<bool>,
-}
-impl crate::runtime::SpecType for Type {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Type",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the type.\"},\"self\":{\"type\":\"boolean\",\"description\":\"Optional property named self.\"}},\"required\":[\"name\"],\"description\":\"A schema named Type, whose snake_case form (type) is a Rust keyword.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Type);
-/// A record whose property names are Rust keywords or not snake_case.
-///
-/// Schema: `#/components/schemas/Record`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Record {
-    pub r#type: crate::models::Type,
-    /// Property named ref (Rust keyword).
-    pub r#ref: ::std::string::String,
-    /// Property named async (Rust keyword).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub r#async: ::std::option::Option<bool>,
-    /// Property named self (cannot be a raw identifier).
-    #[serde(rename = "self")]
-    pub self_: ::std::string::String,
-    /// Property named crate (cannot be a raw identifier).
-    #[serde(rename = "crate")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub crate_: ::std::option::Option<::std::string::String>,
-    /// Property named gen (reserved in Rust 2024).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub r#gen: ::std::option::Option<i32>,
-    /// Property named match (Rust keyword).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub r#match: ::std::option::Option<::std::string::String>,
-    /// Property in camelCase that must be renamed to snake_case.
-    #[serde(rename = "camelCaseName")]
-    pub camel_case_name: ::std::string::String,
-    /// Property in kebab-case that must be renamed to snake_case.
-    #[serde(rename = "kebab-name")]
-    pub kebab_name: ::std::string::String,
-}
-impl crate::runtime::SpecType for Record {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Record",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"ref\":{\"type\":\"string\",\"description\":\"Property named ref (Rust keyword).\"},\"async\":{\"type\":\"boolean\",\"description\":\"Property named async (Rust keyword).\"},\"self\":{\"type\":\"string\",\"description\":\"Property named self (cannot be a raw identifier).\"},\"crate\":{\"type\":\"string\",\"description\":\"Property named crate (cannot be a raw identifier).\"},\"gen\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Property named gen (reserved in Rust 2024).\"},\"match\":{\"type\":\"string\",\"description\":\"Property named match (Rust keyword).\"},\"camelCaseName\":{\"type\":\"string\",\"description\":\"Property in camelCase that must be renamed to snake_case.\"},\"kebab-name\":{\"type\":\"string\",\"description\":\"Property in kebab-case that must be renamed to snake_case.\"}},\"required\":[\"type\",\"ref\",\"self\",\"camelCaseName\",\"kebab-name\"],\"description\":\"A record whose property names are Rust keywords or not snake_case.\"}",
-        links: &[crate::runtime::link::<crate::models::Type>()],
-    };
-}
-crate::runtime::spec_type!(Record, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod type_;
+pub use type_::*;
+mod record;
+pub use record::*;
+mod error;
+pub use error::*;

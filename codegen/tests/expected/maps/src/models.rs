@@ -2,118 +2,13 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/maps.yaml --out codegen/tests/expected/maps --crate-name fixture-maps --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An inventory item, used as a map value.
-///
-/// Schema: `#/components/schemas/Item`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Item {
-    /// Stock keeping unit.
-    pub sku: ::std::string::String,
-    /// Optional quantity on hand.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub quantity: ::std::option::Option<i32>,
-}
-impl crate::runtime::SpecType for Item {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Item",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"sku\":{\"type\":\"string\",\"description\":\"Stock keeping unit.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity on hand.\"}},\"required\":[\"sku\"],\"description\":\"An inventory item, used as a map value.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Item, write);
-/// An object with map-typed properties.
-///
-/// Schema: `#/components/schemas/Inventory`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Inventory {
-    /// Required map from SKU to count (primitive values).
-    pub counts: ::std::collections::BTreeMap<::std::string::String, i64>,
-    /// Optional map from key to label (primitive values).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub labels: ::std::option::Option<
-        ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
-    >,
-    /// Required map from SKU to item (referenced values).
-    pub items: ::std::collections::BTreeMap<::std::string::String, crate::models::Item>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub metadata: ::std::option::Option<crate::models::Metadata>,
-}
-impl crate::runtime::SpecType for Inventory {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Inventory",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"counts\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Count for one SKU.\"},\"description\":\"Required map from SKU to count (primitive values).\"},\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Label text.\"},\"description\":\"Optional map from key to label (primitive values).\"},\"items\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"Required map from SKU to item (referenced values).\"},\"metadata\":{\"$ref\":1}},\"required\":[\"counts\",\"items\"],\"description\":\"An object with map-typed properties.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Item>(),
-            crate::runtime::link::<crate::models::Metadata>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Inventory, write);
-/// A named top-level map from string keys to string values.
-///
-/// Schema: `#/components/schemas/Metadata`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(transparent)]
-pub struct Metadata(
-    pub ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
-);
-impl crate::runtime::SpecType for Metadata {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Metadata",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Metadata value.\"},\"description\":\"A named top-level map from string keys to string values.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Metadata);
-/// An object that does not allow any additional properties.
-///
-/// Schema: `#/components/schemas/MetadataSummary`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetadataSummary {
-    /// Number of stored keys.
-    pub key_count: i32,
-    /// Optional flag set when some keys were dropped.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub truncated: ::std::option::Option<bool>,
-}
-impl crate::runtime::SpecType for MetadataSummary {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "MetadataSummary",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"key_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Number of stored keys.\"},\"truncated\":{\"type\":\"boolean\",\"description\":\"Optional flag set when some keys were dropped.\"}},\"required\":[\"key_count\"],\"description\":\"An object that does not allow any additional properties.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(MetadataSummary, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod item;
+pub use item::*;
+mod inventory;
+pub use inventory::*;
+mod metadata;
+pub use metadata::*;
+mod metadata_summary;
+pub use metadata_summary::*;
+mod error;
+pub use error::*;

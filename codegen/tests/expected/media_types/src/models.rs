@@ -2,49 +2,7 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/media_types.yaml --out codegen/tests/expected/media_types --crate-name fixture-media-types --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An RFC 9457 problem.
-///
-/// Schema: `#/components/schemas/Problem`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Problem {
-    /// What went wrong.
-    pub title: ::std::string::String,
-    /// The status.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub status: ::std::option::Option<i64>,
-}
-impl crate::runtime::SpecType for Problem {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Problem",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"What went wrong.\"},\"status\":{\"type\":\"integer\",\"description\":\"The status.\"}},\"required\":[\"title\"],\"description\":\"An RFC 9457 problem.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Problem, write);
-/// A note.
-///
-/// Schema: `#/components/schemas/Note`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Note {
-    /// The title.
-    pub title: ::std::string::String,
-    /// Stars.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub stars: ::std::option::Option<i64>,
-    /// Tags.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-}
-impl crate::runtime::SpecType for Note {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Note",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"The title.\",\"minLength\":1},\"stars\":{\"type\":\"integer\",\"description\":\"Stars.\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Tags.\"}},\"required\":[\"title\"],\"description\":\"A note.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Note);
+mod problem;
+pub use problem::*;
+mod note;
+pub use note::*;

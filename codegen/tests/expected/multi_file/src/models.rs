@@ -2,193 +2,21 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/multi_file.yaml --out codegen/tests/expected/multi_file --crate-name fixture-multi-file --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// A pet.
-///
-/// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Pet {
-    /// The pet's id.
-    pub id: i64,
-    /// The pet's name.
-    pub name: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tag: ::std::option::Option<crate::models::Tag>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub parent: ::std::option::Option<::std::boxed::Box<crate::models::Pet>>,
-}
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"The pet's id.\"},\"name\":{\"type\":\"string\",\"description\":\"The pet's name.\"},\"tag\":{\"$ref\":0},\"parent\":{\"$ref\":1}},\"required\":[\"id\",\"name\"],\"description\":\"A pet.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Tag>(),
-            crate::runtime::link::<crate::models::Pet>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Pet, write);
-/// This document's own error (another file has one by that name too).
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// A number.
-    pub code: i32,
-    /// What went wrong.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A number.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"This document's own error (another file has one by that name too).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
-/// A label.
-///
-/// Schema: `#/components/schemas/Tag`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(transparent)]
-pub struct Tag(pub ::std::string::String);
-impl crate::runtime::SpecType for Tag {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"description\":\"A label.\",\"maxLength\":32}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Tag, write);
-/// The shared error of the other files.
-///
-/// Schema: `#/components/schemas/Error2`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error2 {
-    /// A code.
-    pub code: ::std::string::String,
-    /// What went wrong.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error2",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"The shared error of the other files.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error2, write);
-/// A cat or a dog, told apart by `kind`.
-///
-/// Schema: `#/components/schemas/Animal`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(untagged)]
-pub enum Animal {
-    Cat(crate::models::Cat),
-    Dog(crate::models::Dog),
-}
-impl crate::runtime::SpecType for Animal {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Animal",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"kind\",\"mapping\":{\"cat\":\"#/components/schemas/Cat\",\"dog\":\"#/components/schemas/Dog\"}},\"description\":\"A cat or a dog, told apart by `kind`.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Cat>(),
-            crate::runtime::link::<crate::models::Dog>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Animal);
-/// A cat.
-///
-/// Schema: `#/components/schemas/Cat`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Cat {
-    /// Always `cat`.
-    pub kind: ::std::string::String,
-    /// Lives left.
-    pub lives: i32,
-}
-impl crate::runtime::SpecType for Cat {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Cat");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `cat`.\"},\"lives\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Lives left.\",\"minimum\":0.0,\"maximum\":9.0}},\"required\":[\"kind\",\"lives\"],\"description\":\"A cat.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Cat);
-/// A dog.
-///
-/// Schema: `#/components/schemas/Dog`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Dog {
-    /// Always `dog`.
-    pub kind: ::std::string::String,
-    /// Whether the dog is good.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub good: ::std::option::Option<bool>,
-}
-impl crate::runtime::SpecType for Dog {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `dog`.\"},\"good\":{\"type\":\"boolean\",\"description\":\"Whether the dog is good.\"}},\"required\":[\"kind\"],\"description\":\"A dog.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Dog);
-/// An owner.
-///
-/// Schema: `#/components/schemas/Owner`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Owner {
-    /// The owner's name.
-    pub name: ::std::string::String,
-    /// The owner's pets.
-    pub pets: ::std::vec::Vec<crate::models::Pet>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tree: ::std::option::Option<crate::models::Node>,
-}
-impl crate::runtime::SpecType for Owner {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Owner",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The owner's name.\"},\"pets\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The owner's pets.\"},\"tree\":{\"$ref\":1}},\"required\":[\"name\",\"pets\"],\"description\":\"An owner.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Pet>(),
-            crate::runtime::link::<crate::models::Node>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Owner, write);
-/// A tree of names.
-///
-/// Schema: `#/components/schemas/Node`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Node {
-    /// This node's name.
-    pub name: ::std::string::String,
-    /// Its children.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub children: ::std::option::Option<::std::vec::Vec<crate::models::Node>>,
-}
-impl crate::runtime::SpecType for Node {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Node",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"This node's name.\"},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Its children.\"}},\"required\":[\"name\"],\"description\":\"A tree of names.\"}",
-        links: &[crate::runtime::link::<crate::models::Node>()],
-    };
-}
-crate::runtime::spec_type!(Node, write);
+mod pet;
+pub use pet::*;
+mod error;
+pub use error::*;
+mod tag;
+pub use tag::*;
+mod error2;
+pub use error2::*;
+mod animal;
+pub use animal::*;
+mod cat;
+pub use cat::*;
+mod dog;
+pub use dog::*;
+mod owner;
+pub use owner::*;
+mod node;
+pub use node::*;

@@ -2,96 +2,11 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/names.yaml --out codegen/tests/expected/names --crate-name fixture-names --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An error.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// A code.
-    pub code: ::std::string::String,
-    /// A message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"A message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
-/// A schema name starting with a digit.
-///
-/// Schema: `#/components/schemas/2Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct V2Pet {
-    /// The name.
-    pub name: ::std::string::String,
-    /// Collides with `name` once converted.
-    #[serde(rename = "Name")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub name2: ::std::option::Option<::std::string::String>,
-    /// Starts with a digit.
-    #[serde(rename = "1st")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub _1st: ::std::option::Option<bool>,
-    /// Not ASCII.
-    #[serde(rename = "größe")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub gr_u00f6_u00df_e: ::std::option::Option<i32>,
-    /// A keyword that cannot be raw.
-    #[serde(rename = "self")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub self_: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for V2Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "2Pet",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The name.\"},\"Name\":{\"type\":\"string\",\"description\":\"Collides with `name` once converted.\"},\"1st\":{\"type\":\"boolean\",\"description\":\"Starts with a digit.\"},\"größe\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Not ASCII.\"},\"self\":{\"type\":\"string\",\"description\":\"A keyword that cannot be raw.\"}},\"required\":[\"name\"],\"description\":\"A schema name starting with a digit.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(V2Pet, write);
-/// Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).
-///
-/// Schema: `#/components/schemas/pet`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct Pet {
-    /// Not ASCII, capitalised.
-    #[serde(rename = "Größe")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub gr_u00f6_u00df_e: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"Größe\":{\"type\":\"string\",\"description\":\"Not ASCII, capitalised.\"}},\"description\":\"Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet, read);
-/// Differs from `pet` only by case.
-///
-/// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Pet2 {
-    /// A kind.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub kind: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Pet2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"A kind.\"}},\"description\":\"Differs from `pet` only by case.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet2, write);
+mod error;
+pub use error::*;
+mod v2_pet;
+pub use v2_pet::*;
+mod pet;
+pub use pet::*;
+mod pet2;
+pub use pet2::*;

@@ -2,90 +2,11 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/nested_objects.yaml --out codegen/tests/expected/nested_objects --crate-name fixture-nested-objects --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An order placed by a customer (first level of nesting).
-///
-/// Schema: `#/components/schemas/Order`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Order {
-    /// Unique identifier of the order.
-    pub id: ::std::string::String,
-    pub customer: crate::models::Customer,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub billing_customer: ::std::option::Option<crate::models::Customer>,
-}
-impl crate::runtime::SpecType for Order {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Order",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the order.\"},\"customer\":{\"$ref\":0},\"billing_customer\":{\"$ref\":0}},\"required\":[\"id\",\"customer\"],\"description\":\"An order placed by a customer (first level of nesting).\"}",
-        links: &[crate::runtime::link::<crate::models::Customer>()],
-    };
-}
-crate::runtime::spec_type!(Order);
-/// The customer who placed an order (second level of nesting).
-///
-/// Schema: `#/components/schemas/Customer`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Customer {
-    /// Full name of the customer.
-    pub name: ::std::string::String,
-    pub address: crate::models::Address,
-}
-impl crate::runtime::SpecType for Customer {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Customer",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the customer.\"},\"address\":{\"$ref\":0}},\"required\":[\"name\",\"address\"],\"description\":\"The customer who placed an order (second level of nesting).\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(Customer);
-/// A postal address (third level of nesting).
-///
-/// Schema: `#/components/schemas/Address`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Address {
-    /// First address line.
-    pub line1: ::std::string::String,
-    /// Optional second address line.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub line2: ::std::option::Option<::std::string::String>,
-    /// City name.
-    pub city: ::std::string::String,
-    /// Optional postal code.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub postal_code: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Address {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Address",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First address line.\"},\"line2\":{\"type\":\"string\",\"description\":\"Optional second address line.\"},\"city\":{\"type\":\"string\",\"description\":\"City name.\"},\"postal_code\":{\"type\":\"string\",\"description\":\"Optional postal code.\"}},\"required\":[\"line1\",\"city\"],\"description\":\"A postal address (third level of nesting).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Address);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod order;
+pub use order::*;
+mod customer;
+pub use customer::*;
+mod address;
+pub use address::*;
+mod error;
+pub use error::*;

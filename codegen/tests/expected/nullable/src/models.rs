@@ -2,80 +2,9 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/nullable.yaml --out codegen/tests/expected/nullable --crate-name fixture-nullable --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// A person referenced from a profile.
-///
-/// Schema: `#/components/schemas/Person`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Person {
-    /// Full name of the person.
-    pub name: ::std::string::String,
-}
-impl crate::runtime::SpecType for Person {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Person",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the person.\"}},\"required\":[\"name\"],\"description\":\"A person referenced from a profile.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Person);
-/// A profile mixing required/optional and nullable/non-nullable fields.
-///
-/// Schema: `#/components/schemas/Profile`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Profile {
-    /// Required, not nullable.
-    pub id: ::std::string::String,
-    /// Required and nullable string (key must be present, value may be null).
-    pub display_name: ::std::option::Option<::std::string::String>,
-    /// Required and nullable integer.
-    pub age: ::std::option::Option<i32>,
-    /// Optional and nullable string (key may be absent or null).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub nickname: ::std::option::Option<::std::string::String>,
-    /// Optional and nullable integer.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub score: ::std::option::Option<i64>,
-    /// Optional and nullable boolean.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub verified: ::std::option::Option<bool>,
-    /// Required and nullable reference to a person.
-    pub manager: ::std::option::Option<crate::models::Person>,
-    /// Optional and nullable reference to a person.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub mentor: ::std::option::Option<crate::models::Person>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub owner: ::std::option::Option<crate::models::Person>,
-}
-impl crate::runtime::SpecType for Profile {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Profile",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Required, not nullable.\"},\"display_name\":{\"type\":\"string\",\"description\":\"Required and nullable string (key must be present, value may be null).\",\"nullable\":true},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Required and nullable integer.\",\"nullable\":true},\"nickname\":{\"type\":\"string\",\"description\":\"Optional and nullable string (key may be absent or null).\",\"nullable\":true},\"score\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional and nullable integer.\",\"nullable\":true},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional and nullable boolean.\",\"nullable\":true},\"manager\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Required and nullable reference to a person.\",\"nullable\":true},\"mentor\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Optional and nullable reference to a person.\",\"nullable\":true},\"owner\":{\"$ref\":0}},\"required\":[\"id\",\"display_name\",\"age\",\"manager\"],\"description\":\"A profile mixing required/optional and nullable/non-nullable fields.\"}",
-        links: &[crate::runtime::link::<crate::models::Person>()],
-    };
-}
-crate::runtime::spec_type!(Profile);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod person;
+pub use person::*;
+mod profile;
+pub use profile::*;
+mod error;
+pub use error::*;

@@ -2,90 +2,9 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/objects.yaml --out codegen/tests/expected/objects --crate-name fixture-objects --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An account with required and optional fields of every primitive type.
-///
-/// Schema: `#/components/schemas/Account`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Account {
-    /// Unique identifier of the account.
-    pub id: ::std::string::String,
-    /// Display name of the account holder.
-    pub name: ::std::string::String,
-    /// Age of the account holder in years.
-    pub age: i32,
-    /// Balance in minor currency units.
-    pub balance: i64,
-    /// Whether the account is active.
-    pub active: bool,
-    /// Optional nickname.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub nickname: ::std::option::Option<::std::string::String>,
-    /// Optional number of logins.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub login_count: ::std::option::Option<i32>,
-    /// Optional credit limit in minor currency units.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub credit_limit: ::std::option::Option<i64>,
-    /// Optional verification flag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub verified: ::std::option::Option<bool>,
-}
-impl crate::runtime::SpecType for Account {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Account",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the account.\"},\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Whether the account is active.\"},\"nickname\":{\"type\":\"string\",\"description\":\"Optional nickname.\"},\"login_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional number of logins.\"},\"credit_limit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional credit limit in minor currency units.\"},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional verification flag.\"}},\"required\":[\"id\",\"name\",\"age\",\"balance\",\"active\"],\"description\":\"An account with required and optional fields of every primitive type.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Account, write);
-/// Request body used to create an account.
-///
-/// Schema: `#/components/schemas/CreateAccountRequest`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct CreateAccountRequest {
-    /// Display name of the account holder.
-    pub name: ::std::string::String,
-    /// Age of the account holder in years.
-    pub age: i32,
-    /// Optional opening balance in minor currency units.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub initial_balance: ::std::option::Option<i64>,
-    /// Optional initial active flag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub active: ::std::option::Option<bool>,
-}
-impl crate::runtime::SpecType for CreateAccountRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateAccountRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"initial_balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional opening balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Optional initial active flag.\"}},\"required\":[\"name\",\"age\"],\"description\":\"Request body used to create an account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreateAccountRequest, read);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod account;
+pub use account::*;
+mod create_account_request;
+pub use create_account_request::*;
+mod error;
+pub use error::*;

@@ -2,139 +2,15 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/parameters.yaml --out codegen/tests/expected/parameters --crate-name fixture-parameters --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// What a listed pet must match.
-///
-/// Schema: `#/components/schemas/PetFilter`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct PetFilter {
-    /// The exact name.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub name: ::std::option::Option<::std::string::String>,
-    /// The youngest age.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub min_age: ::std::option::Option<i32>,
-    /// Only vaccinated pets.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub vaccinated: ::std::option::Option<bool>,
-    /// Any of these kinds.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub kinds: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-}
-impl crate::runtime::SpecType for PetFilter {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PetFilter",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The exact name.\"},\"min_age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"The youngest age.\"},\"vaccinated\":{\"type\":\"boolean\",\"description\":\"Only vaccinated pets.\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Any of these kinds.\"}},\"description\":\"What a listed pet must match.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(PetFilter, read);
-/// A pet belonging to an owner.
-///
-/// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Pet {
-    /// Unique identifier of the pet.
-    pub id: i64,
-    /// Identifier of the owner.
-    pub owner_id: ::std::string::String,
-    /// Name of the pet.
-    pub name: ::std::string::String,
-    /// Optional type of the pet.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub r#type: ::std::option::Option<::std::string::String>,
-    /// Optional balance in minor currency units.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub balance: ::std::option::Option<i64>,
-}
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"owner_id\":{\"type\":\"string\",\"description\":\"Identifier of the owner.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional balance in minor currency units.\"}},\"required\":[\"id\",\"owner_id\",\"name\"],\"description\":\"A pet belonging to an owner.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet, write);
-/// Request body used to create a pet.
-///
-/// Schema: `#/components/schemas/CreatePetRequest`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct CreatePetRequest {
-    /// Name of the pet.
-    pub name: ::std::string::String,
-    /// Optional type of the pet.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub r#type: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for CreatePetRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreatePetRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"}},\"required\":[\"name\"],\"description\":\"Request body used to create a pet.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePetRequest, read);
-/// A list of pets.
-///
-/// Schema: `#/components/schemas/PetList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(transparent)]
-pub struct PetList(pub ::std::vec::Vec<crate::models::Pet>);
-impl crate::runtime::SpecType for PetList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PetList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\"}",
-        links: &[crate::runtime::link::<crate::models::Pet>()],
-    };
-}
-crate::runtime::spec_type!(PetList, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
-///
-/// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/21/content/application~1json/schema`.
-#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-pub struct ListOwnerPetsWhere {
-    /// A color.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub color: ::std::option::Option<::std::string::String>,
-    /// At most this many.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub max: ::std::option::Option<i32>,
-}
-impl crate::runtime::SpecType for ListOwnerPetsWhere {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\",\"description\":\"A color.\"},\"max\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"At most this many.\"}}}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ListOwnerPetsWhere, read);
+mod pet_filter;
+pub use pet_filter::*;
+mod pet;
+pub use pet::*;
+mod create_pet_request;
+pub use create_pet_request::*;
+mod pet_list;
+pub use pet_list::*;
+mod error;
+pub use error::*;
+mod list_owner_pets_where;
+pub use list_owner_pets_where::*;

@@ -2,62 +2,9 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/petstore.yaml --out codegen/tests/expected/petstore --crate-name fixture-petstore --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// A pet in the store.
-///
-/// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Pet {
-    /// Unique identifier of the pet.
-    pub id: i64,
-    /// Name of the pet.
-    pub name: ::std::string::String,
-    /// Optional tag of the pet.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub tag: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional tag of the pet.\"}},\"required\":[\"id\",\"name\"],\"description\":\"A pet in the store.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet);
-/// A list of pets.
-///
-/// Schema: `#/components/schemas/Pets`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(transparent)]
-pub struct Pets(pub ::std::vec::Vec<crate::models::Pet>);
-impl crate::runtime::SpecType for Pets {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Pets",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\",\"maxItems\":100}",
-        links: &[crate::runtime::link::<crate::models::Pet>()],
-    };
-}
-crate::runtime::spec_type!(Pets, write);
-/// Error returned by every operation on failure (the classic petstore uses an int32 code).
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Numeric error code.
-    pub code: i32,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Numeric error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure (the classic petstore uses an int32 code).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod pet;
+pub use pet::*;
+mod pets;
+pub use pets::*;
+mod error;
+pub use error::*;

@@ -2,45 +2,7 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/responses.yaml --out codegen/tests/expected/responses --crate-name fixture-responses --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// An item.
-///
-/// Schema: `#/components/schemas/Item`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-pub struct Item {
-    /// Name of the item.
-    pub name: ::std::string::String,
-    /// Optional quantity.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub quantity: ::std::option::Option<i32>,
-}
-impl crate::runtime::SpecType for Item {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Item",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the item.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity.\"}},\"required\":[\"name\"],\"description\":\"An item.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Item);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod item;
+pub use item::*;
+mod error;
+pub use error::*;

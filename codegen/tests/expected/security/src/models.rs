@@ -2,65 +2,9 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/security.yaml --out codegen/tests/expected/security --crate-name fixture-security --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// The authenticated user.
-///
-/// Schema: `#/components/schemas/User`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct User {
-    /// Unique identifier of the user.
-    pub id: ::std::string::String,
-    /// Optional e-mail address.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
-    pub email: ::std::option::Option<::std::string::String>,
-}
-impl crate::runtime::SpecType for User {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "User",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the user.\"},\"email\":{\"type\":\"string\",\"description\":\"Optional e-mail address.\"}},\"required\":[\"id\"],\"description\":\"The authenticated user.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(User, write);
-/// Service health status.
-///
-/// Schema: `#/components/schemas/Health`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Health {
-    /// True when the service is healthy.
-    pub ok: bool,
-}
-impl crate::runtime::SpecType for Health {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Health",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\",\"description\":\"True when the service is healthy.\"}},\"required\":[\"ok\"],\"description\":\"Service health status.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Health, write);
-/// Error returned by every operation on failure.
-///
-/// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Error {
-    /// Machine-readable error code.
-    pub code: ::std::string::String,
-    /// Human-readable error message.
-    pub message: ::std::string::String,
-}
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+mod user;
+pub use user::*;
+mod health;
+pub use health::*;
+mod error;
+pub use error::*;

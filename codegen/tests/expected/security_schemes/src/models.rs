@@ -2,22 +2,5 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/security_schemes.yaml --out codegen/tests/expected/security_schemes --crate-name fixture-security-schemes --runtime-path ../../../runtime` again.
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
-/// What the server saw.
-///
-/// Schema: `#/components/schemas/Seen`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-pub struct Seen {
-    /// The matched alternative, its schemes, scopes and credentials, or `anonymous`.
-    pub principal: ::std::string::String,
-}
-impl crate::runtime::SpecType for Seen {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Seen",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\",\"description\":\"The matched alternative, its schemes, scopes and credentials, or `anonymous`.\"}},\"required\":[\"principal\"],\"description\":\"What the server saw.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Seen, write);
+mod seen;
+pub use seen::*;
