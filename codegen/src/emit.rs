@@ -3,7 +3,9 @@
 //! Output layout of a generated crate:
 //! - `Cargo.toml`
 //! - `src/lib.rs`: module map, document constants, the table of what poem-openapi cannot say
-//! - `src/models.rs`: one type per schema, each with the schema it documents
+//! - `src/models.rs` and `src/models/<type>.rs`: one type per schema, each with the schema it
+//!   documents, in a file of its own (an edit of one schema moves no line of another, which
+//!   incremental compilation sees); `models.rs` declares and re-exports them
 //! - `src/<tag>.rs`: per tag, a trait with one method per operation, its input structs and its
 //!   response enums
 //! - `src/server.rs`: poem-openapi routing glue and the served documents
@@ -18,7 +20,7 @@
 //!
 //! - `crate_root`: `src/lib.rs`, with `DOCUMENT_PATCH`.
 //! - `meta`: the `MetaSchema` expressions that serve each schema as the document writes it.
-//! - `models`: `src/models.rs`.
+//! - `models`: `src/models.rs` and its files.
 //! - `operations`: `src/<tag>.rs`.
 //! - `server`: `src/server.rs`.
 //! - `callbacks`: `src/callbacks.rs`.
@@ -255,9 +257,9 @@ fn part_dir(k: usize) -> String {
     format!("parts/types-{k}")
 }
 
-/// The source files to render, largest first (workers take them in this order): `models.rs`,
-/// which is most of a large crate, in parts (or the crates of types and the module that
-/// re-exports them); `server.rs`; `lib.rs`; one module per tag; and `callbacks.rs` when the
+/// The source files to render (workers take them in this order): a file per type and the
+/// `models.rs` that declares them (or the crates of types, each `models.rs` in parts, and the
+/// module that re-exports them); `server.rs`; `lib.rs`; one module per tag; and `callbacks.rs` when the
 /// document has callbacks.
 fn jobs<'a>(
     e: &Emitter<'a>,

@@ -1,5 +1,5 @@
-//! `src/models.rs`: one Rust type per named schema (string enums, structs, untagged enums,
-//! newtypes), each implementing the runtime's `SpecType` with the schema it documents.
+//! `src/models.rs` and `src/models/<type>.rs`: one Rust type per named schema (string enums,
+//! structs, untagged enums, newtypes), each implementing the runtime's `SpecType` with the schema it documents.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
