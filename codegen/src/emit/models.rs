@@ -20,10 +20,11 @@ impl Emitter<'_> {
         let head = match head {
             ModelsHead::Index(files) => {
                 let doc = lines(DOC);
+                // `self::`: a file named like a crate (`core`, `serde`) is no ambiguous import.
                 let files = files.iter().map(|f| ident(f));
                 quote! {
                     #(#doc)*
-                    #(mod #files; pub use #files::*;)*
+                    #(mod #files; pub use self::#files::*;)*
                 }
             }
             ModelsHead::Continued => quote!(),

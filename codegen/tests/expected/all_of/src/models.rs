@@ -3,12 +3,12 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod pet;
-pub use pet::*;
+pub use self::pet::*;
 mod owner;
-pub use owner::*;
+pub use self::owner::*;
 mod dog2;
-pub use dog2::*;
+pub use self::dog2::*;
 mod dog;
-pub use dog::*;
+pub use self::dog::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

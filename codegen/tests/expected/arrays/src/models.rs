@@ -3,16 +3,16 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod tag;
-pub use tag::*;
+pub use self::tag::*;
 mod collection;
-pub use collection::*;
+pub use self::collection::*;
 mod create_collection_request;
-pub use create_collection_request::*;
+pub use self::create_collection_request::*;
 mod collection_list;
-pub use collection_list::*;
+pub use self::collection_list::*;
 mod tag_list;
-pub use tag_list::*;
+pub use self::tag_list::*;
 mod name_list;
-pub use name_list::*;
+pub use self::name_list::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

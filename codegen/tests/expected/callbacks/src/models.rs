@@ -3,10 +3,10 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod subscription;
-pub use subscription::*;
+pub use self::subscription::*;
 mod event_type;
-pub use event_type::*;
+pub use self::event_type::*;
 mod event;
-pub use event::*;
+pub use self::event::*;
 mod subscribe_on_ping_post_body;
-pub use subscribe_on_ping_post_body::*;
+pub use self::subscribe_on_ping_post_body::*;

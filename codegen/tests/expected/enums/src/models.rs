@@ -3,12 +3,12 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod task_status;
-pub use task_status::*;
+pub use self::task_status::*;
 mod task_kind;
-pub use task_kind::*;
+pub use self::task_kind::*;
 mod task;
-pub use task::*;
+pub use self::task::*;
 mod task_list;
-pub use task_list::*;
+pub use self::task_list::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

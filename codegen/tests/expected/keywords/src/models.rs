@@ -3,8 +3,8 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod type_;
-pub use type_::*;
+pub use self::type_::*;
 mod record;
-pub use record::*;
+pub use self::record::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

@@ -3,12 +3,12 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod item;
-pub use item::*;
+pub use self::item::*;
 mod inventory;
-pub use inventory::*;
+pub use self::inventory::*;
 mod metadata;
-pub use metadata::*;
+pub use self::metadata::*;
 mod metadata_summary;
-pub use metadata_summary::*;
+pub use self::metadata_summary::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

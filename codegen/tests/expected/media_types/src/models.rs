@@ -3,6 +3,6 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod problem;
-pub use problem::*;
+pub use self::problem::*;
 mod note;
-pub use note::*;
+pub use self::note::*;

@@ -3,20 +3,20 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod pet;
-pub use pet::*;
+pub use self::pet::*;
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod tag;
-pub use tag::*;
+pub use self::tag::*;
 mod error2;
-pub use error2::*;
+pub use self::error2::*;
 mod animal;
-pub use animal::*;
+pub use self::animal::*;
 mod cat;
-pub use cat::*;
+pub use self::cat::*;
 mod dog;
-pub use dog::*;
+pub use self::dog::*;
 mod owner;
-pub use owner::*;
+pub use self::owner::*;
 mod node;
-pub use node::*;
+pub use self::node::*;

@@ -3,10 +3,10 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod file;
-pub use file::*;
+pub use self::file::*;
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod upload_file_form_purpose;
-pub use upload_file_form_purpose::*;
+pub use self::upload_file_form_purpose::*;
 mod upload_file_form;
-pub use upload_file_form::*;
+pub use self::upload_file_form::*;

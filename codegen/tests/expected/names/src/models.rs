@@ -3,10 +3,14 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod v2_pet;
-pub use v2_pet::*;
+pub use self::v2_pet::*;
 mod pet;
-pub use pet::*;
+pub use self::pet::*;
 mod pet2;
-pub use pet2::*;
+pub use self::pet2::*;
+mod core;
+pub use self::core::*;
+mod crate_;
+pub use self::crate_::*;

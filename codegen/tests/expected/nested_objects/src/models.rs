@@ -3,10 +3,10 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod order;
-pub use order::*;
+pub use self::order::*;
 mod customer;
-pub use customer::*;
+pub use self::customer::*;
 mod address;
-pub use address::*;
+pub use self::address::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

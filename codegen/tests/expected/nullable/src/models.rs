@@ -3,8 +3,8 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod person;
-pub use person::*;
+pub use self::person::*;
 mod profile;
-pub use profile::*;
+pub use self::profile::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

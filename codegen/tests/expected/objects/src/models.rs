@@ -3,8 +3,8 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod account;
-pub use account::*;
+pub use self::account::*;
 mod create_account_request;
-pub use create_account_request::*;
+pub use self::create_account_request::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

@@ -3,24 +3,24 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod circle_shape_type;
-pub use circle_shape_type::*;
+pub use self::circle_shape_type::*;
 mod circle;
-pub use circle::*;
+pub use self::circle::*;
 mod square_shape_type;
-pub use square_shape_type::*;
+pub use self::square_shape_type::*;
 mod square;
-pub use square::*;
+pub use self::square::*;
 mod shape;
-pub use shape::*;
+pub use self::shape::*;
 mod card;
-pub use card::*;
+pub use self::card::*;
 mod bank_account;
-pub use bank_account::*;
+pub use self::bank_account::*;
 mod payment_method;
-pub use payment_method::*;
+pub use self::payment_method::*;
 mod external_reference;
-pub use external_reference::*;
+pub use self::external_reference::*;
 mod payment;
-pub use payment::*;
+pub use self::payment::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

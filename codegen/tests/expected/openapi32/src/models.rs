@@ -3,18 +3,18 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod currency;
-pub use currency::*;
+pub use self::currency::*;
 mod entry;
-pub use entry::*;
+pub use self::entry::*;
 mod entry_filter;
-pub use entry_filter::*;
+pub use self::entry_filter::*;
 mod entry_page;
-pub use entry_page::*;
+pub use self::entry_page::*;
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod list_entries_filter;
-pub use list_entries_filter::*;
+pub use self::list_entries_filter::*;
 mod follow_entries_ok_body_item_event;
-pub use follow_entries_ok_body_item_event::*;
+pub use self::follow_entries_ok_body_item_event::*;
 mod follow_entries_ok_body_item;
-pub use follow_entries_ok_body_item::*;
+pub use self::follow_entries_ok_body_item::*;

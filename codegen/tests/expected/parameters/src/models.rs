@@ -3,14 +3,14 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod pet_filter;
-pub use pet_filter::*;
+pub use self::pet_filter::*;
 mod pet;
-pub use pet::*;
+pub use self::pet::*;
 mod create_pet_request;
-pub use create_pet_request::*;
+pub use self::create_pet_request::*;
 mod pet_list;
-pub use pet_list::*;
+pub use self::pet_list::*;
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod list_owner_pets_where;
-pub use list_owner_pets_where::*;
+pub use self::list_owner_pets_where::*;

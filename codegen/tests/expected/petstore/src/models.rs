@@ -3,8 +3,8 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod pet;
-pub use pet::*;
+pub use self::pet::*;
 mod pets;
-pub use pets::*;
+pub use self::pets::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

@@ -3,6 +3,6 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod item;
-pub use item::*;
+pub use self::item::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

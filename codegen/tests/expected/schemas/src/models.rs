@@ -3,22 +3,22 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod thing_strict;
-pub use thing_strict::*;
+pub use self::thing_strict::*;
 mod error_details;
-pub use error_details::*;
+pub use self::error_details::*;
 mod thing;
-pub use thing::*;
+pub use self::thing::*;
 mod shape;
-pub use shape::*;
+pub use self::shape::*;
 mod circle;
-pub use circle::*;
+pub use self::circle::*;
 mod square;
-pub use square::*;
+pub use self::square::*;
 mod node;
-pub use node::*;
+pub use self::node::*;
 mod person;
-pub use person::*;
+pub use self::person::*;
 mod pet;
-pub use pet::*;
+pub use self::pet::*;

@@ -3,8 +3,8 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod user;
-pub use user::*;
+pub use self::user::*;
 mod health;
-pub use health::*;
+pub use self::health::*;
 mod error;
-pub use error::*;
+pub use self::error::*;

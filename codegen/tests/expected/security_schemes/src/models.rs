@@ -3,4 +3,4 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod seen;
-pub use seen::*;
+pub use self::seen::*;

@@ -3,16 +3,16 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 mod dimensions;
-pub use dimensions::*;
+pub use self::dimensions::*;
 mod create_widget_request_color;
-pub use create_widget_request_color::*;
+pub use self::create_widget_request_color::*;
 mod create_widget_request;
-pub use create_widget_request::*;
+pub use self::create_widget_request::*;
 mod widget;
-pub use widget::*;
+pub use self::widget::*;
 mod widget_list;
-pub use widget_list::*;
+pub use self::widget_list::*;
 mod error;
-pub use error::*;
+pub use self::error::*;
 mod list_widgets_color;
-pub use list_widgets_color::*;
+pub use self::list_widgets_color::*;
