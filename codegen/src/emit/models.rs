@@ -20,7 +20,7 @@ impl Emitter<'_> {
         let head = match head {
             ModelsHead::Index(files) => {
                 let doc = lines(DOC);
-                // `self::`: a file named like a crate (`core`, `serde`) is no ambiguous import.
+                // `self::` names the file's own module, never a crate of the same name (`core`).
                 let files = files.iter().map(|f| ident(f));
                 quote! {
                     #(#doc)*
