@@ -297,7 +297,12 @@ def test_scenario(page, console_url, api, receivers):
     expect(page.get_by_label("API key")).to_be_visible()
 
     # A 401 in the middle of a session (a key the server no longer takes) signs out too.
+    # The wrong key goes in once no request of the page is left in flight: the accounts page
+    # loads its owners' names after its table, and a 401 to one of those would sign out before
+    # the click below, taking the navigation away under it. The platform page sends one request.
     sign_in(page, console_url, key)
+    nav(page, "Platform")
+    expect(page.get_by_test_id("reporting-time-zone")).to_be_visible()
     page.evaluate(f"sessionStorage.setItem('{KEY_ITEM}', '{WRONG_KEY}')")
     nav(page, "Entities")
     expect(page.get_by_label("API key")).to_be_visible()
