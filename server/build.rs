@@ -1,11 +1,7 @@
-// sqlx's `migrate!` embeds the migration files at compile time; without this a new migration
-// file would not trigger a rebuild and the binary would silently miss it.
-//
 // The commit the binary is built from goes into `bankd_build_info` (src/metrics.rs):
 // `BANKD_GIT_COMMIT` when the builder sets it (a package built outside a checkout), else
 // `git rev-parse`, else `unknown`.
 fn main() {
-    println!("cargo:rerun-if-changed=migrations");
     println!("cargo:rerun-if-env-changed=BANKD_GIT_COMMIT");
     let commit = std::env::var("BANKD_GIT_COMMIT")
         .ok()

@@ -3,7 +3,7 @@
 // floating-point computation.
 
 // ISO 4217 minor-unit exponents of the currencies the server supports (the table CURRENCIES in
-// server/src/model/money.rs). A code missing here is shown in minor units with its code.
+// core/src/model/money.rs). A code missing here is shown in minor units with its code.
 export const EXPONENTS = Object.freeze({
   AUD: 2, BHD: 3, CAD: 2, CHF: 2, CLP: 0, CNY: 2, DKK: 2, EUR: 2, GBP: 2, HKD: 2, INR: 2,
   JOD: 3, JPY: 0, KRW: 0, KWD: 3, MXN: 2, NOK: 2, NZD: 2, OMR: 3, SEK: 2, SGD: 2, TND: 3,

@@ -12,6 +12,7 @@ use bank_api::models::{
 };
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::errors::{ApiError, fail};
 use super::idempotent::{body_bytes, replayed_header, write_request};
 use crate::auth::Principal;
@@ -187,8 +188,8 @@ fn list_query(input: ListBankAccountsInput) -> (Result<PageRequest, PaginationEr
         is_overdraftable: input.is_overdraftable,
         overdraft_reserve_account_id: input.overdraft_reserve_account_id,
         query: input.query,
-        status: input.status.map(Into::into),
-        account_type: input.r#type.map(Into::into),
+        status: input.status.map(IntoTwin::twin),
+        account_type: input.r#type.map(IntoTwin::twin),
         sort: match input.sort.unwrap_or(BankAccountSort::CreatedAt) {
             BankAccountSort::CreatedAt => SortField::CreatedAt,
             BankAccountSort::Balance => SortField::Balance,
@@ -226,8 +227,8 @@ fn wire_view(v: BankAccountView) -> Result<BankAccount, ApiError> {
         id: a.id.into_string(),
         description: a.description,
         display_name: a.display_name,
-        r#type: a.account_type.into(),
-        status: a.status.into(),
+        r#type: a.account_type.twin(),
+        status: a.status.twin(),
         currency_code: a.currency_code,
         is_overdraftable: a.is_overdraftable,
         overdraft_reserve_account_id: a.overdraft_reserve_account_id.map(|id| id.into_string()),

@@ -7,17 +7,34 @@ use bank_api::models as wire;
 use crate::model::entities as model;
 use crate::model::{counterparties, documents, events, ledger, webhooks};
 
-/// `From` both ways between a wire type and its model twin with the same fields.
+/// `From` for a wire type and its model twin. The two live in other crates (`bank-api` and
+/// `bankd-core`), where the orphan rule forbids `From` between them; this trait is this crate's.
+pub(crate) trait Twin<T>: Sized {
+    fn from_twin(value: T) -> Self;
+}
+
+/// `Into` for [`Twin`]: `wire_value.twin()` is the model value, and the other way round.
+pub(crate) trait IntoTwin<T> {
+    fn twin(self) -> T;
+}
+
+impl<T, U: Twin<T>> IntoTwin<U> for T {
+    fn twin(self) -> U {
+        U::from_twin(self)
+    }
+}
+
+/// `Twin` both ways between a wire type and its model twin with the same fields.
 macro_rules! twins {
     ($wire:ident <-> $model:ident { $($field:ident),* }) => {
-        impl From<wire::$wire> for model::$model {
-            fn from(v: wire::$wire) -> Self {
+        impl Twin<wire::$wire> for model::$model {
+            fn from_twin(v: wire::$wire) -> Self {
                 model::$model { $($field: v.$field),* }
             }
         }
 
-        impl From<model::$model> for wire::$wire {
-            fn from(v: model::$model) -> Self {
+        impl Twin<model::$model> for wire::$wire {
+            fn from_twin(v: model::$model) -> Self {
                 wire::$wire { $($field: v.$field),* }
             }
         }
@@ -26,17 +43,17 @@ macro_rules! twins {
 
 twins!(Address <-> Address { line_1, line_2, city, state, postal_code, country_code });
 
-/// `From` both ways between a wire enumeration and its model twin with the same variants.
+/// `Twin` both ways between a wire enumeration and its model twin with the same variants.
 macro_rules! twin_enums {
     ($wire:ident <-> $module:ident::$model:ident { $($variant:ident),* }) => {
-        impl From<wire::$wire> for $module::$model {
-            fn from(v: wire::$wire) -> Self {
+        impl Twin<wire::$wire> for $module::$model {
+            fn from_twin(v: wire::$wire) -> Self {
                 match v { $(wire::$wire::$variant => $module::$model::$variant),* }
             }
         }
 
-        impl From<$module::$model> for wire::$wire {
-            fn from(v: $module::$model) -> Self {
+        impl Twin<$module::$model> for wire::$wire {
+            fn from_twin(v: $module::$model) -> Self {
                 match v { $($module::$model::$variant => wire::$wire::$variant),* }
             }
         }
@@ -69,8 +86,8 @@ twin_enums!(VerificationStatus <-> model::VerificationStatus {
     Unverified, Pending, ManualReview, Verified, Denied
 });
 
-impl From<model::RequirementValue> for wire::RequirementValue {
-    fn from(v: model::RequirementValue) -> Self {
+impl Twin<model::RequirementValue> for wire::RequirementValue {
+    fn from_twin(v: model::RequirementValue) -> Self {
         match v {
             model::RequirementValue::String(s) => wire::RequirementValue::String(s),
             model::RequirementValue::Boolean(b) => wire::RequirementValue::Boolean(b),
@@ -84,12 +101,12 @@ impl From<model::RequirementValue> for wire::RequirementValue {
 /// says how those required names are carried over (`Some` on create, as they are on update).
 macro_rules! fields_from {
     ($model:ident <- $wire:ident ($r:ident) { $($named:ident => $wrap:expr),* ; $($field:ident),* }) => {
-        impl From<wire::$wire> for model::$model {
-            fn from($r: wire::$wire) -> Self {
+        impl Twin<wire::$wire> for model::$model {
+            fn from_twin($r: wire::$wire) -> Self {
                 model::$model {
                     $($named: $wrap,)*
                     $($field: $r.$field,)*
-                    address: $r.address.map(Into::into),
+                    address: $r.address.map(IntoTwin::twin),
                 }
             }
         }
@@ -143,8 +160,8 @@ fn wire_field_type(t: model::RequirementFieldType) -> wire::RequirementFieldType
     }
 }
 
-impl From<wire::AdditionalRequirementField> for model::RequirementField {
-    fn from(f: wire::AdditionalRequirementField) -> Self {
+impl Twin<wire::AdditionalRequirementField> for model::RequirementField {
+    fn from_twin(f: wire::AdditionalRequirementField) -> Self {
         model::RequirementField {
             name: f.name,
             field_type: field_type(f.r#type),
@@ -155,8 +172,8 @@ impl From<wire::AdditionalRequirementField> for model::RequirementField {
     }
 }
 
-impl From<model::RequirementField> for wire::AdditionalRequirementField {
-    fn from(f: model::RequirementField) -> Self {
+impl Twin<model::RequirementField> for wire::AdditionalRequirementField {
+    fn from_twin(f: model::RequirementField) -> Self {
         wire::AdditionalRequirementField {
             name: f.name,
             r#type: wire_field_type(f.field_type),

@@ -6,6 +6,7 @@ use bank_api::counterparties::*;
 use bank_api::models::{self, Counterparty, CounterpartyList, CounterpartySort, EmptyObject};
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::errors::fail;
 use crate::auth::Principal;
 use crate::domain::counterparties::{self, NewCounterparty};
@@ -114,16 +115,19 @@ fn list_query(
 fn new_counterparty(b: models::CreateCounterpartyRequest) -> NewCounterparty {
     NewCounterparty {
         routing_number: b.routing_number,
-        routing_number_type: b.routing_number_type.map(Into::into).unwrap_or_default(),
+        routing_number_type: b
+            .routing_number_type
+            .map(IntoTwin::twin)
+            .unwrap_or_default(),
         account_number: b.account_number,
-        account_type: b.account_type.map(Into::into),
+        account_type: b.account_type.map(IntoTwin::twin),
         name: b.name,
         description: b.description,
         email: b.email,
         phone: b.phone,
-        address: b.address.map(Into::into),
+        address: b.address.map(IntoTwin::twin),
         legal_id: b.legal_id,
-        legal_type: b.legal_type.map(Into::into),
+        legal_type: b.legal_type.map(IntoTwin::twin),
         local_bank_code: b.local_bank_code,
         local_account_number: b.local_account_number,
     }
@@ -135,16 +139,16 @@ pub(super) fn wire(c: CounterpartyRecord) -> Counterparty {
     Counterparty {
         id: c.id.into_string(),
         routing_number: f.routing_number,
-        routing_number_type: f.routing_number_type.into(),
+        routing_number_type: f.routing_number_type.twin(),
         account_number: f.account_number,
-        account_type: f.account_type.map(Into::into),
+        account_type: f.account_type.map(IntoTwin::twin),
         name: f.name,
         description: f.description,
         email: f.email,
         phone: f.phone,
-        address: f.address.map(Into::into),
+        address: f.address.map(IntoTwin::twin),
         legal_id: f.legal_id,
-        legal_type: f.legal_type.map(Into::into),
+        legal_type: f.legal_type.map(IntoTwin::twin),
         local_bank_code: f.local_bank_code,
         local_account_number: f.local_account_number,
         created_at: c.created_at,

@@ -7,6 +7,7 @@ use bank_api::models::{Document, DocumentList, UploadDocumentRequest};
 use poem_openapi::payload::Binary;
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::errors::{DOCS_BASE, fail};
 use super::idempotent::{self, replayed_header, write_request};
 use crate::auth::Principal;
@@ -102,7 +103,7 @@ fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError
         description: input.description,
         file_name: input.file_name,
         tag: input.tag,
-        document_type: input.r#type.map(Into::into),
+        document_type: input.r#type.map(IntoTwin::twin),
     };
     (page, filter)
 }
@@ -111,7 +112,7 @@ fn list_query(input: ListDocumentsInput) -> (Result<PageRequest, PaginationError
 fn new_document(body: UploadDocumentRequest) -> Result<NewDocument, DocumentError> {
     let file = body.file;
     NewDocument::parse(
-        body.r#type.into(),
+        body.r#type.twin(),
         body.description,
         body.tag,
         body.entity_id,
@@ -150,7 +151,7 @@ pub(super) fn wire(d: SignedDocument) -> Document {
     Document {
         url,
         id: d.id.into_string(),
-        r#type: d.document_type.into(),
+        r#type: d.document_type.twin(),
         tag: d.tag,
         description: d.description,
         file_name: d.file_name,

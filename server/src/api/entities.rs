@@ -9,6 +9,7 @@ use bank_api::models::{
 };
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::documents::wire as document_wire;
 use super::errors::{ApiError, fail};
 use super::idempotent::{body_bytes, replayed_header, write_request};
@@ -28,7 +29,7 @@ impl EntitiesApi for Bankd {
         input: CreatePersonEntityInput,
     ) -> CreatePersonEntityResponse {
         let body = body_bytes(&input.body);
-        let parsed = PersonChanges::parse(input.body.into(), self.today());
+        let parsed = PersonChanges::parse(input.body.twin(), self.today());
         let key = input.idempotency_key.as_deref();
         let changes = parsed.map(EntityChanges::Person).map_err(ApiError::from);
         match self
@@ -46,7 +47,7 @@ impl EntitiesApi for Bankd {
         input: CreateBusinessEntityInput,
     ) -> CreateBusinessEntityResponse {
         let body = body_bytes(&input.body);
-        let parsed = BusinessChanges::parse(input.body.into());
+        let parsed = BusinessChanges::parse(input.body.twin());
         let key = input.idempotency_key.as_deref();
         let changes = parsed.map(EntityChanges::Business).map_err(ApiError::from);
         match self
@@ -63,7 +64,7 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdatePersonEntityInput,
     ) -> UpdatePersonEntityResponse {
-        let parsed = PersonChanges::parse(input.body.into(), self.today());
+        let parsed = PersonChanges::parse(input.body.twin(), self.today());
         let changes = parsed.map(EntityChanges::Person).map_err(ApiError::from);
         match self
             .update_entity(&principal, &input.entity_id, changes)
@@ -79,7 +80,7 @@ impl EntitiesApi for Bankd {
         principal: Principal,
         input: UpdateBusinessEntityInput,
     ) -> UpdateBusinessEntityResponse {
-        let parsed = BusinessChanges::parse(input.body.into());
+        let parsed = BusinessChanges::parse(input.body.twin());
         let changes = parsed.map(EntityChanges::Business).map_err(ApiError::from);
         match self
             .update_entity(&principal, &input.entity_id, changes)
@@ -163,7 +164,7 @@ impl EntitiesApi for Bankd {
         input: CreateAssociatedPersonInput,
     ) -> CreateAssociatedPersonResponse {
         let b = input.body;
-        let roles = b.roles.into_iter().map(Into::into).collect();
+        let roles = b.roles.into_iter().map(IntoTwin::twin).collect();
         let new = match NewAssociation::parse(b.person_entity_id, roles, b.title_in_business) {
             Ok(n) => n,
             Err(e) => return fail(e.into()),
@@ -267,8 +268,8 @@ fn list_query(input: ListEntitiesInput) -> (Result<PageRequest, PaginationError>
         is_root: input.is_root,
         name: input.name,
         query: input.query,
-        entity_type: input.r#type.map(Into::into),
-        verification_status: input.verification_status.map(Into::into),
+        entity_type: input.r#type.map(IntoTwin::twin),
+        verification_status: input.verification_status.map(IntoTwin::twin),
     };
     (page, filter)
 }
@@ -285,7 +286,7 @@ fn person_details(row: &EntityRow) -> PersonDetails {
         last_name: c.last_name.clone().unwrap_or_default(),
         date_of_birth: d.date_of_birth,
         email: d.email.clone(),
-        address: d.address.clone().map(Into::into),
+        address: d.address.clone().map(IntoTwin::twin),
         ssn_last_4: d.ssn_last_4.clone(),
     }
 }
@@ -294,7 +295,7 @@ fn business_details(row: &EntityRow) -> BusinessDetails {
     let (c, d) = (&row.core, &row.details);
     BusinessDetails {
         business_name: c.business_name.clone().unwrap_or_default(),
-        address: d.address.clone().map(Into::into),
+        address: d.address.clone().map(IntoTwin::twin),
         countries_of_operation: d.countries_of_operation.clone(),
         description: d.description.clone(),
         ein: d.ein.clone(),
@@ -312,12 +313,12 @@ fn list_item(row: &EntityRow, documents: Vec<bank_api::models::Document>) -> Ent
     EntityListItem {
         id: c.id.as_str().to_owned(),
         name: c.name.clone(),
-        r#type: c.entity_type.into(),
+        r#type: c.entity_type.twin(),
         is_root: c.is_root,
         requires_screening: c.requires_screening,
         review_reasons: row.details.review_reasons.clone(),
         documents,
-        verification_status: c.verification_status.into(),
+        verification_status: c.verification_status.twin(),
         created_at: c.created_at,
         updated_at: c.updated_at,
     }
@@ -358,7 +359,7 @@ fn list_item_wire(view: EntityView) -> EntityListItem {
 fn association_wire(link: AssociationRecord, person: &EntityRow) -> AssociatedPerson {
     AssociatedPerson {
         person_entity_id: link.person_entity_id.into_string(),
-        roles: link.roles.into_iter().map(Into::into).collect(),
+        roles: link.roles.into_iter().map(IntoTwin::twin).collect(),
         title_in_business: link.title_in_business,
         person_details: person_details(person),
         created_at: link.created_at,
@@ -371,7 +372,7 @@ fn requirements_wire(view: RequirementsView) -> AdditionalRequirements {
         submitted: view
             .submitted
             .into_iter()
-            .map(|(k, v)| (k, v.into()))
+            .map(|(k, v)| (k, v.twin()))
             .collect(),
         missing: view.missing,
         updated_at: view.updated_at,

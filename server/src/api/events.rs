@@ -11,6 +11,7 @@ use bank_api::callbacks::{Callbacks, Webhooks};
 use bank_api::events::*;
 use bank_api::models::{self, EventList};
 
+use super::convert::IntoTwin;
 use super::errors::{ApiError, fail};
 use super::{Bankd, account_numbers, ach_transfers, bank_accounts, book_transfers};
 use super::{counterparties, documents, entities};
@@ -53,7 +54,7 @@ impl EventsApi for Bankd {
 /// The list's filters as the query gives them.
 fn filter(input: &ListEventsInput) -> EventFilter {
     EventFilter {
-        event_type: input.r#type.map(Into::into),
+        event_type: input.r#type.map(IntoTwin::twin),
         created: Bounds::new(
             input.created_gt,
             input.created_gte,

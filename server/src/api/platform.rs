@@ -5,6 +5,7 @@ use bank_api::models::{AdditionalRequirementField, Platform};
 use bank_api::platform::*;
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::errors::fail;
 use crate::auth::Principal;
 use crate::domain::platforms::SettingsUpdate;
@@ -33,7 +34,7 @@ impl PlatformApi for Bankd {
             additional_requirements: input
                 .body
                 .additional_requirements
-                .map(|fields| fields.into_iter().map(Into::into).collect()),
+                .map(|fields| fields.into_iter().map(IntoTwin::twin).collect()),
         };
         let platforms = self.services.platforms();
         match platforms

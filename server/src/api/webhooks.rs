@@ -8,6 +8,7 @@ use bank_api::models::{
 use bank_api::webhooks::*;
 
 use super::Bankd;
+use super::convert::IntoTwin;
 use super::errors::fail;
 use crate::auth::Principal;
 use crate::domain::webhooks::{EndpointUpdate, NewEndpoint};
@@ -168,7 +169,7 @@ fn wire_delivery(d: DeliveryRecord) -> WebhookDelivery {
         id: d.id.into_string(),
         event_id: d.event_id.into_string(),
         attempt: d.attempt,
-        status: d.status.into(),
+        status: d.status.twin(),
         response_status: d.response_status,
         latency_ms: d.latency_ms,
         error: d.error,

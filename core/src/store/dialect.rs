@@ -4,7 +4,7 @@
 //! (`ON CONFLICT`, `RETURNING`, row-value comparisons, partial indexes). What genuinely differs
 //! lives here: placeholder syntax, row locks, advisory locks, aggregate types, case-insensitive
 //! matching and which error codes mean "try again". Migrations differ too, but those are two
-//! folders of plain SQL (`server/migrations/{sqlite,postgres}`), not code.
+//! folders of plain SQL (`core/migrations/{sqlite,postgres}`), not code.
 
 use std::borrow::Cow;
 

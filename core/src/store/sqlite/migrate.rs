@@ -1,4 +1,4 @@
-//! SQLite's schema migrations: the files of `server/migrations/sqlite/`, embedded in the binary,
+//! SQLite's schema migrations: the files of `core/migrations/sqlite/`, embedded in the binary,
 //! and the runner that applies them on the writer connection.
 //!
 //! Design note. bankd used to embed these files with sqlx's `migrate!` and run them with sqlx's
