@@ -258,7 +258,7 @@ fn count_outcome(outcome: &'static str) {
     metrics::counter!(IDEMPOTENCY_METRIC, "outcome" => outcome).increment(1);
 }
 
-/// The metric [`count_outcome`] records (`crate::metrics` serves it).
+/// The metric [`count_outcome`] records (`bankd::metrics` serves it).
 pub const IDEMPOTENCY_METRIC: &str = "bankd_idempotency_requests_total";
 
 /// Records [`purge_expired`] deletes per write transaction.

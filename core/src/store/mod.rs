@@ -69,7 +69,7 @@ use std::sync::{Arc, Mutex};
 use sqlx::Postgres;
 use sqlx::postgres::{PgConnection, PgPool};
 
-/// The store's metric names (recorded through the `metrics` facade; `crate::metrics` serves
+/// The store's metric names (recorded through the `metrics` facade; `bankd::metrics` serves
 /// them).
 pub mod metric_names {
     pub const BATCH_SIZE: &str = "bankd_sqlite_group_commit_batch_size";

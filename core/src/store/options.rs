@@ -1,5 +1,5 @@
 //! [`StoreOptions`]: the tuning of both backends' pools and of the retry, with defaults that
-//! suit a single small server (`crate::config` fills them from the configuration).
+//! suit a single small server (`bankd::config` fills them from the configuration).
 
 use std::time::Duration;
 
