@@ -258,7 +258,7 @@ fn count_outcome(outcome: &'static str) {
     metrics::counter!(IDEMPOTENCY_METRIC, "outcome" => outcome).increment(1);
 }
 
-/// The metric [`count_outcome`] records (`bankd::metrics` serves it).
+/// The metric `count_outcome` records (`bankd::metrics` serves it).
 pub const IDEMPOTENCY_METRIC: &str = "bankd_idempotency_requests_total";
 
 /// Records [`purge_expired`] deletes per write transaction.
@@ -306,7 +306,7 @@ pub struct WriteRequest<'a> {
     pub body: &'a [u8],
 }
 
-/// The result of [`write`]: the committed value, and whether it replays an earlier request.
+/// The result of [`write()`]: the committed value, and whether it replays an earlier request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Written<T> {
     pub value: T,

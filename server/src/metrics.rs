@@ -6,7 +6,7 @@
 //! idempotency its replays; the HTTP edge its requests) through the facade crate alone, so the
 //! store does not depend on the shell that serves the scrape, and with `metrics = false` no
 //! recorder is installed and each call site is a check of an unset global. The exporter keeps
-//! histograms as fixed buckets ([`BUCKETS`]); its upkeep task drains recorded values every few
+//! histograms as fixed buckets (`BUCKETS`); its upkeep task drains recorded values every few
 //! seconds, so memory stays bounded between scrapes.
 //!
 //! Cardinality. Labels carry only values from closed sets: an operation id of the document (or

@@ -3,7 +3,7 @@
 //!
 //! Design note. Every request runs its reads and writes in one transaction. Requests that
 //! address other resources in their body (the owner entity, the overdraft reserve account) are
-//! checked twice: [`check_new_account_references`] answers "not found" *before* the
+//! checked twice: `check_new_account_references` answers "not found" *before* the
 //! `Idempotency-Key` is looked at (the contract's precedence is 404 before 409/422), and the
 //! write transaction resolves them again, because they may change between the two. Business
 //! rules that depend on state (verification, account type, status, balances) are only decided

@@ -10,7 +10,7 @@
 //! - Chosen: SQL returns the window's postings (oldest first) and the sums that open it; Rust
 //!   assigns each posting to its local date with `chrono-tz`. The window is at most 366 days of
 //!   one account. The opening sums come from whichever side of the window spans less time (see
-//!   [`opening_balances`]), so an account's recent days never read its whole past.
+//!   `opening_balances`), so an account's recent days never read its whole past.
 //!   TODO-performance: a very busy account reads every posting of the window; per-day rollups
 //!   written by the ledger would bound that.
 //!

@@ -12,7 +12,7 @@
 //! [`NewBookTransfer::parse`] and [`IncomingAch::parse`] before any database work), then the
 //! addressed resources (404, sender before receiver), then the business rules (same account,
 //! status, currency, funds). The 404-before-idempotency rule is served by
-//! [`check_book_transfer_parties`], which the API layer asks only when the `Idempotency-Key`
+//! `check_book_transfer_parties`, which the API layer asks only when the `Idempotency-Key`
 //! answer is a conflict, so the common path pays nothing for it.
 
 use std::collections::BTreeMap;

@@ -7,7 +7,7 @@
 //! transactions; repositories build one [`Sql`] value (text with `?` placeholders and typed
 //! bind values) and the enum dispatches it, rewriting placeholders through [`dialect`]. Rows
 //! come back as [`Row`], which decodes any [`Column`] type. PostgreSQL goes through sqlx;
-//! SQLite runs in-line on the calling task through rusqlite ([`sqlite`] says why).
+//! SQLite runs in-line on the calling task through rusqlite (`store::sqlite` says why).
 //!
 //! This file is the backend-neutral core: [`Db`] and [`Tx`], which dispatch to the backends,
 //! with the neutral pieces beside it (`sql.rs`: [`Sql`], [`Value`], [`Row`]; `retry.rs`: what is
@@ -26,7 +26,7 @@
 //! `REPEATABLE READ, READ ONLY` ([`Db::begin_read`]), the one snapshot SQLite's read
 //! transactions give.
 //!
-//! Every transaction is retried as a whole on the errors [`StoreError::conflict`] names
+//! Every transaction is retried as a whole on the errors `StoreError::conflict` names
 //! (PostgreSQL's 40001 and 40P01 wherever they surface, `COMMIT` included; SQLite's busy file
 //! lock; a broken group commit), with bounded, jittered exponential back-off: writes by
 //! [`Db::write`], reads by [`Db::read`] and [`Db::read_single`]. Under SERIALIZABLE (or on
@@ -756,7 +756,7 @@ impl<'s> Tx<'s> {
     /// Runs a write that must change exactly `rows` rows and whose effects nothing in this
     /// transaction reads back; `what` names it in the `Corrupt` error of another count. On a
     /// PostgreSQL transaction it is queued and sent with the other queued writes in one
-    /// statement, before the transaction's next statement or its commit ([`deferred`] says
+    /// statement, before the transaction's next statement or its commit (`deferred` says
     /// when that is safe); elsewhere it runs at once.
     pub async fn execute_deferred(
         &mut self,

@@ -32,7 +32,7 @@ pub struct StoreOptions {
     pub sqlite_reader_mmap_bytes: u64,
     /// Whether a `FULL` SQLite database's log frames are written through `sqlite-walbuf`, a
     /// few large writes per commit instead of two per page (ignored unless `FULL`: see
-    /// [`sqlite::Settings::log_buffer`]).
+    /// `sqlite::Settings::log_buffer`).
     pub sqlite_log_buffer: bool,
     /// Connections of the PostgreSQL pool.
     pub postgres_max_connections: u32,

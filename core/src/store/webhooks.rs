@@ -8,7 +8,7 @@
 //! claimable again once it expires (the event is sent again, with the same `webhook-id`).
 //!
 //! A deleted endpoint keeps its row, marked (`deleted_at`), until its attempts are gone: every
-//! read here but the purge's sees only live endpoints ([`LIVE`]).
+//! read here but the purge's sees only live endpoints (`LIVE`).
 
 use chrono::{DateTime, Utc};
 
