@@ -97,58 +97,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `get_ach_transfer` may give, one variant per declared status.
@@ -202,57 +170,25 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetAchTransferRespo
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }

@@ -311,68 +311,37 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(409u16),
-        ::std::option::Option::Some(422u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[
+            Some(400),
+            Some(401),
+            Some(404),
+            Some(409),
+            Some(422),
+            Some(429),
+            Some(500),
+            Some(503),
+        ]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            409u16 => {
-                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
-            }
-            422u16 => {
-                ::std::option::Option::Some(
-                    Self::UnprocessableEntity(crate::runtime::Json(body)),
-                )
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            409 => Self::Conflict(body),
+            422 => Self::UnprocessableEntity(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `create_business_entity` may give, one variant per declared status.
@@ -438,68 +407,37 @@ for CreateBusinessEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(409u16),
-        ::std::option::Option::Some(422u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[
+            Some(400),
+            Some(401),
+            Some(404),
+            Some(409),
+            Some(422),
+            Some(429),
+            Some(500),
+            Some(503),
+        ]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            409u16 => {
-                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
-            }
-            422u16 => {
-                ::std::option::Option::Some(
-                    Self::UnprocessableEntity(crate::runtime::Json(body)),
-                )
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            409 => Self::Conflict(body),
+            422 => Self::UnprocessableEntity(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `update_person_entity` may give, one variant per declared status.
@@ -553,58 +491,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `update_business_entity` may give, one variant per declared status.
@@ -659,58 +565,26 @@ for UpdateBusinessEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `list_entities` may give, one variant per declared status.
@@ -764,58 +638,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `get_entity` may give, one variant per declared status.
@@ -869,58 +711,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `delete_entity` may give, one variant per declared status.
@@ -974,58 +784,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `list_associated_persons` may give, one variant per declared status.
@@ -1080,58 +858,26 @@ for ListAssociatedPersonsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `create_associated_person` may give, one variant per declared status.
@@ -1186,58 +932,26 @@ for CreateAssociatedPersonResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `get_additional_requirements` may give, one variant per declared status.
@@ -1292,58 +1006,26 @@ for GetAdditionalRequirementsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `submit_additional_requirements` may give, one variant per declared status.
@@ -1398,57 +1080,25 @@ for SubmitAdditionalRequirementsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }

@@ -89,20 +89,12 @@ impl<S: Server> ApiPart<S, 0usize> {
     async fn get_platform(
         &self,
         auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> ::std::result::Result<
-        crate::platform::GetPlatformResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::platform::GetPlatformResponse> {
+        let server = self.server()?;
         let input = crate::platform::GetPlatformInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::platform::PlatformApi>::get_platform(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::platform::PlatformApi>::get_platform;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Update the platform settings
     ///
@@ -118,21 +110,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         auth: crate::runtime::Auth<S, crate::Document, 1>,
         /// The settings to change.
         body: crate::runtime::JsonBody<crate::models::PlatformUpdate, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::platform::UpdatePlatformResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::platform::UpdatePlatformResponse> {
+        let server = self.server()?;
         let input = crate::platform::UpdatePlatformInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::platform::PlatformApi>::update_platform(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::platform::PlatformApi>::update_platform;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -166,22 +150,14 @@ impl<S: Server> ApiPart<S, 1usize> {
             crate::models::CreatePersonEntityRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::CreatePersonEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::CreatePersonEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::CreatePersonEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::create_person_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::create_person_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -215,22 +191,14 @@ impl<S: Server> ApiPart<S, 2usize> {
             crate::models::CreateBusinessEntityRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::CreateBusinessEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::CreateBusinessEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::CreateBusinessEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::create_business_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::create_business_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -255,22 +223,14 @@ impl<S: Server> ApiPart<S, 3usize> {
             crate::models::UpdatePersonEntityRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::UpdatePersonEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::UpdatePersonEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::UpdatePersonEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::update_person_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::update_person_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -295,22 +255,14 @@ impl<S: Server> ApiPart<S, 4usize> {
             crate::models::UpdateBusinessEntityRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::UpdateBusinessEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::UpdateBusinessEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::UpdateBusinessEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::update_business_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::update_business_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -387,10 +339,8 @@ impl<S: Server> ApiPart<S, 5usize> {
             default = "__default_list_entities_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::entities::ListEntitiesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::ListEntitiesResponse> {
+        let server = self.server()?;
         let input = crate::entities::ListEntitiesInput {
             created_gt: p_created_gt.0,
             created_gte: p_created_gte.0,
@@ -405,14 +355,8 @@ impl<S: Server> ApiPart<S, 5usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::list_entities(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::list_entities;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -432,21 +376,13 @@ impl<S: Server> ApiPart<S, 6usize> {
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::entities::GetEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::GetEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::GetEntityInput {
             entity_id: p_entity_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::get_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::get_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Delete an entity
     ///
@@ -463,21 +399,13 @@ impl<S: Server> ApiPart<S, 6usize> {
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::entities::DeleteEntityResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::DeleteEntityResponse> {
+        let server = self.server()?;
         let input = crate::entities::DeleteEntityInput {
             entity_id: p_entity_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::delete_entity(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::delete_entity;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -514,24 +442,16 @@ impl<S: Server> ApiPart<S, 7usize> {
             default = "__default_list_associated_persons_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::entities::ListAssociatedPersonsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::ListAssociatedPersonsResponse> {
+        let server = self.server()?;
         let input = crate::entities::ListAssociatedPersonsInput {
             entity_id: p_entity_id.0,
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::list_associated_persons(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::list_associated_persons;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Associate a person with a business
     ///
@@ -553,22 +473,14 @@ impl<S: Server> ApiPart<S, 7usize> {
             crate::models::CreateAssociatedPersonRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::CreateAssociatedPersonResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::CreateAssociatedPersonResponse> {
+        let server = self.server()?;
         let input = crate::entities::CreateAssociatedPersonInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::create_associated_person(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::create_associated_person;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -588,21 +500,13 @@ impl<S: Server> ApiPart<S, 8usize> {
         /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
         #[oai(name = "entity_id")]
         p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::entities::GetAdditionalRequirementsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::GetAdditionalRequirementsResponse> {
+        let server = self.server()?;
         let input = crate::entities::GetAdditionalRequirementsInput {
             entity_id: p_entity_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::get_additional_requirements(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::get_additional_requirements;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Submit additional requirements of an entity
     ///
@@ -624,22 +528,14 @@ impl<S: Server> ApiPart<S, 8usize> {
             crate::models::SubmitAdditionalRequirementsRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::entities::SubmitAdditionalRequirementsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entities::SubmitAdditionalRequirementsResponse> {
+        let server = self.server()?;
         let input = crate::entities::SubmitAdditionalRequirementsInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entities::EntitiesApi>::submit_additional_requirements(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::entities::EntitiesApi>::submit_additional_requirements;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -756,10 +652,8 @@ impl<S: Server> ApiPart<S, 9usize> {
             default = "__default_list_bank_accounts_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::ListBankAccountsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::ListBankAccountsResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::ListBankAccountsInput {
             balance_gt: p_balance_gt.0,
             balance_gte: p_balance_gte.0,
@@ -783,14 +677,8 @@ impl<S: Server> ApiPart<S, 9usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Create a bank account
     ///
@@ -821,22 +709,14 @@ impl<S: Server> ApiPart<S, 9usize> {
             crate::models::CreateBankAccountRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::CreateBankAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::CreateBankAccountResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::CreateBankAccountInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::create_bank_account(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::create_bank_account;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -856,21 +736,13 @@ impl<S: Server> ApiPart<S, 10usize> {
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::GetBankAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::GetBankAccountResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::GetBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::get_bank_account(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Delete a bank account
     ///
@@ -887,21 +759,13 @@ impl<S: Server> ApiPart<S, 10usize> {
         /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
         #[oai(name = "bank_account_id")]
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::DeleteBankAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::DeleteBankAccountResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::DeleteBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Update a bank account
     ///
@@ -923,22 +787,14 @@ impl<S: Server> ApiPart<S, 10usize> {
             crate::models::UpdateBankAccountRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::UpdateBankAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::UpdateBankAccountResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::UpdateBankAccountInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::update_bank_account(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::update_bank_account;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -968,23 +824,15 @@ impl<S: Server> ApiPart<S, 11usize> {
         p_to_date: ::poem_openapi::param::Query<
             ::std::option::Option<crate::runtime::Date>,
         >,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::GetBankAccountHistoryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::GetBankAccountHistoryResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::GetBankAccountHistoryInput {
             bank_account_id: p_bank_account_id.0,
             from_date: p_from_date.0.map(|d| d.0),
             to_date: p_to_date.0.map(|d| d.0),
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1006,22 +854,14 @@ impl<S: Server> ApiPart<S, 12usize> {
         p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The entity to add as owner.
         body: crate::runtime::JsonBody<crate::models::AddOwnerRequest, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::bank_accounts::AddBankAccountOwnerResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::bank_accounts::AddBankAccountOwnerResponse> {
+        let server = self.server()?;
         let input = crate::bank_accounts::AddBankAccountOwnerInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1058,24 +898,16 @@ impl<S: Server> ApiPart<S, 13usize> {
             default = "__default_list_account_numbers_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::account_numbers::ListAccountNumbersResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::account_numbers::ListAccountNumbersResponse> {
+        let server = self.server()?;
         let input = crate::account_numbers::ListAccountNumbersInput {
             bank_account_id: p_bank_account_id.0,
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Create an account number
     ///
@@ -1109,23 +941,15 @@ impl<S: Server> ApiPart<S, 13usize> {
             crate::models::CreateAccountNumberRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::account_numbers::CreateAccountNumberResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::account_numbers::CreateAccountNumberResponse> {
+        let server = self.server()?;
         let input = crate::account_numbers::CreateAccountNumberInput {
             bank_account_id: p_bank_account_id.0,
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::account_numbers::AccountNumbersApi>::create_account_number(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::account_numbers::AccountNumbersApi>::create_account_number;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1145,21 +969,13 @@ impl<S: Server> ApiPart<S, 14usize> {
         /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
         #[oai(name = "account_number_id")]
         p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::account_numbers::GetAccountNumberResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::account_numbers::GetAccountNumberResponse> {
+        let server = self.server()?;
         let input = crate::account_numbers::GetAccountNumberInput {
             account_number_id: p_account_number_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::account_numbers::AccountNumbersApi>::get_account_number(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::account_numbers::AccountNumbersApi>::get_account_number;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Update an account number
     ///
@@ -1181,22 +997,14 @@ impl<S: Server> ApiPart<S, 14usize> {
             crate::models::UpdateAccountNumberRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::account_numbers::UpdateAccountNumberResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::account_numbers::UpdateAccountNumberResponse> {
+        let server = self.server()?;
         let input = crate::account_numbers::UpdateAccountNumberInput {
             account_number_id: p_account_number_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::account_numbers::AccountNumbersApi>::update_account_number(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::account_numbers::AccountNumbersApi>::update_account_number;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1218,21 +1026,15 @@ impl<S: Server> ApiPart<S, 15usize> {
             crate::models::CreateAchPositivePayRuleRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1252,21 +1054,15 @@ impl<S: Server> ApiPart<S, 16usize> {
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
         #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::ach_positive_pay_rules::GetAchPositivePayRuleInput {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Delete an ACH positive pay rule
     ///
@@ -1283,21 +1079,15 @@ impl<S: Server> ApiPart<S, 16usize> {
         /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
         #[oai(name = "ach_positive_pay_rule_id")]
         p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1334,24 +1124,18 @@ impl<S: Server> ApiPart<S, 17usize> {
             default = "__default_list_ach_positive_pay_rules_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::ach_positive_pay_rules::ListAchPositivePayRulesInput {
             bank_account_id: p_bank_account_id.0,
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1441,10 +1225,8 @@ impl<S: Server> ApiPart<S, 18usize> {
             default = "__default_list_counterparties_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::counterparties::ListCounterpartiesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::counterparties::ListCounterpartiesResponse> {
+        let server = self.server()?;
         let input = crate::counterparties::ListCounterpartiesInput {
             account_number: p_account_number.0,
             routing_number: p_routing_number.0,
@@ -1461,14 +1243,8 @@ impl<S: Server> ApiPart<S, 18usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::counterparties::CounterpartiesApi>::list_counterparties(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::counterparties::CounterpartiesApi>::list_counterparties;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Create a counterparty
     ///
@@ -1487,21 +1263,13 @@ impl<S: Server> ApiPart<S, 18usize> {
             crate::models::CreateCounterpartyRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::counterparties::CreateCounterpartyResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::counterparties::CreateCounterpartyResponse> {
+        let server = self.server()?;
         let input = crate::counterparties::CreateCounterpartyInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::counterparties::CounterpartiesApi>::create_counterparty(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::counterparties::CounterpartiesApi>::create_counterparty;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1521,21 +1289,13 @@ impl<S: Server> ApiPart<S, 19usize> {
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
         #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::counterparties::GetCounterpartyResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::counterparties::GetCounterpartyResponse> {
+        let server = self.server()?;
         let input = crate::counterparties::GetCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::counterparties::CounterpartiesApi>::get_counterparty(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::counterparties::CounterpartiesApi>::get_counterparty;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Delete a counterparty
     ///
@@ -1552,21 +1312,13 @@ impl<S: Server> ApiPart<S, 19usize> {
         /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
         #[oai(name = "counterparty_id")]
         p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::counterparties::DeleteCounterpartyResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::counterparties::DeleteCounterpartyResponse> {
+        let server = self.server()?;
         let input = crate::counterparties::DeleteCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::counterparties::CounterpartiesApi>::delete_counterparty(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::counterparties::CounterpartiesApi>::delete_counterparty;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1640,10 +1392,8 @@ impl<S: Server> ApiPart<S, 20usize> {
             default = "__default_list_documents_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::documents::ListDocumentsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::documents::ListDocumentsResponse> {
+        let server = self.server()?;
         let input = crate::documents::ListDocumentsInput {
             created_gt: p_created_gt.0,
             created_gte: p_created_gte.0,
@@ -1657,14 +1407,8 @@ impl<S: Server> ApiPart<S, 20usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::documents::DocumentsApi>::list_documents(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::documents::DocumentsApi>::list_documents;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Upload a document
     ///
@@ -1695,22 +1439,14 @@ impl<S: Server> ApiPart<S, 20usize> {
             crate::models::UploadDocumentRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::documents::UploadDocumentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::documents::UploadDocumentResponse> {
+        let server = self.server()?;
         let input = crate::documents::UploadDocumentInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::documents::DocumentsApi>::upload_document(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::documents::DocumentsApi>::upload_document;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1730,21 +1466,13 @@ impl<S: Server> ApiPart<S, 21usize> {
         /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
         #[oai(name = "document_id")]
         p_document_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::documents::GetDocumentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::documents::GetDocumentResponse> {
+        let server = self.server()?;
         let input = crate::documents::GetDocumentInput {
             document_id: p_document_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::documents::DocumentsApi>::get_document(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::documents::DocumentsApi>::get_document;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1772,22 +1500,15 @@ impl<S: Server> ApiPart<S, 22usize> {
             validator(custom = "crate::runtime::ParamPattern(\"^[0-9a-f]{64}$\")")
         )]
         p_signature: ::poem_openapi::param::Query<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::documents::GetDocumentContentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::documents::GetDocumentContentResponse> {
+        let server = self.server()?;
         let input = crate::documents::GetDocumentContentInput {
             document_id: p_document_id.0,
             expires: p_expires.0,
             signature: p_signature.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::documents::DocumentsApi>::get_document_content(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::documents::DocumentsApi>::get_document_content;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1851,10 +1572,8 @@ impl<S: Server> ApiPart<S, 23usize> {
             default = "__default_list_book_transfers_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::book_transfers::ListBookTransfersResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::book_transfers::ListBookTransfersResponse> {
+        let server = self.server()?;
         let input = crate::book_transfers::ListBookTransfersInput {
             bank_account_id: p_bank_account_id.0,
             status: p_status.0,
@@ -1866,14 +1585,8 @@ impl<S: Server> ApiPart<S, 23usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::book_transfers::BookTransfersApi>::list_book_transfers(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::book_transfers::BookTransfersApi>::list_book_transfers;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Create a book transfer
     ///
@@ -1904,22 +1617,14 @@ impl<S: Server> ApiPart<S, 23usize> {
             crate::models::CreateBookTransferRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::book_transfers::CreateBookTransferResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::book_transfers::CreateBookTransferResponse> {
+        let server = self.server()?;
         let input = crate::book_transfers::CreateBookTransferInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::book_transfers::BookTransfersApi>::create_book_transfer(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::book_transfers::BookTransfersApi>::create_book_transfer;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1939,21 +1644,13 @@ impl<S: Server> ApiPart<S, 24usize> {
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::book_transfers::GetBookTransferResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::book_transfers::GetBookTransferResponse> {
+        let server = self.server()?;
         let input = crate::book_transfers::GetBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::book_transfers::BookTransfersApi>::get_book_transfer(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::book_transfers::BookTransfersApi>::get_book_transfer;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -1978,22 +1675,14 @@ impl<S: Server> ApiPart<S, 25usize> {
             crate::models::ClearBookTransferRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::book_transfers::ClearBookTransferResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::book_transfers::ClearBookTransferResponse> {
+        let server = self.server()?;
         let input = crate::book_transfers::ClearBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2013,21 +1702,13 @@ impl<S: Server> ApiPart<S, 26usize> {
         /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
         #[oai(name = "book_transfer_id")]
         p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::book_transfers::CancelBookTransferResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::book_transfers::CancelBookTransferResponse> {
+        let server = self.server()?;
         let input = crate::book_transfers::CancelBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2061,23 +1742,15 @@ impl<S: Server> ApiPart<S, 27usize> {
             default = "__default_list_ach_transfers_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::ach_transfers::ListAchTransfersResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::ach_transfers::ListAchTransfersResponse> {
+        let server = self.server()?;
         let input = crate::ach_transfers::ListAchTransfersInput {
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2097,21 +1770,13 @@ impl<S: Server> ApiPart<S, 28usize> {
         /// Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.
         #[oai(name = "ach_transfer_id")]
         p_ach_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::ach_transfers::GetAchTransferResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::ach_transfers::GetAchTransferResponse> {
+        let server = self.server()?;
         let input = crate::ach_transfers::GetAchTransferInput {
             ach_transfer_id: p_ach_transfer_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2133,21 +1798,13 @@ impl<S: Server> ApiPart<S, 29usize> {
             crate::models::SimulateAchRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::simulations::SimulateReceiveAchCreditResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::simulations::SimulateReceiveAchCreditResponse> {
+        let server = self.server()?;
         let input = crate::simulations::SimulateReceiveAchCreditInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2169,21 +1826,13 @@ impl<S: Server> ApiPart<S, 30usize> {
             crate::models::SimulateAchRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::simulations::SimulateReceiveAchDebitResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::simulations::SimulateReceiveAchDebitResponse> {
+        let server = self.server()?;
         let input = crate::simulations::SimulateReceiveAchDebitInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2242,10 +1891,8 @@ impl<S: Server> ApiPart<S, 31usize> {
             default = "__default_list_events_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::events::ListEventsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::events::ListEventsResponse> {
+        let server = self.server()?;
         let input = crate::events::ListEventsInput {
             r#type: p_type.0,
             created_gt: p_created_gt.0,
@@ -2256,10 +1903,8 @@ impl<S: Server> ApiPart<S, 31usize> {
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::events::EventsApi>::list_events(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::events::EventsApi>::list_events;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2279,17 +1924,13 @@ impl<S: Server> ApiPart<S, 32usize> {
         /// Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.
         #[oai(name = "event_id")]
         p_event_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::events::GetEventResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::events::GetEventResponse> {
+        let server = self.server()?;
         let input = crate::events::GetEventInput {
             event_id: p_event_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::events::EventsApi>::get_event(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::events::EventsApi>::get_event;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2323,23 +1964,15 @@ impl<S: Server> ApiPart<S, 33usize> {
             default = "__default_list_webhook_endpoints_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::webhooks::ListWebhookEndpointsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::ListWebhookEndpointsResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::ListWebhookEndpointsInput {
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::list_webhook_endpoints(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::list_webhook_endpoints;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Create a webhook endpoint
     ///
@@ -2358,21 +1991,13 @@ impl<S: Server> ApiPart<S, 33usize> {
             crate::models::CreateWebhookEndpointRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::webhooks::CreateWebhookEndpointResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::CreateWebhookEndpointResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::CreateWebhookEndpointInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::create_webhook_endpoint(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::create_webhook_endpoint;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2392,21 +2017,13 @@ impl<S: Server> ApiPart<S, 34usize> {
         /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
         #[oai(name = "webhook_endpoint_id")]
         p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::webhooks::GetWebhookEndpointResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::GetWebhookEndpointResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::GetWebhookEndpointInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::get_webhook_endpoint(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::get_webhook_endpoint;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Delete a webhook endpoint
     ///
@@ -2423,21 +2040,13 @@ impl<S: Server> ApiPart<S, 34usize> {
         /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
         #[oai(name = "webhook_endpoint_id")]
         p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::webhooks::DeleteWebhookEndpointResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::DeleteWebhookEndpointResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::DeleteWebhookEndpointInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::delete_webhook_endpoint(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::delete_webhook_endpoint;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
     /// Update a webhook endpoint
     ///
@@ -2459,22 +2068,14 @@ impl<S: Server> ApiPart<S, 34usize> {
             crate::models::UpdateWebhookEndpointRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::webhooks::UpdateWebhookEndpointResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::UpdateWebhookEndpointResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::UpdateWebhookEndpointInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::update_webhook_endpoint(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::update_webhook_endpoint;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2494,21 +2095,13 @@ impl<S: Server> ApiPart<S, 35usize> {
         /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
         #[oai(name = "webhook_endpoint_id")]
         p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::webhooks::RotateWebhookEndpointSecretResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::RotateWebhookEndpointSecretResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::RotateWebhookEndpointSecretInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2545,24 +2138,16 @@ impl<S: Server> ApiPart<S, 36usize> {
             default = "__default_list_webhook_deliveries_limit"
         )]
         p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> ::std::result::Result<
-        crate::webhooks::ListWebhookDeliveriesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::ListWebhookDeliveriesResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::ListWebhookDeliveriesInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
             starting_after: p_starting_after.0,
             ending_before: p_ending_before.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::list_webhook_deliveries(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::list_webhook_deliveries;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -2585,22 +2170,14 @@ impl<S: Server> ApiPart<S, 37usize> {
         /// Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.
         #[oai(name = "webhook_delivery_id")]
         p_webhook_delivery_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::webhooks::RetryWebhookDeliveryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::webhooks::RetryWebhookDeliveryResponse> {
+        let server = self.server()?;
         let input = crate::webhooks::RetryWebhookDeliveryInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
             webhook_delivery_id: p_webhook_delivery_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::webhooks::WebhooksApi>::retry_webhook_delivery(
-                    self.server()?,
-                    auth.0,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::webhooks::WebhooksApi>::retry_webhook_delivery;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

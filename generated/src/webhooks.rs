@@ -213,58 +213,26 @@ for ListWebhookEndpointsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `create_webhook_endpoint` may give, one variant per declared status.
@@ -319,58 +287,26 @@ for CreateWebhookEndpointResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `get_webhook_endpoint` may give, one variant per declared status.
@@ -424,58 +360,26 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointR
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `delete_webhook_endpoint` may give, one variant per declared status.
@@ -530,58 +434,26 @@ for DeleteWebhookEndpointResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `update_webhook_endpoint` may give, one variant per declared status.
@@ -636,58 +508,26 @@ for UpdateWebhookEndpointResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `rotate_webhook_endpoint_secret` may give, one variant per declared status.
@@ -742,58 +582,26 @@ for RotateWebhookEndpointSecretResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `list_webhook_deliveries` may give, one variant per declared status.
@@ -848,58 +656,26 @@ for ListWebhookDeliveriesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `retry_webhook_delivery` may give, one variant per declared status.
@@ -954,57 +730,25 @@ for RetryWebhookDeliveryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(401u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(429u16),
-        ::std::option::Option::Some(500u16),
-        ::std::option::Option::Some(503u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            401u16 => {
-                ::std::option::Option::Some(
-                    Self::Unauthorized(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            429u16 => {
-                ::std::option::Option::Some(
-                    Self::TooManyRequests(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            500u16 => {
-                ::std::option::Option::Some(
-                    Self::InternalServerError(crate::runtime::Json(body)),
-                )
-            }
-            503u16 => {
-                ::std::option::Option::Some(
-                    Self::ServiceUnavailable(
-                        crate::runtime::Json(body),
-                        ::std::option::Option::None,
-                    ),
-                )
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            401 => Self::Unauthorized(body, None),
+            404 => Self::NotFound(body),
+            429 => Self::TooManyRequests(body, None, None, None),
+            500 => Self::InternalServerError(body),
+            503 => Self::ServiceUnavailable(body, None),
+            _ => return None,
+        };
+        Some(variant)
     }
 }

@@ -228,6 +228,9 @@ impl poem::error::ResponseError for RequestError {
 /// Its `meta()` is empty: it never adds a status to the served document.
 pub struct Rejection(pub RequestError);
 
+/// What a generated glue method returns: the operation's response enum, or a [`Rejection`].
+pub type Answer<T> = Result<T, Rejection>;
+
 impl Rejection {
     /// The answer of a service built only to compute its document.
     pub fn document_only() -> Self {

@@ -35,7 +35,7 @@ mod validate;
 
 pub use body::{BodyLimits, FormBody, JsonBody, JsonOrFormBody, OptionalJsonBody, RawBody};
 pub use document::{ApiDocument, DocumentPatch, patch_document, source_docs, static_endpoint};
-pub use error::{Rejection, RequestError, RequestErrorKind};
+pub use error::{Answer, Rejection, RequestError, RequestErrorKind};
 pub use hooks::{
     AuthEndpoint, AuthMiddleware, ErrorRenderer, ErrorRendererEndpoint, Hooks, problem,
 };

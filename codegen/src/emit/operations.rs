@@ -266,19 +266,49 @@ impl Emitter<'_> {
         let Some(body_ty) = self.common_error_body(&errors) else {
             return quote!();
         };
-        let (arms, statuses, default_arm) = error_arms(&errors);
+        let ErrorArms {
+            arms,
+            statuses,
+            default_arm,
+            bind,
+        } = error_arms(&errors);
+        // The names each body uses, so that its `use` never imports one it does not need.
+        let uses = |code: &[TokenStream], name: &str| {
+            code.iter().any(|t| {
+                t.to_string()
+                    .split(|c: char| !c.is_alphanumeric())
+                    .any(|w| w == name)
+            })
+        };
+        let in_scope = |code: &[TokenStream], always: &[&str]| -> Vec<syn::Ident> {
+            ["None", "Some"]
+                .into_iter()
+                .filter(|name| always.contains(name) || uses(code, name))
+                .map(|name| format_ident!("{name}"))
+                .collect()
+        };
+        let status_names = in_scope(&statuses, &[]);
+        let mut arm_code = arms.clone();
+        arm_code.push(default_arm.clone());
+        let arm_names = in_scope(&arm_code, &["Some"]);
         let failure_expr = failure_expr(&errors);
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {
                 fn server_failure(body: #body_ty) -> Self {
                     #failure_expr
                 }
-                const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[#(#statuses),*];
+                const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+                    use ::std::option::Option::{#(#status_names),*};
+                    &[#(#statuses),*]
+                };
                 fn from_error(status: u16, body: #body_ty) -> ::std::option::Option<Self> {
-                    match status {
+                    use ::std::option::Option::{#(#arm_names),*};
+                    #bind
+                    let variant = match status {
                         #(#arms,)*
                         #default_arm,
-                    }
+                    };
+                    Some(variant)
                 }
             }
         }
@@ -339,32 +369,55 @@ fn header_nones(r: &Response) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The `from_error` match arms (one per status code; `default` takes any other status), and
-/// `ERROR_STATUSES` (`None` for `default`), in document order.
-fn error_arms(errors: &[&Response]) -> (Vec<TokenStream>, Vec<TokenStream>, TokenStream) {
-    let mut arms = Vec::new();
-    let mut statuses = Vec::new();
-    let mut default_arm = quote!(_ => ::std::option::Option::None);
-    for r in errors {
+/// What `from_error` and `ERROR_STATUSES` are made of.
+struct ErrorArms {
+    /// One match arm per status code, in document order.
+    arms: Vec<TokenStream>,
+    /// `ERROR_STATUSES`' entries (`None` for `default`), in document order.
+    statuses: Vec<TokenStream>,
+    /// The last arm: `default` takes any other status, else there is no variant.
+    default_arm: TokenStream,
+    /// `let body = …;` when every error wraps the body alike (the arms then use `body`).
+    bind: TokenStream,
+}
+
+/// The parts of `from_error` and `ERROR_STATUSES`, written where `None` and `Some` are in scope
+/// (the generated `use` in both bodies), so that a status is one short line.
+fn error_arms(errors: &[&Response]) -> ErrorArms {
+    let payloads: Vec<TokenStream> = errors.iter().map(|r| json_payload(r)).collect();
+    let shared = payloads
+        .windows(2)
+        .all(|w| w[0].to_string() == w[1].to_string());
+    let bind = match payloads.first() {
+        Some(p) if shared => quote!(let body = #p;),
+        _ => quote!(),
+    };
+    let mut parts = ErrorArms {
+        arms: Vec::new(),
+        statuses: Vec::new(),
+        default_arm: quote!(_ => return None),
+        bind,
+    };
+    for (r, payload) in errors.iter().zip(payloads) {
         let v = ident(&r.variant);
-        let nones = header_nones(r);
+        let nones = r.headers.iter().map(|_| quote!(, None));
+        let body = if shared { quote!(body) } else { payload };
         match r.status {
             Status::Code(c) => {
-                let body = json_payload(r);
-                arms.push(quote!(#c => ::std::option::Option::Some(Self::#v(#body #(#nones)*))));
-                statuses.push(quote!(::std::option::Option::Some(#c)));
+                let c = proc_macro2::Literal::u16_unsuffixed(c);
+                parts.arms.push(quote!(#c => Self::#v(#body #(#nones)*)));
+                parts.statuses.push(quote!(Some(#c)));
             }
             Status::Range(_) => {}
             Status::Default => {
-                let body = json_payload(r);
-                default_arm = quote!(other => ::poem::http::StatusCode::from_u16(other)
-                    .ok()
-                    .map(|s| Self::#v(s, #body #(#nones)*)));
-                statuses.push(quote!(::std::option::Option::None));
+                parts.default_arm = quote!(other => Self::#v(
+                    ::poem::http::StatusCode::from_u16(other).ok()?, #body #(#nones)*
+                ));
+                parts.statuses.push(quote!(None));
             }
         }
     }
-    (arms, statuses, default_arm)
+    parts
 }
 
 /// `server_failure`'s answer: the 500 response, else `default` (as a 500), else the first error.

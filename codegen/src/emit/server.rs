@@ -175,8 +175,7 @@ impl Emitter<'_> {
         } else {
             quote!(auth.0,)
         };
-        let call =
-            quote!(<S as crate::#module::#trait_name>::#m(self.server()?, #principal input).await);
+        let call = quote!(call(server, #principal input).await);
         let mut fields = fields;
         if o.writes_other_media() {
             fields.push(quote!(accept: crate::runtime::Accept(accept.0.clone())));
@@ -194,9 +193,10 @@ impl Emitter<'_> {
         quote! {
             #docs
             #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated #hidden)]
-            async fn #m(&self, #(#args),*) -> ::std::result::Result<#output, crate::runtime::Rejection> {
-
+            async fn #m(&self, #(#args),*) -> crate::runtime::Answer<#output> {
+                let server = self.server()?;
                 let input = crate::#module::#input { #(#fields),* };
+                let call = <S as crate::#module::#trait_name>::#m;
                 ::std::result::Result::Ok(#answer)
             }
         }

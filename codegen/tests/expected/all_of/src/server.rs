@@ -48,13 +48,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Identifier of the dog.
         #[oai(name = "dog_id")]
         p_dog_id: ::poem_openapi::param::Path<i64>,
-    ) -> ::std::result::Result<crate::dogs::GetDogResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::dogs::GetDogResponse> {
+        let server = self.server()?;
         let input = crate::dogs::GetDogInput {
             dog_id: p_dog_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::dogs::DogsApi>::get_dog(self.server()?, input).await,
-        )
+        let call = <S as crate::dogs::DogsApi>::get_dog;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -72,16 +72,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The dog to create.
         body: crate::runtime::JsonBody<crate::models::Dog, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::dogs::CreateDogResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::dogs::CreateDogResponse> {
+        let server = self.server()?;
         let input = crate::dogs::CreateDogInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::dogs::DogsApi>::create_dog(self.server()?, input).await,
-        )
+        let call = <S as crate::dogs::DogsApi>::create_dog;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

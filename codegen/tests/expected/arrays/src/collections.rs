@@ -63,19 +63,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResp
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `create_collection` may give, one variant per declared status.
@@ -93,19 +95,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionRes
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `replace_tags` may give, one variant per declared status.
@@ -123,18 +127,20 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            _ => return None,
+        };
+        Some(variant)
     }
 }

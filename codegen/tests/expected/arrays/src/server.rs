@@ -45,19 +45,12 @@ impl<S: Server> ApiPart<S, 0usize> {
     )]
     async fn list_collections(
         &self,
-    ) -> ::std::result::Result<
-        crate::collections::ListCollectionsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::collections::ListCollectionsResponse> {
+        let server = self.server()?;
         let input = crate::collections::ListCollectionsInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::collections::CollectionsApi>::list_collections(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::collections::CollectionsApi>::list_collections;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Create a collection
     ///
@@ -75,20 +68,13 @@ impl<S: Server> ApiPart<S, 0usize> {
             crate::models::CreateCollectionRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::collections::CreateCollectionResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::collections::CreateCollectionResponse> {
+        let server = self.server()?;
         let input = crate::collections::CreateCollectionInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::collections::CollectionsApi>::create_collection(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::collections::CollectionsApi>::create_collection;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -106,20 +92,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The complete list of tags.
         body: crate::runtime::JsonBody<crate::models::TagList, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::collections::ReplaceTagsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::collections::ReplaceTagsResponse> {
+        let server = self.server()?;
         let input = crate::collections::ReplaceTagsInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::collections::CollectionsApi>::replace_tags(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::collections::CollectionsApi>::replace_tags;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

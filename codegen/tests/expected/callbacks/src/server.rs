@@ -41,20 +41,13 @@ impl<S: Server> Api<S> {
     async fn subscribe(
         &self,
         body: crate::runtime::JsonBody<crate::models::Subscription, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::subscriptions::SubscribeResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::subscriptions::SubscribeResponse> {
+        let server = self.server()?;
         let input = crate::subscriptions::SubscribeInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::subscriptions::SubscriptionsApi>::subscribe(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {

@@ -47,17 +47,14 @@ impl<S: Server> Api<S> {
         /// Only return tasks of this kind (required enum query parameter).
         #[oai(name = "kind")]
         p_kind: ::poem_openapi::param::Query<crate::models::TaskKind>,
-    ) -> ::std::result::Result<
-        crate::tasks::ListTasksResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::tasks::ListTasksResponse> {
+        let server = self.server()?;
         let input = crate::tasks::ListTasksInput {
             status: p_status.0,
             kind: p_kind.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::tasks::TasksApi>::list_tasks(self.server()?, input).await,
-        )
+        let call = <S as crate::tasks::TasksApi>::list_tasks;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Create a task
     ///
@@ -72,16 +69,13 @@ impl<S: Server> Api<S> {
         &self,
         /// The task to create.
         body: crate::runtime::JsonBody<crate::models::Task, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::tasks::CreateTaskResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::tasks::CreateTaskResponse> {
+        let server = self.server()?;
         let input = crate::tasks::CreateTaskInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::tasks::TasksApi>::create_task(self.server()?, input).await,
-        )
+        let call = <S as crate::tasks::TasksApi>::create_task;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {

@@ -56,18 +56,15 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Only return the event if it occurs on this day (date query parameter).
         #[oai(name = "day")]
         p_day: ::poem_openapi::param::Query<::std::option::Option<crate::runtime::Date>>,
-    ) -> ::std::result::Result<
-        crate::events::GetEventResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::events::GetEventResponse> {
+        let server = self.server()?;
         let input = crate::events::GetEventInput {
             event_id: p_event_id.0,
             as_of: p_as_of.0,
             day: p_day.0.map(|d| d.0),
         };
-        ::std::result::Result::Ok(
-            <S as crate::events::EventsApi>::get_event(self.server()?, input).await,
-        )
+        let call = <S as crate::events::EventsApi>::get_event;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -86,17 +83,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         /// Identifier of the event.
         #[oai(name = "event_id")]
         p_event_id: ::poem_openapi::param::Path<i64>,
-    ) -> ::std::result::Result<
-        crate::events::DownloadAttachmentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::events::DownloadAttachmentResponse> {
+        let server = self.server()?;
         let input = crate::events::DownloadAttachmentInput {
             event_id: p_event_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::events::EventsApi>::download_attachment(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::events::EventsApi>::download_attachment;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

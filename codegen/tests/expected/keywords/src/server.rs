@@ -48,16 +48,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Identifier of the record.
         #[oai(name = "record_id")]
         p_record_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::records::GetRecordResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::records::GetRecordResponse> {
+        let server = self.server()?;
         let input = crate::records::GetRecordInput {
             record_id: p_record_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::records::RecordsApi>::get_record(self.server()?, input).await,
-        )
+        let call = <S as crate::records::RecordsApi>::get_record;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -75,16 +72,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The type to create.
         body: crate::runtime::JsonBody<crate::models::Type, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::records::CreateTypeResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::records::CreateTypeResponse> {
+        let server = self.server()?;
         let input = crate::records::CreateTypeInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::records::RecordsApi>::create_type(self.server()?, input).await,
-        )
+        let call = <S as crate::records::RecordsApi>::create_type;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

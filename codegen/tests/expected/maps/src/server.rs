@@ -45,16 +45,12 @@ impl<S: Server> ApiPart<S, 0usize> {
     )]
     async fn get_inventory(
         &self,
-    ) -> ::std::result::Result<
-        crate::inventory::GetInventoryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::inventory::GetInventoryResponse> {
+        let server = self.server()?;
         let input = crate::inventory::GetInventoryInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::inventory::InventoryApi>::get_inventory(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::inventory::InventoryApi>::get_inventory;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -72,17 +68,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The metadata map.
         body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::inventory::PutMetadataResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::inventory::PutMetadataResponse> {
+        let server = self.server()?;
         let input = crate::inventory::PutMetadataInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::inventory::InventoryApi>::put_metadata(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::inventory::InventoryApi>::put_metadata;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -45,16 +45,16 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         accept: crate::runtime::AcceptHeader,
         body: crate::runtime::JsonBody<crate::models::Note, crate::Document>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::runtime::Negotiated<crate::media::VendorJsonResponse>,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::media::VendorJsonInput {
             body: body.0,
         };
+        let call = <S as crate::media::MediaApi>::vendor_json;
         ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: <S as crate::media::MediaApi>::vendor_json(self.server()?, input)
-                .await,
+            response: call(server, input).await,
             accept: accept.0,
             media: &[
                 crate::runtime::ResponseMedia {
@@ -82,16 +82,15 @@ impl<S: Server> ApiPart<S, 1usize> {
             crate::runtime::FormBody<crate::models::Note, crate::Document>,
             FormBodyMedia,
         >,
-    ) -> ::std::result::Result<
-        crate::runtime::Negotiated<crate::media::FormResponse>,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::runtime::Negotiated<crate::media::FormResponse>> {
+        let server = self.server()?;
         let input = crate::media::FormInput {
             body: body.0,
             accept: crate::runtime::Accept(accept.0.clone()),
         };
+        let call = <S as crate::media::MediaApi>::form;
         ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: <S as crate::media::MediaApi>::form(self.server()?, input).await,
+            response: call(server, input).await,
             accept: accept.0,
             media: &[
                 crate::runtime::ResponseMedia {
@@ -120,13 +119,13 @@ impl<S: Server> ApiPart<S, 2usize> {
     async fn text(
         &self,
         body: ::poem_openapi::payload::PlainText<::std::string::String>,
-    ) -> ::std::result::Result<crate::media::TextResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::media::TextResponse> {
+        let server = self.server()?;
         let input = crate::media::TextInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::text(self.server()?, input).await,
-        )
+        let call = <S as crate::media::MediaApi>::text;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -141,13 +140,13 @@ impl<S: Server> ApiPart<S, 3usize> {
     async fn image(
         &self,
         body: crate::runtime::RawBody,
-    ) -> ::std::result::Result<crate::media::ImageResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::media::ImageResponse> {
+        let server = self.server()?;
         let input = crate::media::ImageInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::image(self.server()?, input).await,
-        )
+        let call = <S as crate::media::MediaApi>::image;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -162,13 +161,13 @@ impl<S: Server> ApiPart<S, 4usize> {
     async fn either(
         &self,
         body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document>,
-    ) -> ::std::result::Result<crate::media::EitherResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::media::EitherResponse> {
+        let server = self.server()?;
         let input = crate::media::EitherInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::either(self.server()?, input).await,
-        )
+        let call = <S as crate::media::MediaApi>::either;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -186,16 +185,16 @@ impl<S: Server> ApiPart<S, 5usize> {
         &self,
         accept: crate::runtime::AcceptHeader,
         body: ::poem_openapi::payload::PlainText<::std::string::String>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::runtime::Negotiated<crate::media::MarkdownResponse>,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::media::MarkdownInput {
             body: body.0,
         };
+        let call = <S as crate::media::MediaApi>::markdown;
         ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: <S as crate::media::MediaApi>::markdown(self.server()?, input)
-                .await,
+            response: call(server, input).await,
             accept: accept.0,
             media: &[
                 crate::runtime::ResponseMedia {
@@ -221,16 +220,13 @@ impl<S: Server> ApiPart<S, 6usize> {
     async fn anything(
         &self,
         body: crate::runtime::RawBody,
-    ) -> ::std::result::Result<
-        crate::media::AnythingResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::media::AnythingResponse> {
+        let server = self.server()?;
         let input = crate::media::AnythingInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::anything(self.server()?, input).await,
-        )
+        let call = <S as crate::media::MediaApi>::anything;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -240,13 +236,13 @@ impl<S: Server> ApiPart<S, 7usize> {
     async fn blob(
         &self,
         body: crate::runtime::RawBody,
-    ) -> ::std::result::Result<crate::media::BlobResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::media::BlobResponse> {
+        let server = self.server()?;
         let input = crate::media::BlobInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::media::MediaApi>::blob(self.server()?, input).await,
-        )
+        let call = <S as crate::media::MediaApi>::blob;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -265,17 +261,17 @@ impl<S: Server> ApiPart<S, 8usize> {
         accept: crate::runtime::AcceptHeader,
         #[oai(name = "title")]
         p_title: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::runtime::Negotiated<crate::media::GetNoteResponse>,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::media::GetNoteInput {
             title: p_title.0,
             accept: crate::runtime::Accept(accept.0.clone()),
         };
+        let call = <S as crate::media::MediaApi>::get_note;
         ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: <S as crate::media::MediaApi>::get_note(self.server()?, input)
-                .await,
+            response: call(server, input).await,
             accept: accept.0,
             media: &[
                 crate::runtime::ResponseMedia {

@@ -46,16 +46,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// At most this many.
         #[oai(name = "limit", validator(maximum(value = "100"), minimum(value = "1")))]
         p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> ::std::result::Result<
-        crate::pets::ListPetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::ListPetsResponse> {
+        let server = self.server()?;
         let input = crate::pets::ListPetsInput {
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::list_pets(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::list_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Adds a pet, a cat or a dog.
     #[oai(
@@ -67,13 +64,13 @@ impl<S: Server> ApiPart<S, 0usize> {
     async fn add_pet(
         &self,
         body: crate::runtime::JsonBody<crate::models::Animal, crate::Document>,
-    ) -> ::std::result::Result<crate::pets::AddPetResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::pets::AddPetResponse> {
+        let server = self.server()?;
         let input = crate::pets::AddPetInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::add_pet(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::add_pet;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -82,14 +79,11 @@ impl<S: Server> ApiPart<S, 1usize> {
     #[oai(path = "/animals", method = "get", tag = "ApiTags::Pets")]
     async fn get_animals(
         &self,
-    ) -> ::std::result::Result<
-        crate::pets::GetAnimalsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::GetAnimalsResponse> {
+        let server = self.server()?;
         let input = crate::pets::GetAnimalsInput {};
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::get_animals(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::get_animals;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -109,17 +103,14 @@ impl<S: Server> ApiPart<S, 2usize> {
         /// At most this many.
         #[oai(name = "limit", validator(maximum(value = "100"), minimum(value = "1")))]
         p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> ::std::result::Result<
-        crate::pets::GetOwnerResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::GetOwnerResponse> {
+        let server = self.server()?;
         let input = crate::pets::GetOwnerInput {
             owner_id: p_owner_id.0,
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::get_owner(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::get_owner;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -44,16 +44,13 @@ impl<S: Server> Api<S> {
             crate::models::UploadFileForm,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::files::UploadFileResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::files::UploadFileResponse> {
+        let server = self.server()?;
         let input = crate::files::UploadFileInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::files::FilesApi>::upload_file(self.server()?, input).await,
-        )
+        let call = <S as crate::files::FilesApi>::upload_file;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {

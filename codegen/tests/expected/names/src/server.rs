@@ -69,20 +69,16 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Not ASCII.
         #[oai(name = "größe")]
         p_gr_u00f6_u00df_e: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> ::std::result::Result<
-        crate::default::GetPetsPetIdResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::default::GetPetsPetIdResponse> {
+        let server = self.server()?;
         let input = crate::default::GetPetsPetIdInput {
             pet_id: p_pet_id.0,
             r#type: p_type.0,
             type2: p_type2.0,
             gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::default::DefaultApi>::get_pets_pet_id(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -95,16 +91,11 @@ impl<S: Server> ApiPart<S, 1usize> {
         tag = "ApiTags::Models",
         tag = "ApiTags::CafU00e9"
     )]
-    async fn get_pets(
-        &self,
-    ) -> ::std::result::Result<
-        crate::models2::GetPetsResponse,
-        crate::runtime::Rejection,
-    > {
+    async fn get_pets(&self) -> crate::runtime::Answer<crate::models2::GetPetsResponse> {
+        let server = self.server()?;
         let input = crate::models2::GetPetsInput {};
-        ::std::result::Result::Ok(
-            <S as crate::models2::ModelsApi>::get_pets(self.server()?, input).await,
-        )
+        let call = <S as crate::models2::ModelsApi>::get_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Several tags, the first one selects the trait
     #[oai(
@@ -116,33 +107,24 @@ impl<S: Server> ApiPart<S, 1usize> {
     async fn post_pets(
         &self,
         body: crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::caf_u00e92::PostPetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::caf_u00e92::PostPetsResponse> {
+        let server = self.server()?;
         let input = crate::caf_u00e92::PostPetsInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::caf_u00e92::CafU00e92Api>::post_pets(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
 impl<S: Server> ApiPart<S, 2usize> {
     /// A derived name (get_pets) that collides with the written getPets, so get_pets2
     #[oai(path = "/PETS", method = "get", tag = "ApiTags::V2fa")]
-    async fn get_pets2(
-        &self,
-    ) -> ::std::result::Result<
-        crate::v2fa::GetPets2Response,
-        crate::runtime::Rejection,
-    > {
+    async fn get_pets2(&self) -> crate::runtime::Answer<crate::v2fa::GetPets2Response> {
+        let server = self.server()?;
         let input = crate::v2fa::GetPets2Input {};
-        ::std::result::Result::Ok(
-            <S as crate::v2fa::V2faApi>::get_pets2(self.server()?, input).await,
-        )
+        let call = <S as crate::v2fa::V2faApi>::get_pets2;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

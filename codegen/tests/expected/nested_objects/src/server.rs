@@ -48,16 +48,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Identifier of the order.
         #[oai(name = "order_id")]
         p_order_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::orders::GetOrderResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::orders::GetOrderResponse> {
+        let server = self.server()?;
         let input = crate::orders::GetOrderInput {
             order_id: p_order_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::orders::OrdersApi>::get_order(self.server()?, input).await,
-        )
+        let call = <S as crate::orders::OrdersApi>::get_order;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -75,16 +72,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The order to create.
         body: crate::runtime::JsonBody<crate::models::Order, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::orders::CreateOrderResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::orders::CreateOrderResponse> {
+        let server = self.server()?;
         let input = crate::orders::CreateOrderInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::orders::OrdersApi>::create_order(self.server()?, input).await,
-        )
+        let call = <S as crate::orders::OrdersApi>::create_order;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -42,16 +42,13 @@ impl<S: Server> Api<S> {
         /// Identifier of the profile.
         #[oai(name = "profile_id")]
         p_profile_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::profiles::GetProfileResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::profiles::GetProfileResponse> {
+        let server = self.server()?;
         let input = crate::profiles::GetProfileInput {
             profile_id: p_profile_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::profiles::ProfilesApi>::get_profile(self.server()?, input).await,
-        )
+        let call = <S as crate::profiles::ProfilesApi>::get_profile;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Update a profile
     ///
@@ -69,18 +66,14 @@ impl<S: Server> Api<S> {
         p_profile_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The new profile.
         body: crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::profiles::UpdateProfileResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::profiles::UpdateProfileResponse> {
+        let server = self.server()?;
         let input = crate::profiles::UpdateProfileInput {
             profile_id: p_profile_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::profiles::ProfilesApi>::update_profile(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::profiles::ProfilesApi>::update_profile;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {

@@ -48,16 +48,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// Identifier of the account.
         #[oai(name = "account_id")]
         p_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::accounts::GetAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::accounts::GetAccountResponse> {
+        let server = self.server()?;
         let input = crate::accounts::GetAccountInput {
             account_id: p_account_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::accounts::AccountsApi>::get_account(self.server()?, input).await,
-        )
+        let call = <S as crate::accounts::AccountsApi>::get_account;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -78,17 +75,13 @@ impl<S: Server> ApiPart<S, 1usize> {
             crate::models::CreateAccountRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::accounts::CreateAccountResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::accounts::CreateAccountResponse> {
+        let server = self.server()?;
         let input = crate::accounts::CreateAccountInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::accounts::AccountsApi>::create_account(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::accounts::AccountsApi>::create_account;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

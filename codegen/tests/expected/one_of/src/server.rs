@@ -52,16 +52,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         /// The shape to create.
         body: crate::runtime::JsonBody<crate::models::Shape, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::shapes::CreateShapeResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shapes::CreateShapeResponse> {
+        let server = self.server()?;
         let input = crate::shapes::CreateShapeInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::shapes::ShapesApi>::create_shape(self.server()?, input).await,
-        )
+        let call = <S as crate::shapes::ShapesApi>::create_shape;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -79,17 +76,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         &self,
         /// The payment to create.
         body: crate::runtime::JsonBody<crate::models::Payment, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::payments::CreatePaymentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::payments::CreatePaymentResponse> {
+        let server = self.server()?;
         let input = crate::payments::CreatePaymentInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::payments::PaymentsApi>::create_payment(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::payments::PaymentsApi>::create_payment;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -49,17 +49,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         /// The payment to create.
         body: crate::runtime::JsonBody<crate::models::CreatePayment, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::payments::CreatePaymentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::payments::CreatePaymentResponse> {
+        let server = self.server()?;
         let input = crate::payments::CreatePaymentInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::payments::PaymentsApi>::create_payment(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::payments::PaymentsApi>::create_payment;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -84,17 +80,14 @@ impl<S: Server> ApiPart<S, 1usize> {
         /// An exclusive lower bound (a 2020-12 number).
         #[oai(name = "min_amount", validator(minimum(value = "0", exclusive)))]
         p_min_amount: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-    ) -> ::std::result::Result<
-        crate::payments::GetPaymentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::payments::GetPaymentResponse> {
+        let server = self.server()?;
         let input = crate::payments::GetPaymentInput {
             payment_id: p_payment_id.0,
             min_amount: p_min_amount.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::payments::PaymentsApi>::get_payment(self.server()?, input).await,
-        )
+        let call = <S as crate::payments::PaymentsApi>::get_payment;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

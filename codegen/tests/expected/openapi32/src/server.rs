@@ -55,16 +55,13 @@ impl<S: Server> ApiPart<S, 0usize> {
             crate::Document,
             { crate::runtime::querystring::FORM },
         >,
-    ) -> ::std::result::Result<
-        crate::entries::ListEntriesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entries::ListEntriesResponse> {
+        let server = self.server()?;
         let input = crate::entries::ListEntriesInput {
             filter: p_filter.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entries::EntriesApi>::list_entries(self.server()?, input).await,
-        )
+        let call = <S as crate::entries::EntriesApi>::list_entries;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Entries matching a filter sent as the body of a safe, idempotent QUERY
     #[oai(
@@ -77,16 +74,13 @@ impl<S: Server> ApiPart<S, 0usize> {
     async fn search_entries(
         &self,
         body: crate::runtime::JsonBody<crate::models::EntryFilter, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::search::SearchEntriesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::search::SearchEntriesResponse> {
+        let server = self.server()?;
         let input = crate::search::SearchEntriesInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::search::SearchApi>::search_entries(self.server()?, input).await,
-        )
+        let call = <S as crate::search::SearchApi>::search_entries;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -106,20 +100,13 @@ impl<S: Server> ApiPart<S, 1usize> {
             crate::Document,
             { crate::runtime::querystring::JSON },
         >,
-    ) -> ::std::result::Result<
-        crate::search::SearchEntriesInQueryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::search::SearchEntriesInQueryResponse> {
+        let server = self.server()?;
         let input = crate::search::SearchEntriesInQueryInput {
             q: p_q.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::search::SearchApi>::search_entries_in_query(
-                    self.server()?,
-                    input,
-                )
-                .await,
-        )
+        let call = <S as crate::search::SearchApi>::search_entries_in_query;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -137,16 +124,13 @@ impl<S: Server> ApiPart<S, 2usize> {
             validator(custom = "crate::runtime::ParamPattern(\"^ent_[a-z0-9]+$\")")
         )]
         p_entry_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::entries::GetEntryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entries::GetEntryResponse> {
+        let server = self.server()?;
         let input = crate::entries::GetEntryInput {
             entry_id: p_entry_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entries::EntriesApi>::get_entry(self.server()?, input).await,
-        )
+        let call = <S as crate::entries::EntriesApi>::get_entry;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Locks an entry against edits (a method of its own, as WebDAV has)
     #[oai(
@@ -163,16 +147,13 @@ impl<S: Server> ApiPart<S, 2usize> {
             validator(custom = "crate::runtime::ParamPattern(\"^ent_[a-z0-9]+$\")")
         )]
         p_entry_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::entries::LockEntryResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::entries::LockEntryResponse> {
+        let server = self.server()?;
         let input = crate::entries::LockEntryInput {
             entry_id: p_entry_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::entries::EntriesApi>::lock_entry(self.server()?, input).await,
-        )
+        let call = <S as crate::entries::EntriesApi>::lock_entry;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -186,15 +167,12 @@ impl<S: Server> ApiPart<S, 3usize> {
     )]
     async fn follow_entries(
         &self,
-    ) -> ::std::result::Result<
-        crate::feeds::FollowEntriesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::feeds::FollowEntriesResponse> {
+        let server = self.server()?;
         let input = crate::feeds::FollowEntriesInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::feeds::FeedsApi>::follow_entries(self.server()?, input).await,
-        )
+        let call = <S as crate::feeds::FeedsApi>::follow_entries;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -209,18 +187,15 @@ impl<S: Server> ApiPart<S, 4usize> {
     async fn export_entries(
         &self,
         accept: crate::runtime::AcceptHeader,
-    ) -> ::std::result::Result<
+    ) -> crate::runtime::Answer<
         crate::runtime::Negotiated<crate::feeds::ExportEntriesResponse>,
-        crate::runtime::Rejection,
     > {
+        let server = self.server()?;
         let input = crate::feeds::ExportEntriesInput {
         };
+        let call = <S as crate::feeds::FeedsApi>::export_entries;
         ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: <S as crate::feeds::FeedsApi>::export_entries(
-                    self.server()?,
-                    input,
-                )
-                .await,
+            response: call(server, input).await,
             accept: accept.0,
             media: &[
                 crate::runtime::ResponseMedia {

@@ -144,10 +144,8 @@ impl<S: Server> ApiPart<S, 0usize> {
                 crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
             >,
         >,
-    ) -> ::std::result::Result<
-        crate::pets::ListOwnerPetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::ListOwnerPetsResponse> {
+        let server = self.server()?;
         let input = crate::pets::ListOwnerPetsInput {
             owner_id: p_owner_id.0,
             region: p_region.0,
@@ -172,9 +170,8 @@ impl<S: Server> ApiPart<S, 0usize> {
             order: p_order.0,
             r#where: p_where.0.map(|d| d.0),
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::list_owner_pets(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::list_owner_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Create a pet for an owner
     ///
@@ -207,19 +204,16 @@ impl<S: Server> ApiPart<S, 0usize> {
         p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
         /// The pet to create.
         body: crate::runtime::JsonBody<crate::models::CreatePetRequest, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::pets::CreateOwnerPetResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::CreateOwnerPetResponse> {
+        let server = self.server()?;
         let input = crate::pets::CreateOwnerPetInput {
             owner_id: p_owner_id.0,
             idempotency_key: p_idempotency_key.0,
             x_trace: p_x_trace.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::create_owner_pet(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::create_owner_pet;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -254,10 +248,8 @@ impl<S: Server> ApiPart<S, 1usize> {
         p_flavours: ::poem_openapi::param::Cookie<
             ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
         >,
-    ) -> ::std::result::Result<
-        crate::pets::GetOwnerPetResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::GetOwnerPetResponse> {
+        let server = self.server()?;
         let input = crate::pets::GetOwnerPetInput {
             owner_id: p_owner_id.0,
             pet_id: p_pet_id.0,
@@ -265,9 +257,8 @@ impl<S: Server> ApiPart<S, 1usize> {
             session_hint: p_session_hint.0,
             flavours: p_flavours.0.map(|d| d.0),
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::get_owner_pet(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::get_owner_pet;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -310,10 +301,8 @@ impl<S: Server> ApiPart<S, 2usize> {
         /// A simple array (`1,2,3`).
         #[oai(name = "ids")]
         p_ids: ::poem_openapi::param::Path<crate::runtime::Csv<i64>>,
-    ) -> ::std::result::Result<
-        crate::pets::PathStylesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::PathStylesResponse> {
+        let server = self.server()?;
         let input = crate::pets::PathStylesInput {
             label: p_label.0.0,
             labels: p_labels.0.0.0,
@@ -321,9 +310,8 @@ impl<S: Server> ApiPart<S, 2usize> {
             matrices: p_matrices.0.0.0,
             ids: p_ids.0.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::path_styles(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::path_styles;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -340,13 +328,13 @@ impl<S: Server> ApiPart<S, 3usize> {
         /// Rows of cells (gambitcomm.local writes such a parameter).
         #[oai(name = "cells")]
         p_cells: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<crate::pets::GridResponse, crate::runtime::Rejection> {
+    ) -> crate::runtime::Answer<crate::pets::GridResponse> {
+        let server = self.server()?;
         let input = crate::pets::GridInput {
             cells: p_cells.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::grid(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::grid;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -365,16 +353,13 @@ impl<S: Server> ApiPart<S, 4usize> {
         /// The name.
         #[oai(name = "name")]
         p_name: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::pets::NamedTwiceResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::NamedTwiceResponse> {
+        let server = self.server()?;
         let input = crate::pets::NamedTwiceInput {
             name: p_name.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::named_twice(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::named_twice;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

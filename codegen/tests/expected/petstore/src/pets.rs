@@ -78,24 +78,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
             crate::runtime::Json(body),
         )
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::None,
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::{None, Some};
+        &[Some(400), None]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            other => {
-                ::poem::http::StatusCode::from_u16(other)
-                    .ok()
-                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
-            }
-        }
+        use ::std::option::Option::Some;
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
+        };
+        Some(variant)
     }
 }
 /// Every response `createPets` may give, one variant per declared status.
@@ -118,24 +115,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse 
             crate::runtime::Json(body),
         )
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::None,
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::{None, Some};
+        &[Some(400), None]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            other => {
-                ::poem::http::StatusCode::from_u16(other)
-                    .ok()
-                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
-            }
-        }
+        use ::std::option::Option::Some;
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
+        };
+        Some(variant)
     }
 }
 /// Every response `showPetById` may give, one variant per declared status.
@@ -158,23 +152,20 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse
             crate::runtime::Json(body),
         )
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::None,
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::{None, Some};
+        &[Some(400), None]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            other => {
-                ::poem::http::StatusCode::from_u16(other)
-                    .ok()
-                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
-            }
-        }
+        use ::std::option::Option::Some;
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
+        };
+        Some(variant)
     }
 }

@@ -48,16 +48,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         /// How many items to return at one time (max 100)
         #[oai(name = "limit", validator(maximum(value = "100")))]
         p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> ::std::result::Result<
-        crate::pets::ListPetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::ListPetsResponse> {
+        let server = self.server()?;
         let input = crate::pets::ListPetsInput {
             limit: p_limit.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::list_pets(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::list_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Create a pet
     ///
@@ -72,16 +69,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         /// The pet to create.
         body: crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::pets::CreatePetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::CreatePetsResponse> {
+        let server = self.server()?;
         let input = crate::pets::CreatePetsInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::create_pets(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::create_pets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -100,16 +94,13 @@ impl<S: Server> ApiPart<S, 1usize> {
         /// The id of the pet to retrieve
         #[oai(name = "petId")]
         p_pet_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::pets::ShowPetByIdResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::pets::ShowPetByIdResponse> {
+        let server = self.server()?;
         let input = crate::pets::ShowPetByIdInput {
             pet_id: p_pet_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::pets::PetsApi>::show_pet_by_id(self.server()?, input).await,
-        )
+        let call = <S as crate::pets::PetsApi>::show_pet_by_id;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -99,19 +99,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            _ => return None,
+        };
+        Some(variant)
     }
 }
 /// Every response `ping` may give, one variant per declared status.
@@ -162,32 +164,23 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
             crate::runtime::Json(body),
         )
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(404u16),
-        ::std::option::Option::Some(409u16),
-        ::std::option::Option::None,
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::{None, Some};
+        &[Some(400), Some(404), Some(409), None]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            409u16 => {
-                ::std::option::Option::Some(Self::Conflict(crate::runtime::Json(body)))
-            }
-            other => {
-                ::poem::http::StatusCode::from_u16(other)
-                    .ok()
-                    .map(|s| Self::Default(s, crate::runtime::Json(body)))
-            }
-        }
+        use ::std::option::Option::Some;
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            404 => Self::NotFound(body),
+            409 => Self::Conflict(body),
+            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
+        };
+        Some(variant)
     }
 }
 /// Every response `delete_item` may give, one variant per declared status.
@@ -208,22 +201,21 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse 
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = &[
-        ::std::option::Option::Some(400u16),
-        ::std::option::Option::Some(404u16),
-    ];
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400), Some(404)]
+    };
     fn from_error(
         status: u16,
         body: crate::models::Error,
     ) -> ::std::option::Option<Self> {
-        match status {
-            400u16 => {
-                ::std::option::Option::Some(Self::BadRequest(crate::runtime::Json(body)))
-            }
-            404u16 => {
-                ::std::option::Option::Some(Self::NotFound(crate::runtime::Json(body)))
-            }
-            _ => ::std::option::Option::None,
-        }
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            404 => Self::NotFound(body),
+            _ => return None,
+        };
+        Some(variant)
     }
 }

@@ -47,16 +47,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         /// The item to create.
         body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::items::CreateItemResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::items::CreateItemResponse> {
+        let server = self.server()?;
         let input = crate::items::CreateItemInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::items::ItemsApi>::create_item(self.server()?, input).await,
-        )
+        let call = <S as crate::items::ItemsApi>::create_item;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -65,13 +62,11 @@ impl<S: Server> ApiPart<S, 1usize> {
     ///
     /// A 2XX range with a body, a 5XX range without, and a bodiless default.
     #[oai(path = "/ping", method = "get", operation_id = "ping", tag = "ApiTags::Items")]
-    async fn ping(
-        &self,
-    ) -> ::std::result::Result<crate::items::PingResponse, crate::runtime::Rejection> {
+    async fn ping(&self) -> crate::runtime::Answer<crate::items::PingResponse> {
+        let server = self.server()?;
         let input = crate::items::PingInput {};
-        ::std::result::Result::Ok(
-            <S as crate::items::ItemsApi>::ping(self.server()?, input).await,
-        )
+        let call = <S as crate::items::ItemsApi>::ping;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// No response declared
     ///
@@ -84,15 +79,12 @@ impl<S: Server> ApiPart<S, 1usize> {
     )]
     async fn ping_unanswered(
         &self,
-    ) -> ::std::result::Result<
-        crate::items::PingUnansweredResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::items::PingUnansweredResponse> {
+        let server = self.server()?;
         let input = crate::items::PingUnansweredInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::items::ItemsApi>::ping_unanswered(self.server()?, input).await,
-        )
+        let call = <S as crate::items::ItemsApi>::ping_unanswered;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -113,17 +105,14 @@ impl<S: Server> ApiPart<S, 2usize> {
         p_item_id: ::poem_openapi::param::Path<::std::string::String>,
         /// The new item.
         body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::items::PutItemResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::items::PutItemResponse> {
+        let server = self.server()?;
         let input = crate::items::PutItemInput {
             item_id: p_item_id.0,
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::items::ItemsApi>::put_item(self.server()?, input).await,
-        )
+        let call = <S as crate::items::ItemsApi>::put_item;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Delete an item
     ///
@@ -139,16 +128,13 @@ impl<S: Server> ApiPart<S, 2usize> {
         /// Identifier of the item.
         #[oai(name = "item_id")]
         p_item_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> ::std::result::Result<
-        crate::items::DeleteItemResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::items::DeleteItemResponse> {
+        let server = self.server()?;
         let input = crate::items::DeleteItemInput {
             item_id: p_item_id.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::items::ItemsApi>::delete_item(self.server()?, input).await,
-        )
+        let call = <S as crate::items::ItemsApi>::delete_item;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -40,16 +40,13 @@ impl<S: Server> Api<S> {
     async fn create_thing(
         &self,
         body: crate::runtime::JsonBody<crate::models::Thing, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::things::CreateThingResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::things::CreateThingResponse> {
+        let server = self.server()?;
         let input = crate::things::CreateThingInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::things::ThingsApi>::create_thing(self.server()?, input).await,
-        )
+        let call = <S as crate::things::ThingsApi>::create_thing;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {

@@ -51,15 +51,11 @@ impl<S: Server> ApiPart<S, 0usize> {
     async fn get_me(
         &self,
         auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> ::std::result::Result<
-        crate::account::GetMeResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::account::GetMeResponse> {
+        let server = self.server()?;
         let input = crate::account::GetMeInput {};
-        ::std::result::Result::Ok(
-            <S as crate::account::AccountApi>::get_me(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::account::AccountApi>::get_me;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -75,14 +71,11 @@ impl<S: Server> ApiPart<S, 1usize> {
     )]
     async fn get_health(
         &self,
-    ) -> ::std::result::Result<
-        crate::health::GetHealthResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::health::GetHealthResponse> {
+        let server = self.server()?;
         let input = crate::health::GetHealthInput {};
-        ::std::result::Result::Ok(
-            <S as crate::health::HealthApi>::get_health(self.server()?, input).await,
-        )
+        let call = <S as crate::health::HealthApi>::get_health;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -44,15 +44,11 @@ impl<S: Server> ApiPart<S, 0usize> {
     async fn inherited(
         &self,
         auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> ::std::result::Result<
-        crate::secured::InheritedResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::secured::InheritedResponse> {
+        let server = self.server()?;
         let input = crate::secured::InheritedInput {};
-        ::std::result::Result::Ok(
-            <S as crate::secured::SecuredApi>::inherited(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::secured::SecuredApi>::inherited;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -67,15 +63,11 @@ impl<S: Server> ApiPart<S, 1usize> {
     async fn scoped(
         &self,
         auth: crate::runtime::Auth<S, crate::Document, 1>,
-    ) -> ::std::result::Result<
-        crate::secured::ScopedResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::secured::ScopedResponse> {
+        let server = self.server()?;
         let input = crate::secured::ScopedInput {};
-        ::std::result::Result::Ok(
-            <S as crate::secured::SecuredApi>::scoped(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::secured::SecuredApi>::scoped;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -90,15 +82,11 @@ impl<S: Server> ApiPart<S, 2usize> {
     async fn optional(
         &self,
         auth: crate::runtime::OptionalAuth<S, crate::Document, 2>,
-    ) -> ::std::result::Result<
-        crate::secured::OptionalResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::secured::OptionalResponse> {
+        let server = self.server()?;
         let input = crate::secured::OptionalInput {};
-        ::std::result::Result::Ok(
-            <S as crate::secured::SecuredApi>::optional(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::secured::SecuredApi>::optional;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -110,13 +98,11 @@ impl<S: Server> ApiPart<S, 3usize> {
         operation_id = "open",
         tag = "ApiTags::Secured"
     )]
-    async fn open(
-        &self,
-    ) -> ::std::result::Result<crate::secured::OpenResponse, crate::runtime::Rejection> {
+    async fn open(&self) -> crate::runtime::Answer<crate::secured::OpenResponse> {
+        let server = self.server()?;
         let input = crate::secured::OpenInput {};
-        ::std::result::Result::Ok(
-            <S as crate::secured::SecuredApi>::open(self.server()?, input).await,
-        )
+        let call = <S as crate::secured::SecuredApi>::open;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -133,15 +119,11 @@ impl<S: Server> ApiPart<S, 4usize> {
     async fn undeclared(
         &self,
         auth: crate::runtime::Auth<S, crate::Document, 4>,
-    ) -> ::std::result::Result<
-        crate::secured::UndeclaredResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::secured::UndeclaredResponse> {
+        let server = self.server()?;
         let input = crate::secured::UndeclaredInput {};
-        ::std::result::Result::Ok(
-            <S as crate::secured::SecuredApi>::undeclared(self.server()?, auth.0, input)
-                .await,
-        )
+        let call = <S as crate::secured::SecuredApi>::undeclared;
+        ::std::result::Result::Ok(call(server, auth.0, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -47,17 +47,13 @@ impl<S: Server> ApiPart<S, 0usize> {
         &self,
         /// The shipment to create.
         body: crate::runtime::JsonBody<crate::models::NewShipment, crate::Document>,
-    ) -> ::std::result::Result<
-        crate::shipments::CreateShipmentResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shipments::CreateShipmentResponse> {
+        let server = self.server()?;
         let input = crate::shipments::CreateShipmentInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::shipments::ShipmentsApi>::create_shipment(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -79,17 +75,14 @@ impl<S: Server> ApiPart<S, 1usize> {
         /// Only legs travelled this way.
         #[oai(name = "mode")]
         p_mode: ::poem_openapi::param::Query<::std::option::Option<crate::models::Mode>>,
-    ) -> ::std::result::Result<
-        crate::shipments::GetRouteResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shipments::GetRouteResponse> {
+        let server = self.server()?;
         let input = crate::shipments::GetRouteInput {
             shipment_id: p_shipment_id.0,
             mode: p_mode.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::shipments::ShipmentsApi>::get_route(self.server()?, input).await,
-        )
+        let call = <S as crate::shipments::ShipmentsApi>::get_route;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -105,16 +98,12 @@ impl<S: Server> ApiPart<S, 2usize> {
     )]
     async fn count_shipments(
         &self,
-    ) -> ::std::result::Result<
-        crate::shipments::CountShipmentsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shipments::CountShipmentsResponse> {
+        let server = self.server()?;
         let input = crate::shipments::CountShipmentsInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::shipments::ShipmentsApi>::count_shipments(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -130,16 +119,12 @@ impl<S: Server> ApiPart<S, 3usize> {
     )]
     async fn count_routes(
         &self,
-    ) -> ::std::result::Result<
-        crate::shipments::CountRoutesResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shipments::CountRoutesResponse> {
+        let server = self.server()?;
         let input = crate::shipments::CountRoutesInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::shipments::ShipmentsApi>::count_routes(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::shipments::ShipmentsApi>::count_routes;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 #[::poem_openapi::OpenApi]
@@ -155,16 +140,12 @@ impl<S: Server> ApiPart<S, 4usize> {
     )]
     async fn count_stops(
         &self,
-    ) -> ::std::result::Result<
-        crate::shipments::CountStopsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::shipments::CountStopsResponse> {
+        let server = self.server()?;
         let input = crate::shipments::CountStopsInput {
         };
-        ::std::result::Result::Ok(
-            <S as crate::shipments::ShipmentsApi>::count_stops(self.server()?, input)
-                .await,
-        )
+        let call = <S as crate::shipments::ShipmentsApi>::count_stops;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that

@@ -63,18 +63,15 @@ impl<S: Server> Api<S> {
         p_color: ::poem_openapi::param::Query<
             ::std::option::Option<crate::models::ListWidgetsColor>,
         >,
-    ) -> ::std::result::Result<
-        crate::widgets::ListWidgetsResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::widgets::ListWidgetsResponse> {
+        let server = self.server()?;
         let input = crate::widgets::ListWidgetsInput {
             limit: p_limit.0,
             prefix: p_prefix.0,
             color: p_color.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::widgets::WidgetsApi>::list_widgets(self.server()?, input).await,
-        )
+        let call = <S as crate::widgets::WidgetsApi>::list_widgets;
+        ::std::result::Result::Ok(call(server, input).await)
     }
     /// Create a widget
     ///
@@ -92,16 +89,13 @@ impl<S: Server> Api<S> {
             crate::models::CreateWidgetRequest,
             crate::Document,
         >,
-    ) -> ::std::result::Result<
-        crate::widgets::CreateWidgetResponse,
-        crate::runtime::Rejection,
-    > {
+    ) -> crate::runtime::Answer<crate::widgets::CreateWidgetResponse> {
+        let server = self.server()?;
         let input = crate::widgets::CreateWidgetInput {
             body: body.0,
         };
-        ::std::result::Result::Ok(
-            <S as crate::widgets::WidgetsApi>::create_widget(self.server()?, input).await,
-        )
+        let call = <S as crate::widgets::WidgetsApi>::create_widget;
+        ::std::result::Result::Ok(call(server, input).await)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
