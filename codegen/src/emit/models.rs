@@ -479,6 +479,16 @@ impl Emitter<'_> {
                 }
             })
             .collect();
+        // A form without file fields has no parts: no `mut` binding to warn about.
+        let parts_body = if parts.is_empty() {
+            quote!(::std::vec::Vec::new())
+        } else {
+            quote! {
+                let mut parts = ::std::vec::Vec::new();
+                #(#parts)*
+                parts
+            }
+        };
         quote! {
             impl crate::runtime::MultipartForm for #name {
                 const FILE_FIELDS: &'static [&'static str] = &[#(#names),*];
@@ -487,9 +497,7 @@ impl Emitter<'_> {
                     #(#attach)*
                 }
                 fn file_parts(&self) -> ::std::vec::Vec<(&'static str, &crate::runtime::FilePart)> {
-                    let mut parts = ::std::vec::Vec::new();
-                    #(#parts)*
-                    parts
+                    #parts_body
                 }
             }
         }

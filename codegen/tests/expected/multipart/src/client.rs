@@ -5,12 +5,20 @@
 //! Credentials, retries, `Idempotency-Key`s and hooks are set once in a
 //! [`Config`](crate::runtime::client::Config).
 /// What the client knows of each operation, in document order.
-static OPERATIONS: [crate::runtime::client::Operation; 1usize] = [
+static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
     crate::runtime::client::Operation {
         id: "upload_file",
         method: "POST",
         path: "/files",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
+        idempotency_key: ::std::option::Option::None,
+        streams: false,
+    },
+    crate::runtime::client::Operation {
+        id: "label_files",
+        method: "POST",
+        path: "/files/labels",
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -50,6 +58,19 @@ impl Client {
         let received = self.core.send(write_upload_file(&input)?).await?;
         read_upload_file(received)
     }
+    /// Label files
+    ///
+    /// `POST /files/labels`
+    pub async fn label_files(
+        &self,
+        input: crate::files::LabelFilesInput,
+    ) -> ::std::result::Result<
+        crate::files::LabelFilesResponse,
+        crate::runtime::client::Error,
+    > {
+        let received = self.core.send(write_label_files(&input)?).await?;
+        read_label_files(received)
+    }
 }
 fn write_upload_file(
     input: &crate::files::UploadFileInput,
@@ -59,6 +80,17 @@ fn write_upload_file(
 > {
     let _ = &input;
     let mut r = crate::runtime::client::Request::new(&OPERATIONS[0usize]);
+    r.multipart(&input.body)?;
+    ::std::result::Result::Ok(r)
+}
+fn write_label_files(
+    input: &crate::files::LabelFilesInput,
+) -> ::std::result::Result<
+    crate::runtime::client::Request,
+    crate::runtime::client::Error,
+> {
+    let _ = &input;
+    let mut r = crate::runtime::client::Request::new(&OPERATIONS[1usize]);
     r.multipart(&input.body)?;
     ::std::result::Result::Ok(r)
 }
@@ -81,6 +113,28 @@ fn read_upload_file(
             }
             400u16 => {
                 crate::files::UploadFileResponse::BadRequest(
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
+                )
+            }
+            _ => return ::std::result::Result::Err(received.unexpected(op)),
+        },
+    )
+}
+fn read_label_files(
+    received: crate::runtime::client::Received,
+) -> ::std::result::Result<
+    crate::files::LabelFilesResponse,
+    crate::runtime::client::Error,
+> {
+    let op = &OPERATIONS[1usize];
+    let _ = op;
+    ::std::result::Result::Ok(
+        match received.status.as_u16() {
+            204u16 => crate::files::LabelFilesResponse::NoContent,
+            400u16 => {
+                crate::files::LabelFilesResponse::BadRequest(
                     crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),

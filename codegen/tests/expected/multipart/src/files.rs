@@ -14,12 +14,26 @@ pub trait FilesApi: crate::runtime::Hooks {
         &self,
         input: UploadFileInput,
     ) -> impl ::std::future::Future<Output = UploadFileResponse> + Send;
+    /// Label files
+    ///
+    /// `POST /files/labels` (operationId `label_files`, `#/paths/~1files~1labels/post`)
+    ///
+    /// Sets a label on files, sent as multipart/form-data without any file part.
+    fn label_files(
+        &self,
+        input: LabelFilesInput,
+    ) -> impl ::std::future::Future<Output = LabelFilesResponse> + Send;
 }
 /// Input of `upload_file`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UploadFileInput {
     /// The file and its metadata.
     pub body: crate::models::UploadFileForm,
+}
+/// Input of `label_files`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelFilesInput {
+    pub body: crate::models::LabelFilesForm,
 }
 /// Every response `upload_file` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -33,6 +47,38 @@ pub enum UploadFileResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::ErrorVariants<crate::models::Error> for UploadFileResponse {
+    fn server_failure(body: crate::models::Error) -> Self {
+        Self::BadRequest(crate::runtime::Json(body))
+    }
+    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+        use ::std::option::Option::Some;
+        &[Some(400)]
+    };
+    fn from_error(
+        status: u16,
+        body: crate::models::Error,
+    ) -> ::std::option::Option<Self> {
+        use ::std::option::Option::{None, Some};
+        let body = crate::runtime::Json(body);
+        let variant = match status {
+            400 => Self::BadRequest(body),
+            _ => return None,
+        };
+        Some(variant)
+    }
+}
+/// Every response `label_files` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
+pub enum LabelFilesResponse {
+    /// The files are labelled.
+    #[oai(status = 204u16)]
+    NoContent,
+    /// The request was invalid.
+    #[oai(status = 400u16)]
+    BadRequest(crate::runtime::Json<crate::models::Error>),
+}
+impl crate::runtime::ErrorVariants<crate::models::Error> for LabelFilesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
     }

@@ -76,5 +76,6 @@ impl runtime::ApiDocument for Document {
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
         &[],
+        &[],
     ];
 }

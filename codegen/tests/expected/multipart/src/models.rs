@@ -10,3 +10,5 @@ mod upload_file_form_purpose;
 pub use self::upload_file_form_purpose::*;
 mod upload_file_form;
 pub use self::upload_file_form::*;
+mod label_files_form;
+pub use self::label_files_form::*;

@@ -14,20 +14,26 @@ pub enum ApiTags {
     #[oai(rename = "files")]
     Files,
 }
-/// The API as a poem-openapi service over a [`Server`].
+/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
+/// [`Api`]).
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct Api<S> {
+pub struct ApiPart<S, const N: usize> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
+impl<S: Server, const N: usize> ApiPart<S, N> {
     fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
         self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
     }
 }
+impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
+    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
+        ApiPart { server: server.clone() }
+    }
+}
 #[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
+impl<S: Server> ApiPart<S, 0usize> {
     /// Upload a file
     ///
     /// Uploads a file with metadata as multipart/form-data.
@@ -53,8 +59,37 @@ impl<S: Server> Api<S> {
         ::std::result::Result::Ok(call(server, input).await)
     }
 }
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 1usize> {
+    /// Label files
+    ///
+    /// Sets a label on files, sent as multipart/form-data without any file part.
+    #[oai(
+        path = "/files/labels",
+        method = "post",
+        operation_id = "label_files",
+        tag = "ApiTags::Files"
+    )]
+    async fn label_files(
+        &self,
+        body: crate::runtime::MultipartBody<
+            crate::models::LabelFilesForm,
+            crate::Document,
+        >,
+    ) -> crate::runtime::Answer<crate::files::LabelFilesResponse> {
+        let server = self.server()?;
+        let input = crate::files::LabelFilesInput {
+            body: body.0,
+        };
+        let call = <S as crate::files::FilesApi>::label_files;
+        ::std::result::Result::Ok(call(server, input).await)
+    }
+}
+/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
+/// the functions poem-openapi writes for a part hold only that path's operations.
+pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    Api { server }
+    crate::runtime::ApiParts::build(&server)
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
@@ -81,6 +116,12 @@ impl crate::files::FilesApi for DocumentOnly {
         &self,
         _input: crate::files::UploadFileInput,
     ) -> impl ::std::future::Future<Output = crate::files::UploadFileResponse> + Send {
+        async move { match *self {} }
+    }
+    fn label_files(
+        &self,
+        _input: crate::files::LabelFilesInput,
+    ) -> impl ::std::future::Future<Output = crate::files::LabelFilesResponse> + Send {
         async move { match *self {} }
     }
 }
