@@ -135,7 +135,8 @@ mod arrays {
     use super::*;
     use fixture_arrays::collections::*;
     use fixture_arrays::models::{
-        Collection, CollectionList, CreateCollectionRequest, Error, NameList, Tag, TagList,
+        Collection, CollectionList, CreateCollectionRequest, Error, NameList,
+        PageCollectionsOkBody, Tag, TagList,
     };
     use fixture_arrays::{Hooks, Json};
     use serde_json::json;
@@ -205,6 +206,41 @@ mod arrays {
             });
             ReplaceTagsResponse::Ok(Json(NameList(names.collect())))
         }
+        /// Five collections `c1` to `c5`, two a page, after the `starting_after` id.
+        async fn page_collections(&self, input: PageCollectionsInput) -> PageCollectionsResponse {
+            let all: Vec<Collection> = (1..=5)
+                .map(|i| Collection {
+                    id: format!("c{i}"),
+                    ..shelf()
+                })
+                .collect();
+            let start = match input.starting_after {
+                Some(after) => all
+                    .iter()
+                    .position(|c| c.id == after)
+                    .map_or(all.len(), |i| i + 1),
+                None => 0,
+            };
+            let data: Vec<Collection> = all[start..].iter().take(2).cloned().collect();
+            let has_more = start + data.len() < all.len();
+            PageCollectionsResponse::Ok(Json(PageCollectionsOkBody { data, has_more }))
+        }
+    }
+
+    /// A list whose page is its only declared answer streams every item once, in order, page
+    /// after page, fed by the last item's id while `has_more` says so.
+    #[tokio::test]
+    async fn a_page_that_is_the_only_answer_streams_every_item() {
+        use futures_util::StreamExt;
+        let client = client!(fixture_arrays, Server);
+        let ids: Vec<String> = client
+            .page_collections_stream(PageCollectionsInput {
+                starting_after: None,
+            })
+            .map(|c| c.expect("every page answers").id)
+            .collect()
+            .await;
+        assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5"]);
     }
 
     /// Arrays of every item type (untyped values of each JSON kind, nested; 32- and 64-bit
@@ -809,7 +845,9 @@ mod multi_file {
 mod multipart {
     use super::*;
     use fixture_multipart::files::*;
-    use fixture_multipart::models::{Error, File, UploadFileForm, UploadFileFormPurpose};
+    use fixture_multipart::models::{
+        Error, File, LabelFilesForm, UploadFileForm, UploadFileFormPurpose,
+    };
     use fixture_multipart::{FilePart, Hooks, Json};
 
     struct Server;
@@ -842,6 +880,38 @@ mod multipart {
                 title: Some(format!("{media:?} {title:?} {note:?} {:?}", file.bytes)),
             }))
         }
+        /// 204, but the label `taken` is a 400 that says the label as it arrived.
+        async fn label_files(&self, input: LabelFilesInput) -> LabelFilesResponse {
+            let label = input.body.label;
+            if label.starts_with("taken") {
+                return LabelFilesResponse::BadRequest(Json(Error {
+                    code: "taken".into(),
+                    message: label,
+                }));
+            }
+            LabelFilesResponse::NoContent
+        }
+    }
+
+    /// A form of text parts only goes as multipart and arrives as sent.
+    #[tokio::test]
+    async fn a_form_without_files_goes_as_multipart() {
+        let client = client!(fixture_multipart, Server);
+        let input = |label: &str| LabelFilesInput {
+            body: LabelFilesForm {
+                label: label.into(),
+            },
+        };
+        let answer = client.label_files(input("urgent")).await;
+        assert!(
+            matches!(answer, Ok(LabelFilesResponse::NoContent)),
+            "{answer:?}"
+        );
+        let error = body!(
+            client.label_files(input("taken, é\r\n")).await,
+            LabelFilesResponse::BadRequest
+        );
+        assert_eq!(error.message, "taken, é\r\n");
     }
 
     fn form(

@@ -373,6 +373,12 @@ impl Emitter<'_> {
             " Every item of `{}`, page after page (query parameter `{}` moves on), read as the stream is.",
             o.id, p.param
         );
+        // Any other declared answer ends the stream; with none, the match is already whole.
+        let other_arm = if o.responses.len() > 1 {
+            quote!(other => ::std::result::Result::Err(crate::runtime::client::PageError::Answered(::std::boxed::Box::new(other))),)
+        } else {
+            quote!()
+        };
         Some(quote! {
             #[doc = #d]
             pub fn #m(&self, input: #input) -> impl crate::runtime::client::Stream<
@@ -391,7 +397,7 @@ impl Emitter<'_> {
                             });
                             ::std::result::Result::Ok(crate::runtime::client::Page { items, next })
                         }
-                        other => ::std::result::Result::Err(crate::runtime::client::PageError::Answered(::std::boxed::Box::new(other))),
+                        #other_arm
                     }
                 })
             }

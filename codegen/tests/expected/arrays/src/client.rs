@@ -5,7 +5,7 @@
 //! Credentials, retries, `Idempotency-Key`s and hooks are set once in a
 //! [`Config`](crate::runtime::client::Config).
 /// What the client knows of each operation, in document order.
-static OPERATIONS: [crate::runtime::client::Operation; 3usize] = [
+static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
     crate::runtime::client::Operation {
         id: "list_collections",
         method: "GET",
@@ -27,6 +27,14 @@ static OPERATIONS: [crate::runtime::client::Operation; 3usize] = [
         method: "PUT",
         path: "/collections/tags",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
+        idempotency_key: ::std::option::Option::None,
+        streams: false,
+    },
+    crate::runtime::client::Operation {
+        id: "page_collections",
+        method: "GET",
+        path: "/collections/pages",
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -92,6 +100,73 @@ impl Client {
         let received = self.core.send(write_replace_tags(&input)?).await?;
         read_replace_tags(received)
     }
+    /// Page through collections
+    ///
+    /// `GET /collections/pages`
+    pub async fn page_collections(
+        &self,
+        input: crate::collections::PageCollectionsInput,
+    ) -> ::std::result::Result<
+        crate::collections::PageCollectionsResponse,
+        crate::runtime::client::Error,
+    > {
+        let received = self.core.send(write_page_collections(&input)?).await?;
+        read_page_collections(received)
+    }
+    /// Every item of `page_collections`, page after page (query parameter `starting_after` moves on), read as the stream is.
+    pub fn page_collections_stream(
+        &self,
+        input: crate::collections::PageCollectionsInput,
+    ) -> impl crate::runtime::client::Stream<
+        Item = ::std::result::Result<
+            crate::models::Collection,
+            crate::runtime::client::PageError<
+                crate::collections::PageCollectionsResponse,
+            >,
+        >,
+    > + '_ {
+        crate::runtime::client::pages(
+            input,
+            move |input: crate::collections::PageCollectionsInput| async move {
+                let received = self.core.send(write_page_collections(&input)?).await?;
+                match read_page_collections(received)? {
+                    crate::collections::PageCollectionsResponse::Ok(
+                        crate::runtime::Json(page),
+                        ..,
+                    ) => {
+                        let more = crate::runtime::client::paginate::Flag::is_set(
+                            &page.has_more,
+                        );
+                        let items: ::std::vec::Vec<crate::models::Collection> = crate::runtime::client::paginate::IntoItems::into_items(
+                            page.data,
+                        );
+                        let next = if more {
+                            items
+                                .last()
+                                .and_then(|i| crate::runtime::client::paginate::field_text(
+                                    i,
+                                    "id",
+                                ))
+                        } else {
+                            ::std::option::Option::None
+                        };
+                        let next = next
+                            .and_then(|c| {
+                                let mut input = input.clone();
+                                input.starting_after = ::std::option::Option::Some(
+                                    ::std::str::FromStr::from_str(&c).ok()?,
+                                );
+                                ::std::option::Option::Some(input)
+                            });
+                        ::std::result::Result::Ok(crate::runtime::client::Page {
+                            items,
+                            next,
+                        })
+                    }
+                }
+            },
+        )
+    }
 }
 fn write_list_collections(
     input: &crate::collections::ListCollectionsInput,
@@ -123,6 +198,25 @@ fn write_replace_tags(
     let _ = &input;
     let mut r = crate::runtime::client::Request::new(&OPERATIONS[2usize]);
     r.json("application/json", &input.body)?;
+    ::std::result::Result::Ok(r)
+}
+fn write_page_collections(
+    input: &crate::collections::PageCollectionsInput,
+) -> ::std::result::Result<
+    crate::runtime::client::Request,
+    crate::runtime::client::Error,
+> {
+    let _ = &input;
+    let mut r = crate::runtime::client::Request::new(&OPERATIONS[3usize]);
+    r.query(
+        "starting_after",
+        &input.starting_after,
+        crate::runtime::client::ParamStyle {
+            explode: true,
+            delimiter: ',',
+            deep_object: false,
+        },
+    )?;
     ::std::result::Result::Ok(r)
 }
 fn read_list_collections(
@@ -200,6 +294,27 @@ fn read_replace_tags(
             }
             400u16 => {
                 crate::collections::ReplaceTagsResponse::BadRequest(
+                    crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
+                )
+            }
+            _ => return ::std::result::Result::Err(received.unexpected(op)),
+        },
+    )
+}
+fn read_page_collections(
+    received: crate::runtime::client::Received,
+) -> ::std::result::Result<
+    crate::collections::PageCollectionsResponse,
+    crate::runtime::client::Error,
+> {
+    let op = &OPERATIONS[3usize];
+    let _ = op;
+    ::std::result::Result::Ok(
+        match received.status.as_u16() {
+            200u16 => {
+                crate::collections::PageCollectionsResponse::Ok(
                     crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),

@@ -32,6 +32,15 @@ pub trait CollectionsApi: crate::runtime::Hooks {
         &self,
         input: ReplaceTagsInput,
     ) -> impl ::std::future::Future<Output = ReplaceTagsResponse> + Send;
+    /// Page through collections
+    ///
+    /// `GET /collections/pages` (operationId `page_collections`, `#/paths/~1collections~1pages/get`)
+    ///
+    /// One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.
+    fn page_collections(
+        &self,
+        input: PageCollectionsInput,
+    ) -> impl ::std::future::Future<Output = PageCollectionsResponse> + Send;
 }
 /// Input of `list_collections`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +56,13 @@ pub struct CreateCollectionInput {
 pub struct ReplaceTagsInput {
     /// The complete list of tags.
     pub body: crate::models::TagList,
+}
+/// Input of `page_collections`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageCollectionsInput {
+    /// `starting_after` (query).
+    /// The id of the last collection of the previous page.
+    pub starting_after: ::std::option::Option<::std::string::String>,
 }
 /// Every response `list_collections` may give, one variant per declared status.
 #[derive(::poem_openapi::ApiResponse)]
@@ -143,4 +159,12 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse
         };
         Some(variant)
     }
+}
+/// Every response `page_collections` may give, one variant per declared status.
+#[derive(::poem_openapi::ApiResponse)]
+#[cfg_attr(feature = "client", derive(Debug))]
+pub enum PageCollectionsResponse {
+    /// One page of collections.
+    #[oai(status = 200u16)]
+    Ok(crate::runtime::Json<crate::models::PageCollectionsOkBody>),
 }

@@ -78,5 +78,6 @@ impl runtime::ApiDocument for Document {
         &[],
         &[],
         &[],
+        &[],
     ];
 }

@@ -16,3 +16,5 @@ mod name_list;
 pub use self::name_list::*;
 mod error;
 pub use self::error::*;
+mod page_collections_ok_body;
+pub use self::page_collections_ok_body::*;

@@ -101,9 +101,36 @@ impl<S: Server> ApiPart<S, 1usize> {
         ::std::result::Result::Ok(call(server, input).await)
     }
 }
+#[::poem_openapi::OpenApi]
+impl<S: Server> ApiPart<S, 2usize> {
+    /// Page through collections
+    ///
+    /// One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.
+    #[oai(
+        path = "/collections/pages",
+        method = "get",
+        operation_id = "page_collections",
+        tag = "ApiTags::Collections"
+    )]
+    async fn page_collections(
+        &self,
+        /// The id of the last collection of the previous page.
+        #[oai(name = "starting_after")]
+        p_starting_after: ::poem_openapi::param::Query<
+            ::std::option::Option<::std::string::String>,
+        >,
+    ) -> crate::runtime::Answer<crate::collections::PageCollectionsResponse> {
+        let server = self.server()?;
+        let input = crate::collections::PageCollectionsInput {
+            starting_after: p_starting_after.0,
+        };
+        let call = <S as crate::collections::CollectionsApi>::page_collections;
+        ::std::result::Result::Ok(call(server, input).await)
+    }
+}
 /// The API as a poem-openapi service over a [`Server`]: one part per path, so that
 /// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
+pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     crate::runtime::ApiParts::build(&server)
 }
@@ -149,6 +176,14 @@ impl crate::collections::CollectionsApi for DocumentOnly {
         _input: crate::collections::ReplaceTagsInput,
     ) -> impl ::std::future::Future<
         Output = crate::collections::ReplaceTagsResponse,
+    > + Send {
+        async move { match *self {} }
+    }
+    fn page_collections(
+        &self,
+        _input: crate::collections::PageCollectionsInput,
+    ) -> impl ::std::future::Future<
+        Output = crate::collections::PageCollectionsResponse,
     > + Send {
         async move { match *self {} }
     }
