@@ -271,26 +271,9 @@ impl Emitter<'_> {
             statuses,
             default_arm,
             bind,
+            status_names,
+            arm_names,
         } = error_arms(&errors);
-        // The names each body uses, so that its `use` never imports one it does not need.
-        let uses = |code: &[TokenStream], name: &str| {
-            code.iter().any(|t| {
-                t.to_string()
-                    .split(|c: char| !c.is_alphanumeric())
-                    .any(|w| w == name)
-            })
-        };
-        let in_scope = |code: &[TokenStream], always: &[&str]| -> Vec<syn::Ident> {
-            ["None", "Some"]
-                .into_iter()
-                .filter(|name| always.contains(name) || uses(code, name))
-                .map(|name| format_ident!("{name}"))
-                .collect()
-        };
-        let status_names = in_scope(&statuses, &[]);
-        let mut arm_code = arms.clone();
-        arm_code.push(default_arm.clone());
-        let arm_names = in_scope(&arm_code, &["Some"]);
         let failure_expr = failure_expr(&errors);
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {
@@ -379,6 +362,10 @@ struct ErrorArms {
     default_arm: TokenStream,
     /// `let body = …;` when every error wraps the body alike (the arms then use `body`).
     bind: TokenStream,
+    /// What `ERROR_STATUSES` uses of `None` and `Some`, so that its `use` imports no more.
+    status_names: Vec<syn::Ident>,
+    /// What `from_error` uses of them: `Some` for its answer, `None` for no variant or a header.
+    arm_names: Vec<syn::Ident>,
 }
 
 /// The parts of `from_error` and `ERROR_STATUSES`, written where `None` and `Some` are in scope
@@ -397,16 +384,21 @@ fn error_arms(errors: &[&Response]) -> ErrorArms {
         statuses: Vec::new(),
         default_arm: quote!(_ => return None),
         bind,
+        status_names: Vec::new(),
+        arm_names: Vec::new(),
     };
+    let (mut codes, mut default, mut headers) = (false, false, false);
     for (r, payload) in errors.iter().zip(payloads) {
         let v = ident(&r.variant);
         let nones = r.headers.iter().map(|_| quote!(, None));
+        headers |= !r.headers.is_empty();
         let body = if shared { quote!(body) } else { payload };
         match r.status {
             Status::Code(c) => {
                 let c = proc_macro2::Literal::u16_unsuffixed(c);
                 parts.arms.push(quote!(#c => Self::#v(#body #(#nones)*)));
                 parts.statuses.push(quote!(Some(#c)));
+                codes = true;
             }
             Status::Range(_) => {}
             Status::Default => {
@@ -414,9 +406,19 @@ fn error_arms(errors: &[&Response]) -> ErrorArms {
                     ::poem::http::StatusCode::from_u16(other).ok()?, #body #(#nones)*
                 ));
                 parts.statuses.push(quote!(None));
+                default = true;
             }
         }
     }
+    let names = |none: bool, some: bool| {
+        [("None", none), ("Some", some)]
+            .into_iter()
+            .filter(|(_, used)| *used)
+            .map(|(name, _)| format_ident!("{name}"))
+            .collect()
+    };
+    parts.status_names = names(default, codes);
+    parts.arm_names = names(!default || headers, true);
     parts
 }
 
