@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Header, Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::platform::PlatformApi + crate::entities::EntitiesApi + crate::bank_accounts::BankAccountsApi + crate::account_numbers::AccountNumbersApi + crate::ach_positive_pay_rules::AchPositivePayRulesApi + crate::counterparties::CounterpartiesApi + crate::documents::DocumentsApi + crate::book_transfers::BookTransfersApi + crate::ach_transfers::AchTransfersApi + crate::simulations::SimulationsApi + crate::events::EventsApi + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks + crate::callbacks::Webhooks {}
 impl<
@@ -57,2179 +60,4390 @@ pub enum ApiTags {
     #[oai(rename = "Webhooks")]
     Webhooks,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        get_platform:: < S > (), update_platform:: < S > (), create_person_entity:: < S >
+        (), create_business_entity:: < S > (), update_person_entity:: < S > (),
+        update_business_entity:: < S > (), list_entities:: < S > (), get_entity:: < S >
+        (), delete_entity:: < S > (), list_associated_persons:: < S > (),
+        create_associated_person:: < S > (), get_additional_requirements:: < S > (),
+        submit_additional_requirements:: < S > (), list_bank_accounts:: < S > (),
+        create_bank_account:: < S > (), get_bank_account:: < S > (),
+        delete_bank_account:: < S > (), update_bank_account:: < S > (),
+        get_bank_account_history:: < S > (), add_bank_account_owner:: < S > (),
+        list_account_numbers:: < S > (), create_account_number:: < S > (),
+        get_account_number:: < S > (), update_account_number:: < S > (),
+        create_ach_positive_pay_rule:: < S > (), get_ach_positive_pay_rule:: < S > (),
+        delete_ach_positive_pay_rule:: < S > (), list_ach_positive_pay_rules:: < S > (),
+        list_counterparties:: < S > (), create_counterparty:: < S > (),
+        get_counterparty:: < S > (), delete_counterparty:: < S > (), list_documents:: < S
+        > (), upload_document:: < S > (), get_document:: < S > (), get_document_content::
+        < S > (), list_book_transfers:: < S > (), create_book_transfer:: < S > (),
+        get_book_transfer:: < S > (), clear_book_transfer:: < S > (),
+        cancel_book_transfer:: < S > (), list_ach_transfers:: < S > (),
+        get_ach_transfer:: < S > (), simulate_receive_ach_credit:: < S > (),
+        simulate_receive_ach_debit:: < S > (), list_events:: < S > (), get_event:: < S >
+        (), list_webhook_endpoints:: < S > (), create_webhook_endpoint:: < S > (),
+        get_webhook_endpoint:: < S > (), delete_webhook_endpoint:: < S > (),
+        update_webhook_endpoint:: < S > (), rotate_webhook_endpoint_secret:: < S > (),
+        list_webhook_deliveries:: < S > (), retry_webhook_delivery:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get the platform settings
-    ///
-    /// Returns the settings of the platform that the API key belongs to.
-    #[oai(
-        path = "/platform",
-        method = "get",
-        operation_id = "get_platform",
-        tag = "ApiTags::Platform"
-    )]
-    async fn get_platform(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> crate::runtime::Answer<crate::platform::GetPlatformResponse> {
-        let server = self.server()?;
-        let input = crate::platform::GetPlatformInput {
-        };
-        let call = <S as crate::platform::PlatformApi>::get_platform;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Update the platform settings
-    ///
-    /// Updates the platform settings. Only the fields present in the body change. `reporting_time_zone` must be an IANA time zone name (400 `invalid_request` otherwise); it must be set before the bank account history can be read. `additional_requirements` replaces the platform's whole compliance field list; field names must be unique.
-    #[oai(
-        path = "/platform",
-        method = "patch",
-        operation_id = "update_platform",
-        tag = "ApiTags::Platform"
-    )]
-    async fn update_platform(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 1>,
-        /// The settings to change.
-        body: crate::runtime::JsonBody<crate::models::PlatformUpdate, crate::Document>,
-    ) -> crate::runtime::Answer<crate::platform::UpdatePlatformResponse> {
-        let server = self.server()?;
-        let input = crate::platform::UpdatePlatformInput {
-            body: body.0,
-        };
-        let call = <S as crate::platform::PlatformApi>::update_platform;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create a person entity
-    ///
-    /// Creates a PERSON entity. The request is flat; the record shows the person fields under `person_details` and the entity `name` is `first_name last_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `last_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: ["other_review_reason"]`) or `Denied` (`DENIED`). The full SSN is never returned, only `ssn_last_4`.
-    #[oai(
-        path = "/entities/person",
-        method = "post",
-        operation_id = "create_person_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn create_person_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 2>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The person to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreatePersonEntityRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::CreatePersonEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::CreatePersonEntityInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::create_person_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Create a business entity
-    ///
-    /// Creates a BUSINESS entity. The request is flat; the record shows the business fields under `business_details` and the entity `name` is the `business_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `business_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: ["other_review_reason"]`) or `Denied` (`DENIED`).
-    #[oai(
-        path = "/entities/business",
-        method = "post",
-        operation_id = "create_business_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn create_business_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 3>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The business to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateBusinessEntityRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::CreateBusinessEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::CreateBusinessEntityInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::create_business_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// Update a person entity
-    ///
-    /// Updates the fields of a PERSON entity that are present in the body; absent fields keep their values. The entity `name` follows `first_name` and `last_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a PERSON is 400 `entity_type_mismatch`.
-    #[oai(
-        path = "/entities/person/:entity_id",
-        method = "patch",
-        operation_id = "update_person_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn update_person_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 4>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The person fields to change.
-        body: crate::runtime::JsonBody<
-            crate::models::UpdatePersonEntityRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::UpdatePersonEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::UpdatePersonEntityInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::update_person_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// Update a business entity
-    ///
-    /// Updates the fields of a BUSINESS entity that are present in the body; absent fields keep their values. The entity `name` follows `business_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a BUSINESS is 400 `entity_type_mismatch`.
-    #[oai(
-        path = "/entities/business/:entity_id",
-        method = "patch",
-        operation_id = "update_business_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn update_business_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 5>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The business fields to change.
-        body: crate::runtime::JsonBody<
-            crate::models::UpdateBusinessEntityRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::UpdateBusinessEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::UpdateBusinessEntityInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::update_business_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 5usize> {
-    /// List entities
-    ///
-    /// Lists the entities of the platform, newest first, with optional filters.
-    #[oai(
-        path = "/entities",
-        method = "get",
-        operation_id = "list_entities",
-        tag = "ApiTags::Entities"
-    )]
-    async fn list_entities(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 6>,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// When set, only the platform's root entity (`true`) or only the other entities (`false`).
-        #[oai(name = "is_root")]
-        p_is_root: ::poem_openapi::param::Query<::std::option::Option<bool>>,
-        /// Case-insensitive substring of the entity `name`.
-        #[oai(name = "name", validator(max_length = 255usize))]
-        p_name: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Free-text search; case-insensitive substring of the entity name, or an exact entity id.
-        #[oai(name = "query", validator(max_length = 255usize))]
-        p_query: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only entities of this type.
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::EntityType>,
-        >,
-        /// Only entities with this verification status.
-        #[oai(name = "verification_status")]
-        p_verification_status: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::VerificationStatus>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_entities_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::entities::ListEntitiesResponse> {
-        let server = self.server()?;
-        let input = crate::entities::ListEntitiesInput {
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            is_root: p_is_root.0,
-            name: p_name.0,
-            query: p_query.0,
-            r#type: p_type.0,
-            verification_status: p_verification_status.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::list_entities;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 6usize> {
-    /// Get an entity
-    ///
-    /// Returns one entity with its details and its documents (newest first).
-    #[oai(
-        path = "/entities/:entity_id",
-        method = "get",
-        operation_id = "get_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn get_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 7>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::entities::GetEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::GetEntityInput {
-            entity_id: p_entity_id.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::get_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Delete an entity
-    ///
-    /// Deletes an entity. Allowed only when every bank account the entity owns, alone or jointly, has been deleted (status `closed`); otherwise 400 `entity_has_bank_accounts`. A deleted entity is 404 afterwards, in every endpoint.
-    #[oai(
-        path = "/entities/:entity_id",
-        method = "delete",
-        operation_id = "delete_entity",
-        tag = "ApiTags::Entities"
-    )]
-    async fn delete_entity(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 8>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::entities::DeleteEntityResponse> {
-        let server = self.server()?;
-        let input = crate::entities::DeleteEntityInput {
-            entity_id: p_entity_id.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::delete_entity;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 7usize> {
-    /// List the persons associated with a business
-    ///
-    /// Lists the persons linked to a BUSINESS entity, newest link first. The cursors `starting_after` and `ending_before` hold a `person_entity_id`.
-    #[oai(
-        path = "/entities/:entity_id/associated-persons",
-        method = "get",
-        operation_id = "list_associated_persons",
-        tag = "ApiTags::Entities"
-    )]
-    async fn list_associated_persons(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 9>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_associated_persons_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::entities::ListAssociatedPersonsResponse> {
-        let server = self.server()?;
-        let input = crate::entities::ListAssociatedPersonsInput {
-            entity_id: p_entity_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::list_associated_persons;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Associate a person with a business
-    ///
-    /// Links a PERSON entity (`person_entity_id`) to the BUSINESS entity in the path; both must belong to the calling platform (404 `entity_not_found` otherwise). A path entity that is not a BUSINESS, or a `person_entity_id` that is not a PERSON, is 400 `entity_type_mismatch`; a person already linked to this business is 400 `associated_person_already_linked`.
-    #[oai(
-        path = "/entities/:entity_id/associated-persons",
-        method = "post",
-        operation_id = "create_associated_person",
-        tag = "ApiTags::Entities"
-    )]
-    async fn create_associated_person(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 10>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The person to link and their roles.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateAssociatedPersonRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::CreateAssociatedPersonResponse> {
-        let server = self.server()?;
-        let input = crate::entities::CreateAssociatedPersonInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::create_associated_person;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 8usize> {
-    /// Get the additional requirements of an entity
-    ///
-    /// Returns the additional compliance fields submitted for the entity so far and the names of the platform's required fields that are still missing.
-    #[oai(
-        path = "/entities/:entity_id/additional-requirements",
-        method = "get",
-        operation_id = "get_additional_requirements",
-        tag = "ApiTags::Entities"
-    )]
-    async fn get_additional_requirements(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 11>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::entities::GetAdditionalRequirementsResponse> {
-        let server = self.server()?;
-        let input = crate::entities::GetAdditionalRequirementsInput {
-            entity_id: p_entity_id.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::get_additional_requirements;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Submit additional requirements of an entity
-    ///
-    /// Validates every submitted field against the platform's `additional_requirements` list and merges them into the entity's submitted fields. Unknown fields and invalid values (wrong type, an `enum` value not in `values`, a string longer than `max_length`, an `email` that is not a plain address, a `phone` that is not E.164, a `date` that is not `YYYY-MM-DD`) are 400 `invalid_additional_requirements` with one `details` entry per field. A required field that is merely still missing is not an error; it is listed in `missing`.
-    #[oai(
-        path = "/entities/:entity_id/additional-requirements",
-        method = "post",
-        operation_id = "submit_additional_requirements",
-        tag = "ApiTags::Entities"
-    )]
-    async fn submit_additional_requirements(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 12>,
-        /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
-        #[oai(name = "entity_id")]
-        p_entity_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The additional fields to merge, by field name.
-        body: crate::runtime::JsonBody<
-            crate::models::SubmitAdditionalRequirementsRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::entities::SubmitAdditionalRequirementsResponse> {
-        let server = self.server()?;
-        let input = crate::entities::SubmitAdditionalRequirementsInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::entities::EntitiesApi>::submit_additional_requirements;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 9usize> {
-    /// List bank accounts
-    ///
-    /// Lists the bank accounts of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise; cursor pagination stays correct under every sort.
-    #[oai(
-        path = "/bank-accounts",
-        method = "get",
-        operation_id = "list_bank_accounts",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn list_bank_accounts(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 13>,
-        /// Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).
-        #[oai(name = "balance.gt")]
-        p_balance_gt: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Only accounts whose `available_amount` is greater than or equal to this value. Units as for `balance.gt`.
-        #[oai(name = "balance.gte")]
-        p_balance_gte: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Only accounts whose `available_amount` is less than this value. Units as for `balance.gt`.
-        #[oai(name = "balance.lt")]
-        p_balance_lt: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Only accounts whose `available_amount` is less than or equal to this value. Units as for `balance.gt`.
-        #[oai(name = "balance.lte")]
-        p_balance_lte: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only accounts in this ISO 4217 currency; omitted means all currencies.
-        #[oai(
-            name = "currency_code",
-            validator(custom = "crate::runtime::ParamPattern(\"^[A-Z]{3}$\")")
-        )]
-        p_currency_code: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Case-insensitive substring of the account `description`.
-        #[oai(name = "description", validator(max_length = 255usize))]
-        p_description: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only accounts owned (alone or jointly) by this entity (exact id, prefix `enti_`).
-        #[oai(name = "entity_id", validator(max_length = 64usize))]
-        p_entity_id: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only overdraftable accounts (`true`) or only accounts that are not (`false`).
-        #[oai(name = "is_overdraftable")]
-        p_is_overdraftable: ::poem_openapi::param::Query<::std::option::Option<bool>>,
-        /// Only accounts whose overdraft reserve account is this bank account (exact id, prefix `bacc_`).
-        #[oai(name = "overdraft_reserve_account_id", validator(max_length = 64usize))]
-        p_overdraft_reserve_account_id: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Search: case-insensitive substring of the description, the display name or an owner's name, or an exact bank account id.
-        #[oai(name = "query", validator(max_length = 255usize))]
-        p_query: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Field to sort by; `balance` sorts by `available_amount`.
-        #[oai(name = "sort")]
-        p_sort: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::BankAccountSort>,
-        >,
-        /// Direction of the sort, `desc` (default) or `asc`.
-        #[oai(name = "sort_order")]
-        p_sort_order: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::SortOrder>,
-        >,
-        /// Only accounts with this status.
-        #[oai(name = "status")]
-        p_status: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::BankAccountStatus>,
-        >,
-        /// Only accounts of this type.
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::BankAccountType>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_bank_accounts_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::bank_accounts::ListBankAccountsResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::ListBankAccountsInput {
-            balance_gt: p_balance_gt.0,
-            balance_gte: p_balance_gte.0,
-            balance_lt: p_balance_lt.0,
-            balance_lte: p_balance_lte.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            currency_code: p_currency_code.0,
-            description: p_description.0,
-            entity_id: p_entity_id.0,
-            is_overdraftable: p_is_overdraftable.0,
-            overdraft_reserve_account_id: p_overdraft_reserve_account_id.0,
-            query: p_query.0,
-            sort: p_sort.0,
-            sort_order: p_sort_order.0,
-            status: p_status.0,
-            r#type: p_type.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Create a bank account
-    ///
-    /// Creates a `CHECKING` bank account owned by `entity_id`, together with its default account number. The entity must belong to the platform (404 `entity_not_found` otherwise) and be `VERIFIED` (400 `entity_not_verified`). An overdraftable account needs `overdraft_reserve_account_id`, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included). An unsupported `currency_code` is 400 `unsupported_currency`. Root account types are only made with the platform.
-    #[oai(
-        path = "/bank-accounts",
-        method = "post",
-        operation_id = "create_bank_account",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn create_bank_account(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 14>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The bank account to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateBankAccountRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::bank_accounts::CreateBankAccountResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::CreateBankAccountInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::create_bank_account;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 10usize> {
-    /// Get a bank account
-    ///
-    /// Returns one bank account with its balances and default account number. Closed accounts stay readable.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id",
-        method = "get",
-        operation_id = "get_bank_account",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn get_bank_account(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 15>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::bank_accounts::GetBankAccountResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::GetBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Delete a bank account
-    ///
-    /// Deletes (closes) a bank account. Allowed only when all four balances are zero; otherwise 400 `bank_account_balance_not_zero`. The account becomes `status: closed`, stays readable, takes no more money and counts as deleted for the entity deletion rule. Deleting a closed account again answers 200.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id",
-        method = "delete",
-        operation_id = "delete_bank_account",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn delete_bank_account(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 16>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::bank_accounts::DeleteBankAccountResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::DeleteBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Update a bank account
-    ///
-    /// Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included; a 404 always means the account in the path). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id",
-        method = "patch",
-        operation_id = "update_bank_account",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn update_bank_account(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 17>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The bank account fields to change.
-        body: crate::runtime::JsonBody<
-            crate::models::UpdateBankAccountRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::bank_accounts::UpdateBankAccountResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::UpdateBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::update_bank_account;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 11usize> {
-    /// Get the daily summary history of a bank account
-    ///
-    /// Returns one summary per day, newest first, for every day from the later of `from_date` and the account's creation day to the earlier of `to_date` and today, including days without activity. Days are in the platform's reporting time zone, which must be set first (400 `reporting_time_zone_not_set`; an unknown or foreign account is 404 before that check). Only today and the 365 days before it can be read; a `from_date` before that window, a `to_date` after today, or a `from_date` after `to_date` is 400 `invalid_date_range`.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id/history",
-        method = "get",
-        operation_id = "get_bank_account_history",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn get_bank_account_history(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 18>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.
-        #[oai(name = "from_date")]
-        p_from_date: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Date>,
-        >,
-        /// Last day (inclusive) in the platform's reporting time zone; default today.
-        #[oai(name = "to_date")]
-        p_to_date: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Date>,
-        >,
-    ) -> crate::runtime::Answer<crate::bank_accounts::GetBankAccountHistoryResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::GetBankAccountHistoryInput {
-            bank_account_id: p_bank_account_id.0,
-            from_date: p_from_date.0.map(|d| d.0),
-            to_date: p_to_date.0.map(|d| d.0),
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 12usize> {
-    /// Add an owner to a bank account
-    ///
-    /// Adds a further owner to a bank account (joint ownership). The entity must belong to the same platform as the account (404 `entity_not_found` otherwise, for unknown and foreign entities alike) and be `VERIFIED` (400 `entity_not_verified`). Adding an entity that already owns the account changes nothing and answers 200.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id/owner",
-        method = "post",
-        operation_id = "add_bank_account_owner",
-        tag = "ApiTags::BankAccounts"
-    )]
-    async fn add_bank_account_owner(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 19>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The entity to add as owner.
-        body: crate::runtime::JsonBody<crate::models::AddOwnerRequest, crate::Document>,
-    ) -> crate::runtime::Answer<crate::bank_accounts::AddBankAccountOwnerResponse> {
-        let server = self.server()?;
-        let input = crate::bank_accounts::AddBankAccountOwnerInput {
-            bank_account_id: p_bank_account_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 13usize> {
-    /// List the account numbers of a bank account
-    ///
-    /// Lists the account numbers that point to the bank account, newest first.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id/account-numbers",
-        method = "get",
-        operation_id = "list_account_numbers",
-        tag = "ApiTags::AccountNumbers"
-    )]
-    async fn list_account_numbers(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 20>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_account_numbers_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::account_numbers::ListAccountNumbersResponse> {
-        let server = self.server()?;
-        let input = crate::account_numbers::ListAccountNumbersInput {
-            bank_account_id: p_bank_account_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Create an account number
-    ///
-    /// Creates a new account number (a random, unique 12 to 17 digit number with the server's routing number and BIC) that points to the bank account. A closed or frozen account is 400 `bank_account_not_open`.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id/account-numbers",
-        method = "post",
-        operation_id = "create_account_number",
-        tag = "ApiTags::AccountNumbers"
-    )]
-    async fn create_account_number(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 21>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The account number to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateAccountNumberRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::account_numbers::CreateAccountNumberResponse> {
-        let server = self.server()?;
-        let input = crate::account_numbers::CreateAccountNumberInput {
-            bank_account_id: p_bank_account_id.0,
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::account_numbers::AccountNumbersApi>::create_account_number;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 14usize> {
-    /// Get an account number
-    ///
-    /// Returns one account number.
-    #[oai(
-        path = "/account-numbers/:account_number_id",
-        method = "get",
-        operation_id = "get_account_number",
-        tag = "ApiTags::AccountNumbers"
-    )]
-    async fn get_account_number(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 22>,
-        /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
-        #[oai(name = "account_number_id")]
-        p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::account_numbers::GetAccountNumberResponse> {
-        let server = self.server()?;
-        let input = crate::account_numbers::GetAccountNumberInput {
-            account_number_id: p_account_number_id.0,
-        };
-        let call = <S as crate::account_numbers::AccountNumbersApi>::get_account_number;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Update an account number
-    ///
-    /// Updates the fields present in the body (`description`, `check_issuing_positive_pay_required`); absent fields keep their values.
-    #[oai(
-        path = "/account-numbers/:account_number_id",
-        method = "patch",
-        operation_id = "update_account_number",
-        tag = "ApiTags::AccountNumbers"
-    )]
-    async fn update_account_number(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 23>,
-        /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
-        #[oai(name = "account_number_id")]
-        p_account_number_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The account number fields to change.
-        body: crate::runtime::JsonBody<
-            crate::models::UpdateAccountNumberRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::account_numbers::UpdateAccountNumberResponse> {
-        let server = self.server()?;
-        let input = crate::account_numbers::UpdateAccountNumberInput {
-            account_number_id: p_account_number_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::account_numbers::AccountNumbersApi>::update_account_number;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 15usize> {
-    /// Create an ACH positive pay rule
-    ///
-    /// Creates a rule on a bank account of the platform (404 `bank_account_not_found` otherwise). There is at most one rule per bank account and `ach_company_id` (400 `duplicate_ach_positive_pay_rule`). `amount` is required for the `equal` and `less_than_or_equal_to` conditions and must be absent for `any_amount` (400 `invalid_request` otherwise). Once an account has a rule, an incoming ACH debit that matches no rule is returned with `R29` and moves no money.
-    #[oai(
-        path = "/ach-positive-pay-rules",
-        method = "post",
-        operation_id = "create_ach_positive_pay_rule",
-        tag = "ApiTags::AchPositivePayRules"
-    )]
-    async fn create_ach_positive_pay_rule(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 24>,
-        /// The rule to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateAchPositivePayRuleRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<
-        crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
-    > {
-        let server = self.server()?;
-        let input = crate::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
-            body: body.0,
-        };
-        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 16usize> {
-    /// Get an ACH positive pay rule
-    ///
-    /// Returns one ACH positive pay rule.
-    #[oai(
-        path = "/ach-positive-pay-rules/:ach_positive_pay_rule_id",
-        method = "get",
-        operation_id = "get_ach_positive_pay_rule",
-        tag = "ApiTags::AchPositivePayRules"
-    )]
-    async fn get_ach_positive_pay_rule(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 25>,
-        /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
-        #[oai(name = "ach_positive_pay_rule_id")]
-        p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<
-        crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
-    > {
-        let server = self.server()?;
-        let input = crate::ach_positive_pay_rules::GetAchPositivePayRuleInput {
-            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
-        };
-        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Delete an ACH positive pay rule
-    ///
-    /// Deletes a rule; it is 404 afterwards.
-    #[oai(
-        path = "/ach-positive-pay-rules/:ach_positive_pay_rule_id",
-        method = "delete",
-        operation_id = "delete_ach_positive_pay_rule",
-        tag = "ApiTags::AchPositivePayRules"
-    )]
-    async fn delete_ach_positive_pay_rule(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 26>,
-        /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
-        #[oai(name = "ach_positive_pay_rule_id")]
-        p_ach_positive_pay_rule_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<
-        crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
-    > {
-        let server = self.server()?;
-        let input = crate::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
-            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
-        };
-        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 17usize> {
-    /// List the ACH positive pay rules of a bank account
-    ///
-    /// Lists the rules of the bank account, newest first.
-    #[oai(
-        path = "/bank-accounts/:bank_account_id/ach-positive-pay-rules",
-        method = "get",
-        operation_id = "list_ach_positive_pay_rules",
-        tag = "ApiTags::AchPositivePayRules"
-    )]
-    async fn list_ach_positive_pay_rules(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 27>,
-        /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
-        #[oai(name = "bank_account_id")]
-        p_bank_account_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_ach_positive_pay_rules_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<
-        crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
-    > {
-        let server = self.server()?;
-        let input = crate::ach_positive_pay_rules::ListAchPositivePayRulesInput {
-            bank_account_id: p_bank_account_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 18usize> {
-    /// List counterparties
-    ///
-    /// Lists the counterparties of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise.
-    #[oai(
-        path = "/counterparties",
-        method = "get",
-        operation_id = "list_counterparties",
-        tag = "ApiTags::Counterparties"
-    )]
-    async fn list_counterparties(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 28>,
-        /// Only counterparties with exactly this account number.
-        #[oai(name = "account_number", validator(max_length = 34usize))]
-        p_account_number: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only counterparties with exactly this routing number (ABA or BIC).
-        #[oai(name = "routing_number", validator(max_length = 11usize))]
-        p_routing_number: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// When `true`, counterparties with the same routing number and account number collapse into one result, the newest.
-        #[oai(
-            name = "deduplicate",
-            default = "__default_list_counterparties_deduplicate"
-        )]
-        p_deduplicate: ::poem_openapi::param::Query<bool>,
-        /// Case-insensitive substring of the counterparty `description`.
-        #[oai(name = "description", validator(max_length = 255usize))]
-        p_description: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Free-form search: case-insensitive substring of the name or description, or an exact counterparty id, account number or routing number.
-        #[oai(name = "query", validator(max_length = 255usize))]
-        p_query: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Field to sort by.
-        #[oai(name = "sort")]
-        p_sort: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::CounterpartySort>,
-        >,
-        /// Direction of the sort, `desc` (default) or `asc`.
-        #[oai(name = "sort_order")]
-        p_sort_order: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::SortOrder>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_counterparties_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::counterparties::ListCounterpartiesResponse> {
-        let server = self.server()?;
-        let input = crate::counterparties::ListCounterpartiesInput {
-            account_number: p_account_number.0,
-            routing_number: p_routing_number.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            deduplicate: p_deduplicate.0,
-            description: p_description.0,
-            query: p_query.0,
-            sort: p_sort.0,
-            sort_order: p_sort_order.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::counterparties::CounterpartiesApi>::list_counterparties;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Create a counterparty
-    ///
-    /// Creates a counterparty. A domestic ACH needs only `routing_number` and `account_number`; a supplied `name` becomes the default `receiver_name` of ACH transfers to it. Wires need the full name and address, and some countries need additional fields. An ABA routing number is 9 digits with a valid checksum; a BIC is 8 or 11 characters; an ABA account number has up to 17 digits; an IBAN is checked with mod-97 (400 `invalid_request` otherwise).
-    #[oai(
-        path = "/counterparties",
-        method = "post",
-        operation_id = "create_counterparty",
-        tag = "ApiTags::Counterparties"
-    )]
-    async fn create_counterparty(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 29>,
-        /// The counterparty to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateCounterpartyRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::counterparties::CreateCounterpartyResponse> {
-        let server = self.server()?;
-        let input = crate::counterparties::CreateCounterpartyInput {
-            body: body.0,
-        };
-        let call = <S as crate::counterparties::CounterpartiesApi>::create_counterparty;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 19usize> {
-    /// Get a counterparty
-    ///
-    /// Returns one counterparty.
-    #[oai(
-        path = "/counterparties/:counterparty_id",
-        method = "get",
-        operation_id = "get_counterparty",
-        tag = "ApiTags::Counterparties"
-    )]
-    async fn get_counterparty(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 30>,
-        /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
-        #[oai(name = "counterparty_id")]
-        p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::counterparties::GetCounterpartyResponse> {
-        let server = self.server()?;
-        let input = crate::counterparties::GetCounterpartyInput {
-            counterparty_id: p_counterparty_id.0,
-        };
-        let call = <S as crate::counterparties::CounterpartiesApi>::get_counterparty;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Delete a counterparty
-    ///
-    /// Deletes a counterparty; it is 404 afterwards.
-    #[oai(
-        path = "/counterparties/:counterparty_id",
-        method = "delete",
-        operation_id = "delete_counterparty",
-        tag = "ApiTags::Counterparties"
-    )]
-    async fn delete_counterparty(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 31>,
-        /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
-        #[oai(name = "counterparty_id")]
-        p_counterparty_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::counterparties::DeleteCounterpartyResponse> {
-        let server = self.server()?;
-        let input = crate::counterparties::DeleteCounterpartyInput {
-            counterparty_id: p_counterparty_id.0,
-        };
-        let call = <S as crate::counterparties::CounterpartiesApi>::delete_counterparty;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 20usize> {
-    /// List documents
-    ///
-    /// Lists the documents of the platform, newest first, with optional filters.
-    #[oai(
-        path = "/documents",
-        method = "get",
-        operation_id = "list_documents",
-        tag = "ApiTags::Documents"
-    )]
-    async fn list_documents(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 32>,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Case-insensitive substring of the document `description`.
-        #[oai(name = "description", validator(max_length = 127usize))]
-        p_description: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only documents with exactly this file name.
-        #[oai(name = "file_name", validator(max_length = 255usize))]
-        p_file_name: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only documents with exactly this tag.
-        #[oai(name = "tag", validator(max_length = 255usize))]
-        p_tag: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only documents of this type.
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::DocumentType>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_documents_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::documents::ListDocumentsResponse> {
-        let server = self.server()?;
-        let input = crate::documents::ListDocumentsInput {
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            description: p_description.0,
-            file_name: p_file_name.0,
-            tag: p_tag.0,
-            r#type: p_type.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::documents::DocumentsApi>::list_documents;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Upload a document
-    ///
-    /// Uploads a file with its metadata as `multipart/form-data`. The file may be at most 10 MiB by default (configurable); a larger upload is 400 `document_too_large` and is refused before it is buffered whole. The type `card_dispute_evidence` is 400 `document_type_not_allowed`: such documents go through `POST /issuing/card-disputes/documents`. An `entity_id` attaches the document to that entity of the platform (404 `entity_not_found` otherwise).
-    #[oai(
-        path = "/documents",
-        method = "post",
-        operation_id = "upload_document",
-        tag = "ApiTags::Documents"
-    )]
-    async fn upload_document(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 33>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The file and its metadata.
-        body: crate::runtime::MultipartBody<
-            crate::models::UploadDocumentRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::documents::UploadDocumentResponse> {
-        let server = self.server()?;
-        let input = crate::documents::UploadDocumentInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::documents::DocumentsApi>::upload_document;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 21usize> {
-    /// Get a document
-    ///
-    /// Returns the metadata of one document, with a fresh signed download `url` valid for 60 seconds.
-    #[oai(
-        path = "/documents/:document_id",
-        method = "get",
-        operation_id = "get_document",
-        tag = "ApiTags::Documents"
-    )]
-    async fn get_document(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 34>,
-        /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
-        #[oai(name = "document_id")]
-        p_document_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::documents::GetDocumentResponse> {
-        let server = self.server()?;
-        let input = crate::documents::GetDocumentInput {
-            document_id: p_document_id.0,
-        };
-        let call = <S as crate::documents::DocumentsApi>::get_document;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 22usize> {
-    /// Download the content of a document
-    ///
-    /// Downloads the file of a document. This endpoint takes no credentials: it is authorised by the signed link found in the document's `url`, whose `expires` and `signature` query parameters must be passed unchanged. Missing or malformed parameters are 400 `invalid_request`; a signature that does not match or a link past `expires` is 401 `invalid_signature`; an unknown or deleted document is 404 `document_not_found`.
-    #[oai(
-        path = "/documents/:document_id/content",
-        method = "get",
-        operation_id = "get_document_content",
-        tag = "ApiTags::Documents"
-    )]
-    async fn get_document_content(
-        &self,
-        /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
-        #[oai(name = "document_id")]
-        p_document_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.
-        #[oai(name = "expires")]
-        p_expires: ::poem_openapi::param::Query<i64>,
-        /// Signature of the link (64 lowercase hex characters), as found in the document's `url`.
-        #[oai(
-            name = "signature",
-            validator(custom = "crate::runtime::ParamPattern(\"^[0-9a-f]{64}$\")")
-        )]
-        p_signature: ::poem_openapi::param::Query<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::documents::GetDocumentContentResponse> {
-        let server = self.server()?;
-        let input = crate::documents::GetDocumentContentInput {
-            document_id: p_document_id.0,
-            expires: p_expires.0,
-            signature: p_signature.0,
-        };
-        let call = <S as crate::documents::DocumentsApi>::get_document_content;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 23usize> {
-    /// List book transfers
-    ///
-    /// Lists the book transfers of the platform, newest first, with optional filters. Not meant to rebuild ledger order or compute balances.
-    #[oai(
-        path = "/transfers/book",
-        method = "get",
-        operation_id = "list_book_transfers",
-        tag = "ApiTags::BookTransfers"
-    )]
-    async fn list_book_transfers(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 36>,
-        /// Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).
-        #[oai(name = "bank_account_id", validator(max_length = 64usize))]
-        p_bank_account_id: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only transfers with this status.
-        #[oai(name = "status")]
-        p_status: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::BookTransferStatus>,
-        >,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_book_transfers_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::book_transfers::ListBookTransfersResponse> {
-        let server = self.server()?;
-        let input = crate::book_transfers::ListBookTransfersInput {
-            bank_account_id: p_bank_account_id.0,
-            status: p_status.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::book_transfers::BookTransfersApi>::list_book_transfers;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Create a book transfer
-    ///
-    /// Moves money between two bank accounts of the platform. The sender is named by exactly one of `sender_bank_account_id` and `sender_account_number_id`, the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id` (400 `invalid_request` otherwise); unknown or foreign ones are 404 `bank_account_not_found` or `account_number_not_found`. Both accounts must be `open` (400 `bank_account_not_open`) and use `currency_code` (400 `currency_mismatch`). Without `hold` the transfer completes at once; with `hold` the amount moves from the sender's `available_amount` to its `holding_amount` until the transfer is cleared or canceled. The sender's available amount may not go negative (400 `insufficient_funds`), except for an overdraftable sender with `allow_overdraft`: the shortfall is then locked on its overdraft reserve account, which must have the available funds to cover it (400 `insufficient_funds` otherwise).
-    #[oai(
-        path = "/transfers/book",
-        method = "post",
-        operation_id = "create_book_transfer",
-        tag = "ApiTags::BookTransfers"
-    )]
-    async fn create_book_transfer(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 37>,
-        /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// The transfer to make.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateBookTransferRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::book_transfers::CreateBookTransferResponse> {
-        let server = self.server()?;
-        let input = crate::book_transfers::CreateBookTransferInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
-        };
-        let call = <S as crate::book_transfers::BookTransfersApi>::create_book_transfer;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 24usize> {
-    /// Get a book transfer
-    ///
-    /// Returns one book transfer.
-    #[oai(
-        path = "/transfers/book/:book_transfer_id",
-        method = "get",
-        operation_id = "get_book_transfer",
-        tag = "ApiTags::BookTransfers"
-    )]
-    async fn get_book_transfer(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 38>,
-        /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id")]
-        p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::book_transfers::GetBookTransferResponse> {
-        let server = self.server()?;
-        let input = crate::book_transfers::GetBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
-        };
-        let call = <S as crate::book_transfers::BookTransfersApi>::get_book_transfer;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 25usize> {
-    /// Clear a book transfer on hold
-    ///
-    /// Completes a transfer in status `HOLD`: the held amount, or the smaller `amount` given, moves from the sender's `holding_amount` to the receiver's `available_amount`; on a partial clear the remainder returns to the sender's `available_amount` and the transfer's `amount` becomes the cleared amount. The body may be omitted. A transfer not on hold is 400 `transfer_not_on_hold`; an `amount` larger than the held amount is 400 `invalid_request`.
-    #[oai(
-        path = "/transfers/book/:book_transfer_id/clear",
-        method = "post",
-        operation_id = "clear_book_transfer",
-        tag = "ApiTags::BookTransfers"
-    )]
-    async fn clear_book_transfer(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 39>,
-        /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id")]
-        p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Optionally, a smaller amount to clear.
-        body: crate::runtime::OptionalJsonBody<
-            crate::models::ClearBookTransferRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::book_transfers::ClearBookTransferResponse> {
-        let server = self.server()?;
-        let input = crate::book_transfers::ClearBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 26usize> {
-    /// Cancel a book transfer on hold
-    ///
-    /// Cancels a transfer in status `HOLD`: the held amount returns from the sender's `holding_amount` to its `available_amount`. A transfer not on hold is 400 `transfer_not_on_hold`.
-    #[oai(
-        path = "/transfers/book/:book_transfer_id/cancel",
-        method = "post",
-        operation_id = "cancel_book_transfer",
-        tag = "ApiTags::BookTransfers"
-    )]
-    async fn cancel_book_transfer(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 40>,
-        /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
-        #[oai(name = "book_transfer_id")]
-        p_book_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::book_transfers::CancelBookTransferResponse> {
-        let server = self.server()?;
-        let input = crate::book_transfers::CancelBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
-        };
-        let call = <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 27usize> {
-    /// List ACH transfers
-    ///
-    /// Lists the ACH transfers of the platform, newest first. Not meant to rebuild ledger order or compute balances.
-    #[oai(
-        path = "/transfers/ach",
-        method = "get",
-        operation_id = "list_ach_transfers",
-        tag = "ApiTags::AchTransfers"
-    )]
-    async fn list_ach_transfers(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 41>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_ach_transfers_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::ach_transfers::ListAchTransfersResponse> {
-        let server = self.server()?;
-        let input = crate::ach_transfers::ListAchTransfersInput {
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 28usize> {
-    /// Get an ACH transfer
-    ///
-    /// Returns one ACH transfer.
-    #[oai(
-        path = "/transfers/ach/:ach_transfer_id",
-        method = "get",
-        operation_id = "get_ach_transfer",
-        tag = "ApiTags::AchTransfers"
-    )]
-    async fn get_ach_transfer(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 42>,
-        /// Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.
-        #[oai(name = "ach_transfer_id")]
-        p_ach_transfer_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::ach_transfers::GetAchTransferResponse> {
-        let server = self.server()?;
-        let input = crate::ach_transfers::GetAchTransferInput {
-            ach_transfer_id: p_ach_transfer_id.0,
-        };
-        let call = <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 29usize> {
-    /// Simulate receiving an ACH credit
-    ///
-    /// Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH credit to the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign). The money arrives from the platform's `NETWORK_SETTLEMENT_ACCOUNT` and lands in the bank account's `available_amount` at once, repaying an overdraft shortfall first (releasing the reserve's lock). A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.
-    #[oai(
-        path = "/simulate/receive-ach-credit",
-        method = "post",
-        operation_id = "simulate_receive_ach_credit",
-        tag = "ApiTags::Simulations"
-    )]
-    async fn simulate_receive_ach_credit(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 43>,
-        /// The incoming ACH credit.
-        body: crate::runtime::JsonBody<
-            crate::models::SimulateAchRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::simulations::SimulateReceiveAchCreditResponse> {
-        let server = self.server()?;
-        let input = crate::simulations::SimulateReceiveAchCreditInput {
-            body: body.0,
-        };
-        let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 30usize> {
-    /// Simulate receiving an ACH debit
-    ///
-    /// Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH debit from the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign); the money leaves through the platform's `NETWORK_SETTLEMENT_ACCOUNT`. When the bank account has ACH positive pay rules and none matches `company_id` and `amount`, the debit is `RETURNED` with `return_code` `R29`. When the account cannot cover the amount (and may not overdraw), it is `RETURNED` with `R01`. A returned debit moves no money and still answers 200. A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.
-    #[oai(
-        path = "/simulate/receive-ach-debit",
-        method = "post",
-        operation_id = "simulate_receive_ach_debit",
-        tag = "ApiTags::Simulations"
-    )]
-    async fn simulate_receive_ach_debit(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 44>,
-        /// The incoming ACH debit.
-        body: crate::runtime::JsonBody<
-            crate::models::SimulateAchRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::simulations::SimulateReceiveAchDebitResponse> {
-        let server = self.server()?;
-        let input = crate::simulations::SimulateReceiveAchDebitInput {
-            body: body.0,
-        };
-        let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 31usize> {
-    /// List events
-    ///
-    /// Lists the events of the platform, newest first. An event records one change a client can observe through the API; its `data` is the changed resource as its own `GET` answered at that moment. Events are written in the transaction of the change they describe: a change that was rolled back has no event, and an idempotent replay adds none.
-    #[oai(
-        path = "/events",
-        method = "get",
-        operation_id = "list_events",
-        tag = "ApiTags::Events"
-    )]
-    async fn list_events(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 45>,
-        /// Only events of this type (exact).
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::EventType>,
-        >,
-        /// Only objects created strictly after this time.
-        #[oai(name = "created.gt")]
-        p_created_gt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or after this time.
-        #[oai(name = "created.gte")]
-        p_created_gte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created strictly before this time.
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only objects created at or before this time.
-        #[oai(name = "created.lte")]
-        p_created_lte: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_events_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::events::ListEventsResponse> {
-        let server = self.server()?;
-        let input = crate::events::ListEventsInput {
-            r#type: p_type.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::events::EventsApi>::list_events;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 32usize> {
-    /// Get an event
-    ///
-    /// Returns one event.
-    #[oai(
-        path = "/events/:event_id",
-        method = "get",
-        operation_id = "get_event",
-        tag = "ApiTags::Events"
-    )]
-    async fn get_event(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 46>,
-        /// Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.
-        #[oai(name = "event_id")]
-        p_event_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::events::GetEventResponse> {
-        let server = self.server()?;
-        let input = crate::events::GetEventInput {
-            event_id: p_event_id.0,
-        };
-        let call = <S as crate::events::EventsApi>::get_event;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 33usize> {
-    /// List webhook endpoints
-    ///
-    /// Lists the webhook endpoints of the platform, newest first.
-    #[oai(
-        path = "/webhook-endpoints",
-        method = "get",
-        operation_id = "list_webhook_endpoints",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn list_webhook_endpoints(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 47>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_webhook_endpoints_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::webhooks::ListWebhookEndpointsResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::ListWebhookEndpointsInput {
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::list_webhook_endpoints;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Create a webhook endpoint
-    ///
-    /// Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. A platform has at most 100 endpoints (400 `invalid_request` beyond). The answer carries the endpoint's signing `secret`.
-    #[oai(
-        path = "/webhook-endpoints",
-        method = "post",
-        operation_id = "create_webhook_endpoint",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn create_webhook_endpoint(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 48>,
-        /// The endpoint to register.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateWebhookEndpointRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::webhooks::CreateWebhookEndpointResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::CreateWebhookEndpointInput {
-            body: body.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::create_webhook_endpoint;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 34usize> {
-    /// Get a webhook endpoint
-    ///
-    /// Returns one webhook endpoint.
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id",
-        method = "get",
-        operation_id = "get_webhook_endpoint",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn get_webhook_endpoint(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 49>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::webhooks::GetWebhookEndpointResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::GetWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::get_webhook_endpoint;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Delete a webhook endpoint
-    ///
-    /// Deletes a webhook endpoint: it is 404 afterwards and is sent nothing more, attempts already under way excepted. Its delivery attempts are removed in the background within seconds.
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id",
-        method = "delete",
-        operation_id = "delete_webhook_endpoint",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn delete_webhook_endpoint(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 50>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::webhooks::DeleteWebhookEndpointResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::DeleteWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::delete_webhook_endpoint;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-    /// Update a webhook endpoint
-    ///
-    /// Changes the fields present in the body; the others keep their values. The `url` rules and `enabled_events` rules of the create apply. A disabled endpoint receives nothing; events created while it is disabled are not sent later.
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id",
-        method = "patch",
-        operation_id = "update_webhook_endpoint",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn update_webhook_endpoint(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 51>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The fields to change.
-        body: crate::runtime::JsonBody<
-            crate::models::UpdateWebhookEndpointRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::webhooks::UpdateWebhookEndpointResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::UpdateWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::update_webhook_endpoint;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 35usize> {
-    /// Rotate a webhook endpoint's secret
-    ///
-    /// Gives the endpoint a new signing secret. For the next 24 hours deliveries are signed with both the new and the previous secret, so a receiver can switch without missing events.
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id/rotate-secret",
-        method = "post",
-        operation_id = "rotate_webhook_endpoint_secret",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn rotate_webhook_endpoint_secret(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 52>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::webhooks::RotateWebhookEndpointSecretResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::RotateWebhookEndpointSecretInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 36usize> {
-    /// List an endpoint's delivery attempts
-    ///
-    /// Lists the delivery attempts of one webhook endpoint, newest first: each attempt made (`succeeded` or `failed`, with the receiver's status, the latency and the error) and the next one scheduled (`pending`, with `next_attempt_at`).
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id/deliveries",
-        method = "get",
-        operation_id = "list_webhook_deliveries",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn list_webhook_deliveries(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 53>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "starting_after", validator(max_length = 64usize))]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
-        #[oai(name = "ending_before", validator(max_length = 64usize))]
-        p_ending_before: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_webhook_deliveries_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i64>,
-    ) -> crate::runtime::Answer<crate::webhooks::ListWebhookDeliveriesResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::ListWebhookDeliveriesInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::list_webhook_deliveries;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 37usize> {
-    /// Send an event again
-    ///
-    /// Schedules an attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome: the event's `pending` attempt to this endpoint if it has one (an automatic retry brought forward, or an attempt under way), else a new one. The answer is that `pending` attempt. An event has at most one pending attempt per endpoint, so asking while an automatic retry waits does not send the event twice.
-    #[oai(
-        path = "/webhook-endpoints/:webhook_endpoint_id/deliveries/:webhook_delivery_id/retry",
-        method = "post",
-        operation_id = "retry_webhook_delivery",
-        tag = "ApiTags::Webhooks"
-    )]
-    async fn retry_webhook_delivery(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 54>,
-        /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
-        #[oai(name = "webhook_endpoint_id")]
-        p_webhook_endpoint_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.
-        #[oai(name = "webhook_delivery_id")]
-        p_webhook_delivery_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::webhooks::RetryWebhookDeliveryResponse> {
-        let server = self.server()?;
-        let input = crate::webhooks::RetryWebhookDeliveryInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            webhook_delivery_id: p_webhook_delivery_id.0,
-        };
-        let call = <S as crate::webhooks::WebhooksApi>::retry_webhook_delivery;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    (
-        ApiPart<S, 0usize>,
-        ApiPart<S, 1usize>,
-        ApiPart<S, 2usize>,
-        ApiPart<S, 3usize>,
-        ApiPart<S, 4usize>,
-        ApiPart<S, 5usize>,
-        ApiPart<S, 6usize>,
-        ApiPart<S, 7usize>,
-        ApiPart<S, 8usize>,
-        ApiPart<S, 9usize>,
-        ApiPart<S, 10usize>,
-        ApiPart<S, 11usize>,
-        ApiPart<S, 12usize>,
-        ApiPart<S, 13usize>,
-        ApiPart<S, 14usize>,
-        ApiPart<S, 15usize>,
-    ),
-    (
-        ApiPart<S, 16usize>,
-        ApiPart<S, 17usize>,
-        ApiPart<S, 18usize>,
-        ApiPart<S, 19usize>,
-        ApiPart<S, 20usize>,
-        ApiPart<S, 21usize>,
-        ApiPart<S, 22usize>,
-        ApiPart<S, 23usize>,
-        ApiPart<S, 24usize>,
-        ApiPart<S, 25usize>,
-        ApiPart<S, 26usize>,
-        ApiPart<S, 27usize>,
-        ApiPart<S, 28usize>,
-        ApiPart<S, 29usize>,
-        ApiPart<S, 30usize>,
-        ApiPart<S, 31usize>,
-    ),
-    (
-        ApiPart<S, 32usize>,
-        ApiPart<S, 33usize>,
-        ApiPart<S, 34usize>,
-        ApiPart<S, 35usize>,
-        ApiPart<S, 36usize>,
-        ApiPart<S, 37usize>,
-    ),
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /platform` (`get_platform`): its route, description and endpoint.
+fn get_platform<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/platform",
+        route: "/platform",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get the platform settings",
+            "Returns the settings of the platform that the API key belongs to.",
+        ),
+        deprecated: false,
+        operation_id: "get_platform",
+        describe: |d| {
+            d.tag(&ApiTags::Platform);
+            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::platform::GetPlatformResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        0,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::platform::GetPlatformInput {
+                    };
+                    let call = <S as crate::platform::PlatformApi>::get_platform;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /platform` (`update_platform`): its route, description and endpoint.
+fn update_platform<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The settings to change.");
+    Operation {
+        path: "/platform",
+        route: "/platform",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update the platform settings",
+            "Updates the platform settings. Only the fields present in the body change. `reporting_time_zone` must be an IANA time zone name (400 `invalid_request` otherwise); it must be set before the bank account history can be read. `additional_requirements` replaces the platform's whole compliance field list; field names must be unique.",
+        ),
+        deprecated: false,
+        operation_id: "update_platform",
+        describe: |d| {
+            d.tag(&ApiTags::Platform);
+            d.input::<crate::runtime::Auth<S, crate::Document, 1>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::PlatformUpdate,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::platform::UpdatePlatformResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        1,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::PlatformUpdate,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::platform::UpdatePlatformInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::platform::PlatformApi>::update_platform;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /entities/person` (`create_person_entity`): its route, description and endpoint.
+fn create_person_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The person to create.");
+    Operation {
+        path: "/entities/person",
+        route: "/entities/person",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a person entity",
+            "Creates a PERSON entity. The request is flat; the record shows the person fields under `person_details` and the entity `name` is `first_name last_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `last_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: [\"other_review_reason\"]`) or `Denied` (`DENIED`). The full SSN is never returned, only `ssn_last_4`.",
+        ),
+        deprecated: false,
+        operation_id: "create_person_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 2>>(&AUTH);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreatePersonEntityRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::CreatePersonEntityResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        2,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreatePersonEntityRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::CreatePersonEntityInput {
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::create_person_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /entities/business` (`create_business_entity`): its route, description and endpoint.
+fn create_business_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The business to create.");
+    Operation {
+        path: "/entities/business",
+        route: "/entities/business",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a business entity",
+            "Creates a BUSINESS entity. The request is flat; the record shows the business fields under `business_details` and the entity `name` is the `business_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `business_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: [\"other_review_reason\"]`) or `Denied` (`DENIED`).",
+        ),
+        deprecated: false,
+        operation_id: "create_business_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 3>>(&AUTH);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateBusinessEntityRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::CreateBusinessEntityResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        3,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateBusinessEntityRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::CreateBusinessEntityInput {
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::create_business_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
+fn update_person_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    const BODY: Input = Input::named("body").described("The person fields to change.");
+    Operation {
+        path: "/entities/person/{entity_id}",
+        route: "/entities/person/:param0",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update a person entity",
+            "Updates the fields of a PERSON entity that are present in the body; absent fields keep their values. The entity `name` follows `first_name` and `last_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a PERSON is 400 `entity_type_mismatch`.",
+        ),
+        deprecated: false,
+        operation_id: "update_person_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 4>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::UpdatePersonEntityRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::UpdatePersonEntityResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        4,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::UpdatePersonEntityRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::UpdatePersonEntityInput {
+                        entity_id: p_entity_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::update_person_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
+fn update_business_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    const BODY: Input = Input::named("body").described("The business fields to change.");
+    Operation {
+        path: "/entities/business/{entity_id}",
+        route: "/entities/business/:param0",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update a business entity",
+            "Updates the fields of a BUSINESS entity that are present in the body; absent fields keep their values. The entity `name` follows `business_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a BUSINESS is 400 `entity_type_mismatch`.",
+        ),
+        deprecated: false,
+        operation_id: "update_business_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 5>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::UpdateBusinessEntityRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::UpdateBusinessEntityResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        5,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::UpdateBusinessEntityRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::UpdateBusinessEntityInput {
+                        entity_id: p_entity_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::update_business_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entities` (`list_entities`): its route, description and endpoint.
+fn list_entities<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_IS_ROOT: Input = Input::named("is_root")
+        .described(
+            "When set, only the platform's root entity (`true`) or only the other entities (`false`).",
+        );
+    const P_NAME: Input = Input::named("name")
+        .described("Case-insensitive substring of the entity `name`.")
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_QUERY: Input = Input::named("query")
+        .described(
+            "Free-text search; case-insensitive substring of the entity name, or an exact entity id.",
+        )
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_TYPE: Input = Input::named("type").described("Only entities of this type.");
+    const P_VERIFICATION_STATUS: Input = Input::named("verification_status")
+        .described("Only entities with this verification status.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/entities",
+        route: "/entities",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List entities",
+            "Lists the entities of the platform, newest first, with optional filters.",
+        ),
+        deprecated: false,
+        operation_id: "list_entities",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 6>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.input::<Query<::std::option::Option<bool>>>(&P_IS_ROOT);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_NAME);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
+            d.input::<Query<::std::option::Option<crate::models::EntityType>>>(&P_TYPE);
+            d.input::<
+                    Query<::std::option::Option<crate::models::VerificationStatus>>,
+                >(&P_VERIFICATION_STATUS);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_entities_limit);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::ListEntitiesResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        6,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_is_root = <Query<
+                        ::std::option::Option<bool>,
+                    >>::from_request(&request, &mut raw, P_IS_ROOT.options())
+                        .await?;
+                    let p_name = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_NAME.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_name, &P_NAME)?;
+                    let p_query = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_QUERY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_query, &P_QUERY)?;
+                    let p_type = <Query<
+                        ::std::option::Option<crate::models::EntityType>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_verification_status = <Query<
+                        ::std::option::Option<crate::models::VerificationStatus>,
+                    >>::from_request(&request, &mut raw, P_VERIFICATION_STATUS.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_entities_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::entities::ListEntitiesInput {
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        is_root: p_is_root.0,
+                        name: p_name.0,
+                        query: p_query.0,
+                        r#type: p_type.0,
+                        verification_status: p_verification_status.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::list_entities;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
+fn get_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    Operation {
+        path: "/entities/{entity_id}",
+        route: "/entities/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get an entity",
+            "Returns one entity with its details and its documents (newest first).",
+        ),
+        deprecated: false,
+        operation_id: "get_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 7>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.response::<crate::runtime::Answer<crate::entities::GetEntityResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        7,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::GetEntityInput {
+                        entity_id: p_entity_id.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::get_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
+fn delete_entity<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    Operation {
+        path: "/entities/{entity_id}",
+        route: "/entities/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: (
+            "Delete an entity",
+            "Deletes an entity. Allowed only when every bank account the entity owns, alone or jointly, has been deleted (status `closed`); otherwise 400 `entity_has_bank_accounts`. A deleted entity is 404 afterwards, in every endpoint.",
+        ),
+        deprecated: false,
+        operation_id: "delete_entity",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 8>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::entities::DeleteEntityResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        8,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::DeleteEntityInput {
+                        entity_id: p_entity_id.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::delete_entity;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
+fn list_associated_persons<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/entities/{entity_id}/associated-persons",
+        route: "/entities/:param0/associated-persons",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List the persons associated with a business",
+            "Lists the persons linked to a BUSINESS entity, newest link first. The cursors `starting_after` and `ending_before` hold a `person_entity_id`.",
+        ),
+        deprecated: false,
+        operation_id: "list_associated_persons",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 9>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<
+                    Query<i64>,
+                    _,
+                >(&P_LIMIT, __default_list_associated_persons_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::entities::ListAssociatedPersonsResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        9,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_associated_persons_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::entities::ListAssociatedPersonsInput {
+                        entity_id: p_entity_id.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::list_associated_persons;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
+fn create_associated_person<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    const BODY: Input = Input::named("body")
+        .described("The person to link and their roles.");
+    Operation {
+        path: "/entities/{entity_id}/associated-persons",
+        route: "/entities/:param0/associated-persons",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Associate a person with a business",
+            "Links a PERSON entity (`person_entity_id`) to the BUSINESS entity in the path; both must belong to the calling platform (404 `entity_not_found` otherwise). A path entity that is not a BUSINESS, or a `person_entity_id` that is not a PERSON, is 400 `entity_type_mismatch`; a person already linked to this business is 400 `associated_person_already_linked`.",
+        ),
+        deprecated: false,
+        operation_id: "create_associated_person",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 10>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateAssociatedPersonRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::entities::CreateAssociatedPersonResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        10,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateAssociatedPersonRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::CreateAssociatedPersonInput {
+                        entity_id: p_entity_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::create_associated_person;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
+fn get_additional_requirements<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    Operation {
+        path: "/entities/{entity_id}/additional-requirements",
+        route: "/entities/:param0/additional-requirements",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get the additional requirements of an entity",
+            "Returns the additional compliance fields submitted for the entity so far and the names of the platform's required fields that are still missing.",
+        ),
+        deprecated: false,
+        operation_id: "get_additional_requirements",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 11>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::entities::GetAdditionalRequirementsResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        11,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::GetAdditionalRequirementsInput {
+                        entity_id: p_entity_id.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::get_additional_requirements;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
+fn submit_additional_requirements<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .key("param0")
+        .described(
+            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
+        );
+    const BODY: Input = Input::named("body")
+        .described("The additional fields to merge, by field name.");
+    Operation {
+        path: "/entities/{entity_id}/additional-requirements",
+        route: "/entities/:param0/additional-requirements",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Submit additional requirements of an entity",
+            "Validates every submitted field against the platform's `additional_requirements` list and merges them into the entity's submitted fields. Unknown fields and invalid values (wrong type, an `enum` value not in `values`, a string longer than `max_length`, an `email` that is not a plain address, a `phone` that is not E.164, a `date` that is not `YYYY-MM-DD`) are 400 `invalid_additional_requirements` with one `details` entry per field. A required field that is merely still missing is not an error; it is listed in `missing`.",
+        ),
+        deprecated: false,
+        operation_id: "submit_additional_requirements",
+        describe: |d| {
+            d.tag(&ApiTags::Entities);
+            d.input::<crate::runtime::Auth<S, crate::Document, 12>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::SubmitAdditionalRequirementsRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::entities::SubmitAdditionalRequirementsResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        12,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_entity_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::SubmitAdditionalRequirementsRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entities::SubmitAdditionalRequirementsInput {
+                        entity_id: p_entity_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::entities::EntitiesApi>::submit_additional_requirements;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
+fn list_bank_accounts<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BALANCE_GT: Input = Input::named("balance.gt")
+        .described(
+            "Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).",
+        );
+    const P_BALANCE_GTE: Input = Input::named("balance.gte")
+        .described(
+            "Only accounts whose `available_amount` is greater than or equal to this value. Units as for `balance.gt`.",
+        );
+    const P_BALANCE_LT: Input = Input::named("balance.lt")
+        .described(
+            "Only accounts whose `available_amount` is less than this value. Units as for `balance.gt`.",
+        );
+    const P_BALANCE_LTE: Input = Input::named("balance.lte")
+        .described(
+            "Only accounts whose `available_amount` is less than or equal to this value. Units as for `balance.gt`.",
+        );
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_CURRENCY_CODE: Input = Input::named("currency_code")
+        .described(
+            "Only accounts in this ISO 4217 currency; omitted means all currencies.",
+        )
+        .rules(&[Rule::Pattern("^[A-Z]{3}$")]);
+    const P_DESCRIPTION: Input = Input::named("description")
+        .described("Case-insensitive substring of the account `description`.")
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_ENTITY_ID: Input = Input::named("entity_id")
+        .described(
+            "Only accounts owned (alone or jointly) by this entity (exact id, prefix `enti_`).",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_IS_OVERDRAFTABLE: Input = Input::named("is_overdraftable")
+        .described(
+            "Only overdraftable accounts (`true`) or only accounts that are not (`false`).",
+        );
+    const P_OVERDRAFT_RESERVE_ACCOUNT_ID: Input = Input::named(
+            "overdraft_reserve_account_id",
+        )
+        .described(
+            "Only accounts whose overdraft reserve account is this bank account (exact id, prefix `bacc_`).",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_QUERY: Input = Input::named("query")
+        .described(
+            "Search: case-insensitive substring of the description, the display name or an owner's name, or an exact bank account id.",
+        )
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_SORT: Input = Input::named("sort")
+        .described("Field to sort by; `balance` sorts by `available_amount`.");
+    const P_SORT_ORDER: Input = Input::named("sort_order")
+        .described("Direction of the sort, `desc` (default) or `asc`.");
+    const P_STATUS: Input = Input::named("status")
+        .described("Only accounts with this status.");
+    const P_TYPE: Input = Input::named("type").described("Only accounts of this type.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/bank-accounts",
+        route: "/bank-accounts",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List bank accounts",
+            "Lists the bank accounts of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise; cursor pagination stays correct under every sort.",
+        ),
+        deprecated: false,
+        operation_id: "list_bank_accounts",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 13>>(&AUTH);
+            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GT);
+            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GTE);
+            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_LT);
+            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_LTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_CURRENCY_CODE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_DESCRIPTION);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_ENTITY_ID);
+            d.input::<Query<::std::option::Option<bool>>>(&P_IS_OVERDRAFTABLE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_OVERDRAFT_RESERVE_ACCOUNT_ID);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
+            d.input::<
+                    Query<::std::option::Option<crate::models::BankAccountSort>>,
+                >(&P_SORT);
+            d.input::<
+                    Query<::std::option::Option<crate::models::SortOrder>>,
+                >(&P_SORT_ORDER);
+            d.input::<
+                    Query<::std::option::Option<crate::models::BankAccountStatus>>,
+                >(&P_STATUS);
+            d.input::<
+                    Query<::std::option::Option<crate::models::BankAccountType>>,
+                >(&P_TYPE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_bank_accounts_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::ListBankAccountsResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        13,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_balance_gt = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_BALANCE_GT.options())
+                        .await?;
+                    let p_balance_gte = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_BALANCE_GTE.options())
+                        .await?;
+                    let p_balance_lt = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_BALANCE_LT.options())
+                        .await?;
+                    let p_balance_lte = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_BALANCE_LTE.options())
+                        .await?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_currency_code = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_CURRENCY_CODE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_currency_code, &P_CURRENCY_CODE)?;
+                    let p_description = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
+                    let p_entity_id = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_entity_id, &P_ENTITY_ID)?;
+                    let p_is_overdraftable = <Query<
+                        ::std::option::Option<bool>,
+                    >>::from_request(&request, &mut raw, P_IS_OVERDRAFTABLE.options())
+                        .await?;
+                    let p_overdraft_reserve_account_id = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_OVERDRAFT_RESERVE_ACCOUNT_ID.options(),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(
+                        &p_overdraft_reserve_account_id,
+                        &P_OVERDRAFT_RESERVE_ACCOUNT_ID,
+                    )?;
+                    let p_query = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_QUERY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_query, &P_QUERY)?;
+                    let p_sort = <Query<
+                        ::std::option::Option<crate::models::BankAccountSort>,
+                    >>::from_request(&request, &mut raw, P_SORT.options())
+                        .await?;
+                    let p_sort_order = <Query<
+                        ::std::option::Option<crate::models::SortOrder>,
+                    >>::from_request(&request, &mut raw, P_SORT_ORDER.options())
+                        .await?;
+                    let p_status = <Query<
+                        ::std::option::Option<crate::models::BankAccountStatus>,
+                    >>::from_request(&request, &mut raw, P_STATUS.options())
+                        .await?;
+                    let p_type = <Query<
+                        ::std::option::Option<crate::models::BankAccountType>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_bank_accounts_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::bank_accounts::ListBankAccountsInput {
+                        balance_gt: p_balance_gt.0,
+                        balance_gte: p_balance_gte.0,
+                        balance_lt: p_balance_lt.0,
+                        balance_lte: p_balance_lte.0,
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        currency_code: p_currency_code.0,
+                        description: p_description.0,
+                        entity_id: p_entity_id.0,
+                        is_overdraftable: p_is_overdraftable.0,
+                        overdraft_reserve_account_id: p_overdraft_reserve_account_id.0,
+                        query: p_query.0,
+                        sort: p_sort.0,
+                        sort_order: p_sort_order.0,
+                        status: p_status.0,
+                        r#type: p_type.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::list_bank_accounts;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /bank-accounts` (`create_bank_account`): its route, description and endpoint.
+fn create_bank_account<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The bank account to create.");
+    Operation {
+        path: "/bank-accounts",
+        route: "/bank-accounts",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a bank account",
+            "Creates a `CHECKING` bank account owned by `entity_id`, together with its default account number. The entity must belong to the platform (404 `entity_not_found` otherwise) and be `VERIFIED` (400 `entity_not_verified`). An overdraftable account needs `overdraft_reserve_account_id`, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included). An unsupported `currency_code` is 400 `unsupported_currency`. Root account types are only made with the platform.",
+        ),
+        deprecated: false,
+        operation_id: "create_bank_account",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 14>>(&AUTH);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateBankAccountRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::CreateBankAccountResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        14,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateBankAccountRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::CreateBankAccountInput {
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::create_bank_account;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
+fn get_bank_account<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    Operation {
+        path: "/bank-accounts/{bank_account_id}",
+        route: "/bank-accounts/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get a bank account",
+            "Returns one bank account with its balances and default account number. Closed accounts stay readable.",
+        ),
+        deprecated: false,
+        operation_id: "get_bank_account",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 15>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::bank_accounts::GetBankAccountResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        15,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::GetBankAccountInput {
+                        bank_account_id: p_bank_account_id.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
+fn delete_bank_account<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    Operation {
+        path: "/bank-accounts/{bank_account_id}",
+        route: "/bank-accounts/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: (
+            "Delete a bank account",
+            "Deletes (closes) a bank account. Allowed only when all four balances are zero; otherwise 400 `bank_account_balance_not_zero`. The account becomes `status: closed`, stays readable, takes no more money and counts as deleted for the entity deletion rule. Deleting a closed account again answers 200.",
+        ),
+        deprecated: false,
+        operation_id: "delete_bank_account",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 16>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::DeleteBankAccountResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        16,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::DeleteBankAccountInput {
+                        bank_account_id: p_bank_account_id.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::delete_bank_account;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
+fn update_bank_account<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const BODY: Input = Input::named("body")
+        .described("The bank account fields to change.");
+    Operation {
+        path: "/bank-accounts/{bank_account_id}",
+        route: "/bank-accounts/:param0",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update a bank account",
+            "Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included; a 404 always means the account in the path). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.",
+        ),
+        deprecated: false,
+        operation_id: "update_bank_account",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 17>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::UpdateBankAccountRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::UpdateBankAccountResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        17,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::UpdateBankAccountRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::UpdateBankAccountInput {
+                        bank_account_id: p_bank_account_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::update_bank_account;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
+fn get_bank_account_history<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const P_FROM_DATE: Input = Input::named("from_date")
+        .described(
+            "First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.",
+        );
+    const P_TO_DATE: Input = Input::named("to_date")
+        .described(
+            "Last day (inclusive) in the platform's reporting time zone; default today.",
+        );
+    Operation {
+        path: "/bank-accounts/{bank_account_id}/history",
+        route: "/bank-accounts/:param0/history",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get the daily summary history of a bank account",
+            "Returns one summary per day, newest first, for every day from the later of `from_date` and the account's creation day to the earlier of `to_date` and today, including days without activity. Days are in the platform's reporting time zone, which must be set first (400 `reporting_time_zone_not_set`; an unknown or foreign account is 404 before that check). Only today and the 365 days before it can be read; a `from_date` before that window, a `to_date` after today, or a `from_date` after `to_date` is 400 `invalid_date_range`.",
+        ),
+        deprecated: false,
+        operation_id: "get_bank_account_history",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 18>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_FROM_DATE);
+            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_TO_DATE);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::GetBankAccountHistoryResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        18,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let p_from_date = <Query<
+                        ::std::option::Option<crate::runtime::Date>,
+                    >>::from_request(&request, &mut raw, P_FROM_DATE.options())
+                        .await?;
+                    let p_to_date = <Query<
+                        ::std::option::Option<crate::runtime::Date>,
+                    >>::from_request(&request, &mut raw, P_TO_DATE.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::GetBankAccountHistoryInput {
+                        bank_account_id: p_bank_account_id.0,
+                        from_date: p_from_date.0.map(|d| d.0),
+                        to_date: p_to_date.0.map(|d| d.0),
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::get_bank_account_history;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
+fn add_bank_account_owner<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const BODY: Input = Input::named("body").described("The entity to add as owner.");
+    Operation {
+        path: "/bank-accounts/{bank_account_id}/owner",
+        route: "/bank-accounts/:param0/owner",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Add an owner to a bank account",
+            "Adds a further owner to a bank account (joint ownership). The entity must belong to the same platform as the account (404 `entity_not_found` otherwise, for unknown and foreign entities alike) and be `VERIFIED` (400 `entity_not_verified`). Adding an entity that already owns the account changes nothing and answers 200.",
+        ),
+        deprecated: false,
+        operation_id: "add_bank_account_owner",
+        describe: |d| {
+            d.tag(&ApiTags::BankAccounts);
+            d.input::<crate::runtime::Auth<S, crate::Document, 19>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::AddOwnerRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::bank_accounts::AddBankAccountOwnerResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        19,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::AddOwnerRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::bank_accounts::AddBankAccountOwnerInput {
+                        bank_account_id: p_bank_account_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::bank_accounts::BankAccountsApi>::add_bank_account_owner;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
+fn list_account_numbers<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/bank-accounts/{bank_account_id}/account-numbers",
+        route: "/bank-accounts/:param0/account-numbers",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List the account numbers of a bank account",
+            "Lists the account numbers that point to the bank account, newest first.",
+        ),
+        deprecated: false,
+        operation_id: "list_account_numbers",
+        describe: |d| {
+            d.tag(&ApiTags::AccountNumbers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 20>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_account_numbers_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::account_numbers::ListAccountNumbersResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        20,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_account_numbers_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::account_numbers::ListAccountNumbersInput {
+                        bank_account_id: p_bank_account_id.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::account_numbers::AccountNumbersApi>::list_account_numbers;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
+fn create_account_number<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The account number to create.");
+    Operation {
+        path: "/bank-accounts/{bank_account_id}/account-numbers",
+        route: "/bank-accounts/:param0/account-numbers",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create an account number",
+            "Creates a new account number (a random, unique 12 to 17 digit number with the server's routing number and BIC) that points to the bank account. A closed or frozen account is 400 `bank_account_not_open`.",
+        ),
+        deprecated: false,
+        operation_id: "create_account_number",
+        describe: |d| {
+            d.tag(&ApiTags::AccountNumbers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 21>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateAccountNumberRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::account_numbers::CreateAccountNumberResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        21,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateAccountNumberRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::account_numbers::CreateAccountNumberInput {
+                        bank_account_id: p_bank_account_id.0,
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::account_numbers::AccountNumbersApi>::create_account_number;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
+fn get_account_number<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id")
+        .key("param0")
+        .described(
+            "Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.",
+        );
+    Operation {
+        path: "/account-numbers/{account_number_id}",
+        route: "/account-numbers/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get an account number", "Returns one account number."),
+        deprecated: false,
+        operation_id: "get_account_number",
+        describe: |d| {
+            d.tag(&ApiTags::AccountNumbers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 22>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ACCOUNT_NUMBER_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::account_numbers::GetAccountNumberResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        22,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_account_number_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::account_numbers::GetAccountNumberInput {
+                        account_number_id: p_account_number_id.0,
+                    };
+                    let call = <S as crate::account_numbers::AccountNumbersApi>::get_account_number;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
+fn update_account_number<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id")
+        .key("param0")
+        .described(
+            "Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.",
+        );
+    const BODY: Input = Input::named("body")
+        .described("The account number fields to change.");
+    Operation {
+        path: "/account-numbers/{account_number_id}",
+        route: "/account-numbers/:param0",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update an account number",
+            "Updates the fields present in the body (`description`, `check_issuing_positive_pay_required`); absent fields keep their values.",
+        ),
+        deprecated: false,
+        operation_id: "update_account_number",
+        describe: |d| {
+            d.tag(&ApiTags::AccountNumbers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 23>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ACCOUNT_NUMBER_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::UpdateAccountNumberRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::account_numbers::UpdateAccountNumberResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        23,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_account_number_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::UpdateAccountNumberRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::account_numbers::UpdateAccountNumberInput {
+                        account_number_id: p_account_number_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::account_numbers::AccountNumbersApi>::update_account_number;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
+fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The rule to create.");
+    Operation {
+        path: "/ach-positive-pay-rules",
+        route: "/ach-positive-pay-rules",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create an ACH positive pay rule",
+            "Creates a rule on a bank account of the platform (404 `bank_account_not_found` otherwise). There is at most one rule per bank account and `ach_company_id` (400 `duplicate_ach_positive_pay_rule`). `amount` is required for the `equal` and `less_than_or_equal_to` conditions and must be absent for `any_amount` (400 `invalid_request` otherwise). Once an account has a rule, an incoming ACH debit that matches no rule is returned with `R29` and moves no money.",
+        ),
+        deprecated: false,
+        operation_id: "create_ach_positive_pay_rule",
+        describe: |d| {
+            d.tag(&ApiTags::AchPositivePayRules);
+            d.input::<crate::runtime::Auth<S, crate::Document, 24>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateAchPositivePayRuleRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        24,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateAchPositivePayRuleRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`get_ach_positive_pay_rule`): its route, description and endpoint.
+fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
+        .key("param0")
+        .described(
+            "Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.",
+        );
+    Operation {
+        path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
+        route: "/ach-positive-pay-rules/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get an ACH positive pay rule", "Returns one ACH positive pay rule."),
+        deprecated: false,
+        operation_id: "get_ach_positive_pay_rule",
+        describe: |d| {
+            d.tag(&ApiTags::AchPositivePayRules);
+            d.input::<crate::runtime::Auth<S, crate::Document, 25>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ACH_POSITIVE_PAY_RULE_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        25,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_ach_positive_pay_rule_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_ACH_POSITIVE_PAY_RULE_ID.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::ach_positive_pay_rules::GetAchPositivePayRuleInput {
+                        ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+                    };
+                    let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`delete_ach_positive_pay_rule`): its route, description and endpoint.
+fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
+        .key("param0")
+        .described(
+            "Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.",
+        );
+    Operation {
+        path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
+        route: "/ach-positive-pay-rules/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: (
+            "Delete an ACH positive pay rule",
+            "Deletes a rule; it is 404 afterwards.",
+        ),
+        deprecated: false,
+        operation_id: "delete_ach_positive_pay_rule",
+        describe: |d| {
+            d.tag(&ApiTags::AchPositivePayRules);
+            d.input::<crate::runtime::Auth<S, crate::Document, 26>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ACH_POSITIVE_PAY_RULE_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        26,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_ach_positive_pay_rule_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_ACH_POSITIVE_PAY_RULE_ID.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
+                        ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+                    };
+                    let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
+fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .key("param0")
+        .described(
+            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
+        );
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
+        route: "/bank-accounts/:param0/ach-positive-pay-rules",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List the ACH positive pay rules of a bank account",
+            "Lists the rules of the bank account, newest first.",
+        ),
+        deprecated: false,
+        operation_id: "list_ach_positive_pay_rules",
+        describe: |d| {
+            d.tag(&ApiTags::AchPositivePayRules);
+            d.input::<crate::runtime::Auth<S, crate::Document, 27>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<
+                    Query<i64>,
+                    _,
+                >(&P_LIMIT, __default_list_ach_positive_pay_rules_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        27,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT
+                                .defaulted(__default_list_ach_positive_pay_rules_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::ach_positive_pay_rules::ListAchPositivePayRulesInput {
+                        bank_account_id: p_bank_account_id.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /counterparties` (`list_counterparties`): its route, description and endpoint.
+fn list_counterparties<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACCOUNT_NUMBER: Input = Input::named("account_number")
+        .described("Only counterparties with exactly this account number.")
+        .rules(&[Rule::MaxLength(34usize)]);
+    const P_ROUTING_NUMBER: Input = Input::named("routing_number")
+        .described("Only counterparties with exactly this routing number (ABA or BIC).")
+        .rules(&[Rule::MaxLength(11usize)]);
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_DEDUPLICATE: Input = Input::named("deduplicate")
+        .described(
+            "When `true`, counterparties with the same routing number and account number collapse into one result, the newest.",
+        );
+    const P_DESCRIPTION: Input = Input::named("description")
+        .described("Case-insensitive substring of the counterparty `description`.")
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_QUERY: Input = Input::named("query")
+        .described(
+            "Free-form search: case-insensitive substring of the name or description, or an exact counterparty id, account number or routing number.",
+        )
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_SORT: Input = Input::named("sort").described("Field to sort by.");
+    const P_SORT_ORDER: Input = Input::named("sort_order")
+        .described("Direction of the sort, `desc` (default) or `asc`.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/counterparties",
+        route: "/counterparties",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List counterparties",
+            "Lists the counterparties of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise.",
+        ),
+        deprecated: false,
+        operation_id: "list_counterparties",
+        describe: |d| {
+            d.tag(&ApiTags::Counterparties);
+            d.input::<crate::runtime::Auth<S, crate::Document, 28>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ACCOUNT_NUMBER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ROUTING_NUMBER);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.defaulted::<
+                    Query<bool>,
+                    _,
+                >(&P_DEDUPLICATE, __default_list_counterparties_deduplicate);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_DESCRIPTION);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
+            d.input::<
+                    Query<::std::option::Option<crate::models::CounterpartySort>>,
+                >(&P_SORT);
+            d.input::<
+                    Query<::std::option::Option<crate::models::SortOrder>>,
+                >(&P_SORT_ORDER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_counterparties_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::counterparties::ListCounterpartiesResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        28,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_account_number = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_account_number, &P_ACCOUNT_NUMBER)?;
+                    let p_routing_number = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ROUTING_NUMBER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_routing_number, &P_ROUTING_NUMBER)?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_deduplicate = <Query<
+                        bool,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_DEDUPLICATE
+                                .defaulted(__default_list_counterparties_deduplicate),
+                        )
+                        .await?;
+                    let p_description = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
+                    let p_query = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_QUERY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_query, &P_QUERY)?;
+                    let p_sort = <Query<
+                        ::std::option::Option<crate::models::CounterpartySort>,
+                    >>::from_request(&request, &mut raw, P_SORT.options())
+                        .await?;
+                    let p_sort_order = <Query<
+                        ::std::option::Option<crate::models::SortOrder>,
+                    >>::from_request(&request, &mut raw, P_SORT_ORDER.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_counterparties_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::counterparties::ListCounterpartiesInput {
+                        account_number: p_account_number.0,
+                        routing_number: p_routing_number.0,
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        deduplicate: p_deduplicate.0,
+                        description: p_description.0,
+                        query: p_query.0,
+                        sort: p_sort.0,
+                        sort_order: p_sort_order.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::counterparties::CounterpartiesApi>::list_counterparties;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
+fn create_counterparty<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The counterparty to create.");
+    Operation {
+        path: "/counterparties",
+        route: "/counterparties",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a counterparty",
+            "Creates a counterparty. A domestic ACH needs only `routing_number` and `account_number`; a supplied `name` becomes the default `receiver_name` of ACH transfers to it. Wires need the full name and address, and some countries need additional fields. An ABA routing number is 9 digits with a valid checksum; a BIC is 8 or 11 characters; an ABA account number has up to 17 digits; an IBAN is checked with mod-97 (400 `invalid_request` otherwise).",
+        ),
+        deprecated: false,
+        operation_id: "create_counterparty",
+        describe: |d| {
+            d.tag(&ApiTags::Counterparties);
+            d.input::<crate::runtime::Auth<S, crate::Document, 29>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateCounterpartyRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::counterparties::CreateCounterpartyResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        29,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateCounterpartyRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::counterparties::CreateCounterpartyInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::counterparties::CounterpartiesApi>::create_counterparty;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
+fn get_counterparty<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id")
+        .key("param0")
+        .described(
+            "Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.",
+        );
+    Operation {
+        path: "/counterparties/{counterparty_id}",
+        route: "/counterparties/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get a counterparty", "Returns one counterparty."),
+        deprecated: false,
+        operation_id: "get_counterparty",
+        describe: |d| {
+            d.tag(&ApiTags::Counterparties);
+            d.input::<crate::runtime::Auth<S, crate::Document, 30>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_COUNTERPARTY_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::counterparties::GetCounterpartyResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        30,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_counterparty_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_COUNTERPARTY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::counterparties::GetCounterpartyInput {
+                        counterparty_id: p_counterparty_id.0,
+                    };
+                    let call = <S as crate::counterparties::CounterpartiesApi>::get_counterparty;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
+fn delete_counterparty<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id")
+        .key("param0")
+        .described(
+            "Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.",
+        );
+    Operation {
+        path: "/counterparties/{counterparty_id}",
+        route: "/counterparties/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: ("Delete a counterparty", "Deletes a counterparty; it is 404 afterwards."),
+        deprecated: false,
+        operation_id: "delete_counterparty",
+        describe: |d| {
+            d.tag(&ApiTags::Counterparties);
+            d.input::<crate::runtime::Auth<S, crate::Document, 31>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_COUNTERPARTY_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::counterparties::DeleteCounterpartyResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        31,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_counterparty_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_COUNTERPARTY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::counterparties::DeleteCounterpartyInput {
+                        counterparty_id: p_counterparty_id.0,
+                    };
+                    let call = <S as crate::counterparties::CounterpartiesApi>::delete_counterparty;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /documents` (`list_documents`): its route, description and endpoint.
+fn list_documents<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_DESCRIPTION: Input = Input::named("description")
+        .described("Case-insensitive substring of the document `description`.")
+        .rules(&[Rule::MaxLength(127usize)]);
+    const P_FILE_NAME: Input = Input::named("file_name")
+        .described("Only documents with exactly this file name.")
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_TAG: Input = Input::named("tag")
+        .described("Only documents with exactly this tag.")
+        .rules(&[Rule::MaxLength(255usize)]);
+    const P_TYPE: Input = Input::named("type").described("Only documents of this type.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/documents",
+        route: "/documents",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List documents",
+            "Lists the documents of the platform, newest first, with optional filters.",
+        ),
+        deprecated: false,
+        operation_id: "list_documents",
+        describe: |d| {
+            d.tag(&ApiTags::Documents);
+            d.input::<crate::runtime::Auth<S, crate::Document, 32>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_DESCRIPTION);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_FILE_NAME);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TAG);
+            d.input::<
+                    Query<::std::option::Option<crate::models::DocumentType>>,
+                >(&P_TYPE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_documents_limit);
+            d.response::<
+                    crate::runtime::Answer<crate::documents::ListDocumentsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        32,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_description = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
+                    let p_file_name = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_FILE_NAME.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_file_name, &P_FILE_NAME)?;
+                    let p_tag = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_TAG.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_tag, &P_TAG)?;
+                    let p_type = <Query<
+                        ::std::option::Option<crate::models::DocumentType>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_documents_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::documents::ListDocumentsInput {
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        description: p_description.0,
+                        file_name: p_file_name.0,
+                        tag: p_tag.0,
+                        r#type: p_type.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::documents::DocumentsApi>::list_documents;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /documents` (`upload_document`): its route, description and endpoint.
+fn upload_document<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The file and its metadata.");
+    Operation {
+        path: "/documents",
+        route: "/documents",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Upload a document",
+            "Uploads a file with its metadata as `multipart/form-data`. The file may be at most 10 MiB by default (configurable); a larger upload is 400 `document_too_large` and is refused before it is buffered whole. The type `card_dispute_evidence` is 400 `document_type_not_allowed`: such documents go through `POST /issuing/card-disputes/documents`. An `entity_id` attaches the document to that entity of the platform (404 `entity_not_found` otherwise).",
+        ),
+        deprecated: false,
+        operation_id: "upload_document",
+        describe: |d| {
+            d.tag(&ApiTags::Documents);
+            d.input::<crate::runtime::Auth<S, crate::Document, 33>>(&AUTH);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::MultipartBody<
+                        crate::models::UploadDocumentRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::documents::UploadDocumentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        33,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::MultipartBody<
+                        crate::models::UploadDocumentRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::documents::UploadDocumentInput {
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::documents::DocumentsApi>::upload_document;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
+fn get_document<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_DOCUMENT_ID: Input = Input::named("document_id")
+        .key("param0")
+        .described(
+            "Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.",
+        );
+    Operation {
+        path: "/documents/{document_id}",
+        route: "/documents/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get a document",
+            "Returns the metadata of one document, with a fresh signed download `url` valid for 60 seconds.",
+        ),
+        deprecated: false,
+        operation_id: "get_document",
+        describe: |d| {
+            d.tag(&ApiTags::Documents);
+            d.input::<crate::runtime::Auth<S, crate::Document, 34>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_DOCUMENT_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::documents::GetDocumentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        34,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_document_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_DOCUMENT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::documents::GetDocumentInput {
+                        document_id: p_document_id.0,
+                    };
+                    let call = <S as crate::documents::DocumentsApi>::get_document;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
+fn get_document_content<S: Server>() -> Operation<S> {
+    const P_DOCUMENT_ID: Input = Input::named("document_id")
+        .key("param0")
+        .described(
+            "Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.",
+        );
+    const P_EXPIRES: Input = Input::named("expires")
+        .described(
+            "Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.",
+        );
+    const P_SIGNATURE: Input = Input::named("signature")
+        .described(
+            "Signature of the link (64 lowercase hex characters), as found in the document's `url`.",
+        )
+        .rules(&[Rule::Pattern("^[0-9a-f]{64}$")]);
+    Operation {
+        path: "/documents/{document_id}/content",
+        route: "/documents/:param0/content",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Download the content of a document",
+            "Downloads the file of a document. This endpoint takes no credentials: it is authorised by the signed link found in the document's `url`, whose `expires` and `signature` query parameters must be passed unchanged. Missing or malformed parameters are 400 `invalid_request`; a signature that does not match or a link past `expires` is 401 `invalid_signature`; an unknown or deleted document is 404 `document_not_found`.",
+        ),
+        deprecated: false,
+        operation_id: "get_document_content",
+        describe: |d| {
+            d.tag(&ApiTags::Documents);
+            d.input::<Path<::std::string::String>>(&P_DOCUMENT_ID);
+            d.input::<Query<i64>>(&P_EXPIRES);
+            d.input::<Query<::std::string::String>>(&P_SIGNATURE);
+            d.response::<
+                    crate::runtime::Answer<crate::documents::GetDocumentContentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_document_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_DOCUMENT_ID.options())
+                        .await?;
+                    let p_expires = <Query<
+                        i64,
+                    >>::from_request(&request, &mut raw, P_EXPIRES.options())
+                        .await?;
+                    let p_signature = <Query<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_SIGNATURE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_signature, &P_SIGNATURE)?;
+                    let server = server?;
+                    let input = crate::documents::GetDocumentContentInput {
+                        document_id: p_document_id.0,
+                        expires: p_expires.0,
+                        signature: p_signature.0,
+                    };
+                    let call = <S as crate::documents::DocumentsApi>::get_document_content;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /transfers/book` (`list_book_transfers`): its route, description and endpoint.
+fn list_book_transfers<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
+        .described(
+            "Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_STATUS: Input = Input::named("status")
+        .described("Only transfers with this status.");
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/transfers/book",
+        route: "/transfers/book",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List book transfers",
+            "Lists the book transfers of the platform, newest first, with optional filters. Not meant to rebuild ledger order or compute balances.",
+        ),
+        deprecated: false,
+        operation_id: "list_book_transfers",
+        describe: |d| {
+            d.tag(&ApiTags::BookTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 36>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_BANK_ACCOUNT_ID);
+            d.input::<
+                    Query<::std::option::Option<crate::models::BookTransferStatus>>,
+                >(&P_STATUS);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_book_transfers_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::book_transfers::ListBookTransfersResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        36,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_bank_account_id = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_bank_account_id, &P_BANK_ACCOUNT_ID)?;
+                    let p_status = <Query<
+                        ::std::option::Option<crate::models::BookTransferStatus>,
+                    >>::from_request(&request, &mut raw, P_STATUS.options())
+                        .await?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_book_transfers_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::book_transfers::ListBookTransfersInput {
+                        bank_account_id: p_bank_account_id.0,
+                        status: p_status.0,
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::book_transfers::BookTransfersApi>::list_book_transfers;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /transfers/book` (`create_book_transfer`): its route, description and endpoint.
+fn create_book_transfer<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const BODY: Input = Input::named("body").described("The transfer to make.");
+    Operation {
+        path: "/transfers/book",
+        route: "/transfers/book",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a book transfer",
+            "Moves money between two bank accounts of the platform. The sender is named by exactly one of `sender_bank_account_id` and `sender_account_number_id`, the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id` (400 `invalid_request` otherwise); unknown or foreign ones are 404 `bank_account_not_found` or `account_number_not_found`. Both accounts must be `open` (400 `bank_account_not_open`) and use `currency_code` (400 `currency_mismatch`). Without `hold` the transfer completes at once; with `hold` the amount moves from the sender's `available_amount` to its `holding_amount` until the transfer is cleared or canceled. The sender's available amount may not go negative (400 `insufficient_funds`), except for an overdraftable sender with `allow_overdraft`: the shortfall is then locked on its overdraft reserve account, which must have the available funds to cover it (400 `insufficient_funds` otherwise).",
+        ),
+        deprecated: false,
+        operation_id: "create_book_transfer",
+        describe: |d| {
+            d.tag(&ApiTags::BookTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 37>>(&AUTH);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateBookTransferRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::book_transfers::CreateBookTransferResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        37,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateBookTransferRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::book_transfers::CreateBookTransferInput {
+                        idempotency_key: p_idempotency_key.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::book_transfers::BookTransfersApi>::create_book_transfer;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
+fn get_book_transfer<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
+        .key("param0")
+        .described(
+            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
+        );
+    Operation {
+        path: "/transfers/book/{book_transfer_id}",
+        route: "/transfers/book/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get a book transfer", "Returns one book transfer."),
+        deprecated: false,
+        operation_id: "get_book_transfer",
+        describe: |d| {
+            d.tag(&ApiTags::BookTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 38>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::book_transfers::GetBookTransferResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        38,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_book_transfer_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::book_transfers::GetBookTransferInput {
+                        book_transfer_id: p_book_transfer_id.0,
+                    };
+                    let call = <S as crate::book_transfers::BookTransfersApi>::get_book_transfer;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
+fn clear_book_transfer<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
+        .key("param0")
+        .described(
+            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
+        );
+    const BODY: Input = Input::named("body")
+        .described("Optionally, a smaller amount to clear.");
+    Operation {
+        path: "/transfers/book/{book_transfer_id}/clear",
+        route: "/transfers/book/:param0/clear",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Clear a book transfer on hold",
+            "Completes a transfer in status `HOLD`: the held amount, or the smaller `amount` given, moves from the sender's `holding_amount` to the receiver's `available_amount`; on a partial clear the remainder returns to the sender's `available_amount` and the transfer's `amount` becomes the cleared amount. The body may be omitted. A transfer not on hold is 400 `transfer_not_on_hold`; an `amount` larger than the held amount is 400 `invalid_request`.",
+        ),
+        deprecated: false,
+        operation_id: "clear_book_transfer",
+        describe: |d| {
+            d.tag(&ApiTags::BookTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 39>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
+            d.input::<
+                    crate::runtime::OptionalJsonBody<
+                        crate::models::ClearBookTransferRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::book_transfers::ClearBookTransferResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        39,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_book_transfer_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
+                        .await?;
+                    let body = <crate::runtime::OptionalJsonBody<
+                        crate::models::ClearBookTransferRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::book_transfers::ClearBookTransferInput {
+                        book_transfer_id: p_book_transfer_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::book_transfers::BookTransfersApi>::clear_book_transfer;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
+fn cancel_book_transfer<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
+        .key("param0")
+        .described(
+            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
+        );
+    Operation {
+        path: "/transfers/book/{book_transfer_id}/cancel",
+        route: "/transfers/book/:param0/cancel",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Cancel a book transfer on hold",
+            "Cancels a transfer in status `HOLD`: the held amount returns from the sender's `holding_amount` to its `available_amount`. A transfer not on hold is 400 `transfer_not_on_hold`.",
+        ),
+        deprecated: false,
+        operation_id: "cancel_book_transfer",
+        describe: |d| {
+            d.tag(&ApiTags::BookTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 40>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::book_transfers::CancelBookTransferResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        40,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_book_transfer_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::book_transfers::CancelBookTransferInput {
+                        book_transfer_id: p_book_transfer_id.0,
+                    };
+                    let call = <S as crate::book_transfers::BookTransfersApi>::cancel_book_transfer;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /transfers/ach` (`list_ach_transfers`): its route, description and endpoint.
+fn list_ach_transfers<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/transfers/ach",
+        route: "/transfers/ach",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List ACH transfers",
+            "Lists the ACH transfers of the platform, newest first. Not meant to rebuild ledger order or compute balances.",
+        ),
+        deprecated: false,
+        operation_id: "list_ach_transfers",
+        describe: |d| {
+            d.tag(&ApiTags::AchTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 41>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_ach_transfers_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::ach_transfers::ListAchTransfersResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        41,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_ach_transfers_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::ach_transfers::ListAchTransfersInput {
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::ach_transfers::AchTransfersApi>::list_ach_transfers;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
+fn get_ach_transfer<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id")
+        .key("param0")
+        .described(
+            "Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.",
+        );
+    Operation {
+        path: "/transfers/ach/{ach_transfer_id}",
+        route: "/transfers/ach/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get an ACH transfer", "Returns one ACH transfer."),
+        deprecated: false,
+        operation_id: "get_ach_transfer",
+        describe: |d| {
+            d.tag(&ApiTags::AchTransfers);
+            d.input::<crate::runtime::Auth<S, crate::Document, 42>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_ACH_TRANSFER_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::ach_transfers::GetAchTransferResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        42,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_ach_transfer_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ACH_TRANSFER_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::ach_transfers::GetAchTransferInput {
+                        ach_transfer_id: p_ach_transfer_id.0,
+                    };
+                    let call = <S as crate::ach_transfers::AchTransfersApi>::get_ach_transfer;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
+fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The incoming ACH credit.");
+    Operation {
+        path: "/simulate/receive-ach-credit",
+        route: "/simulate/receive-ach-credit",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Simulate receiving an ACH credit",
+            "Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH credit to the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign). The money arrives from the platform's `NETWORK_SETTLEMENT_ACCOUNT` and lands in the bank account's `available_amount` at once, repaying an overdraft shortfall first (releasing the reserve's lock). A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.",
+        ),
+        deprecated: false,
+        operation_id: "simulate_receive_ach_credit",
+        describe: |d| {
+            d.tag(&ApiTags::Simulations);
+            d.input::<crate::runtime::Auth<S, crate::Document, 43>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::SimulateAchRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::simulations::SimulateReceiveAchCreditResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        43,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::SimulateAchRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::simulations::SimulateReceiveAchCreditInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_credit;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
+fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The incoming ACH debit.");
+    Operation {
+        path: "/simulate/receive-ach-debit",
+        route: "/simulate/receive-ach-debit",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Simulate receiving an ACH debit",
+            "Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH debit from the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign); the money leaves through the platform's `NETWORK_SETTLEMENT_ACCOUNT`. When the bank account has ACH positive pay rules and none matches `company_id` and `amount`, the debit is `RETURNED` with `return_code` `R29`. When the account cannot cover the amount (and may not overdraw), it is `RETURNED` with `R01`. A returned debit moves no money and still answers 200. A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.",
+        ),
+        deprecated: false,
+        operation_id: "simulate_receive_ach_debit",
+        describe: |d| {
+            d.tag(&ApiTags::Simulations);
+            d.input::<crate::runtime::Auth<S, crate::Document, 44>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::SimulateAchRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::simulations::SimulateReceiveAchDebitResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        44,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::SimulateAchRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::simulations::SimulateReceiveAchDebitInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::simulations::SimulationsApi>::simulate_receive_ach_debit;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /events` (`list_events`): its route, description and endpoint.
+fn list_events<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_TYPE: Input = Input::named("type")
+        .described("Only events of this type (exact).");
+    const P_CREATED_GT: Input = Input::named("created.gt")
+        .described("Only objects created strictly after this time.");
+    const P_CREATED_GTE: Input = Input::named("created.gte")
+        .described("Only objects created at or after this time.");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described("Only objects created strictly before this time.");
+    const P_CREATED_LTE: Input = Input::named("created.lte")
+        .described("Only objects created at or before this time.");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/events",
+        route: "/events",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List events",
+            "Lists the events of the platform, newest first. An event records one change a client can observe through the API; its `data` is the changed resource as its own `GET` answered at that moment. Events are written in the transaction of the change they describe: a change that was rolled back has no event, and an idempotent replay adds none.",
+        ),
+        deprecated: false,
+        operation_id: "list_events",
+        describe: |d| {
+            d.tag(&ApiTags::Events);
+            d.input::<crate::runtime::Auth<S, crate::Document, 45>>(&AUTH);
+            d.input::<Query<::std::option::Option<crate::models::EventType>>>(&P_TYPE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LTE);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_events_limit);
+            d.response::<crate::runtime::Answer<crate::events::ListEventsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        45,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_type = <Query<
+                        ::std::option::Option<crate::models::EventType>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_created_gt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
+                        .await?;
+                    let p_created_gte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_created_lte = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_events_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::events::ListEventsInput {
+                        r#type: p_type.0,
+                        created_gt: p_created_gt.0,
+                        created_gte: p_created_gte.0,
+                        created_lt: p_created_lt.0,
+                        created_lte: p_created_lte.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::events::EventsApi>::list_events;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
+fn get_event<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_EVENT_ID: Input = Input::named("event_id")
+        .key("param0")
+        .described(
+            "Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.",
+        );
+    Operation {
+        path: "/events/{event_id}",
+        route: "/events/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get an event", "Returns one event."),
+        deprecated: false,
+        operation_id: "get_event",
+        describe: |d| {
+            d.tag(&ApiTags::Events);
+            d.input::<crate::runtime::Auth<S, crate::Document, 46>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_EVENT_ID);
+            d.response::<crate::runtime::Answer<crate::events::GetEventResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        46,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_event_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::events::GetEventInput {
+                        event_id: p_event_id.0,
+                    };
+                    let call = <S as crate::events::EventsApi>::get_event;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /webhook-endpoints` (`list_webhook_endpoints`): its route, description and endpoint.
+fn list_webhook_endpoints<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/webhook-endpoints",
+        route: "/webhook-endpoints",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List webhook endpoints",
+            "Lists the webhook endpoints of the platform, newest first.",
+        ),
+        deprecated: false,
+        operation_id: "list_webhook_endpoints",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 47>>(&AUTH);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<
+                    Query<i64>,
+                    _,
+                >(&P_LIMIT, __default_list_webhook_endpoints_limit);
+            d.response::<
+                    crate::runtime::Answer<crate::webhooks::ListWebhookEndpointsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        47,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_webhook_endpoints_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::webhooks::ListWebhookEndpointsInput {
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::list_webhook_endpoints;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
+fn create_webhook_endpoint<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const BODY: Input = Input::named("body").described("The endpoint to register.");
+    Operation {
+        path: "/webhook-endpoints",
+        route: "/webhook-endpoints",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a webhook endpoint",
+            "Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. A platform has at most 100 endpoints (400 `invalid_request` beyond). The answer carries the endpoint's signing `secret`.",
+        ),
+        deprecated: false,
+        operation_id: "create_webhook_endpoint",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 48>>(&AUTH);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateWebhookEndpointRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::webhooks::CreateWebhookEndpointResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        48,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateWebhookEndpointRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::CreateWebhookEndpointInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::create_webhook_endpoint;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /webhook-endpoints/{webhook_endpoint_id}` (`get_webhook_endpoint`): its route, description and endpoint.
+fn get_webhook_endpoint<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}",
+        route: "/webhook-endpoints/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get a webhook endpoint", "Returns one webhook endpoint."),
+        deprecated: false,
+        operation_id: "get_webhook_endpoint",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 49>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::webhooks::GetWebhookEndpointResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        49,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::GetWebhookEndpointInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::get_webhook_endpoint;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (`delete_webhook_endpoint`): its route, description and endpoint.
+fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}",
+        route: "/webhook-endpoints/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: (
+            "Delete a webhook endpoint",
+            "Deletes a webhook endpoint: it is 404 afterwards and is sent nothing more, attempts already under way excepted. Its delivery attempts are removed in the background within seconds.",
+        ),
+        deprecated: false,
+        operation_id: "delete_webhook_endpoint",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 50>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::webhooks::DeleteWebhookEndpointResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        50,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::DeleteWebhookEndpointInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::delete_webhook_endpoint;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PATCH /webhook-endpoints/{webhook_endpoint_id}` (`update_webhook_endpoint`): its route, description and endpoint.
+fn update_webhook_endpoint<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    const BODY: Input = Input::named("body").described("The fields to change.");
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}",
+        route: "/webhook-endpoints/:param0",
+        method: ::poem::http::Method::PATCH,
+        hidden: false,
+        doc: (
+            "Update a webhook endpoint",
+            "Changes the fields present in the body; the others keep their values. The `url` rules and `enabled_events` rules of the create apply. A disabled endpoint receives nothing; events created while it is disabled are not sent later.",
+        ),
+        deprecated: false,
+        operation_id: "update_webhook_endpoint",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 51>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::UpdateWebhookEndpointRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::webhooks::UpdateWebhookEndpointResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        51,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::UpdateWebhookEndpointRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::UpdateWebhookEndpointInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::update_webhook_endpoint;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /webhook-endpoints/{webhook_endpoint_id}/rotate-secret` (`rotate_webhook_endpoint_secret`): its route, description and endpoint.
+fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
+        route: "/webhook-endpoints/:param0/rotate-secret",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Rotate a webhook endpoint's secret",
+            "Gives the endpoint a new signing secret. For the next 24 hours deliveries are signed with both the new and the previous secret, so a receiver can switch without missing events.",
+        ),
+        deprecated: false,
+        operation_id: "rotate_webhook_endpoint_secret",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 52>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::webhooks::RotateWebhookEndpointSecretResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        52,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::RotateWebhookEndpointSecretInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /webhook-endpoints/{webhook_endpoint_id}/deliveries` (`list_webhook_deliveries`): its route, description and endpoint.
+fn list_webhook_deliveries<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described(
+            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_ENDING_BEFORE: Input = Input::named("ending_before")
+        .described(
+            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
+        )
+        .rules(&[Rule::MaxLength(64usize)]);
+    const P_LIMIT: Input = Input::named("limit")
+        .described(
+            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
+        )
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
+        route: "/webhook-endpoints/:param0/deliveries",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List an endpoint's delivery attempts",
+            "Lists the delivery attempts of one webhook endpoint, newest first: each attempt made (`succeeded` or `failed`, with the receiver's status, the latency and the error) and the next one scheduled (`pending`, with `next_attempt_at`).",
+        ),
+        deprecated: false,
+        operation_id: "list_webhook_deliveries",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 53>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_ENDING_BEFORE);
+            d.defaulted::<
+                    Query<i64>,
+                    _,
+                >(&P_LIMIT, __default_list_webhook_deliveries_limit);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::webhooks::ListWebhookDeliveriesResponse,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        53,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_starting_after, &P_STARTING_AFTER)?;
+                    let p_ending_before = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_ending_before, &P_ENDING_BEFORE)?;
+                    let p_limit = <Query<
+                        i64,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_webhook_deliveries_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::webhooks::ListWebhookDeliveriesInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                        starting_after: p_starting_after.0,
+                        ending_before: p_ending_before.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::list_webhook_deliveries;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (`retry_webhook_delivery`): its route, description and endpoint.
+fn retry_webhook_delivery<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
+        .key("param0")
+        .described(
+            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
+        );
+    const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id")
+        .key("param1")
+        .described(
+            "Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.",
+        );
+    Operation {
+        path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
+        route: "/webhook-endpoints/:param0/deliveries/:param1/retry",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Send an event again",
+            "Schedules an attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome: the event's `pending` attempt to this endpoint if it has one (an automatic retry brought forward, or an attempt under way), else a new one. The answer is that `pending` attempt. An event has at most one pending attempt per endpoint, so asking while an automatic retry waits does not send the event twice.",
+        ),
+        deprecated: false,
+        operation_id: "retry_webhook_delivery",
+        describe: |d| {
+            d.tag(&ApiTags::Webhooks);
+            d.input::<crate::runtime::Auth<S, crate::Document, 54>>(&AUTH);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
+            d.input::<Path<::std::string::String>>(&P_WEBHOOK_DELIVERY_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::webhooks::RetryWebhookDeliveryResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        54,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let p_webhook_endpoint_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
+                        .await?;
+                    let p_webhook_delivery_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_WEBHOOK_DELIVERY_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::webhooks::RetryWebhookDeliveryInput {
+                        webhook_endpoint_id: p_webhook_endpoint_id.0,
+                        webhook_delivery_id: p_webhook_delivery_id.0,
+                    };
+                    let call = <S as crate::webhooks::WebhooksApi>::retry_webhook_delivery;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
 }
 fn __default_list_entities_limit() -> i64 {
     10i64

@@ -27,7 +27,6 @@ mod hooks;
 mod multipart;
 mod param_check;
 mod params;
-mod parts;
 mod representation;
 mod response;
 mod spec_type;
@@ -42,7 +41,6 @@ pub use hooks::{
 pub use multipart::{FilePart, MultipartBody, MultipartForm};
 pub use param_check::ParameterIndex;
 pub use params::{Csv, Date, DeepObject, Delimited, JsonParam, ParamPattern, PathStyled};
-pub use parts::ApiParts;
 pub use representation::{MediaTypes, OrOther, PayloadValue, Representation, media_listed};
 pub use response::{
     CallbackRequest, ErrorVariants, Json, NoBody, date_time, form_bytes, json_bytes,
@@ -78,6 +76,8 @@ pub use querystring::QueryString;
 pub mod client;
 
 pub mod stream;
+
+pub mod glue;
 pub use stream::{ItemStream, StreamError};
 
 /// Responses written in the listed media type that `Accept` prefers.

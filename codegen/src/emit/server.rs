@@ -18,11 +18,15 @@ impl Emitter<'_> {
     pub(super) fn server(&self) -> TokenStream {
         let api = self.api;
         let mut defaults = Vec::new();
-        let parts: Vec<Vec<TokenStream>> = impl_parts(&api.operations, |o| &o.path)
-            .into_iter()
-            .map(|ops| ops.iter().map(|o| self.glue(o, &mut defaults)).collect())
+        let operations: Vec<TokenStream> = api
+            .operations
+            .iter()
+            .map(|o| self.glue(o, &mut defaults))
             .collect();
-        let api_types = api_types(&parts);
+        let names: Vec<proc_macro2::Ident> =
+            api.operations.iter().map(|o| ident(&o.rust)).collect();
+        let api_types = api_types(&names);
+        let imports = glue_imports(api);
         let document_only = self.document_only();
         let bound = self.server_bound();
         let tags_enum = tags_enum(api);
@@ -33,6 +37,7 @@ impl Emitter<'_> {
 
             use std::sync::Arc;
             use poem::{EndpointExt, IntoEndpoint};
+            #imports
 
             /// Everything a server implements: the hooks and one trait per tag.
             pub trait Server: #bound {}
@@ -41,6 +46,8 @@ impl Emitter<'_> {
             #tags_enum
 
             #api_types
+
+            #(#operations)*
 
             #(#defaults)*
 
@@ -128,9 +135,10 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// One operation's method on the poem-openapi `Api`: its route and attributes, one
-    /// extractor per input, and the call of the trait method with the typed input. Parameter
-    /// defaults become functions, pushed onto `defaults`.
+    /// One operation as a `runtime::glue::Operation`: its route, its description (built from
+    /// each input's extractor as poem-openapi's macro builds it), its registrations and its
+    /// endpoint, which reads each input with its extractor and calls the trait method with the
+    /// typed input. Parameter defaults become functions, pushed onto `defaults`.
     fn glue(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> TokenStream {
         let m = ident(&o.rust);
         let tag = self
@@ -152,58 +160,101 @@ impl Emitter<'_> {
                 o.http_method(),
                 poem_path(&o.path)
             );
-            (path, "post".to_string(), quote!(, hidden))
+            (path, "POST".to_string(), true)
         } else {
-            (poem_path(&o.path), o.method.clone(), quote!())
+            (poem_path(&o.path), o.method.to_uppercase(), false)
         };
-        let op_id = if o.explicit_id {
-            let id = &o.id;
-            quote!(, operation_id = #id)
-        } else {
-            quote!()
-        };
-        let tag_exprs = self.tag_attrs(o);
-        let deprecated = if o.deprecated {
-            quote!(, deprecated)
-        } else {
-            quote!()
-        };
-        let docs = glue_doc(o);
-        let (args, fields) = self.glue_inputs(o, defaults);
+        let (path, route) = routed_paths(&path);
+        let method = format_ident!("{method}");
+        let op_id = if o.explicit_id { o.id.as_str() } else { "" };
+        let tags = self.tag_exprs(o);
+        let (summary, description) = poem_doc_parts(&glue_doc_text(o));
+        let (summary, description) = (summary.unwrap_or_default(), description.unwrap_or_default());
+        let deprecated = o.deprecated;
+        let inputs = self.glue_inputs(o, defaults);
         let principal = if o.auth_mode() == AuthMode::None {
             quote!()
         } else {
             quote!(auth.0,)
         };
-        let call = quote!(call(server, #principal input).await);
-        let mut fields = fields;
+        let call = quote!(call(&server, #principal input).await);
+        let mut fields: Vec<TokenStream> = inputs.iter().filter_map(|i| i.field.clone()).collect();
         if o.writes_other_media() {
             fields.push(quote!(accept: crate::runtime::Accept(accept.0.clone())));
         }
-        let (args, output, answer) = match response_media(o) {
-            None => (args, quote!(crate::#module::#output), call),
+        let (output, answer) = match response_media(o) {
+            None => (quote!(crate::#module::#output), call),
             Some(media) => (
-                std::iter::once(quote!(accept: crate::runtime::AcceptHeader))
-                    .chain(args)
-                    .collect(),
                 quote!(crate::runtime::Negotiated<crate::#module::#output>),
                 quote!(crate::runtime::Negotiated { response: #call, accept: accept.0, media: #media }),
             ),
         };
+        let consts = inputs.iter().map(|i| {
+            let (name, input) = (&i.constant, &i.input);
+            quote!(const #name: Input = #input;)
+        });
+        let described = inputs.iter().map(|i| {
+            let (ty, name) = (&i.ty, &i.constant);
+            match &i.default_fn {
+                None => quote!(d.input::<#ty>(&#name);),
+                Some(f) => quote!(d.defaulted::<#ty, _>(&#name, #f);),
+            }
+        });
+        let extracted = inputs.iter().map(|i| {
+            let (local, ty, name) = (&i.local, &i.ty, &i.constant);
+            let options = match &i.default_fn {
+                None => quote!(#name.options()),
+                Some(f) => quote!(#name.defaulted(#f)),
+            };
+            let checked = i
+                .checked
+                .then(|| quote!(crate::runtime::glue::check(&#local, &#name)?;));
+            quote! {
+                let #local = <#ty>::from_request(&request, &mut raw, #options).await?;
+                #checked
+            }
+        });
+        let locator = format!("`{} {}` (`{}`)", o.method.to_uppercase(), o.path, o.id);
+        let docs = doc_str(&format!("{locator}: its route, description and endpoint."));
+        let request = if inputs.is_empty() {
+            quote!(_, _)
+        } else {
+            quote!(request, mut raw)
+        };
         quote! {
             #docs
-            #[oai(path = #path, method = #method #op_id #(#tag_exprs)* #deprecated #hidden)]
-            async fn #m(&self, #(#args),*) -> crate::runtime::Answer<#output> {
-                let server = self.server()?;
-                let input = crate::#module::#input { #(#fields),* };
-                let call = <S as crate::#module::#trait_name>::#m;
-                ::std::result::Result::Ok(#answer)
+            fn #m<S: Server>() -> Operation<S> {
+                #(#consts)*
+                Operation {
+                    path: #path,
+                    route: #route,
+                    method: ::poem::http::Method::#method,
+                    hidden: #hidden,
+                    doc: (#summary, #description),
+                    deprecated: #deprecated,
+                    operation_id: #op_id,
+                    describe: |d| {
+                        #(d.tag(&#tags);)*
+                        #(#described)*
+                        d.response::<crate::runtime::Answer<#output>>();
+                    },
+                    endpoint: |server, id| crate::runtime::glue::endpoint(id, move |#request| {
+                        let server = crate::runtime::glue::server(&server);
+                        async move {
+                            #(#extracted)*
+                            let server = server?;
+                            let input = crate::#module::#input { #(#fields),* };
+                            let call = <S as crate::#module::#trait_name>::#m;
+                            crate::runtime::glue::respond(#answer)
+                        }
+                    }),
+                }
             }
         }
     }
 
-    /// `, tag = ApiTags::X` for each of an operation's tags.
-    fn tag_attrs(&self, o: &Operation) -> Vec<TokenStream> {
+    /// `ApiTags::X` for each of an operation's tags.
+    fn tag_exprs(&self, o: &Operation) -> Vec<TokenStream> {
         o.tags
             .iter()
             .map(|name| {
@@ -213,30 +264,35 @@ impl Emitter<'_> {
                     .iter()
                     .find(|t| t.served && &t.name == name)
                     .expect("every served tag is known");
-                let e = format!("ApiTags::{}", t.rust);
-                quote!(, tag = #e)
+                let v = ident(&t.rust);
+                quote!(ApiTags::#v)
             })
             .collect()
     }
 
-    /// The extractors of an operation's method and the input fields read from them:
-    /// authentication first (a 401 comes before any 400), then each parameter, then the body.
-    fn glue_inputs(
-        &self,
-        o: &Operation,
-        defaults: &mut Vec<TokenStream>,
-    ) -> (Vec<TokenStream>, Vec<TokenStream>) {
-        let mut args = Vec::new();
-        let mut fields = Vec::new();
-        args.extend(self.auth_arg(o));
+    /// The inputs of an operation's endpoint: authentication first (a 401 comes before any
+    /// 400), then each parameter, then the body.
+    fn glue_inputs(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> Vec<GlueInput> {
+        let mut inputs = Vec::new();
+        if response_media(o).is_some() {
+            inputs.push(GlueInput::plain(
+                "accept",
+                quote!(crate::runtime::AcceptHeader),
+                None,
+            ));
+        }
+        inputs.extend(self.auth_input(o));
+        let mut path_params = 0;
         for p in &o.params {
-            let (arg, field) = self.param_arg(o, p, defaults);
-            args.push(arg);
-            fields.push(field);
+            inputs.push(self.param_input(o, p, &mut path_params, defaults));
         }
         if let Some(b) = &o.body {
-            args.push(self.body_arg(b, &o.type_stem));
-            fields.push(quote!(body: body.0));
+            inputs.push(GlueInput::plain(
+                "body",
+                self.body_type(b, &o.type_stem),
+                b.description.as_deref(),
+            ));
+            inputs.last_mut().expect("just pushed").field = Some(quote!(body: body.0));
             if !b.other_media.is_empty() {
                 let marker = format_ident!("{}BodyMedia", o.type_stem);
                 let types = &b.other_media;
@@ -253,12 +309,12 @@ impl Emitter<'_> {
                 });
             }
         }
-        (args, fields)
+        inputs
     }
 
-    /// The authentication extractor of a secured operation, which knows the operation's
+    /// The authentication input of a secured operation, whose extractor knows the operation's
     /// requirements by its index in the document.
-    fn auth_arg(&self, o: &Operation) -> Option<TokenStream> {
+    fn auth_input(&self, o: &Operation) -> Option<GlueInput> {
         let index = Literal::usize_unsuffixed(
             self.api
                 .operations
@@ -266,25 +322,26 @@ impl Emitter<'_> {
                 .position(|x| std::ptr::eq(x, o))
                 .expect("the operation is the API's"),
         );
-        match o.auth_mode() {
-            AuthMode::None => None,
-            AuthMode::Required => {
-                Some(quote!(auth: crate::runtime::Auth<S, crate::Document, #index>))
-            }
+        let ty = match o.auth_mode() {
+            AuthMode::None => return None,
+            AuthMode::Required => quote!(crate::runtime::Auth<S, crate::Document, #index>),
             AuthMode::Optional => {
-                Some(quote!(auth: crate::runtime::OptionalAuth<S, crate::Document, #index>))
+                quote!(crate::runtime::OptionalAuth<S, crate::Document, #index>)
             }
-        }
+        };
+        Some(GlueInput::plain("auth", ty, None))
     }
 
-    /// One parameter's extractor (its wrapper, type and `#[oai]` attributes) and the input field
-    /// read from it: a date, a delimited array or a JSON document is unwrapped once more.
-    fn param_arg(
+    /// One parameter's input: its extractor (the wrapper of where it is around its type), the
+    /// options and description it is read and described with, its validators, and the input
+    /// field read from it (a date, a delimited array or a JSON document is unwrapped once more).
+    fn param_input(
         &self,
         o: &Operation,
         p: &Param,
+        path_params: &mut usize,
         defaults: &mut Vec<TokenStream>,
-    ) -> (TokenStream, TokenStream) {
+    ) -> GlueInput {
         let local = format_ident!("p_{}", p.rust.trim_start_matches("r#"));
         let field = ident(&p.rust);
         let is_date = matches!(&p.schema.kind, Kind::String { format, .. } if format.as_deref() == Some("date"));
@@ -298,77 +355,85 @@ impl Emitter<'_> {
             self.param_type(p, true)
         };
         let wrapper = param_wrapper(p);
-        let attrs = self.param_attrs(o, p, defaults);
-        let docs = doc(&p.description);
-        if p.query_string {
+        let wrapped = is_date || is_csv(p) || p.content_type.is_some();
+        let (ty, value) = if p.query_string {
             let mode = match (p.form, &p.content_type) {
                 (true, _) => quote!(crate::runtime::querystring::FORM),
                 (false, Some(_)) => quote!(crate::runtime::querystring::JSON),
                 (false, None) => quote!(crate::runtime::querystring::TEXT),
             };
-            let arg = quote!(#docs #[oai(#(#attrs),*)] #local: crate::runtime::QueryString<#inner, crate::Document, { #mode }>);
-            return (arg, quote!(#field: #local.0));
-        }
-        let wrapped = is_date || is_csv(p) || p.content_type.is_some();
-        let field = if let Some(style) = p.path_style {
+            (
+                quote!(crate::runtime::QueryString<#inner, crate::Document, { #mode }>),
+                quote!(#local.0),
+            )
+        } else if let Some(style) = p.path_style {
             // Path parameters are required: the prefix's wrapper, then the value's own.
             let (style, explode) = (Literal::character(style_char(style)), p.explode);
-            let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<crate::runtime::PathStyled<#inner, #style, #explode>>);
             let value = if wrapped {
                 quote!(#local.0.0.0)
             } else {
                 quote!(#local.0.0)
             };
-            return (arg, quote!(#field: #value));
+            (
+                quote!(#wrapper<crate::runtime::PathStyled<#inner, #style, #explode>>),
+                value,
+            )
         } else if wrapped && p.required {
-            quote!(#field: #local.0.0)
+            (quote!(#wrapper<#inner>), quote!(#local.0.0))
         } else if wrapped {
-            quote!(#field: #local.0.map(|d| d.0))
+            (quote!(#wrapper<#inner>), quote!(#local.0.map(|d| d.0)))
         } else {
-            quote!(#field: #local.0)
+            (quote!(#wrapper<#inner>), quote!(#local.0))
         };
-        let arg = quote!(#docs #[oai(#(#attrs),*)] #local: #wrapper<#inner>);
-        (arg, field)
-    }
-
-    /// A parameter's `#[oai]` attributes: its name, style, deprecation, validators and the
-    /// function of its default (pushed onto `defaults`).
-    fn param_attrs(
-        &self,
-        o: &Operation,
-        p: &Param,
-        defaults: &mut Vec<TokenStream>,
-    ) -> Vec<TokenStream> {
+        // poem routes the N-th path parameter as `paramN`.
+        let extract_name = if p.location == Location::Path && !p.query_string {
+            *path_params += 1;
+            format!("param{}", *path_params - 1)
+        } else {
+            p.name.clone()
+        };
         let name = &p.name;
-        let mut attrs = vec![quote!(name = #name)];
-        if p.deep_object {
-            attrs.push(quote!(style = "deep_object"));
+        let mut input = quote!(Input::named(#name));
+        if extract_name != p.name {
+            input = quote!(#input.key(#extract_name));
+        }
+        if let Some(d) = runtime_description(&p.description) {
+            input = quote!(#input.described(#d));
         }
         if p.deprecated {
-            attrs.push(quote!(deprecated));
+            input = quote!(#input.deprecated());
         }
-        let v = param_validators(p);
-        if !v.is_empty() {
-            attrs.push(quote!(validator(#(#v),*)));
+        if p.deep_object {
+            input = quote!(#input.deep_object());
         }
-        if let Some(d) = param_default(p) {
-            let f = format!("__default_{}_{}", o.rust, p.rust.trim_start_matches("r#"));
-            let fid = ident(&f);
+        let rules = param_rules(p);
+        if !rules.is_empty() {
+            input = quote!(#input.rules(&[#(#rules),*]));
+        }
+        let default_fn = param_default(p).map(|d| {
+            let fid = format_ident!("__default_{}_{}", o.rust, p.rust.trim_start_matches("r#"));
             let value = self.default_expr(&p.schema, d);
             let t = self.rust_type(&p.schema, false);
             defaults.push(quote! {
                 fn #fid() -> #t { #value }
             });
-            attrs.push(quote!(default = #f));
+            fid
+        });
+        GlueInput {
+            constant: format_ident!("{}", local.to_string().to_uppercase()),
+            local,
+            ty,
+            input,
+            default_fn,
+            checked: !rules.is_empty(),
+            field: Some(quote!(#field: #value)),
         }
-        attrs
     }
 
     /// The body extractor: typed and validated by its media type (a JSON body also listed as a
     /// form with the same schema reads either); an optional JSON body may be absent (any other
     /// is taken as required).
-    fn body_arg(&self, b: &Body, stem: &str) -> TokenStream {
-        let docs = doc(&b.description);
+    fn body_type(&self, b: &Body, stem: &str) -> TokenStream {
         let ty = match b.media {
             Media::Json if b.also_form => {
                 let t = self.rust_type(&b.schema, false);
@@ -392,12 +457,12 @@ impl Emitter<'_> {
         };
         if !b.other_media.is_empty() {
             let marker = format_ident!("{}BodyMedia", stem);
-            quote!(#docs body: crate::runtime::OrOther<#ty, #marker>)
+            quote!(crate::runtime::OrOther<#ty, #marker>)
         } else if !b.may_be_absent() {
-            quote!(#docs body: #ty)
+            ty
         } else {
             let t = self.rust_type(&b.schema, false);
-            quote!(#docs body: crate::runtime::OptionalJsonBody<#t, crate::Document>)
+            quote!(crate::runtime::OptionalJsonBody<#t, crate::Document>)
         }
     }
 
@@ -463,20 +528,111 @@ fn response_media(o: &Operation) -> Option<TokenStream> {
     Some(quote!(&[#(#entries),*]))
 }
 
-/// An operation's doc: summary and description (with no summary, the description starts the
-/// text, as poem-openapi reads the first paragraph as the summary).
-fn glue_doc(o: &Operation) -> TokenStream {
+/// An operation's doc text as the glue's doc comment carried it: summary and description
+/// (with no summary, the description starts the text, as poem-openapi reads the first paragraph
+/// as the summary; `DocumentPatch::untitled_operations` undoes that in the served document).
+fn glue_doc_text(o: &Operation) -> String {
     let mut doc_text = o.summary.clone().unwrap_or_default();
     if let Some(d) = &o.description {
-        if doc_text.is_empty() {
-            // poem-openapi reads the first paragraph as the summary; keep it empty.
-            doc_text.push_str(d);
-        } else {
+        if !doc_text.is_empty() {
             doc_text.push_str("\n\n");
-            doc_text.push_str(d);
+        }
+        doc_text.push_str(d);
+    }
+    doc_text
+}
+
+/// An input's description as poem-openapi reads it from a doc comment: each line trimmed.
+fn runtime_description(text: &Option<String>) -> Option<String> {
+    let (summary, description) = poem_doc_parts(text.as_deref()?);
+    match (summary, description) {
+        (Some(s), Some(d)) => Some(format!("{s}\n\n{d}")),
+        (s, _) => s,
+    }
+}
+
+/// A text split as poem-openapi's macro splits a doc comment into summary and description:
+/// each line trimmed, the lines joined, the first blank line the cut (`None` for an empty text).
+fn poem_doc_parts(text: &str) -> (Option<String>, Option<String>) {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let joined = text
+        .trim_end()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n");
+    if joined.is_empty() {
+        return (None, None);
+    }
+    match joined.split_once("\n\n") {
+        Some((s, d)) => (Some(s.to_string()), Some(d.to_string())),
+        None => (Some(joined), None),
+    }
+}
+
+/// The path as the document writes it and the route poem matches, from poem's form of a path
+/// (`/a/:id`): `/a/{id}` and `/a/:param0`, as poem-openapi's macro converts it.
+fn routed_paths(poem_path: &str) -> (String, String) {
+    let (mut path, mut route) = (String::new(), String::new());
+    let mut n = 0;
+    for seg in poem_path.split('/').filter(|s| !s.is_empty()) {
+        match seg.strip_prefix(':') {
+            Some(var) => {
+                path.push_str(&format!("/{{{var}}}"));
+                route.push_str(&format!("/:param{n}"));
+                n += 1;
+            }
+            None => {
+                path.push('/');
+                path.push_str(seg);
+                route.push('/');
+                route.push_str(seg);
+            }
         }
     }
-    doc_str(&doc_text)
+    for p in [&mut path, &mut route] {
+        if p.is_empty() {
+            p.push('/');
+        }
+    }
+    (path, route)
+}
+
+/// One input of an operation's endpoint, as the glue reads and describes it.
+struct GlueInput {
+    /// The local it is read into.
+    local: proc_macro2::Ident,
+    /// The constant of its `runtime::glue::Input`.
+    constant: proc_macro2::Ident,
+    /// Its extractor.
+    ty: TokenStream,
+    /// Its `runtime::glue::Input` (name, description, deprecation, style, rules).
+    input: TokenStream,
+    /// The function of its default.
+    default_fn: Option<proc_macro2::Ident>,
+    /// It has rules to check.
+    checked: bool,
+    /// The input field read from it.
+    field: Option<TokenStream>,
+}
+
+impl GlueInput {
+    /// An input read by a local of its own name, without rules or field.
+    fn plain(name: &str, ty: TokenStream, description: Option<&str>) -> Self {
+        let mut input = quote!(Input::named(#name));
+        if let Some(d) = runtime_description(&description.map(str::to_string)) {
+            input = quote!(#input.described(#d));
+        }
+        GlueInput {
+            local: format_ident!("{name}"),
+            constant: format_ident!("{}", name.to_uppercase()),
+            ty,
+            input,
+            default_fn: None,
+            checked: false,
+            field: None,
+        }
+    }
 }
 
 /// `runtime::PathStyled`'s name for a path style.
@@ -487,63 +643,90 @@ fn style_char(style: PathStyle) -> char {
     }
 }
 
-/// The poem-openapi wrapper that extracts a parameter from where it is.
-fn param_wrapper(p: &Param) -> TokenStream {
-    match p.location {
-        _ if p.deep_object => quote!(crate::runtime::DeepObject),
-        Location::Path => quote!(::poem_openapi::param::Path),
-        Location::Query => quote!(::poem_openapi::param::Query),
-        Location::Header => quote!(::poem_openapi::param::Header),
-        Location::Cookie => quote!(::poem_openapi::param::Cookie),
+/// The imports of the glue: the poem-openapi wrappers its parameters are read with, the
+/// extractor trait when an operation has inputs, and the glue's types it names.
+fn glue_imports(api: &Api) -> TokenStream {
+    let params = || api.operations.iter().flat_map(|o| &o.params);
+    let wrappers: std::collections::BTreeSet<String> = params()
+        .filter(|p| !p.query_string && !p.deep_object)
+        .map(|p| param_wrapper(p).to_string())
+        .collect();
+    let wrappers: Vec<_> = wrappers.iter().map(|w| format_ident!("{w}")).collect();
+    let wrappers =
+        (!wrappers.is_empty()).then(|| quote!(use ::poem_openapi::param::{#(#wrappers),*};));
+    let mut glue = vec![quote!(Operation)];
+    let mut extractor = quote!();
+    let has_inputs = |o: &Operation| {
+        !o.params.is_empty()
+            || o.body.is_some()
+            || o.auth_mode() != AuthMode::None
+            || response_media(o).is_some()
+    };
+    if api.operations.iter().any(has_inputs) {
+        glue.insert(0, quote!(Input));
+        extractor = quote!(
+            use ::poem_openapi::ApiExtractor;
+        );
+    }
+    if params().any(|p| !param_rules(p).is_empty()) {
+        glue.push(quote!(Rule));
+    }
+    quote! {
+        #wrappers
+        #extractor
+        use crate::runtime::glue::{#(#glue),*};
     }
 }
 
-/// A plain parameter's validators (poem-openapi's, but the pattern through
-/// `runtime::ParamPattern`); none for references, arrays and JSON documents.
-fn param_validators(p: &Param) -> Vec<TokenStream> {
+/// The poem-openapi wrapper that extracts a parameter from where it is (imported by
+/// [`glue_imports`]).
+fn param_wrapper(p: &Param) -> TokenStream {
+    match p.location {
+        _ if p.deep_object => quote!(crate::runtime::DeepObject),
+        Location::Path => quote!(Path),
+        Location::Query => quote!(Query),
+        Location::Header => quote!(Header),
+        Location::Cookie => quote!(Cookie),
+    }
+}
+
+/// A plain parameter's validators as `runtime::glue::Rule`s, in poem-openapi's order (bounds,
+/// lengths, then the pattern); none for references, arrays and JSON documents.
+fn param_rules(p: &Param) -> Vec<TokenStream> {
     let mut v = Vec::new();
     if p.content_type.is_some() {
         return v;
     }
     let c = &p.schema.constraints;
+    let rule = quote!(Rule);
     // Each validator only for the type poem-openapi has it for (and JSON Schema applies it to).
     match p.schema.kind {
         Kind::String { .. } => {
             if let Some(x) = c.max_length {
-                v.push(quote!(max_length = #x));
+                v.push(quote!(#rule::MaxLength(#x)));
             }
             if let Some(x) = c.min_length {
-                v.push(quote!(min_length = #x));
+                v.push(quote!(#rule::MinLength(#x)));
             }
             if let Some(x) = &c.pattern {
-                // Not poem-openapi's `pattern`, which compiles its regex on every request.
-                let check = format!("crate::runtime::ParamPattern({x:?})");
-                v.push(quote!(custom = #check));
+                // Not poem-openapi's `Pattern`, which compiles its regex on every request.
+                v.push(quote!(#rule::Pattern(#x)));
             }
         }
         Kind::Integer { .. } | Kind::Number { .. } => {
             if let Some(x) = c.maximum {
-                v.push(bound_validator("maximum", x, c.exclusive_maximum));
+                let (x, exclusive) = (f64_lit(x), c.exclusive_maximum);
+                v.push(quote!(#rule::Maximum(#x, #exclusive)));
             }
             if let Some(x) = c.minimum {
-                v.push(bound_validator("minimum", x, c.exclusive_minimum));
+                let (x, exclusive) = (f64_lit(x), c.exclusive_minimum);
+                v.push(quote!(#rule::Minimum(#x, #exclusive)));
             }
         }
         // References validate as their type; arrays, objects and booleans have none here.
         _ => {}
     }
     v
-}
-
-/// `maximum(value = "x")` or `minimum(...)`, marked `exclusive` when the bound is.
-fn bound_validator(which: &str, x: f64, exclusive: bool) -> TokenStream {
-    let which = format_ident!("{which}");
-    let x = x.to_string();
-    if exclusive {
-        quote!(#which(value = #x, exclusive))
-    } else {
-        quote!(#which(value = #x))
-    }
 }
 
 /// The `ApiTags` enum of the served tags (none without).
@@ -572,120 +755,49 @@ fn tags_enum(api: &Api) -> TokenStream {
     }
 }
 
-/// The operations cut into parts, one per path: each part is one `#[OpenApi]` impl.
+/// The poem-openapi service type `Api<S>`, its `OpenApi` impl over the list of operations, and
+/// `fn api`, its constructor.
 ///
-/// poem-openapi puts all of an impl's routes in one function (`add_routes`) and all of its
-/// operations' metadata in another (`meta`), and rustc type-checks and borrow-checks each as
-/// one body, at a cost that grows faster than its size (GitHub's 1 223 operations in one impl
-/// did not pass `cargo check` within 21 GB). Those bodies name every type their operations
-/// touch, so after an edit of one schema incremental compilation checks again only the parts
-/// whose operations reach it: with bankd's 55 operations in two impls of 32, an edit of
-/// `AccountNumber` checked both giant bodies again (about 3 s of the 5.5 s the generated crate
-/// took); one impl per path checks a few small ones.
-///
-/// The cut is only between paths: poem-openapi writes each impl's paths as keys of one map, so a
-/// path split across two impls would be written twice.
-fn impl_parts<T>(operations: &[T], path: impl Fn(&T) -> &str) -> Vec<Vec<&T>> {
-    let mut parts: Vec<Vec<&T>> = vec![Vec::new()];
-    for o in operations {
-        let part = parts.last_mut().expect("never empty");
-        if part.last().is_some_and(|last| path(last) != path(o)) {
-            parts.push(vec![o]);
-        } else {
-            part.push(o);
-        }
-    }
-    parts
-}
-
-/// The poem-openapi service type `Api<S>` and `fn api`, its constructor: one `#[OpenApi]`
-/// struct when the operations fit one impl, else one `ApiPart<S, N>` per part, nested in
-/// tuples of at most 16 (poem-openapi implements `OpenApi` for those).
-fn api_types(parts: &[Vec<TokenStream>]) -> TokenStream {
-    let server_fn = quote! {
-        fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-            self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-        }
-    };
-    let doc = quote! {
+/// poem-openapi's `#[OpenApi]` macro writes every operation of an impl into two functions
+/// (`meta` and `add_routes`), with four blocks per input that test its kind at run time; rustc
+/// checks each function as one body, at a cost that grows faster than its size (GitHub's
+/// 1 223 operations in one impl did not pass `cargo check` within 21 GB), and an edit of one
+/// schema checks again every body that names it. Here each operation is a function of its own
+/// (`runtime::glue::Operation`), typed and short; what is the same for every operation is
+/// generic code in `runtime::glue`; the impl only lists the operations.
+fn api_types(operations: &[proc_macro2::Ident]) -> TokenStream {
+    quote! {
+        /// The API as a poem-openapi service over a [`Server`].
+        ///
         /// `None` only for [`document`]: the document is a property of the types, not of a
         /// running server.
-    };
-    if let [methods] = parts {
-        return quote! {
-            /// The API as a poem-openapi service over a [`Server`].
-            ///
-            #doc
-            pub struct Api<S> {
-                server: ::std::option::Option<Arc<S>>,
-            }
-
-            impl<S: Server> Api<S> {
-                #server_fn
-            }
-
-            #[::poem_openapi::OpenApi]
-            impl<S: Server> Api<S> {
-                #(#methods)*
-            }
-
-            fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-                Api { server }
-            }
-        };
-    }
-    let impls = parts.iter().enumerate().map(|(n, methods)| {
-        quote! {
-            #[::poem_openapi::OpenApi]
-            impl<S: Server> ApiPart<S, #n> {
-                #(#methods)*
-            }
-        }
-    });
-    let ty = nest_tuples((0..parts.len()).map(|n| quote!(ApiPart<S, #n>)).collect());
-    quote! {
-        /// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-        /// [`Api`]).
-        ///
-        #doc
-        pub struct ApiPart<S, const N: usize> {
+        pub struct Api<S> {
             server: ::std::option::Option<Arc<S>>,
         }
 
-        impl<S: Server, const N: usize> ApiPart<S, N> {
-            #server_fn
+        /// Every operation, in document order.
+        fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+            ::std::vec![#(#operations::<S>()),*]
         }
 
-        impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-            fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-                ApiPart { server: server.clone() }
+        impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+            fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+                crate::runtime::glue::meta(&operations::<S>())
+            }
+
+            fn register(registry: &mut ::poem_openapi::registry::Registry) {
+                crate::runtime::glue::register(&operations::<S>(), registry)
+            }
+
+            fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+                crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
             }
         }
 
-        #(#impls)*
-
-        /// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-        /// the functions poem-openapi writes for a part hold only that path's operations.
-        pub type Api<S> = #ty;
-
         fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-            crate::runtime::ApiParts::build(&server)
+            Api { server }
         }
     }
-}
-
-/// Types grouped into tuples of at most 16, level by level, until one is left.
-fn nest_tuples(mut items: Vec<TokenStream>) -> TokenStream {
-    while items.len() > 1 {
-        items = items
-            .chunks(16)
-            .map(|group| match group {
-                [one] => one.clone(),
-                _ => quote!((#(#group),*)),
-            })
-            .collect();
-    }
-    items.pop().expect("at least one part")
 }
 
 /// The service (with the document's description and servers) and the entry points:
@@ -777,38 +889,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parts_are_cut_only_between_paths() {
-        // Three operations on /a, then two on /b, one on /c, then /a again (another path item
-        // cannot repeat a path, but the cut must not merge what is not consecutive).
-        let paths: Vec<String> = ["/a", "/a", "/a", "/b", "/b", "/c", "/a"]
-            .map(String::from)
-            .to_vec();
-        let parts = impl_parts(&paths, |p| p.as_str());
-        let sizes: Vec<usize> = parts.iter().map(Vec::len).collect();
-        assert_eq!(sizes, vec![3, 2, 1, 1]);
-        assert!(parts.iter().all(|part| part.iter().all(|p| *p == part[0])));
-        let again: Vec<&String> = parts.concat();
-        assert!(again.iter().zip(&paths).all(|(a, b)| *a == b), "order kept");
-        assert_eq!(impl_parts(&Vec::<String>::new(), |p| p.as_str()).len(), 1);
+    fn routes_number_path_variables_as_poem_openapi_does() {
+        assert_eq!(routed_paths("/"), ("/".into(), "/".into()));
+        assert_eq!(
+            routed_paths("/a/:id/b/:id__again2"),
+            (
+                "/a/{id}/b/{id__again2}".into(),
+                "/a/:param0/b/:param1".into()
+            )
+        );
+        assert_eq!(routed_paths("/a/b/"), ("/a/b".into(), "/a/b".into()));
     }
 
     #[test]
-    fn parts_nest_in_tuples_of_at_most_sixteen() {
-        let leaf = |n: usize| {
-            let id = format_ident!("P{}", n);
-            quote!(#id)
-        };
-        let ty = nest_tuples((0..3).map(leaf).collect());
-        assert_eq!(ty.to_string(), "(P0 , P1 , P2)");
-        // 17: a tuple of the first 16, then the 17th alone.
-        let ty = nest_tuples((0..17).map(leaf).collect());
-        let inner: Vec<String> = (0..16).map(|n| format!("P{n}")).collect();
-        assert_eq!(ty.to_string(), format!("(({}) , P16)", inner.join(" , ")));
-        // 300 parts: 19 tuples of at most 16, then one tuple of those.
-        let text = nest_tuples((0..300).map(leaf).collect()).to_string();
-        assert_eq!(text.matches('P').count(), 300);
-        assert!(text.starts_with("(("), "{text}");
-        // One part is the part itself.
-        assert_eq!(nest_tuples(vec![leaf(0)]).to_string(), "P0");
+    fn doc_texts_split_as_poem_openapi_splits_a_doc_comment() {
+        assert_eq!(poem_doc_parts(" \n "), (None, None));
+        assert_eq!(
+            poem_doc_parts("Title\n\n  First\r\nsecond  \n\nthird"),
+            (Some("Title".into()), Some("First\nsecond\n\nthird".into()))
+        );
+        assert_eq!(
+            runtime_description(&Some(" a\n\n b ".into())),
+            Some("a\n\nb".into())
+        );
     }
 }

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::dogs::DogsApi {}
 impl<T: crate::runtime::Hooks + crate::dogs::DogsApi> Server for T {}
@@ -14,78 +17,110 @@ pub enum ApiTags {
     #[oai(rename = "dogs")]
     Dogs,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_dog:: < S > (), create_dog:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get a dog
-    ///
-    /// Returns a dog, whose schema merges the base pet with dog-specific fields.
-    #[oai(
-        path = "/dogs/:dog_id",
-        method = "get",
-        operation_id = "get_dog",
-        tag = "ApiTags::Dogs"
-    )]
-    async fn get_dog(
-        &self,
-        /// Identifier of the dog.
-        #[oai(name = "dog_id")]
-        p_dog_id: ::poem_openapi::param::Path<i64>,
-    ) -> crate::runtime::Answer<crate::dogs::GetDogResponse> {
-        let server = self.server()?;
-        let input = crate::dogs::GetDogInput {
-            dog_id: p_dog_id.0,
-        };
-        let call = <S as crate::dogs::DogsApi>::get_dog;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create a dog
-    ///
-    /// Creates a dog from a composed (allOf) body.
-    #[oai(
-        path = "/dogs",
-        method = "post",
-        operation_id = "create_dog",
-        tag = "ApiTags::Dogs"
-    )]
-    async fn create_dog(
-        &self,
-        /// The dog to create.
-        body: crate::runtime::JsonBody<crate::models::Dog, crate::Document>,
-    ) -> crate::runtime::Answer<crate::dogs::CreateDogResponse> {
-        let server = self.server()?;
-        let input = crate::dogs::CreateDogInput {
-            body: body.0,
-        };
-        let call = <S as crate::dogs::DogsApi>::create_dog;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /dogs/{dog_id}` (`get_dog`): its route, description and endpoint.
+fn get_dog<S: Server>() -> Operation<S> {
+    const P_DOG_ID: Input = Input::named("dog_id")
+        .key("param0")
+        .described("Identifier of the dog.");
+    Operation {
+        path: "/dogs/{dog_id}",
+        route: "/dogs/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get a dog",
+            "Returns a dog, whose schema merges the base pet with dog-specific fields.",
+        ),
+        deprecated: false,
+        operation_id: "get_dog",
+        describe: |d| {
+            d.tag(&ApiTags::Dogs);
+            d.input::<Path<i64>>(&P_DOG_ID);
+            d.response::<crate::runtime::Answer<crate::dogs::GetDogResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_dog_id = <Path<
+                        i64,
+                    >>::from_request(&request, &mut raw, P_DOG_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::dogs::GetDogInput {
+                        dog_id: p_dog_id.0,
+                    };
+                    let call = <S as crate::dogs::DogsApi>::get_dog;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /dogs` (`create_dog`): its route, description and endpoint.
+fn create_dog<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The dog to create.");
+    Operation {
+        path: "/dogs",
+        route: "/dogs",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Create a dog", "Creates a dog from a composed (allOf) body."),
+        deprecated: false,
+        operation_id: "create_dog",
+        describe: |d| {
+            d.tag(&ApiTags::Dogs);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Dog, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::dogs::CreateDogResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Dog,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::dogs::CreateDogInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::dogs::DogsApi>::create_dog;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Query;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::collections::CollectionsApi {}
 impl<T: crate::runtime::Hooks + crate::collections::CollectionsApi> Server for T {}
@@ -14,125 +17,202 @@ pub enum ApiTags {
     #[oai(rename = "collections")]
     Collections,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        list_collections:: < S > (), create_collection:: < S > (), replace_tags:: < S >
+        (), page_collections:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// List collections
-    ///
-    /// Returns a top-level array of referenced collection objects.
-    #[oai(
-        path = "/collections",
-        method = "get",
-        operation_id = "list_collections",
-        tag = "ApiTags::Collections"
-    )]
-    async fn list_collections(
-        &self,
-    ) -> crate::runtime::Answer<crate::collections::ListCollectionsResponse> {
-        let server = self.server()?;
-        let input = crate::collections::ListCollectionsInput {
-        };
-        let call = <S as crate::collections::CollectionsApi>::list_collections;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Create a collection
-    ///
-    /// Creates a collection from a request containing arrays of primitives and of objects.
-    #[oai(
-        path = "/collections",
-        method = "post",
-        operation_id = "create_collection",
-        tag = "ApiTags::Collections"
-    )]
-    async fn create_collection(
-        &self,
-        /// The collection to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateCollectionRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::collections::CreateCollectionResponse> {
-        let server = self.server()?;
-        let input = crate::collections::CreateCollectionInput {
-            body: body.0,
-        };
-        let call = <S as crate::collections::CollectionsApi>::create_collection;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Replace tags
-    ///
-    /// Takes a top-level array of tag objects as the body and returns a top-level array of strings.
-    #[oai(
-        path = "/collections/tags",
-        method = "put",
-        operation_id = "replace_tags",
-        tag = "ApiTags::Collections"
-    )]
-    async fn replace_tags(
-        &self,
-        /// The complete list of tags.
-        body: crate::runtime::JsonBody<crate::models::TagList, crate::Document>,
-    ) -> crate::runtime::Answer<crate::collections::ReplaceTagsResponse> {
-        let server = self.server()?;
-        let input = crate::collections::ReplaceTagsInput {
-            body: body.0,
-        };
-        let call = <S as crate::collections::CollectionsApi>::replace_tags;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Page through collections
-    ///
-    /// One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.
-    #[oai(
-        path = "/collections/pages",
-        method = "get",
-        operation_id = "page_collections",
-        tag = "ApiTags::Collections"
-    )]
-    async fn page_collections(
-        &self,
-        /// The id of the last collection of the previous page.
-        #[oai(name = "starting_after")]
-        p_starting_after: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-    ) -> crate::runtime::Answer<crate::collections::PageCollectionsResponse> {
-        let server = self.server()?;
-        let input = crate::collections::PageCollectionsInput {
-            starting_after: p_starting_after.0,
-        };
-        let call = <S as crate::collections::CollectionsApi>::page_collections;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /collections` (`list_collections`): its route, description and endpoint.
+fn list_collections<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/collections",
+        route: "/collections",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List collections",
+            "Returns a top-level array of referenced collection objects.",
+        ),
+        deprecated: false,
+        operation_id: "list_collections",
+        describe: |d| {
+            d.tag(&ApiTags::Collections);
+            d.response::<
+                    crate::runtime::Answer<crate::collections::ListCollectionsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::collections::ListCollectionsInput {
+                    };
+                    let call = <S as crate::collections::CollectionsApi>::list_collections;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /collections` (`create_collection`): its route, description and endpoint.
+fn create_collection<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The collection to create.");
+    Operation {
+        path: "/collections",
+        route: "/collections",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a collection",
+            "Creates a collection from a request containing arrays of primitives and of objects.",
+        ),
+        deprecated: false,
+        operation_id: "create_collection",
+        describe: |d| {
+            d.tag(&ApiTags::Collections);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateCollectionRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::collections::CreateCollectionResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateCollectionRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::collections::CreateCollectionInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::collections::CollectionsApi>::create_collection;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /collections/tags` (`replace_tags`): its route, description and endpoint.
+fn replace_tags<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The complete list of tags.");
+    Operation {
+        path: "/collections/tags",
+        route: "/collections/tags",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: (
+            "Replace tags",
+            "Takes a top-level array of tag objects as the body and returns a top-level array of strings.",
+        ),
+        deprecated: false,
+        operation_id: "replace_tags",
+        describe: |d| {
+            d.tag(&ApiTags::Collections);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::TagList, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::collections::ReplaceTagsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::TagList,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::collections::ReplaceTagsInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::collections::CollectionsApi>::replace_tags;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /collections/pages` (`page_collections`): its route, description and endpoint.
+fn page_collections<S: Server>() -> Operation<S> {
+    const P_STARTING_AFTER: Input = Input::named("starting_after")
+        .described("The id of the last collection of the previous page.");
+    Operation {
+        path: "/collections/pages",
+        route: "/collections/pages",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Page through collections",
+            "One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.",
+        ),
+        deprecated: false,
+        operation_id: "page_collections",
+        describe: |d| {
+            d.tag(&ApiTags::Collections);
+            d.input::<
+                    Query<::std::option::Option<::std::string::String>>,
+                >(&P_STARTING_AFTER);
+            d.response::<
+                    crate::runtime::Answer<crate::collections::PageCollectionsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_starting_after = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::collections::PageCollectionsInput {
+                        starting_after: p_starting_after.0,
+                    };
+                    let call = <S as crate::collections::CollectionsApi>::page_collections;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::subscriptions::SubscriptionsApi + crate::callbacks::Callbacks {}
 impl<
@@ -24,34 +26,67 @@ pub enum ApiTags {
 pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-    }
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![subscribe:: < S > ()]
 }
-#[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
-    /// Subscribe a URL to events
-    #[oai(
-        path = "/subscriptions",
-        method = "post",
-        operation_id = "subscribe",
-        tag = "ApiTags::Subscriptions"
-    )]
-    async fn subscribe(
-        &self,
-        body: crate::runtime::JsonBody<crate::models::Subscription, crate::Document>,
-    ) -> crate::runtime::Answer<crate::subscriptions::SubscribeResponse> {
-        let server = self.server()?;
-        let input = crate::subscriptions::SubscribeInput {
-            body: body.0,
-        };
-        let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
-        ::std::result::Result::Ok(call(server, input).await)
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// `POST /subscriptions` (`subscribe`): its route, description and endpoint.
+fn subscribe<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/subscriptions",
+        route: "/subscriptions",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Subscribe a URL to events", ""),
+        deprecated: false,
+        operation_id: "subscribe",
+        describe: |d| {
+            d.tag(&ApiTags::Subscriptions);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::Subscription,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::subscriptions::SubscribeResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Subscription,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::subscriptions::SubscribeInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Query;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::tasks::TasksApi {}
 impl<T: crate::runtime::Hooks + crate::tasks::TasksApi> Server for T {}
@@ -21,65 +24,115 @@ pub enum ApiTags {
 pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-    }
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![list_tasks:: < S > (), create_task:: < S > ()]
 }
-#[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
-    /// List tasks
-    ///
-    /// Lists tasks, optionally filtered by a status enum given as a query parameter.
-    #[oai(
-        path = "/tasks",
-        method = "get",
-        operation_id = "list_tasks",
-        tag = "ApiTags::Tasks"
-    )]
-    async fn list_tasks(
-        &self,
-        /// Only return tasks with this status.
-        #[oai(name = "status")]
-        p_status: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::TaskStatus>,
-        >,
-        /// Only return tasks of this kind (required enum query parameter).
-        #[oai(name = "kind")]
-        p_kind: ::poem_openapi::param::Query<crate::models::TaskKind>,
-    ) -> crate::runtime::Answer<crate::tasks::ListTasksResponse> {
-        let server = self.server()?;
-        let input = crate::tasks::ListTasksInput {
-            status: p_status.0,
-            kind: p_kind.0,
-        };
-        let call = <S as crate::tasks::TasksApi>::list_tasks;
-        ::std::result::Result::Ok(call(server, input).await)
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
     }
-    /// Create a task
-    ///
-    /// Creates a task whose body uses enums as a property and as array items.
-    #[oai(
-        path = "/tasks",
-        method = "post",
-        operation_id = "create_task",
-        tag = "ApiTags::Tasks"
-    )]
-    async fn create_task(
-        &self,
-        /// The task to create.
-        body: crate::runtime::JsonBody<crate::models::Task, crate::Document>,
-    ) -> crate::runtime::Answer<crate::tasks::CreateTaskResponse> {
-        let server = self.server()?;
-        let input = crate::tasks::CreateTaskInput {
-            body: body.0,
-        };
-        let call = <S as crate::tasks::TasksApi>::create_task;
-        ::std::result::Result::Ok(call(server, input).await)
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// `GET /tasks` (`list_tasks`): its route, description and endpoint.
+fn list_tasks<S: Server>() -> Operation<S> {
+    const P_STATUS: Input = Input::named("status")
+        .described("Only return tasks with this status.");
+    const P_KIND: Input = Input::named("kind")
+        .described("Only return tasks of this kind (required enum query parameter).");
+    Operation {
+        path: "/tasks",
+        route: "/tasks",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List tasks",
+            "Lists tasks, optionally filtered by a status enum given as a query parameter.",
+        ),
+        deprecated: false,
+        operation_id: "list_tasks",
+        describe: |d| {
+            d.tag(&ApiTags::Tasks);
+            d.input::<
+                    Query<::std::option::Option<crate::models::TaskStatus>>,
+                >(&P_STATUS);
+            d.input::<Query<crate::models::TaskKind>>(&P_KIND);
+            d.response::<crate::runtime::Answer<crate::tasks::ListTasksResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_status = <Query<
+                        ::std::option::Option<crate::models::TaskStatus>,
+                    >>::from_request(&request, &mut raw, P_STATUS.options())
+                        .await?;
+                    let p_kind = <Query<
+                        crate::models::TaskKind,
+                    >>::from_request(&request, &mut raw, P_KIND.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::tasks::ListTasksInput {
+                        status: p_status.0,
+                        kind: p_kind.0,
+                    };
+                    let call = <S as crate::tasks::TasksApi>::list_tasks;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /tasks` (`create_task`): its route, description and endpoint.
+fn create_task<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The task to create.");
+    Operation {
+        path: "/tasks",
+        route: "/tasks",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a task",
+            "Creates a task whose body uses enums as a property and as array items.",
+        ),
+        deprecated: false,
+        operation_id: "create_task",
+        describe: |d| {
+            d.tag(&ApiTags::Tasks);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Task, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::tasks::CreateTaskResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Task,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::tasks::CreateTaskInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::tasks::TasksApi>::create_task;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::events::EventsApi {}
 impl<T: crate::runtime::Hooks + crate::events::EventsApi> Server for T {}
@@ -14,89 +17,136 @@ pub enum ApiTags {
     #[oai(rename = "events")]
     Events,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_event:: < S > (), download_attachment:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get an event
-    ///
-    /// Returns an event whose fields use every supported format.
-    #[oai(
-        path = "/events/:event_id",
-        method = "get",
-        operation_id = "get_event",
-        tag = "ApiTags::Events"
-    )]
-    async fn get_event(
-        &self,
-        /// Identifier of the event (int64 path parameter).
-        #[oai(name = "event_id")]
-        p_event_id: ::poem_openapi::param::Path<i64>,
-        /// Return the event as it was at this instant (date-time query parameter).
-        #[oai(name = "as_of")]
-        p_as_of: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only return the event if it occurs on this day (date query parameter).
-        #[oai(name = "day")]
-        p_day: ::poem_openapi::param::Query<::std::option::Option<crate::runtime::Date>>,
-    ) -> crate::runtime::Answer<crate::events::GetEventResponse> {
-        let server = self.server()?;
-        let input = crate::events::GetEventInput {
-            event_id: p_event_id.0,
-            as_of: p_as_of.0,
-            day: p_day.0.map(|d| d.0),
-        };
-        let call = <S as crate::events::EventsApi>::get_event;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Download an attachment
-    ///
-    /// Returns the raw bytes of the event attachment.
-    #[oai(
-        path = "/events/:event_id/attachment",
-        method = "get",
-        operation_id = "download_attachment",
-        tag = "ApiTags::Events"
-    )]
-    async fn download_attachment(
-        &self,
-        /// Identifier of the event.
-        #[oai(name = "event_id")]
-        p_event_id: ::poem_openapi::param::Path<i64>,
-    ) -> crate::runtime::Answer<crate::events::DownloadAttachmentResponse> {
-        let server = self.server()?;
-        let input = crate::events::DownloadAttachmentInput {
-            event_id: p_event_id.0,
-        };
-        let call = <S as crate::events::EventsApi>::download_attachment;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
+fn get_event<S: Server>() -> Operation<S> {
+    const P_EVENT_ID: Input = Input::named("event_id")
+        .key("param0")
+        .described("Identifier of the event (int64 path parameter).");
+    const P_AS_OF: Input = Input::named("as_of")
+        .described(
+            "Return the event as it was at this instant (date-time query parameter).",
+        );
+    const P_DAY: Input = Input::named("day")
+        .described(
+            "Only return the event if it occurs on this day (date query parameter).",
+        );
+    Operation {
+        path: "/events/{event_id}",
+        route: "/events/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get an event",
+            "Returns an event whose fields use every supported format.",
+        ),
+        deprecated: false,
+        operation_id: "get_event",
+        describe: |d| {
+            d.tag(&ApiTags::Events);
+            d.input::<Path<i64>>(&P_EVENT_ID);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_AS_OF);
+            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_DAY);
+            d.response::<crate::runtime::Answer<crate::events::GetEventResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_event_id = <Path<
+                        i64,
+                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
+                        .await?;
+                    let p_as_of = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_AS_OF.options())
+                        .await?;
+                    let p_day = <Query<
+                        ::std::option::Option<crate::runtime::Date>,
+                    >>::from_request(&request, &mut raw, P_DAY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::events::GetEventInput {
+                        event_id: p_event_id.0,
+                        as_of: p_as_of.0,
+                        day: p_day.0.map(|d| d.0),
+                    };
+                    let call = <S as crate::events::EventsApi>::get_event;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /events/{event_id}/attachment` (`download_attachment`): its route, description and endpoint.
+fn download_attachment<S: Server>() -> Operation<S> {
+    const P_EVENT_ID: Input = Input::named("event_id")
+        .key("param0")
+        .described("Identifier of the event.");
+    Operation {
+        path: "/events/{event_id}/attachment",
+        route: "/events/:param0/attachment",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Download an attachment",
+            "Returns the raw bytes of the event attachment.",
+        ),
+        deprecated: false,
+        operation_id: "download_attachment",
+        describe: |d| {
+            d.tag(&ApiTags::Events);
+            d.input::<Path<i64>>(&P_EVENT_ID);
+            d.response::<
+                    crate::runtime::Answer<crate::events::DownloadAttachmentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_event_id = <Path<
+                        i64,
+                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::events::DownloadAttachmentInput {
+                        event_id: p_event_id.0,
+                    };
+                    let call = <S as crate::events::EventsApi>::download_attachment;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::records::RecordsApi {}
 impl<T: crate::runtime::Hooks + crate::records::RecordsApi> Server for T {}
@@ -14,78 +17,110 @@ pub enum ApiTags {
     #[oai(rename = "records")]
     Records,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_record:: < S > (), create_type:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get a record
-    ///
-    /// Returns a record whose property names need escaping or renaming.
-    #[oai(
-        path = "/records/:record_id",
-        method = "get",
-        operation_id = "get_record",
-        tag = "ApiTags::Records"
-    )]
-    async fn get_record(
-        &self,
-        /// Identifier of the record.
-        #[oai(name = "record_id")]
-        p_record_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::records::GetRecordResponse> {
-        let server = self.server()?;
-        let input = crate::records::GetRecordInput {
-            record_id: p_record_id.0,
-        };
-        let call = <S as crate::records::RecordsApi>::get_record;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create a type
-    ///
-    /// Takes and returns the schema named Type.
-    #[oai(
-        path = "/types",
-        method = "post",
-        operation_id = "create_type",
-        tag = "ApiTags::Records"
-    )]
-    async fn create_type(
-        &self,
-        /// The type to create.
-        body: crate::runtime::JsonBody<crate::models::Type, crate::Document>,
-    ) -> crate::runtime::Answer<crate::records::CreateTypeResponse> {
-        let server = self.server()?;
-        let input = crate::records::CreateTypeInput {
-            body: body.0,
-        };
-        let call = <S as crate::records::RecordsApi>::create_type;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /records/{record_id}` (`get_record`): its route, description and endpoint.
+fn get_record<S: Server>() -> Operation<S> {
+    const P_RECORD_ID: Input = Input::named("record_id")
+        .key("param0")
+        .described("Identifier of the record.");
+    Operation {
+        path: "/records/{record_id}",
+        route: "/records/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get a record",
+            "Returns a record whose property names need escaping or renaming.",
+        ),
+        deprecated: false,
+        operation_id: "get_record",
+        describe: |d| {
+            d.tag(&ApiTags::Records);
+            d.input::<Path<::std::string::String>>(&P_RECORD_ID);
+            d.response::<crate::runtime::Answer<crate::records::GetRecordResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_record_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_RECORD_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::records::GetRecordInput {
+                        record_id: p_record_id.0,
+                    };
+                    let call = <S as crate::records::RecordsApi>::get_record;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /types` (`create_type`): its route, description and endpoint.
+fn create_type<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The type to create.");
+    Operation {
+        path: "/types",
+        route: "/types",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Create a type", "Takes and returns the schema named Type."),
+        deprecated: false,
+        operation_id: "create_type",
+        describe: |d| {
+            d.tag(&ApiTags::Records);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Type, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::records::CreateTypeResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Type,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::records::CreateTypeInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::records::RecordsApi>::create_type;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::inventory::InventoryApi {}
 impl<T: crate::runtime::Hooks + crate::inventory::InventoryApi> Server for T {}
@@ -14,74 +16,105 @@ pub enum ApiTags {
     #[oai(rename = "inventory")]
     Inventory,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_inventory:: < S > (), put_metadata:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get the inventory
-    ///
-    /// Returns an object whose fields are maps.
-    #[oai(
-        path = "/inventory",
-        method = "get",
-        operation_id = "get_inventory",
-        tag = "ApiTags::Inventory"
-    )]
-    async fn get_inventory(
-        &self,
-    ) -> crate::runtime::Answer<crate::inventory::GetInventoryResponse> {
-        let server = self.server()?;
-        let input = crate::inventory::GetInventoryInput {
-        };
-        let call = <S as crate::inventory::InventoryApi>::get_inventory;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Replace metadata
-    ///
-    /// Takes a top-level string-to-string map and returns a strict object.
-    #[oai(
-        path = "/inventory/metadata",
-        method = "put",
-        operation_id = "put_metadata",
-        tag = "ApiTags::Inventory"
-    )]
-    async fn put_metadata(
-        &self,
-        /// The metadata map.
-        body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document>,
-    ) -> crate::runtime::Answer<crate::inventory::PutMetadataResponse> {
-        let server = self.server()?;
-        let input = crate::inventory::PutMetadataInput {
-            body: body.0,
-        };
-        let call = <S as crate::inventory::InventoryApi>::put_metadata;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /inventory` (`get_inventory`): its route, description and endpoint.
+fn get_inventory<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/inventory",
+        route: "/inventory",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get the inventory", "Returns an object whose fields are maps."),
+        deprecated: false,
+        operation_id: "get_inventory",
+        describe: |d| {
+            d.tag(&ApiTags::Inventory);
+            d.response::<
+                    crate::runtime::Answer<crate::inventory::GetInventoryResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::inventory::GetInventoryInput {
+                    };
+                    let call = <S as crate::inventory::InventoryApi>::get_inventory;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /inventory/metadata` (`put_metadata`): its route, description and endpoint.
+fn put_metadata<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The metadata map.");
+    Operation {
+        path: "/inventory/metadata",
+        route: "/inventory/metadata",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: (
+            "Replace metadata",
+            "Takes a top-level string-to-string map and returns a strict object.",
+        ),
+        deprecated: false,
+        operation_id: "put_metadata",
+        describe: |d| {
+            d.tag(&ApiTags::Inventory);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Metadata, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::inventory::PutMetadataResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Metadata,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::inventory::PutMetadataInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::inventory::InventoryApi>::put_metadata;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::media::MediaApi {}
 impl<T: crate::runtime::Hooks + crate::media::MediaApi> Server for T {}
@@ -14,304 +17,497 @@ pub enum ApiTags {
     #[oai(rename = "media")]
     Media,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        vendor_json:: < S > (), form:: < S > (), text:: < S > (), image:: < S > (),
+        either:: < S > (), markdown:: < S > (), anything:: < S > (), blob:: < S > (),
+        get_note:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// A vendor JSON media type in and out
-    #[oai(
-        path = "/vendor",
-        method = "post",
-        operation_id = "vendor_json",
-        tag = "ApiTags::Media"
-    )]
-    async fn vendor_json(
-        &self,
-        accept: crate::runtime::AcceptHeader,
-        body: crate::runtime::JsonBody<crate::models::Note, crate::Document>,
-    ) -> crate::runtime::Answer<
-        crate::runtime::Negotiated<crate::media::VendorJsonResponse>,
-    > {
-        let server = self.server()?;
-        let input = crate::media::VendorJsonInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::vendor_json;
-        ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: call(server, input).await,
-            accept: accept.0,
-            media: &[
-                crate::runtime::ResponseMedia {
-                    status: "200",
-                    types: &["application/vnd.example+json"],
-                    listed: &["application/vnd.example+json"],
-                },
-            ],
-        })
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// A form-urlencoded body (and several media types for the same schema)
-    #[oai(
-        path = "/form",
-        method = "post",
-        operation_id = "form",
-        tag = "ApiTags::Media"
-    )]
-    async fn form(
-        &self,
-        accept: crate::runtime::AcceptHeader,
-        body: crate::runtime::OrOther<
-            crate::runtime::FormBody<crate::models::Note, crate::Document>,
-            FormBodyMedia,
-        >,
-    ) -> crate::runtime::Answer<crate::runtime::Negotiated<crate::media::FormResponse>> {
-        let server = self.server()?;
-        let input = crate::media::FormInput {
-            body: body.0,
-            accept: crate::runtime::Accept(accept.0.clone()),
-        };
-        let call = <S as crate::media::MediaApi>::form;
-        ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: call(server, input).await,
-            accept: accept.0,
-            media: &[
-                crate::runtime::ResponseMedia {
-                    status: "200",
-                    types: &[],
-                    listed: &["application/json", "application/xml"],
-                },
-                crate::runtime::ResponseMedia {
-                    status: "400",
-                    types: &[],
-                    listed: &["application/json", "application/xml"],
-                },
-            ],
-        })
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Plain text in and out
-    #[oai(
-        path = "/text",
-        method = "post",
-        operation_id = "text",
-        tag = "ApiTags::Media"
-    )]
-    async fn text(
-        &self,
-        body: ::poem_openapi::payload::PlainText<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::media::TextResponse> {
-        let server = self.server()?;
-        let input = crate::media::TextInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::text;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// Any other media type is raw bytes
-    #[oai(
-        path = "/image",
-        method = "put",
-        operation_id = "image",
-        tag = "ApiTags::Media"
-    )]
-    async fn image(
-        &self,
-        body: crate::runtime::RawBody,
-    ) -> crate::runtime::Answer<crate::media::ImageResponse> {
-        let server = self.server()?;
-        let input = crate::media::ImageInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::image;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// JSON or a form with one schema, read as the Content-Type says
-    #[oai(
-        path = "/either",
-        method = "post",
-        operation_id = "either",
-        tag = "ApiTags::Media"
-    )]
-    async fn either(
-        &self,
-        body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document>,
-    ) -> crate::runtime::Answer<crate::media::EitherResponse> {
-        let server = self.server()?;
-        let input = crate::media::EitherInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::either;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 5usize> {
-    /// An optional body that is not JSON is taken as required
-    ///
-    /// GitHub's `POST /markdown/raw` declares its text/plain body optional.
-    #[oai(
-        path = "/markdown",
-        method = "post",
-        operation_id = "markdown",
-        tag = "ApiTags::Media"
-    )]
-    async fn markdown(
-        &self,
-        accept: crate::runtime::AcceptHeader,
-        body: ::poem_openapi::payload::PlainText<::std::string::String>,
-    ) -> crate::runtime::Answer<
-        crate::runtime::Negotiated<crate::media::MarkdownResponse>,
-    > {
-        let server = self.server()?;
-        let input = crate::media::MarkdownInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::markdown;
-        ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: call(server, input).await,
-            accept: accept.0,
-            media: &[
-                crate::runtime::ResponseMedia {
-                    status: "200",
-                    types: &["text/html"],
-                    listed: &["text/html"],
-                },
-            ],
-        })
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 6usize> {
-    /// A body without a media type is bytes of any type
-    ///
-    /// OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.
-    #[oai(
-        path = "/anything",
-        method = "put",
-        operation_id = "anything",
-        tag = "ApiTags::Media"
-    )]
-    async fn anything(
-        &self,
-        body: crate::runtime::RawBody,
-    ) -> crate::runtime::Answer<crate::media::AnythingResponse> {
-        let server = self.server()?;
-        let input = crate::media::AnythingInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::anything;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 7usize> {
-    /// An optional body of raw bytes is taken as required too
-    #[oai(path = "/blob", method = "put", operation_id = "blob", tag = "ApiTags::Media")]
-    async fn blob(
-        &self,
-        body: crate::runtime::RawBody,
-    ) -> crate::runtime::Answer<crate::media::BlobResponse> {
-        let server = self.server()?;
-        let input = crate::media::BlobInput {
-            body: body.0,
-        };
-        let call = <S as crate::media::MediaApi>::blob;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 8usize> {
-    /// One representation under several JSON media types, chosen by Accept
-    ///
-    /// application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.
-    #[oai(
-        path = "/notes/:title",
-        method = "get",
-        operation_id = "get_note",
-        tag = "ApiTags::Media"
-    )]
-    async fn get_note(
-        &self,
-        accept: crate::runtime::AcceptHeader,
-        #[oai(name = "title")]
-        p_title: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<
-        crate::runtime::Negotiated<crate::media::GetNoteResponse>,
-    > {
-        let server = self.server()?;
-        let input = crate::media::GetNoteInput {
-            title: p_title.0,
-            accept: crate::runtime::Accept(accept.0.clone()),
-        };
-        let call = <S as crate::media::MediaApi>::get_note;
-        ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: call(server, input).await,
-            accept: accept.0,
-            media: &[
-                crate::runtime::ResponseMedia {
-                    status: "200",
-                    types: &[
-                        "application/json",
-                        "application/vnd.example.v2+json",
-                        "text/json",
-                    ],
-                    listed: &[
-                        "application/json",
-                        "application/vnd.example.v2+json",
-                        "text/json",
-                        "application/xml",
-                    ],
-                },
-                crate::runtime::ResponseMedia {
-                    status: "4XX",
-                    types: &["application/problem+json"],
-                    listed: &["application/problem+json"],
-                },
-            ],
-        })
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    ApiPart<S, 0usize>,
-    ApiPart<S, 1usize>,
-    ApiPart<S, 2usize>,
-    ApiPart<S, 3usize>,
-    ApiPart<S, 4usize>,
-    ApiPart<S, 5usize>,
-    ApiPart<S, 6usize>,
-    ApiPart<S, 7usize>,
-    ApiPart<S, 8usize>,
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /vendor` (`vendor_json`): its route, description and endpoint.
+fn vendor_json<S: Server>() -> Operation<S> {
+    const ACCEPT: Input = Input::named("accept");
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/vendor",
+        route: "/vendor",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("A vendor JSON media type in and out", ""),
+        deprecated: false,
+        operation_id: "vendor_json",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Note, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::runtime::Negotiated<crate::media::VendorJsonResponse>,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let accept = <crate::runtime::AcceptHeader>::from_request(
+                            &request,
+                            &mut raw,
+                            ACCEPT.options(),
+                        )
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Note,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::VendorJsonInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::vendor_json;
+                    crate::runtime::glue::respond(crate::runtime::Negotiated {
+                        response: call(&server, input).await,
+                        accept: accept.0,
+                        media: &[
+                            crate::runtime::ResponseMedia {
+                                status: "200",
+                                types: &["application/vnd.example+json"],
+                                listed: &["application/vnd.example+json"],
+                            },
+                        ],
+                    })
+                }
+            },
+        ),
+    }
+}
+/// `POST /form` (`form`): its route, description and endpoint.
+fn form<S: Server>() -> Operation<S> {
+    const ACCEPT: Input = Input::named("accept");
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/form",
+        route: "/form",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "A form-urlencoded body (and several media types for the same schema)",
+            "",
+        ),
+        deprecated: false,
+        operation_id: "form",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
+            d.input::<
+                    crate::runtime::OrOther<
+                        crate::runtime::FormBody<crate::models::Note, crate::Document>,
+                        FormBodyMedia,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::runtime::Negotiated<crate::media::FormResponse>,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let accept = <crate::runtime::AcceptHeader>::from_request(
+                            &request,
+                            &mut raw,
+                            ACCEPT.options(),
+                        )
+                        .await?;
+                    let body = <crate::runtime::OrOther<
+                        crate::runtime::FormBody<crate::models::Note, crate::Document>,
+                        FormBodyMedia,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::FormInput {
+                        body: body.0,
+                        accept: crate::runtime::Accept(accept.0.clone()),
+                    };
+                    let call = <S as crate::media::MediaApi>::form;
+                    crate::runtime::glue::respond(crate::runtime::Negotiated {
+                        response: call(&server, input).await,
+                        accept: accept.0,
+                        media: &[
+                            crate::runtime::ResponseMedia {
+                                status: "200",
+                                types: &[],
+                                listed: &["application/json", "application/xml"],
+                            },
+                            crate::runtime::ResponseMedia {
+                                status: "400",
+                                types: &[],
+                                listed: &["application/json", "application/xml"],
+                            },
+                        ],
+                    })
+                }
+            },
+        ),
+    }
+}
+/// `POST /text` (`text`): its route, description and endpoint.
+fn text<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/text",
+        route: "/text",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Plain text in and out", ""),
+        deprecated: false,
+        operation_id: "text",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<::poem_openapi::payload::PlainText<::std::string::String>>(&BODY);
+            d.response::<crate::runtime::Answer<crate::media::TextResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <::poem_openapi::payload::PlainText<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::TextInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::text;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /image` (`image`): its route, description and endpoint.
+fn image<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/image",
+        route: "/image",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: ("Any other media type is raw bytes", ""),
+        deprecated: false,
+        operation_id: "image",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::RawBody>(&BODY);
+            d.response::<crate::runtime::Answer<crate::media::ImageResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::RawBody>::from_request(
+                            &request,
+                            &mut raw,
+                            BODY.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::ImageInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::image;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /either` (`either`): its route, description and endpoint.
+fn either<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/either",
+        route: "/either",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("JSON or a form with one schema, read as the Content-Type says", ""),
+        deprecated: false,
+        operation_id: "either",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<
+                    crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::media::EitherResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonOrFormBody<
+                        crate::models::Note,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::EitherInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::either;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /markdown` (`markdown`): its route, description and endpoint.
+fn markdown<S: Server>() -> Operation<S> {
+    const ACCEPT: Input = Input::named("accept");
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/markdown",
+        route: "/markdown",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "An optional body that is not JSON is taken as required",
+            "GitHub's `POST /markdown/raw` declares its text/plain body optional.",
+        ),
+        deprecated: false,
+        operation_id: "markdown",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
+            d.input::<::poem_openapi::payload::PlainText<::std::string::String>>(&BODY);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::runtime::Negotiated<crate::media::MarkdownResponse>,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let accept = <crate::runtime::AcceptHeader>::from_request(
+                            &request,
+                            &mut raw,
+                            ACCEPT.options(),
+                        )
+                        .await?;
+                    let body = <::poem_openapi::payload::PlainText<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::MarkdownInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::markdown;
+                    crate::runtime::glue::respond(crate::runtime::Negotiated {
+                        response: call(&server, input).await,
+                        accept: accept.0,
+                        media: &[
+                            crate::runtime::ResponseMedia {
+                                status: "200",
+                                types: &["text/html"],
+                                listed: &["text/html"],
+                            },
+                        ],
+                    })
+                }
+            },
+        ),
+    }
+}
+/// `PUT /anything` (`anything`): its route, description and endpoint.
+fn anything<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/anything",
+        route: "/anything",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: (
+            "A body without a media type is bytes of any type",
+            "OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.",
+        ),
+        deprecated: false,
+        operation_id: "anything",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::RawBody>(&BODY);
+            d.response::<crate::runtime::Answer<crate::media::AnythingResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::RawBody>::from_request(
+                            &request,
+                            &mut raw,
+                            BODY.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::AnythingInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::anything;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /blob` (`blob`): its route, description and endpoint.
+fn blob<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/blob",
+        route: "/blob",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: ("An optional body of raw bytes is taken as required too", ""),
+        deprecated: false,
+        operation_id: "blob",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::RawBody>(&BODY);
+            d.response::<crate::runtime::Answer<crate::media::BlobResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::RawBody>::from_request(
+                            &request,
+                            &mut raw,
+                            BODY.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::BlobInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::media::MediaApi>::blob;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /notes/{title}` (`get_note`): its route, description and endpoint.
+fn get_note<S: Server>() -> Operation<S> {
+    const ACCEPT: Input = Input::named("accept");
+    const P_TITLE: Input = Input::named("title").key("param0");
+    Operation {
+        path: "/notes/{title}",
+        route: "/notes/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "One representation under several JSON media types, chosen by Accept",
+            "application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.",
+        ),
+        deprecated: false,
+        operation_id: "get_note",
+        describe: |d| {
+            d.tag(&ApiTags::Media);
+            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
+            d.input::<Path<::std::string::String>>(&P_TITLE);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::runtime::Negotiated<crate::media::GetNoteResponse>,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let accept = <crate::runtime::AcceptHeader>::from_request(
+                            &request,
+                            &mut raw,
+                            ACCEPT.options(),
+                        )
+                        .await?;
+                    let p_title = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_TITLE.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::media::GetNoteInput {
+                        title: p_title.0,
+                        accept: crate::runtime::Accept(accept.0.clone()),
+                    };
+                    let call = <S as crate::media::MediaApi>::get_note;
+                    crate::runtime::glue::respond(crate::runtime::Negotiated {
+                        response: call(&server, input).await,
+                        accept: accept.0,
+                        media: &[
+                            crate::runtime::ResponseMedia {
+                                status: "200",
+                                types: &[
+                                    "application/json",
+                                    "application/vnd.example.v2+json",
+                                    "text/json",
+                                ],
+                                listed: &[
+                                    "application/json",
+                                    "application/vnd.example.v2+json",
+                                    "text/json",
+                                    "application/xml",
+                                ],
+                            },
+                            crate::runtime::ResponseMedia {
+                                status: "4XX",
+                                types: &["application/problem+json"],
+                                listed: &["application/problem+json"],
+                            },
+                        ],
+                    })
+                }
+            },
+        ),
+    }
 }
 /// The media types `form` lists for its body beside those its extractor reads.
 pub struct FormBodyMedia;

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -14,110 +17,187 @@ pub enum ApiTags {
     #[oai(rename = "pets")]
     Pets,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        list_pets:: < S > (), add_pet:: < S > (), get_animals:: < S > (), get_owner:: < S
+        > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Every pet.
-    #[oai(
-        path = "/pets",
-        method = "get",
-        operation_id = "listPets",
-        tag = "ApiTags::Pets"
-    )]
-    async fn list_pets(
-        &self,
-        /// At most this many.
-        #[oai(name = "limit", validator(maximum(value = "100"), minimum(value = "1")))]
-        p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> crate::runtime::Answer<crate::pets::ListPetsResponse> {
-        let server = self.server()?;
-        let input = crate::pets::ListPetsInput {
-            limit: p_limit.0,
-        };
-        let call = <S as crate::pets::PetsApi>::list_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Adds a pet, a cat or a dog.
-    #[oai(
-        path = "/pets",
-        method = "post",
-        operation_id = "addPet",
-        tag = "ApiTags::Pets"
-    )]
-    async fn add_pet(
-        &self,
-        body: crate::runtime::JsonBody<crate::models::Animal, crate::Document>,
-    ) -> crate::runtime::Answer<crate::pets::AddPetResponse> {
-        let server = self.server()?;
-        let input = crate::pets::AddPetInput {
-            body: body.0,
-        };
-        let call = <S as crate::pets::PetsApi>::add_pet;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Every animal, cats and dogs.
-    #[oai(path = "/animals", method = "get", tag = "ApiTags::Pets")]
-    async fn get_animals(
-        &self,
-    ) -> crate::runtime::Answer<crate::pets::GetAnimalsResponse> {
-        let server = self.server()?;
-        let input = crate::pets::GetAnimalsInput {};
-        let call = <S as crate::pets::PetsApi>::get_animals;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// One owner with the pets' family tree.
-    #[oai(
-        path = "/owners/:owner_id",
-        method = "get",
-        operation_id = "getOwner",
-        tag = "ApiTags::Pets"
-    )]
-    async fn get_owner(
-        &self,
-        /// The owner's id.
-        #[oai(name = "owner_id")]
-        p_owner_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// At most this many.
-        #[oai(name = "limit", validator(maximum(value = "100"), minimum(value = "1")))]
-        p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> crate::runtime::Answer<crate::pets::GetOwnerResponse> {
-        let server = self.server()?;
-        let input = crate::pets::GetOwnerInput {
-            owner_id: p_owner_id.0,
-            limit: p_limit.0,
-        };
-        let call = <S as crate::pets::PetsApi>::get_owner;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /pets` (`listPets`): its route, description and endpoint.
+fn list_pets<S: Server>() -> Operation<S> {
+    const P_LIMIT: Input = Input::named("limit")
+        .described("At most this many.")
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Every pet.", ""),
+        deprecated: false,
+        operation_id: "listPets",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_limit = <Query<
+                        ::std::option::Option<i32>,
+                    >>::from_request(&request, &mut raw, P_LIMIT.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::pets::ListPetsInput {
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::list_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /pets` (`addPet`): its route, description and endpoint.
+fn add_pet<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Adds a pet, a cat or a dog.", ""),
+        deprecated: false,
+        operation_id: "addPet",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Animal, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::pets::AddPetResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Animal,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::AddPetInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::add_pet;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /animals` (`get_animals`): its route, description and endpoint.
+fn get_animals<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/animals",
+        route: "/animals",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Every animal, cats and dogs.", ""),
+        deprecated: false,
+        operation_id: "",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.response::<crate::runtime::Answer<crate::pets::GetAnimalsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::pets::GetAnimalsInput {};
+                    let call = <S as crate::pets::PetsApi>::get_animals;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /owners/{owner_id}` (`getOwner`): its route, description and endpoint.
+fn get_owner<S: Server>() -> Operation<S> {
+    const P_OWNER_ID: Input = Input::named("owner_id")
+        .key("param0")
+        .described("The owner's id.");
+    const P_LIMIT: Input = Input::named("limit")
+        .described("At most this many.")
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    Operation {
+        path: "/owners/{owner_id}",
+        route: "/owners/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("One owner with the pets' family tree.", ""),
+        deprecated: false,
+        operation_id: "getOwner",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
+            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.response::<crate::runtime::Answer<crate::pets::GetOwnerResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_owner_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
+                        .await?;
+                    let p_limit = <Query<
+                        ::std::option::Option<i32>,
+                    >>::from_request(&request, &mut raw, P_LIMIT.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::pets::GetOwnerInput {
+                        owner_id: p_owner_id.0,
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::get_owner;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

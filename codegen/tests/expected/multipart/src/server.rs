@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::files::FilesApi {}
 impl<T: crate::runtime::Hooks + crate::files::FilesApi> Server for T {}
@@ -14,82 +16,117 @@ pub enum ApiTags {
     #[oai(rename = "files")]
     Files,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![upload_file:: < S > (), label_files:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Upload a file
-    ///
-    /// Uploads a file with metadata as multipart/form-data.
-    #[oai(
-        path = "/files",
-        method = "post",
-        operation_id = "upload_file",
-        tag = "ApiTags::Files"
-    )]
-    async fn upload_file(
-        &self,
-        /// The file and its metadata.
-        body: crate::runtime::MultipartBody<
-            crate::models::UploadFileForm,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::files::UploadFileResponse> {
-        let server = self.server()?;
-        let input = crate::files::UploadFileInput {
-            body: body.0,
-        };
-        let call = <S as crate::files::FilesApi>::upload_file;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Label files
-    ///
-    /// Sets a label on files, sent as multipart/form-data without any file part.
-    #[oai(
-        path = "/files/labels",
-        method = "post",
-        operation_id = "label_files",
-        tag = "ApiTags::Files"
-    )]
-    async fn label_files(
-        &self,
-        body: crate::runtime::MultipartBody<
-            crate::models::LabelFilesForm,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::files::LabelFilesResponse> {
-        let server = self.server()?;
-        let input = crate::files::LabelFilesInput {
-            body: body.0,
-        };
-        let call = <S as crate::files::FilesApi>::label_files;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /files` (`upload_file`): its route, description and endpoint.
+fn upload_file<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The file and its metadata.");
+    Operation {
+        path: "/files",
+        route: "/files",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Upload a file", "Uploads a file with metadata as multipart/form-data."),
+        deprecated: false,
+        operation_id: "upload_file",
+        describe: |d| {
+            d.tag(&ApiTags::Files);
+            d.input::<
+                    crate::runtime::MultipartBody<
+                        crate::models::UploadFileForm,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::files::UploadFileResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::MultipartBody<
+                        crate::models::UploadFileForm,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::files::UploadFileInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::files::FilesApi>::upload_file;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /files/labels` (`label_files`): its route, description and endpoint.
+fn label_files<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/files/labels",
+        route: "/files/labels",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Label files",
+            "Sets a label on files, sent as multipart/form-data without any file part.",
+        ),
+        deprecated: false,
+        operation_id: "label_files",
+        describe: |d| {
+            d.tag(&ApiTags::Files);
+            d.input::<
+                    crate::runtime::MultipartBody<
+                        crate::models::LabelFilesForm,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::files::LabelFilesResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::MultipartBody<
+                        crate::models::LabelFilesForm,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::files::LabelFilesInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::files::FilesApi>::label_files;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::models2::ModelsApi + crate::caf_u00e92::CafU00e92Api + crate::v2fa::V2faApi + crate::default::DefaultApi {}
 impl<
@@ -27,111 +30,193 @@ pub enum ApiTags {
     #[oai(rename = "2fa")]
     V2fa,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        get_pets_pet_id:: < S > (), get_pets:: < S > (), post_pets:: < S > (),
+        get_pets2:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// No operationId, no tag
-    ///
-    /// Named from method and path (`get_pets_pet_id`), held by `DefaultApi`.
-    #[oai(path = "/pets/:petId", method = "get")]
-    async fn get_pets_pet_id(
-        &self,
-        /// The pet.
-        #[oai(name = "petId")]
-        p_pet_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// A keyword.
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Collides with `type` once converted.
-        #[oai(name = "Type")]
-        p_type2: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Not ASCII.
-        #[oai(name = "größe")]
-        p_gr_u00f6_u00df_e: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> crate::runtime::Answer<crate::default::GetPetsPetIdResponse> {
-        let server = self.server()?;
-        let input = crate::default::GetPetsPetIdInput {
-            pet_id: p_pet_id.0,
-            r#type: p_type.0,
-            type2: p_type2.0,
-            gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
-        };
-        let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Explicit operationId whose Rust name the next operation would take
-    #[oai(
-        path = "/pets",
-        method = "get",
-        operation_id = "getPets",
-        tag = "ApiTags::Models",
-        tag = "ApiTags::CafU00e9"
-    )]
-    async fn get_pets(&self) -> crate::runtime::Answer<crate::models2::GetPetsResponse> {
-        let server = self.server()?;
-        let input = crate::models2::GetPetsInput {};
-        let call = <S as crate::models2::ModelsApi>::get_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Several tags, the first one selects the trait
-    #[oai(
-        path = "/pets",
-        method = "post",
-        tag = "ApiTags::CafU00e92",
-        tag = "ApiTags::V2fa"
-    )]
-    async fn post_pets(
-        &self,
-        body: crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-    ) -> crate::runtime::Answer<crate::caf_u00e92::PostPetsResponse> {
-        let server = self.server()?;
-        let input = crate::caf_u00e92::PostPetsInput {
-            body: body.0,
-        };
-        let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// A derived name (get_pets) that collides with the written getPets, so get_pets2
-    #[oai(path = "/PETS", method = "get", tag = "ApiTags::V2fa")]
-    async fn get_pets2(&self) -> crate::runtime::Answer<crate::v2fa::GetPets2Response> {
-        let server = self.server()?;
-        let input = crate::v2fa::GetPets2Input {};
-        let call = <S as crate::v2fa::V2faApi>::get_pets2;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /pets/{petId}` (`get_pets_pet_id`): its route, description and endpoint.
+fn get_pets_pet_id<S: Server>() -> Operation<S> {
+    const P_PET_ID: Input = Input::named("petId").key("param0").described("The pet.");
+    const P_TYPE: Input = Input::named("type").described("A keyword.");
+    const P_TYPE2: Input = Input::named("Type")
+        .described("Collides with `type` once converted.");
+    const P_GR_U00F6_U00DF_E: Input = Input::named("größe").described("Not ASCII.");
+    Operation {
+        path: "/pets/{petId}",
+        route: "/pets/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "No operationId, no tag",
+            "Named from method and path (`get_pets_pet_id`), held by `DefaultApi`.",
+        ),
+        deprecated: false,
+        operation_id: "",
+        describe: |d| {
+            d.input::<Path<::std::string::String>>(&P_PET_ID);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE2);
+            d.input::<Query<::std::option::Option<i32>>>(&P_GR_U00F6_U00DF_E);
+            d.response::<crate::runtime::Answer<crate::default::GetPetsPetIdResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_pet_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_PET_ID.options())
+                        .await?;
+                    let p_type = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_type2 = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_TYPE2.options())
+                        .await?;
+                    let p_gr_u00f6_u00df_e = <Query<
+                        ::std::option::Option<i32>,
+                    >>::from_request(&request, &mut raw, P_GR_U00F6_U00DF_E.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::default::GetPetsPetIdInput {
+                        pet_id: p_pet_id.0,
+                        r#type: p_type.0,
+                        type2: p_type2.0,
+                        gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
+                    };
+                    let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /pets` (`getPets`): its route, description and endpoint.
+fn get_pets<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Explicit operationId whose Rust name the next operation would take", ""),
+        deprecated: false,
+        operation_id: "getPets",
+        describe: |d| {
+            d.tag(&ApiTags::Models);
+            d.tag(&ApiTags::CafU00e9);
+            d.response::<crate::runtime::Answer<crate::models2::GetPetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::models2::GetPetsInput {};
+                    let call = <S as crate::models2::ModelsApi>::get_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /pets` (`post_pets`): its route, description and endpoint.
+fn post_pets<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Several tags, the first one selects the trait", ""),
+        deprecated: false,
+        operation_id: "",
+        describe: |d| {
+            d.tag(&ApiTags::CafU00e92);
+            d.tag(&ApiTags::V2fa);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::caf_u00e92::PostPetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Pet,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::caf_u00e92::PostPetsInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /PETS` (`get_pets2`): its route, description and endpoint.
+fn get_pets2<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/PETS",
+        route: "/PETS",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "A derived name (get_pets) that collides with the written getPets, so get_pets2",
+            "",
+        ),
+        deprecated: false,
+        operation_id: "",
+        describe: |d| {
+            d.tag(&ApiTags::V2fa);
+            d.response::<crate::runtime::Answer<crate::v2fa::GetPets2Response>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::v2fa::GetPets2Input {};
+                    let call = <S as crate::v2fa::V2faApi>::get_pets2;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

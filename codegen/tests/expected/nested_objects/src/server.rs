@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::orders::OrdersApi {}
 impl<T: crate::runtime::Hooks + crate::orders::OrdersApi> Server for T {}
@@ -14,78 +17,110 @@ pub enum ApiTags {
     #[oai(rename = "orders")]
     Orders,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_order:: < S > (), create_order:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get an order
-    ///
-    /// Returns an order together with its nested customer and address.
-    #[oai(
-        path = "/orders/:order_id",
-        method = "get",
-        operation_id = "get_order",
-        tag = "ApiTags::Orders"
-    )]
-    async fn get_order(
-        &self,
-        /// Identifier of the order.
-        #[oai(name = "order_id")]
-        p_order_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::orders::GetOrderResponse> {
-        let server = self.server()?;
-        let input = crate::orders::GetOrderInput {
-            order_id: p_order_id.0,
-        };
-        let call = <S as crate::orders::OrdersApi>::get_order;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create an order
-    ///
-    /// Creates an order from a nested order object.
-    #[oai(
-        path = "/orders",
-        method = "post",
-        operation_id = "create_order",
-        tag = "ApiTags::Orders"
-    )]
-    async fn create_order(
-        &self,
-        /// The order to create.
-        body: crate::runtime::JsonBody<crate::models::Order, crate::Document>,
-    ) -> crate::runtime::Answer<crate::orders::CreateOrderResponse> {
-        let server = self.server()?;
-        let input = crate::orders::CreateOrderInput {
-            body: body.0,
-        };
-        let call = <S as crate::orders::OrdersApi>::create_order;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /orders/{order_id}` (`get_order`): its route, description and endpoint.
+fn get_order<S: Server>() -> Operation<S> {
+    const P_ORDER_ID: Input = Input::named("order_id")
+        .key("param0")
+        .described("Identifier of the order.");
+    Operation {
+        path: "/orders/{order_id}",
+        route: "/orders/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get an order",
+            "Returns an order together with its nested customer and address.",
+        ),
+        deprecated: false,
+        operation_id: "get_order",
+        describe: |d| {
+            d.tag(&ApiTags::Orders);
+            d.input::<Path<::std::string::String>>(&P_ORDER_ID);
+            d.response::<crate::runtime::Answer<crate::orders::GetOrderResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_order_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ORDER_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::orders::GetOrderInput {
+                        order_id: p_order_id.0,
+                    };
+                    let call = <S as crate::orders::OrdersApi>::get_order;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /orders` (`create_order`): its route, description and endpoint.
+fn create_order<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The order to create.");
+    Operation {
+        path: "/orders",
+        route: "/orders",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Create an order", "Creates an order from a nested order object."),
+        deprecated: false,
+        operation_id: "create_order",
+        describe: |d| {
+            d.tag(&ApiTags::Orders);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Order, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::orders::CreateOrderResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Order,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::orders::CreateOrderInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::orders::OrdersApi>::create_order;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::profiles::ProfilesApi {}
 impl<T: crate::runtime::Hooks + crate::profiles::ProfilesApi> Server for T {}
@@ -21,63 +24,114 @@ pub enum ApiTags {
 pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-    }
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_profile:: < S > (), update_profile:: < S > ()]
 }
-#[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
-    /// Get a profile
-    ///
-    /// Returns a profile whose fields may be null.
-    #[oai(
-        path = "/profiles/:profile_id",
-        method = "get",
-        operation_id = "get_profile",
-        tag = "ApiTags::Profiles"
-    )]
-    async fn get_profile(
-        &self,
-        /// Identifier of the profile.
-        #[oai(name = "profile_id")]
-        p_profile_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::profiles::GetProfileResponse> {
-        let server = self.server()?;
-        let input = crate::profiles::GetProfileInput {
-            profile_id: p_profile_id.0,
-        };
-        let call = <S as crate::profiles::ProfilesApi>::get_profile;
-        ::std::result::Result::Ok(call(server, input).await)
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
     }
-    /// Update a profile
-    ///
-    /// Replaces a profile; nullable fields may be sent as null.
-    #[oai(
-        path = "/profiles/:profile_id",
-        method = "put",
-        operation_id = "update_profile",
-        tag = "ApiTags::Profiles"
-    )]
-    async fn update_profile(
-        &self,
-        /// Identifier of the profile.
-        #[oai(name = "profile_id")]
-        p_profile_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The new profile.
-        body: crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
-    ) -> crate::runtime::Answer<crate::profiles::UpdateProfileResponse> {
-        let server = self.server()?;
-        let input = crate::profiles::UpdateProfileInput {
-            profile_id: p_profile_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::profiles::ProfilesApi>::update_profile;
-        ::std::result::Result::Ok(call(server, input).await)
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// `GET /profiles/{profile_id}` (`get_profile`): its route, description and endpoint.
+fn get_profile<S: Server>() -> Operation<S> {
+    const P_PROFILE_ID: Input = Input::named("profile_id")
+        .key("param0")
+        .described("Identifier of the profile.");
+    Operation {
+        path: "/profiles/{profile_id}",
+        route: "/profiles/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get a profile", "Returns a profile whose fields may be null."),
+        deprecated: false,
+        operation_id: "get_profile",
+        describe: |d| {
+            d.tag(&ApiTags::Profiles);
+            d.input::<Path<::std::string::String>>(&P_PROFILE_ID);
+            d.response::<crate::runtime::Answer<crate::profiles::GetProfileResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_profile_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_PROFILE_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::profiles::GetProfileInput {
+                        profile_id: p_profile_id.0,
+                    };
+                    let call = <S as crate::profiles::ProfilesApi>::get_profile;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /profiles/{profile_id}` (`update_profile`): its route, description and endpoint.
+fn update_profile<S: Server>() -> Operation<S> {
+    const P_PROFILE_ID: Input = Input::named("profile_id")
+        .key("param0")
+        .described("Identifier of the profile.");
+    const BODY: Input = Input::named("body").described("The new profile.");
+    Operation {
+        path: "/profiles/{profile_id}",
+        route: "/profiles/:param0",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: (
+            "Update a profile",
+            "Replaces a profile; nullable fields may be sent as null.",
+        ),
+        deprecated: false,
+        operation_id: "update_profile",
+        describe: |d| {
+            d.tag(&ApiTags::Profiles);
+            d.input::<Path<::std::string::String>>(&P_PROFILE_ID);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::profiles::UpdateProfileResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_profile_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_PROFILE_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Profile,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::profiles::UpdateProfileInput {
+                        profile_id: p_profile_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::profiles::ProfilesApi>::update_profile;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::accounts::AccountsApi {}
 impl<T: crate::runtime::Hooks + crate::accounts::AccountsApi> Server for T {}
@@ -14,81 +17,115 @@ pub enum ApiTags {
     #[oai(rename = "accounts")]
     Accounts,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_account:: < S > (), create_account:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get an account
-    ///
-    /// Returns a single account object.
-    #[oai(
-        path = "/accounts/:account_id",
-        method = "get",
-        operation_id = "get_account",
-        tag = "ApiTags::Accounts"
-    )]
-    async fn get_account(
-        &self,
-        /// Identifier of the account.
-        #[oai(name = "account_id")]
-        p_account_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::accounts::GetAccountResponse> {
-        let server = self.server()?;
-        let input = crate::accounts::GetAccountInput {
-            account_id: p_account_id.0,
-        };
-        let call = <S as crate::accounts::AccountsApi>::get_account;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create an account
-    ///
-    /// Creates an account from the given object and returns it.
-    #[oai(
-        path = "/accounts",
-        method = "post",
-        operation_id = "create_account",
-        tag = "ApiTags::Accounts"
-    )]
-    async fn create_account(
-        &self,
-        /// The account to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateAccountRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::accounts::CreateAccountResponse> {
-        let server = self.server()?;
-        let input = crate::accounts::CreateAccountInput {
-            body: body.0,
-        };
-        let call = <S as crate::accounts::AccountsApi>::create_account;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /accounts/{account_id}` (`get_account`): its route, description and endpoint.
+fn get_account<S: Server>() -> Operation<S> {
+    const P_ACCOUNT_ID: Input = Input::named("account_id")
+        .key("param0")
+        .described("Identifier of the account.");
+    Operation {
+        path: "/accounts/{account_id}",
+        route: "/accounts/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Get an account", "Returns a single account object."),
+        deprecated: false,
+        operation_id: "get_account",
+        describe: |d| {
+            d.tag(&ApiTags::Accounts);
+            d.input::<Path<::std::string::String>>(&P_ACCOUNT_ID);
+            d.response::<crate::runtime::Answer<crate::accounts::GetAccountResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_account_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ACCOUNT_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::accounts::GetAccountInput {
+                        account_id: p_account_id.0,
+                    };
+                    let call = <S as crate::accounts::AccountsApi>::get_account;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /accounts` (`create_account`): its route, description and endpoint.
+fn create_account<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The account to create.");
+    Operation {
+        path: "/accounts",
+        route: "/accounts",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create an account",
+            "Creates an account from the given object and returns it.",
+        ),
+        deprecated: false,
+        operation_id: "create_account",
+        describe: |d| {
+            d.tag(&ApiTags::Accounts);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateAccountRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::accounts::CreateAccountResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateAccountRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::accounts::CreateAccountInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::accounts::AccountsApi>::create_account;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

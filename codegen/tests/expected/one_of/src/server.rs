@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shapes::ShapesApi + crate::payments::PaymentsApi {}
 impl<
@@ -19,77 +21,116 @@ pub enum ApiTags {
     #[oai(rename = "payments")]
     Payments,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![create_shape:: < S > (), create_payment:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Create a shape
-    ///
-    /// Takes and returns a shape, a oneOf selected by the shape_type discriminator.
-    #[oai(
-        path = "/shapes",
-        method = "post",
-        operation_id = "create_shape",
-        tag = "ApiTags::Shapes"
-    )]
-    async fn create_shape(
-        &self,
-        /// The shape to create.
-        body: crate::runtime::JsonBody<crate::models::Shape, crate::Document>,
-    ) -> crate::runtime::Answer<crate::shapes::CreateShapeResponse> {
-        let server = self.server()?;
-        let input = crate::shapes::CreateShapeInput {
-            body: body.0,
-        };
-        let call = <S as crate::shapes::ShapesApi>::create_shape;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Create a payment
-    ///
-    /// Takes a payment whose method is a oneOf without discriminator and whose reference is a oneOf of primitives.
-    #[oai(
-        path = "/payments",
-        method = "post",
-        operation_id = "create_payment",
-        tag = "ApiTags::Payments"
-    )]
-    async fn create_payment(
-        &self,
-        /// The payment to create.
-        body: crate::runtime::JsonBody<crate::models::Payment, crate::Document>,
-    ) -> crate::runtime::Answer<crate::payments::CreatePaymentResponse> {
-        let server = self.server()?;
-        let input = crate::payments::CreatePaymentInput {
-            body: body.0,
-        };
-        let call = <S as crate::payments::PaymentsApi>::create_payment;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /shapes` (`create_shape`): its route, description and endpoint.
+fn create_shape<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The shape to create.");
+    Operation {
+        path: "/shapes",
+        route: "/shapes",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a shape",
+            "Takes and returns a shape, a oneOf selected by the shape_type discriminator.",
+        ),
+        deprecated: false,
+        operation_id: "create_shape",
+        describe: |d| {
+            d.tag(&ApiTags::Shapes);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Shape, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::shapes::CreateShapeResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Shape,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::shapes::CreateShapeInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::shapes::ShapesApi>::create_shape;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /payments` (`create_payment`): its route, description and endpoint.
+fn create_payment<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The payment to create.");
+    Operation {
+        path: "/payments",
+        route: "/payments",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a payment",
+            "Takes a payment whose method is a oneOf without discriminator and whose reference is a oneOf of primitives.",
+        ),
+        deprecated: false,
+        operation_id: "create_payment",
+        describe: |d| {
+            d.tag(&ApiTags::Payments);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Payment, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::payments::CreatePaymentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Payment,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::payments::CreatePaymentInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::payments::PaymentsApi>::create_payment;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

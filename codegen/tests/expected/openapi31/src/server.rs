@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::callbacks::Webhooks {}
 impl<
@@ -16,85 +19,124 @@ pub enum ApiTags {
     #[oai(rename = "Payments")]
     Payments,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![create_payment:: < S > (), get_payment:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Create a payment.
-    ///
-    /// Create a payment.
-    #[oai(
-        path = "/payments",
-        method = "post",
-        operation_id = "createPayment",
-        tag = "ApiTags::Payments"
-    )]
-    async fn create_payment(
-        &self,
-        /// The payment to create.
-        body: crate::runtime::JsonBody<crate::models::CreatePayment, crate::Document>,
-    ) -> crate::runtime::Answer<crate::payments::CreatePaymentResponse> {
-        let server = self.server()?;
-        let input = crate::payments::CreatePaymentInput {
-            body: body.0,
-        };
-        let call = <S as crate::payments::PaymentsApi>::create_payment;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// One payment.
-    ///
-    /// One payment by id.
-    #[oai(
-        path = "/payments/:payment_id",
-        method = "get",
-        operation_id = "getPayment",
-        tag = "ApiTags::Payments"
-    )]
-    async fn get_payment(
-        &self,
-        /// The payment's id.
-        #[oai(
-            name = "payment_id",
-            validator(custom = "crate::runtime::ParamPattern(\"^pay_[a-z0-9]+$\")")
-        )]
-        p_payment_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// An exclusive lower bound (a 2020-12 number).
-        #[oai(name = "min_amount", validator(minimum(value = "0", exclusive)))]
-        p_min_amount: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-    ) -> crate::runtime::Answer<crate::payments::GetPaymentResponse> {
-        let server = self.server()?;
-        let input = crate::payments::GetPaymentInput {
-            payment_id: p_payment_id.0,
-            min_amount: p_min_amount.0,
-        };
-        let call = <S as crate::payments::PaymentsApi>::get_payment;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /payments` (`createPayment`): its route, description and endpoint.
+fn create_payment<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The payment to create.");
+    Operation {
+        path: "/payments",
+        route: "/payments",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Create a payment.", "Create a payment."),
+        deprecated: false,
+        operation_id: "createPayment",
+        describe: |d| {
+            d.tag(&ApiTags::Payments);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreatePayment,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::payments::CreatePaymentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreatePayment,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::payments::CreatePaymentInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::payments::PaymentsApi>::create_payment;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /payments/{payment_id}` (`getPayment`): its route, description and endpoint.
+fn get_payment<S: Server>() -> Operation<S> {
+    const P_PAYMENT_ID: Input = Input::named("payment_id")
+        .key("param0")
+        .described("The payment's id.")
+        .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);
+    const P_MIN_AMOUNT: Input = Input::named("min_amount")
+        .described("An exclusive lower bound (a 2020-12 number).")
+        .rules(&[Rule::Minimum(0f64, true)]);
+    Operation {
+        path: "/payments/{payment_id}",
+        route: "/payments/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("One payment.", "One payment by id."),
+        deprecated: false,
+        operation_id: "getPayment",
+        describe: |d| {
+            d.tag(&ApiTags::Payments);
+            d.input::<Path<::std::string::String>>(&P_PAYMENT_ID);
+            d.input::<Query<::std::option::Option<i64>>>(&P_MIN_AMOUNT);
+            d.response::<crate::runtime::Answer<crate::payments::GetPaymentResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_payment_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_PAYMENT_ID.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_payment_id, &P_PAYMENT_ID)?;
+                    let p_min_amount = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_MIN_AMOUNT.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_min_amount, &P_MIN_AMOUNT)?;
+                    let server = server?;
+                    let input = crate::payments::GetPaymentInput {
+                        payment_id: p_payment_id.0,
+                        min_amount: p_min_amount.0,
+                    };
+                    let call = <S as crate::payments::PaymentsApi>::get_payment;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::entries::EntriesApi + crate::search::SearchApi + crate::feeds::FeedsApi {}
 impl<
@@ -20,204 +23,324 @@ pub enum ApiTags {
     #[oai(rename = "feeds")]
     Feeds,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        list_entries:: < S > (), search_entries:: < S > (), search_entries_in_query:: < S
+        > (), get_entry:: < S > (), lock_entry:: < S > (), follow_entries:: < S > (),
+        export_entries:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Entries, filtered by the whole query string read as a form
-    #[oai(
-        path = "/entries",
-        method = "get",
-        operation_id = "list_entries",
-        tag = "ApiTags::Entries"
-    )]
-    async fn list_entries(
-        &self,
-        #[oai(name = "filter")]
-        p_filter: crate::runtime::QueryString<
-            ::std::option::Option<crate::models::ListEntriesFilter>,
-            crate::Document,
-            { crate::runtime::querystring::FORM },
-        >,
-    ) -> crate::runtime::Answer<crate::entries::ListEntriesResponse> {
-        let server = self.server()?;
-        let input = crate::entries::ListEntriesInput {
-            filter: p_filter.0,
-        };
-        let call = <S as crate::entries::EntriesApi>::list_entries;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Entries matching a filter sent as the body of a safe, idempotent QUERY
-    #[oai(
-        path = "/.method/QUERY/entries",
-        method = "post",
-        operation_id = "search_entries",
-        tag = "ApiTags::Search",
-        hidden
-    )]
-    async fn search_entries(
-        &self,
-        body: crate::runtime::JsonBody<crate::models::EntryFilter, crate::Document>,
-    ) -> crate::runtime::Answer<crate::search::SearchEntriesResponse> {
-        let server = self.server()?;
-        let input = crate::search::SearchEntriesInput {
-            body: body.0,
-        };
-        let call = <S as crate::search::SearchApi>::search_entries;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// The same filter, as a JSON document that is the whole query string
-    #[oai(
-        path = "/entries/search",
-        method = "get",
-        operation_id = "search_entries_in_query",
-        tag = "ApiTags::Search"
-    )]
-    async fn search_entries_in_query(
-        &self,
-        #[oai(name = "q")]
-        p_q: crate::runtime::QueryString<
-            crate::models::EntryFilter,
-            crate::Document,
-            { crate::runtime::querystring::JSON },
-        >,
-    ) -> crate::runtime::Answer<crate::search::SearchEntriesInQueryResponse> {
-        let server = self.server()?;
-        let input = crate::search::SearchEntriesInQueryInput {
-            q: p_q.0,
-        };
-        let call = <S as crate::search::SearchApi>::search_entries_in_query;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    #[oai(
-        path = "/entries/:entry_id",
-        method = "get",
-        operation_id = "get_entry",
-        tag = "ApiTags::Entries"
-    )]
-    async fn get_entry(
-        &self,
-        #[oai(
-            name = "entry_id",
-            validator(custom = "crate::runtime::ParamPattern(\"^ent_[a-z0-9]+$\")")
-        )]
-        p_entry_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::entries::GetEntryResponse> {
-        let server = self.server()?;
-        let input = crate::entries::GetEntryInput {
-            entry_id: p_entry_id.0,
-        };
-        let call = <S as crate::entries::EntriesApi>::get_entry;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Locks an entry against edits (a method of its own, as WebDAV has)
-    #[oai(
-        path = "/.method/LOCK/entries/:entry_id",
-        method = "post",
-        operation_id = "lock_entry",
-        tag = "ApiTags::Entries",
-        hidden
-    )]
-    async fn lock_entry(
-        &self,
-        #[oai(
-            name = "entry_id",
-            validator(custom = "crate::runtime::ParamPattern(\"^ent_[a-z0-9]+$\")")
-        )]
-        p_entry_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::entries::LockEntryResponse> {
-        let server = self.server()?;
-        let input = crate::entries::LockEntryInput {
-            entry_id: p_entry_id.0,
-        };
-        let call = <S as crate::entries::EntriesApi>::lock_entry;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// New entries as they are booked, one event each
-    #[oai(
-        path = "/entries/feed",
-        method = "get",
-        operation_id = "follow_entries",
-        tag = "ApiTags::Feeds"
-    )]
-    async fn follow_entries(
-        &self,
-    ) -> crate::runtime::Answer<crate::feeds::FollowEntriesResponse> {
-        let server = self.server()?;
-        let input = crate::feeds::FollowEntriesInput {
-        };
-        let call = <S as crate::feeds::FeedsApi>::follow_entries;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// Every entry, one JSON text a line
-    #[oai(
-        path = "/entries/export",
-        method = "get",
-        operation_id = "export_entries",
-        tag = "ApiTags::Feeds"
-    )]
-    async fn export_entries(
-        &self,
-        accept: crate::runtime::AcceptHeader,
-    ) -> crate::runtime::Answer<
-        crate::runtime::Negotiated<crate::feeds::ExportEntriesResponse>,
-    > {
-        let server = self.server()?;
-        let input = crate::feeds::ExportEntriesInput {
-        };
-        let call = <S as crate::feeds::FeedsApi>::export_entries;
-        ::std::result::Result::Ok(crate::runtime::Negotiated {
-            response: call(server, input).await,
-            accept: accept.0,
-            media: &[
-                crate::runtime::ResponseMedia {
-                    status: "200",
-                    types: &["application/x-ndjson"],
-                    listed: &["application/x-ndjson"],
-                },
-            ],
-        })
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    ApiPart<S, 0usize>,
-    ApiPart<S, 1usize>,
-    ApiPart<S, 2usize>,
-    ApiPart<S, 3usize>,
-    ApiPart<S, 4usize>,
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /entries` (`list_entries`): its route, description and endpoint.
+fn list_entries<S: Server>() -> Operation<S> {
+    const P_FILTER: Input = Input::named("filter");
+    Operation {
+        path: "/entries",
+        route: "/entries",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Entries, filtered by the whole query string read as a form", ""),
+        deprecated: false,
+        operation_id: "list_entries",
+        describe: |d| {
+            d.tag(&ApiTags::Entries);
+            d.input::<
+                    crate::runtime::QueryString<
+                        ::std::option::Option<crate::models::ListEntriesFilter>,
+                        crate::Document,
+                        { crate::runtime::querystring::FORM },
+                    >,
+                >(&P_FILTER);
+            d.response::<crate::runtime::Answer<crate::entries::ListEntriesResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_filter = <crate::runtime::QueryString<
+                        ::std::option::Option<crate::models::ListEntriesFilter>,
+                        crate::Document,
+                        { crate::runtime::querystring::FORM },
+                    >>::from_request(&request, &mut raw, P_FILTER.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::entries::ListEntriesInput {
+                        filter: p_filter.0,
+                    };
+                    let call = <S as crate::entries::EntriesApi>::list_entries;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `QUERY /entries` (`search_entries`): its route, description and endpoint.
+fn search_entries<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/.method/QUERY/entries",
+        route: "/.method/QUERY/entries",
+        method: ::poem::http::Method::POST,
+        hidden: true,
+        doc: (
+            "Entries matching a filter sent as the body of a safe, idempotent QUERY",
+            "",
+        ),
+        deprecated: false,
+        operation_id: "search_entries",
+        describe: |d| {
+            d.tag(&ApiTags::Search);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::EntryFilter, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::search::SearchEntriesResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::EntryFilter,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::search::SearchEntriesInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::search::SearchApi>::search_entries;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entries/search` (`search_entries_in_query`): its route, description and endpoint.
+fn search_entries_in_query<S: Server>() -> Operation<S> {
+    const P_Q: Input = Input::named("q");
+    Operation {
+        path: "/entries/search",
+        route: "/entries/search",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("The same filter, as a JSON document that is the whole query string", ""),
+        deprecated: false,
+        operation_id: "search_entries_in_query",
+        describe: |d| {
+            d.tag(&ApiTags::Search);
+            d.input::<
+                    crate::runtime::QueryString<
+                        crate::models::EntryFilter,
+                        crate::Document,
+                        { crate::runtime::querystring::JSON },
+                    >,
+                >(&P_Q);
+            d.response::<
+                    crate::runtime::Answer<crate::search::SearchEntriesInQueryResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_q = <crate::runtime::QueryString<
+                        crate::models::EntryFilter,
+                        crate::Document,
+                        { crate::runtime::querystring::JSON },
+                    >>::from_request(&request, &mut raw, P_Q.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::search::SearchEntriesInQueryInput {
+                        q: p_q.0,
+                    };
+                    let call = <S as crate::search::SearchApi>::search_entries_in_query;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entries/{entry_id}` (`get_entry`): its route, description and endpoint.
+fn get_entry<S: Server>() -> Operation<S> {
+    const P_ENTRY_ID: Input = Input::named("entry_id")
+        .key("param0")
+        .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
+    Operation {
+        path: "/entries/{entry_id}",
+        route: "/entries/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("", ""),
+        deprecated: false,
+        operation_id: "get_entry",
+        describe: |d| {
+            d.tag(&ApiTags::Entries);
+            d.input::<Path<::std::string::String>>(&P_ENTRY_ID);
+            d.response::<crate::runtime::Answer<crate::entries::GetEntryResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_entry_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTRY_ID.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_entry_id, &P_ENTRY_ID)?;
+                    let server = server?;
+                    let input = crate::entries::GetEntryInput {
+                        entry_id: p_entry_id.0,
+                    };
+                    let call = <S as crate::entries::EntriesApi>::get_entry;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `LOCK /entries/{entry_id}` (`lock_entry`): its route, description and endpoint.
+fn lock_entry<S: Server>() -> Operation<S> {
+    const P_ENTRY_ID: Input = Input::named("entry_id")
+        .key("param0")
+        .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
+    Operation {
+        path: "/.method/LOCK/entries/{entry_id}",
+        route: "/.method/LOCK/entries/:param0",
+        method: ::poem::http::Method::POST,
+        hidden: true,
+        doc: ("Locks an entry against edits (a method of its own, as WebDAV has)", ""),
+        deprecated: false,
+        operation_id: "lock_entry",
+        describe: |d| {
+            d.tag(&ApiTags::Entries);
+            d.input::<Path<::std::string::String>>(&P_ENTRY_ID);
+            d.response::<crate::runtime::Answer<crate::entries::LockEntryResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_entry_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ENTRY_ID.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_entry_id, &P_ENTRY_ID)?;
+                    let server = server?;
+                    let input = crate::entries::LockEntryInput {
+                        entry_id: p_entry_id.0,
+                    };
+                    let call = <S as crate::entries::EntriesApi>::lock_entry;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entries/feed` (`follow_entries`): its route, description and endpoint.
+fn follow_entries<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/entries/feed",
+        route: "/entries/feed",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("New entries as they are booked, one event each", ""),
+        deprecated: false,
+        operation_id: "follow_entries",
+        describe: |d| {
+            d.tag(&ApiTags::Feeds);
+            d.response::<crate::runtime::Answer<crate::feeds::FollowEntriesResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::feeds::FollowEntriesInput {
+                    };
+                    let call = <S as crate::feeds::FeedsApi>::follow_entries;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /entries/export` (`export_entries`): its route, description and endpoint.
+fn export_entries<S: Server>() -> Operation<S> {
+    const ACCEPT: Input = Input::named("accept");
+    Operation {
+        path: "/entries/export",
+        route: "/entries/export",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Every entry, one JSON text a line", ""),
+        deprecated: false,
+        operation_id: "export_entries",
+        describe: |d| {
+            d.tag(&ApiTags::Feeds);
+            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
+            d.response::<
+                    crate::runtime::Answer<
+                        crate::runtime::Negotiated<crate::feeds::ExportEntriesResponse>,
+                    >,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let accept = <crate::runtime::AcceptHeader>::from_request(
+                            &request,
+                            &mut raw,
+                            ACCEPT.options(),
+                        )
+                        .await?;
+                    let server = server?;
+                    let input = crate::feeds::ExportEntriesInput {
+                    };
+                    let call = <S as crate::feeds::FeedsApi>::export_entries;
+                    crate::runtime::glue::respond(crate::runtime::Negotiated {
+                        response: call(&server, input).await,
+                        accept: accept.0,
+                        media: &[
+                            crate::runtime::ResponseMedia {
+                                status: "200",
+                                types: &["application/x-ndjson"],
+                                listed: &["application/x-ndjson"],
+                            },
+                        ],
+                    })
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

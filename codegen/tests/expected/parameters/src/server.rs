@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Cookie, Header, Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -14,365 +17,649 @@ pub enum ApiTags {
     #[oai(rename = "pets")]
     Pets,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        list_owner_pets:: < S > (), create_owner_pet:: < S > (), get_owner_pet:: < S >
+        (), path_styles:: < S > (), grid:: < S > (), named_twice:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// List an owner's pets
-    ///
-    /// Lists pets of one owner, filtered by dotted and keyword-named query parameters.
-    #[oai(
-        path = "/owners/:owner_id/pets",
-        method = "get",
-        operation_id = "list_owner_pets",
-        tag = "ApiTags::Pets"
-    )]
-    async fn list_owner_pets(
-        &self,
-        /// Identifier of the owner.
-        #[oai(name = "owner_id")]
-        p_owner_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Region to search in (required query parameter).
-        #[oai(name = "region")]
-        p_region: ::poem_openapi::param::Query<::std::string::String>,
-        /// Only pets whose balance is greater than or equal to this value (dotted name).
-        #[oai(name = "balance.gte")]
-        p_balance_gte: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Page number (an integer without a format, served without one).
-        #[oai(name = "page", validator(minimum(value = "1")))]
-        p_page: ::poem_openapi::param::Query<::std::option::Option<i64>>,
-        /// Minimum weight (a number in an unknown format, served with it).
-        #[oai(name = "weight.gte")]
-        p_weight_gte: ::poem_openapi::param::Query<::std::option::Option<f64>>,
-        /// Only pets created strictly before this instant (dotted name, date-time).
-        #[oai(name = "created.lt")]
-        p_created_lt: ::poem_openapi::param::Query<
-            ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-        >,
-        /// Only pets of this type (name is a Rust keyword).
-        #[oai(name = "type")]
-        p_type: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Free-text match on the pet name (name is a Rust keyword).
-        #[oai(name = "match")]
-        p_match: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Trace identifier that must accompany every request (required header).
-        #[oai(name = "X-Trace")]
-        p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
-        /// Repeated keys (`ids=a&ids=b`, form style exploded by default).
-        #[oai(name = "ids")]
-        p_ids: ::poem_openapi::param::Query<::std::option::Option<::std::vec::Vec<i64>>>,
-        /// One comma-separated value (`colors=red,blue`).
-        #[oai(name = "colors")]
-        p_colors: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-        >,
-        /// One space-separated value (`sizes=1%202`; not exploded by default).
-        #[oai(name = "sizes")]
-        p_sizes: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Delimited<i32, ' '>>,
-        >,
-        /// One pipe-separated value (`tags=a|b`).
-        #[oai(name = "tags")]
-        p_tags: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Delimited<::std::string::String, '|'>>,
-        >,
-        /// A delimited array with a default: optional, the default documented only.
-        /// A lone carriage return in a description is a line break.
-        #[oai(name = "shapes")]
-        p_shapes: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-        >,
-        /// A date whose default is no date (as sendgrid.com writes it).
-        #[oai(name = "since")]
-        p_since: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::runtime::Date>,
-        >,
-        /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
-        #[oai(name = "filter", style = "deep_object")]
-        p_filter: crate::runtime::DeepObject<
-            ::std::option::Option<crate::models::PetFilter>,
-        >,
-        /// A map of integers (`counts[dog]=2&counts[cat]=1`).
-        #[oai(name = "counts", style = "deep_object")]
-        p_counts: crate::runtime::DeepObject<
-            ::std::option::Option<
-                ::std::collections::BTreeMap<::std::string::String, i64>,
-            >,
-        >,
-        /// A free-form object (`labels[any]=text`).
-        #[oai(name = "labels", style = "deep_object")]
-        p_labels: crate::runtime::DeepObject<::std::option::Option<::serde_json::Value>>,
-        /// A string with number bounds, which do not apply to it (as id4i.de writes it).
-        #[oai(name = "prefix", validator(max_length = 5usize))]
-        p_prefix: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Text content (read as its raw text, with a warning).
-        #[oai(name = "note", validator(max_length = 20usize))]
-        p_note: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// deepObject on a string (undefined; read as `order=name`, with a warning).
-        #[oai(name = "order")]
-        p_order: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
-        #[oai(name = "where")]
-        p_where: ::poem_openapi::param::Query<
-            ::std::option::Option<
-                crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
-            >,
-        >,
-    ) -> crate::runtime::Answer<crate::pets::ListOwnerPetsResponse> {
-        let server = self.server()?;
-        let input = crate::pets::ListOwnerPetsInput {
-            owner_id: p_owner_id.0,
-            region: p_region.0,
-            balance_gte: p_balance_gte.0,
-            page: p_page.0,
-            weight_gte: p_weight_gte.0,
-            created_lt: p_created_lt.0,
-            r#type: p_type.0,
-            r#match: p_match.0,
-            x_trace: p_x_trace.0,
-            ids: p_ids.0,
-            colors: p_colors.0.map(|d| d.0),
-            sizes: p_sizes.0.map(|d| d.0),
-            tags: p_tags.0.map(|d| d.0),
-            shapes: p_shapes.0.map(|d| d.0),
-            since: p_since.0.map(|d| d.0),
-            filter: p_filter.0,
-            counts: p_counts.0,
-            labels: p_labels.0,
-            prefix: p_prefix.0,
-            note: p_note.0,
-            order: p_order.0,
-            r#where: p_where.0.map(|d| d.0),
-        };
-        let call = <S as crate::pets::PetsApi>::list_owner_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Create a pet for an owner
-    ///
-    /// Creates a pet for an owner; supports an optional idempotency key header.
-    #[oai(
-        path = "/owners/:owner_id/pets",
-        method = "post",
-        operation_id = "create_owner_pet",
-        tag = "ApiTags::Pets"
-    )]
-    async fn create_owner_pet(
-        &self,
-        /// Identifier of the owner.
-        #[oai(name = "owner_id")]
-        p_owner_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).
-        #[oai(
-            name = "Idempotency-Key",
-            validator(
-                max_length = 255usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[ -~]+$\")"
-            )
-        )]
-        p_idempotency_key: ::poem_openapi::param::Header<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Trace identifier that must accompany every request (required header).
-        #[oai(name = "X-Trace")]
-        p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
-        /// The pet to create.
-        body: crate::runtime::JsonBody<crate::models::CreatePetRequest, crate::Document>,
-    ) -> crate::runtime::Answer<crate::pets::CreateOwnerPetResponse> {
-        let server = self.server()?;
-        let input = crate::pets::CreateOwnerPetInput {
-            owner_id: p_owner_id.0,
-            idempotency_key: p_idempotency_key.0,
-            x_trace: p_x_trace.0,
-            body: body.0,
-        };
-        let call = <S as crate::pets::PetsApi>::create_owner_pet;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Get one of an owner's pets
-    ///
-    /// Returns a single pet addressed by two path parameters.
-    #[oai(
-        path = "/owners/:owner_id/pets/:pet_id",
-        method = "get",
-        operation_id = "get_owner_pet",
-        tag = "ApiTags::Pets"
-    )]
-    async fn get_owner_pet(
-        &self,
-        /// Identifier of the owner (first path parameter).
-        #[oai(name = "owner_id")]
-        p_owner_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Identifier of the pet (second path parameter).
-        #[oai(name = "pet_id")]
-        p_pet_id: ::poem_openapi::param::Path<i64>,
-        /// Trace identifier that must accompany every request (required header).
-        #[oai(name = "X-Trace")]
-        p_x_trace: ::poem_openapi::param::Header<::std::string::String>,
-        /// An optional cookie (at most 8 characters).
-        #[oai(name = "session_hint", validator(max_length = 8usize))]
-        p_session_hint: ::poem_openapi::param::Cookie<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// An array in a cookie, one comma-separated value (`flavours=a,b`).
-        #[oai(name = "flavours")]
-        p_flavours: ::poem_openapi::param::Cookie<
-            ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-        >,
-    ) -> crate::runtime::Answer<crate::pets::GetOwnerPetResponse> {
-        let server = self.server()?;
-        let input = crate::pets::GetOwnerPetInput {
-            owner_id: p_owner_id.0,
-            pet_id: p_pet_id.0,
-            x_trace: p_x_trace.0,
-            session_hint: p_session_hint.0,
-            flavours: p_flavours.0.map(|d| d.0),
-        };
-        let call = <S as crate::pets::PetsApi>::get_owner_pet;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Path parameters in every style
-    ///
-    /// Label and matrix values, exploded or not, and a comma-separated array.
-    #[oai(
-        path = "/styles/:label/:labels/:matrix/:matrices/:ids",
-        method = "get",
-        operation_id = "path_styles",
-        tag = "ApiTags::Pets"
-    )]
-    async fn path_styles(
-        &self,
-        /// A label value (`.7`).
-        #[oai(name = "label")]
-        p_label: ::poem_openapi::param::Path<
-            crate::runtime::PathStyled<i64, 'l', false>,
-        >,
-        /// An exploded label array (`.a.b`).
-        #[oai(name = "labels")]
-        p_labels: ::poem_openapi::param::Path<
-            crate::runtime::PathStyled<
-                crate::runtime::Delimited<::std::string::String, '.'>,
-                'l',
-                true,
-            >,
-        >,
-        /// A matrix value (`;matrix=x`).
-        #[oai(name = "matrix")]
-        p_matrix: ::poem_openapi::param::Path<
-            crate::runtime::PathStyled<::std::string::String, 'm', false>,
-        >,
-        /// An exploded matrix array (`;matrices=1;matrices=2`).
-        #[oai(name = "matrices")]
-        p_matrices: ::poem_openapi::param::Path<
-            crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
-        >,
-        /// A simple array (`1,2,3`).
-        #[oai(name = "ids")]
-        p_ids: ::poem_openapi::param::Path<crate::runtime::Csv<i64>>,
-    ) -> crate::runtime::Answer<crate::pets::PathStylesResponse> {
-        let server = self.server()?;
-        let input = crate::pets::PathStylesInput {
-            label: p_label.0.0,
-            labels: p_labels.0.0.0,
-            matrix: p_matrix.0.0,
-            matrices: p_matrices.0.0.0,
-            ids: p_ids.0.0,
-        };
-        let call = <S as crate::pets::PetsApi>::path_styles;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// An array of arrays in the path, taken as its raw text
-    #[oai(
-        path = "/grids/:cells",
-        method = "get",
-        operation_id = "grid",
-        tag = "ApiTags::Pets"
-    )]
-    async fn grid(
-        &self,
-        /// Rows of cells (gambitcomm.local writes such a parameter).
-        #[oai(name = "cells")]
-        p_cells: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::pets::GridResponse> {
-        let server = self.server()?;
-        let input = crate::pets::GridInput {
-            cells: p_cells.0,
-        };
-        let call = <S as crate::pets::PetsApi>::grid;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// A path that names one variable twice
-    ///
-    /// The second occurrence is matched, not compared with the first.
-    #[oai(
-        path = "/twice/:name/and/:name__again2",
-        method = "get",
-        operation_id = "named_twice",
-        tag = "ApiTags::Pets"
-    )]
-    async fn named_twice(
-        &self,
-        /// The name.
-        #[oai(name = "name")]
-        p_name: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::pets::NamedTwiceResponse> {
-        let server = self.server()?;
-        let input = crate::pets::NamedTwiceInput {
-            name: p_name.0,
-        };
-        let call = <S as crate::pets::PetsApi>::named_twice;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    ApiPart<S, 0usize>,
-    ApiPart<S, 1usize>,
-    ApiPart<S, 2usize>,
-    ApiPart<S, 3usize>,
-    ApiPart<S, 4usize>,
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /owners/{owner_id}/pets` (`list_owner_pets`): its route, description and endpoint.
+fn list_owner_pets<S: Server>() -> Operation<S> {
+    const P_OWNER_ID: Input = Input::named("owner_id")
+        .key("param0")
+        .described("Identifier of the owner.");
+    const P_REGION: Input = Input::named("region")
+        .described("Region to search in (required query parameter).");
+    const P_BALANCE_GTE: Input = Input::named("balance.gte")
+        .described(
+            "Only pets whose balance is greater than or equal to this value (dotted name).",
+        );
+    const P_PAGE: Input = Input::named("page")
+        .described("Page number (an integer without a format, served without one).")
+        .rules(&[Rule::Minimum(1f64, false)]);
+    const P_WEIGHT_GTE: Input = Input::named("weight.gte")
+        .described("Minimum weight (a number in an unknown format, served with it).");
+    const P_CREATED_LT: Input = Input::named("created.lt")
+        .described(
+            "Only pets created strictly before this instant (dotted name, date-time).",
+        );
+    const P_TYPE: Input = Input::named("type")
+        .described("Only pets of this type (name is a Rust keyword).");
+    const P_MATCH: Input = Input::named("match")
+        .described("Free-text match on the pet name (name is a Rust keyword).");
+    const P_X_TRACE: Input = Input::named("X-Trace")
+        .described(
+            "Trace identifier that must accompany every request (required header).",
+        );
+    const P_IDS: Input = Input::named("ids")
+        .described("Repeated keys (`ids=a&ids=b`, form style exploded by default).");
+    const P_COLORS: Input = Input::named("colors")
+        .described("One comma-separated value (`colors=red,blue`).");
+    const P_SIZES: Input = Input::named("sizes")
+        .described(
+            "One space-separated value (`sizes=1%202`; not exploded by default).",
+        );
+    const P_TAGS: Input = Input::named("tags")
+        .described("One pipe-separated value (`tags=a|b`).");
+    const P_SHAPES: Input = Input::named("shapes")
+        .described(
+            "A delimited array with a default: optional, the default documented only.\nA lone carriage return in a description is a line break.",
+        );
+    const P_SINCE: Input = Input::named("since")
+        .described("A date whose default is no date (as sendgrid.com writes it).");
+    const P_FILTER: Input = Input::named("filter")
+        .described("Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).")
+        .deep_object();
+    const P_COUNTS: Input = Input::named("counts")
+        .described("A map of integers (`counts[dog]=2&counts[cat]=1`).")
+        .deep_object();
+    const P_LABELS: Input = Input::named("labels")
+        .described("A free-form object (`labels[any]=text`).")
+        .deep_object();
+    const P_PREFIX: Input = Input::named("prefix")
+        .described(
+            "A string with number bounds, which do not apply to it (as id4i.de writes it).",
+        )
+        .rules(&[Rule::MaxLength(5usize)]);
+    const P_NOTE: Input = Input::named("note")
+        .described("Text content (read as its raw text, with a warning).")
+        .rules(&[Rule::MaxLength(20usize)]);
+    const P_ORDER: Input = Input::named("order")
+        .described(
+            "deepObject on a string (undefined; read as `order=name`, with a warning).",
+        );
+    const P_WHERE: Input = Input::named("where")
+        .described(
+            "A JSON document (`where={\"color\":\"red\",\"max\":3}`, percent-encoded).",
+        );
+    Operation {
+        path: "/owners/{owner_id}/pets",
+        route: "/owners/:param0/pets",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List an owner's pets",
+            "Lists pets of one owner, filtered by dotted and keyword-named query parameters.",
+        ),
+        deprecated: false,
+        operation_id: "list_owner_pets",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
+            d.input::<Query<::std::string::String>>(&P_REGION);
+            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GTE);
+            d.input::<Query<::std::option::Option<i64>>>(&P_PAGE);
+            d.input::<Query<::std::option::Option<f64>>>(&P_WEIGHT_GTE);
+            d.input::<
+                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
+                >(&P_CREATED_LT);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_MATCH);
+            d.input::<Header<::std::string::String>>(&P_X_TRACE);
+            d.input::<Query<::std::option::Option<::std::vec::Vec<i64>>>>(&P_IDS);
+            d.input::<
+                    Query<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >,
+                >(&P_COLORS);
+            d.input::<
+                    Query<::std::option::Option<crate::runtime::Delimited<i32, ' '>>>,
+                >(&P_SIZES);
+            d.input::<
+                    Query<
+                        ::std::option::Option<
+                            crate::runtime::Delimited<::std::string::String, '|'>,
+                        >,
+                    >,
+                >(&P_TAGS);
+            d.input::<
+                    Query<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >,
+                >(&P_SHAPES);
+            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_SINCE);
+            d.input::<
+                    crate::runtime::DeepObject<
+                        ::std::option::Option<crate::models::PetFilter>,
+                    >,
+                >(&P_FILTER);
+            d.input::<
+                    crate::runtime::DeepObject<
+                        ::std::option::Option<
+                            ::std::collections::BTreeMap<::std::string::String, i64>,
+                        >,
+                    >,
+                >(&P_COUNTS);
+            d.input::<
+                    crate::runtime::DeepObject<
+                        ::std::option::Option<::serde_json::Value>,
+                    >,
+                >(&P_LABELS);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_PREFIX);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_NOTE);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_ORDER);
+            d.input::<
+                    Query<
+                        ::std::option::Option<
+                            crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
+                        >,
+                    >,
+                >(&P_WHERE);
+            d.response::<crate::runtime::Answer<crate::pets::ListOwnerPetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_owner_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
+                        .await?;
+                    let p_region = <Query<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_REGION.options())
+                        .await?;
+                    let p_balance_gte = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_BALANCE_GTE.options())
+                        .await?;
+                    let p_page = <Query<
+                        ::std::option::Option<i64>,
+                    >>::from_request(&request, &mut raw, P_PAGE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_page, &P_PAGE)?;
+                    let p_weight_gte = <Query<
+                        ::std::option::Option<f64>,
+                    >>::from_request(&request, &mut raw, P_WEIGHT_GTE.options())
+                        .await?;
+                    let p_created_lt = <Query<
+                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
+                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
+                        .await?;
+                    let p_type = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_TYPE.options())
+                        .await?;
+                    let p_match = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_MATCH.options())
+                        .await?;
+                    let p_x_trace = <Header<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
+                        .await?;
+                    let p_ids = <Query<
+                        ::std::option::Option<::std::vec::Vec<i64>>,
+                    >>::from_request(&request, &mut raw, P_IDS.options())
+                        .await?;
+                    let p_colors = <Query<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >>::from_request(&request, &mut raw, P_COLORS.options())
+                        .await?;
+                    let p_sizes = <Query<
+                        ::std::option::Option<crate::runtime::Delimited<i32, ' '>>,
+                    >>::from_request(&request, &mut raw, P_SIZES.options())
+                        .await?;
+                    let p_tags = <Query<
+                        ::std::option::Option<
+                            crate::runtime::Delimited<::std::string::String, '|'>,
+                        >,
+                    >>::from_request(&request, &mut raw, P_TAGS.options())
+                        .await?;
+                    let p_shapes = <Query<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >>::from_request(&request, &mut raw, P_SHAPES.options())
+                        .await?;
+                    let p_since = <Query<
+                        ::std::option::Option<crate::runtime::Date>,
+                    >>::from_request(&request, &mut raw, P_SINCE.options())
+                        .await?;
+                    let p_filter = <crate::runtime::DeepObject<
+                        ::std::option::Option<crate::models::PetFilter>,
+                    >>::from_request(&request, &mut raw, P_FILTER.options())
+                        .await?;
+                    let p_counts = <crate::runtime::DeepObject<
+                        ::std::option::Option<
+                            ::std::collections::BTreeMap<::std::string::String, i64>,
+                        >,
+                    >>::from_request(&request, &mut raw, P_COUNTS.options())
+                        .await?;
+                    let p_labels = <crate::runtime::DeepObject<
+                        ::std::option::Option<::serde_json::Value>,
+                    >>::from_request(&request, &mut raw, P_LABELS.options())
+                        .await?;
+                    let p_prefix = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_PREFIX.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_prefix, &P_PREFIX)?;
+                    let p_note = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_NOTE.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_note, &P_NOTE)?;
+                    let p_order = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_ORDER.options())
+                        .await?;
+                    let p_where = <Query<
+                        ::std::option::Option<
+                            crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
+                        >,
+                    >>::from_request(&request, &mut raw, P_WHERE.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::ListOwnerPetsInput {
+                        owner_id: p_owner_id.0,
+                        region: p_region.0,
+                        balance_gte: p_balance_gte.0,
+                        page: p_page.0,
+                        weight_gte: p_weight_gte.0,
+                        created_lt: p_created_lt.0,
+                        r#type: p_type.0,
+                        r#match: p_match.0,
+                        x_trace: p_x_trace.0,
+                        ids: p_ids.0,
+                        colors: p_colors.0.map(|d| d.0),
+                        sizes: p_sizes.0.map(|d| d.0),
+                        tags: p_tags.0.map(|d| d.0),
+                        shapes: p_shapes.0.map(|d| d.0),
+                        since: p_since.0.map(|d| d.0),
+                        filter: p_filter.0,
+                        counts: p_counts.0,
+                        labels: p_labels.0,
+                        prefix: p_prefix.0,
+                        note: p_note.0,
+                        order: p_order.0,
+                        r#where: p_where.0.map(|d| d.0),
+                    };
+                    let call = <S as crate::pets::PetsApi>::list_owner_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /owners/{owner_id}/pets` (`create_owner_pet`): its route, description and endpoint.
+fn create_owner_pet<S: Server>() -> Operation<S> {
+    const P_OWNER_ID: Input = Input::named("owner_id")
+        .key("param0")
+        .described("Identifier of the owner.");
+    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+        .described(
+            "Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).",
+        )
+        .rules(
+            &[
+                Rule::MaxLength(255usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[ -~]+$"),
+            ],
+        );
+    const P_X_TRACE: Input = Input::named("X-Trace")
+        .described(
+            "Trace identifier that must accompany every request (required header).",
+        );
+    const BODY: Input = Input::named("body").described("The pet to create.");
+    Operation {
+        path: "/owners/{owner_id}/pets",
+        route: "/owners/:param0/pets",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a pet for an owner",
+            "Creates a pet for an owner; supports an optional idempotency key header.",
+        ),
+        deprecated: false,
+        operation_id: "create_owner_pet",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
+            d.input::<
+                    Header<::std::option::Option<::std::string::String>>,
+                >(&P_IDEMPOTENCY_KEY);
+            d.input::<Header<::std::string::String>>(&P_X_TRACE);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreatePetRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::pets::CreateOwnerPetResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_owner_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
+                        .await?;
+                    let p_idempotency_key = <Header<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
+                    let p_x_trace = <Header<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreatePetRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::CreateOwnerPetInput {
+                        owner_id: p_owner_id.0,
+                        idempotency_key: p_idempotency_key.0,
+                        x_trace: p_x_trace.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::create_owner_pet;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /owners/{owner_id}/pets/{pet_id}` (`get_owner_pet`): its route, description and endpoint.
+fn get_owner_pet<S: Server>() -> Operation<S> {
+    const P_OWNER_ID: Input = Input::named("owner_id")
+        .key("param0")
+        .described("Identifier of the owner (first path parameter).");
+    const P_PET_ID: Input = Input::named("pet_id")
+        .key("param1")
+        .described("Identifier of the pet (second path parameter).");
+    const P_X_TRACE: Input = Input::named("X-Trace")
+        .described(
+            "Trace identifier that must accompany every request (required header).",
+        );
+    const P_SESSION_HINT: Input = Input::named("session_hint")
+        .described("An optional cookie (at most 8 characters).")
+        .rules(&[Rule::MaxLength(8usize)]);
+    const P_FLAVOURS: Input = Input::named("flavours")
+        .described("An array in a cookie, one comma-separated value (`flavours=a,b`).");
+    Operation {
+        path: "/owners/{owner_id}/pets/{pet_id}",
+        route: "/owners/:param0/pets/:param1",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get one of an owner's pets",
+            "Returns a single pet addressed by two path parameters.",
+        ),
+        deprecated: false,
+        operation_id: "get_owner_pet",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
+            d.input::<Path<i64>>(&P_PET_ID);
+            d.input::<Header<::std::string::String>>(&P_X_TRACE);
+            d.input::<
+                    Cookie<::std::option::Option<::std::string::String>>,
+                >(&P_SESSION_HINT);
+            d.input::<
+                    Cookie<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >,
+                >(&P_FLAVOURS);
+            d.response::<crate::runtime::Answer<crate::pets::GetOwnerPetResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_owner_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
+                        .await?;
+                    let p_pet_id = <Path<
+                        i64,
+                    >>::from_request(&request, &mut raw, P_PET_ID.options())
+                        .await?;
+                    let p_x_trace = <Header<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
+                        .await?;
+                    let p_session_hint = <Cookie<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_SESSION_HINT.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_session_hint, &P_SESSION_HINT)?;
+                    let p_flavours = <Cookie<
+                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
+                    >>::from_request(&request, &mut raw, P_FLAVOURS.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::GetOwnerPetInput {
+                        owner_id: p_owner_id.0,
+                        pet_id: p_pet_id.0,
+                        x_trace: p_x_trace.0,
+                        session_hint: p_session_hint.0,
+                        flavours: p_flavours.0.map(|d| d.0),
+                    };
+                    let call = <S as crate::pets::PetsApi>::get_owner_pet;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (`path_styles`): its route, description and endpoint.
+fn path_styles<S: Server>() -> Operation<S> {
+    const P_LABEL: Input = Input::named("label")
+        .key("param0")
+        .described("A label value (`.7`).");
+    const P_LABELS: Input = Input::named("labels")
+        .key("param1")
+        .described("An exploded label array (`.a.b`).");
+    const P_MATRIX: Input = Input::named("matrix")
+        .key("param2")
+        .described("A matrix value (`;matrix=x`).");
+    const P_MATRICES: Input = Input::named("matrices")
+        .key("param3")
+        .described("An exploded matrix array (`;matrices=1;matrices=2`).");
+    const P_IDS: Input = Input::named("ids")
+        .key("param4")
+        .described("A simple array (`1,2,3`).");
+    Operation {
+        path: "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+        route: "/styles/:param0/:param1/:param2/:param3/:param4",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Path parameters in every style",
+            "Label and matrix values, exploded or not, and a comma-separated array.",
+        ),
+        deprecated: false,
+        operation_id: "path_styles",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<crate::runtime::PathStyled<i64, 'l', false>>>(&P_LABEL);
+            d.input::<
+                    Path<
+                        crate::runtime::PathStyled<
+                            crate::runtime::Delimited<::std::string::String, '.'>,
+                            'l',
+                            true,
+                        >,
+                    >,
+                >(&P_LABELS);
+            d.input::<
+                    Path<crate::runtime::PathStyled<::std::string::String, 'm', false>>,
+                >(&P_MATRIX);
+            d.input::<
+                    Path<crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>>,
+                >(&P_MATRICES);
+            d.input::<Path<crate::runtime::Csv<i64>>>(&P_IDS);
+            d.response::<crate::runtime::Answer<crate::pets::PathStylesResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_label = <Path<
+                        crate::runtime::PathStyled<i64, 'l', false>,
+                    >>::from_request(&request, &mut raw, P_LABEL.options())
+                        .await?;
+                    let p_labels = <Path<
+                        crate::runtime::PathStyled<
+                            crate::runtime::Delimited<::std::string::String, '.'>,
+                            'l',
+                            true,
+                        >,
+                    >>::from_request(&request, &mut raw, P_LABELS.options())
+                        .await?;
+                    let p_matrix = <Path<
+                        crate::runtime::PathStyled<::std::string::String, 'm', false>,
+                    >>::from_request(&request, &mut raw, P_MATRIX.options())
+                        .await?;
+                    let p_matrices = <Path<
+                        crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
+                    >>::from_request(&request, &mut raw, P_MATRICES.options())
+                        .await?;
+                    let p_ids = <Path<
+                        crate::runtime::Csv<i64>,
+                    >>::from_request(&request, &mut raw, P_IDS.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::PathStylesInput {
+                        label: p_label.0.0,
+                        labels: p_labels.0.0.0,
+                        matrix: p_matrix.0.0,
+                        matrices: p_matrices.0.0.0,
+                        ids: p_ids.0.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::path_styles;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /grids/{cells}` (`grid`): its route, description and endpoint.
+fn grid<S: Server>() -> Operation<S> {
+    const P_CELLS: Input = Input::named("cells")
+        .key("param0")
+        .described("Rows of cells (gambitcomm.local writes such a parameter).");
+    Operation {
+        path: "/grids/{cells}",
+        route: "/grids/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("An array of arrays in the path, taken as its raw text", ""),
+        deprecated: false,
+        operation_id: "grid",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_CELLS);
+            d.response::<crate::runtime::Answer<crate::pets::GridResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_cells = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_CELLS.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::GridInput {
+                        cells: p_cells.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::grid;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /twice/{name}/and/{name}` (`named_twice`): its route, description and endpoint.
+fn named_twice<S: Server>() -> Operation<S> {
+    const P_NAME: Input = Input::named("name").key("param0").described("The name.");
+    Operation {
+        path: "/twice/{name}/and/{name__again2}",
+        route: "/twice/:param0/and/:param1",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "A path that names one variable twice",
+            "The second occurrence is matched, not compared with the first.",
+        ),
+        deprecated: false,
+        operation_id: "named_twice",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_NAME);
+            d.response::<crate::runtime::Answer<crate::pets::NamedTwiceResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_name = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_NAME.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::NamedTwiceInput {
+                        name: p_name.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::named_twice;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -14,100 +17,149 @@ pub enum ApiTags {
     #[oai(rename = "pets")]
     Pets,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![list_pets:: < S > (), create_pets:: < S > (), show_pet_by_id:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// List all pets
-    ///
-    /// Returns a page of pets; the x-next header links to the next page.
-    #[oai(
-        path = "/pets",
-        method = "get",
-        operation_id = "listPets",
-        tag = "ApiTags::Pets"
-    )]
-    async fn list_pets(
-        &self,
-        /// How many items to return at one time (max 100)
-        #[oai(name = "limit", validator(maximum(value = "100")))]
-        p_limit: ::poem_openapi::param::Query<::std::option::Option<i32>>,
-    ) -> crate::runtime::Answer<crate::pets::ListPetsResponse> {
-        let server = self.server()?;
-        let input = crate::pets::ListPetsInput {
-            limit: p_limit.0,
-        };
-        let call = <S as crate::pets::PetsApi>::list_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Create a pet
-    ///
-    /// Creates a new pet in the store.
-    #[oai(
-        path = "/pets",
-        method = "post",
-        operation_id = "createPets",
-        tag = "ApiTags::Pets"
-    )]
-    async fn create_pets(
-        &self,
-        /// The pet to create.
-        body: crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-    ) -> crate::runtime::Answer<crate::pets::CreatePetsResponse> {
-        let server = self.server()?;
-        let input = crate::pets::CreatePetsInput {
-            body: body.0,
-        };
-        let call = <S as crate::pets::PetsApi>::create_pets;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Info for a specific pet
-    ///
-    /// Returns a single pet by its id.
-    #[oai(
-        path = "/pets/:petId",
-        method = "get",
-        operation_id = "showPetById",
-        tag = "ApiTags::Pets"
-    )]
-    async fn show_pet_by_id(
-        &self,
-        /// The id of the pet to retrieve
-        #[oai(name = "petId")]
-        p_pet_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::pets::ShowPetByIdResponse> {
-        let server = self.server()?;
-        let input = crate::pets::ShowPetByIdInput {
-            pet_id: p_pet_id.0,
-        };
-        let call = <S as crate::pets::PetsApi>::show_pet_by_id;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /pets` (`listPets`): its route, description and endpoint.
+fn list_pets<S: Server>() -> Operation<S> {
+    const P_LIMIT: Input = Input::named("limit")
+        .described("How many items to return at one time (max 100)")
+        .rules(&[Rule::Maximum(100f64, false)]);
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List all pets",
+            "Returns a page of pets; the x-next header links to the next page.",
+        ),
+        deprecated: false,
+        operation_id: "listPets",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_limit = <Query<
+                        ::std::option::Option<i32>,
+                    >>::from_request(&request, &mut raw, P_LIMIT.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let server = server?;
+                    let input = crate::pets::ListPetsInput {
+                        limit: p_limit.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::list_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /pets` (`createPets`): its route, description and endpoint.
+fn create_pets<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The pet to create.");
+    Operation {
+        path: "/pets",
+        route: "/pets",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("Create a pet", "Creates a new pet in the store."),
+        deprecated: false,
+        operation_id: "createPets",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::pets::CreatePetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Pet,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::CreatePetsInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::create_pets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /pets/{petId}` (`showPetById`): its route, description and endpoint.
+fn show_pet_by_id<S: Server>() -> Operation<S> {
+    const P_PET_ID: Input = Input::named("petId")
+        .key("param0")
+        .described("The id of the pet to retrieve");
+    Operation {
+        path: "/pets/{petId}",
+        route: "/pets/:param0",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Info for a specific pet", "Returns a single pet by its id."),
+        deprecated: false,
+        operation_id: "showPetById",
+        describe: |d| {
+            d.tag(&ApiTags::Pets);
+            d.input::<Path<::std::string::String>>(&P_PET_ID);
+            d.response::<crate::runtime::Answer<crate::pets::ShowPetByIdResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_pet_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_PET_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::pets::ShowPetByIdInput {
+                        pet_id: p_pet_id.0,
+                    };
+                    let call = <S as crate::pets::PetsApi>::show_pet_by_id;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

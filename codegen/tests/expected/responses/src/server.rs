@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Path;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::items::ItemsApi {}
 impl<T: crate::runtime::Hooks + crate::items::ItemsApi> Server for T {}
@@ -14,134 +17,227 @@ pub enum ApiTags {
     #[oai(rename = "items")]
     Items,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        create_item:: < S > (), ping:: < S > (), ping_unanswered:: < S > (), put_item:: <
+        S > (), delete_item:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Create an item
-    ///
-    /// Creates an item; the 200 response declares an optional Idempotent-Replayed header.
-    #[oai(
-        path = "/items",
-        method = "post",
-        operation_id = "create_item",
-        tag = "ApiTags::Items"
-    )]
-    async fn create_item(
-        &self,
-        /// The item to create.
-        body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-    ) -> crate::runtime::Answer<crate::items::CreateItemResponse> {
-        let server = self.server()?;
-        let input = crate::items::CreateItemInput {
-            body: body.0,
-        };
-        let call = <S as crate::items::ItemsApi>::create_item;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Status ranges and a default without a body
-    ///
-    /// A 2XX range with a body, a 5XX range without, and a bodiless default.
-    #[oai(path = "/ping", method = "get", operation_id = "ping", tag = "ApiTags::Items")]
-    async fn ping(&self) -> crate::runtime::Answer<crate::items::PingResponse> {
-        let server = self.server()?;
-        let input = crate::items::PingInput {};
-        let call = <S as crate::items::ItemsApi>::ping;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// No response declared
-    ///
-    /// An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.
-    #[oai(
-        path = "/ping",
-        method = "post",
-        operation_id = "ping_unanswered",
-        tag = "ApiTags::Items"
-    )]
-    async fn ping_unanswered(
-        &self,
-    ) -> crate::runtime::Answer<crate::items::PingUnansweredResponse> {
-        let server = self.server()?;
-        let input = crate::items::PingUnansweredInput {
-        };
-        let call = <S as crate::items::ItemsApi>::ping_unanswered;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Create or replace an item
-    ///
-    /// Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).
-    #[oai(
-        path = "/items/:item_id",
-        method = "put",
-        operation_id = "put_item",
-        tag = "ApiTags::Items"
-    )]
-    async fn put_item(
-        &self,
-        /// Identifier of the item.
-        #[oai(name = "item_id")]
-        p_item_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// The new item.
-        body: crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-    ) -> crate::runtime::Answer<crate::items::PutItemResponse> {
-        let server = self.server()?;
-        let input = crate::items::PutItemInput {
-            item_id: p_item_id.0,
-            body: body.0,
-        };
-        let call = <S as crate::items::ItemsApi>::put_item;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-    /// Delete an item
-    ///
-    /// Deletes an item; the 200 response has no content.
-    #[oai(
-        path = "/items/:item_id",
-        method = "delete",
-        operation_id = "delete_item",
-        tag = "ApiTags::Items"
-    )]
-    async fn delete_item(
-        &self,
-        /// Identifier of the item.
-        #[oai(name = "item_id")]
-        p_item_id: ::poem_openapi::param::Path<::std::string::String>,
-    ) -> crate::runtime::Answer<crate::items::DeleteItemResponse> {
-        let server = self.server()?;
-        let input = crate::items::DeleteItemInput {
-            item_id: p_item_id.0,
-        };
-        let call = <S as crate::items::ItemsApi>::delete_item;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>, ApiPart<S, 2usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /items` (`create_item`): its route, description and endpoint.
+fn create_item<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The item to create.");
+    Operation {
+        path: "/items",
+        route: "/items",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create an item",
+            "Creates an item; the 200 response declares an optional Idempotent-Replayed header.",
+        ),
+        deprecated: false,
+        operation_id: "create_item",
+        describe: |d| {
+            d.tag(&ApiTags::Items);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Item, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::items::CreateItemResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Item,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::items::CreateItemInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::items::ItemsApi>::create_item;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /ping` (`ping`): its route, description and endpoint.
+fn ping<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/ping",
+        route: "/ping",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Status ranges and a default without a body",
+            "A 2XX range with a body, a 5XX range without, and a bodiless default.",
+        ),
+        deprecated: false,
+        operation_id: "ping",
+        describe: |d| {
+            d.tag(&ApiTags::Items);
+            d.response::<crate::runtime::Answer<crate::items::PingResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::items::PingInput {};
+                    let call = <S as crate::items::ItemsApi>::ping;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /ping` (`ping_unanswered`): its route, description and endpoint.
+fn ping_unanswered<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/ping",
+        route: "/ping",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "No response declared",
+            "An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.",
+        ),
+        deprecated: false,
+        operation_id: "ping_unanswered",
+        describe: |d| {
+            d.tag(&ApiTags::Items);
+            d.response::<crate::runtime::Answer<crate::items::PingUnansweredResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::items::PingUnansweredInput {
+                    };
+                    let call = <S as crate::items::ItemsApi>::ping_unanswered;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `PUT /items/{item_id}` (`put_item`): its route, description and endpoint.
+fn put_item<S: Server>() -> Operation<S> {
+    const P_ITEM_ID: Input = Input::named("item_id")
+        .key("param0")
+        .described("Identifier of the item.");
+    const BODY: Input = Input::named("body").described("The new item.");
+    Operation {
+        path: "/items/{item_id}",
+        route: "/items/:param0",
+        method: ::poem::http::Method::PUT,
+        hidden: false,
+        doc: (
+            "Create or replace an item",
+            "Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).",
+        ),
+        deprecated: false,
+        operation_id: "put_item",
+        describe: |d| {
+            d.tag(&ApiTags::Items);
+            d.input::<Path<::std::string::String>>(&P_ITEM_ID);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Item, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::items::PutItemResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_item_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ITEM_ID.options())
+                        .await?;
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Item,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::items::PutItemInput {
+                        item_id: p_item_id.0,
+                        body: body.0,
+                    };
+                    let call = <S as crate::items::ItemsApi>::put_item;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `DELETE /items/{item_id}` (`delete_item`): its route, description and endpoint.
+fn delete_item<S: Server>() -> Operation<S> {
+    const P_ITEM_ID: Input = Input::named("item_id")
+        .key("param0")
+        .described("Identifier of the item.");
+    Operation {
+        path: "/items/{item_id}",
+        route: "/items/:param0",
+        method: ::poem::http::Method::DELETE,
+        hidden: false,
+        doc: ("Delete an item", "Deletes an item; the 200 response has no content."),
+        deprecated: false,
+        operation_id: "delete_item",
+        describe: |d| {
+            d.tag(&ApiTags::Items);
+            d.input::<Path<::std::string::String>>(&P_ITEM_ID);
+            d.response::<crate::runtime::Answer<crate::items::DeleteItemResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_item_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_ITEM_ID.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::items::DeleteItemInput {
+                        item_id: p_item_id.0,
+                    };
+                    let call = <S as crate::items::ItemsApi>::delete_item;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

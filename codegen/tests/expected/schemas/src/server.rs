@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::things::ThingsApi {}
 impl<T: crate::runtime::Hooks + crate::things::ThingsApi> Server for T {}
@@ -21,36 +23,65 @@ pub enum ApiTags {
 pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-    }
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![create_thing:: < S > ()]
 }
-#[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
-    /// Create a thing
-    ///
-    /// The request omits read-only fields; the response omits write-only ones.
-    #[oai(
-        path = "/things",
-        method = "post",
-        operation_id = "create_thing",
-        tag = "ApiTags::Things"
-    )]
-    async fn create_thing(
-        &self,
-        body: crate::runtime::JsonBody<crate::models::Thing, crate::Document>,
-    ) -> crate::runtime::Answer<crate::things::CreateThingResponse> {
-        let server = self.server()?;
-        let input = crate::things::CreateThingInput {
-            body: body.0,
-        };
-        let call = <S as crate::things::ThingsApi>::create_thing;
-        ::std::result::Result::Ok(call(server, input).await)
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// `POST /things` (`create_thing`): its route, description and endpoint.
+fn create_thing<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body");
+    Operation {
+        path: "/things",
+        route: "/things",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a thing",
+            "The request omits read-only fields; the response omits write-only ones.",
+        ),
+        deprecated: false,
+        operation_id: "create_thing",
+        describe: |d| {
+            d.tag(&ApiTags::Things);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::Thing, crate::Document>,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::things::CreateThingResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::Thing,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::things::CreateThingInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::things::ThingsApi>::create_thing;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::account::AccountApi + crate::health::HealthApi {}
 impl<
@@ -19,70 +21,100 @@ pub enum ApiTags {
     #[oai(rename = "health")]
     Health,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![get_me:: < S > (), get_health:: < S > ()]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Get the current user
-    ///
-    /// Returns the authenticated user; inherits the global BasicAuth requirement.
-    #[oai(
-        path = "/me",
-        method = "get",
-        operation_id = "get_me",
-        tag = "ApiTags::Account"
-    )]
-    async fn get_me(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> crate::runtime::Answer<crate::account::GetMeResponse> {
-        let server = self.server()?;
-        let input = crate::account::GetMeInput {};
-        let call = <S as crate::account::AccountApi>::get_me;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Health check
-    ///
-    /// Reports service health; overrides the global requirement with an empty list, so no credentials are needed.
-    #[oai(
-        path = "/health",
-        method = "get",
-        operation_id = "get_health",
-        tag = "ApiTags::Health"
-    )]
-    async fn get_health(
-        &self,
-    ) -> crate::runtime::Answer<crate::health::GetHealthResponse> {
-        let server = self.server()?;
-        let input = crate::health::GetHealthInput {};
-        let call = <S as crate::health::HealthApi>::get_health;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (ApiPart<S, 0usize>, ApiPart<S, 1usize>);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /me` (`get_me`): its route, description and endpoint.
+fn get_me<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/me",
+        route: "/me",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get the current user",
+            "Returns the authenticated user; inherits the global BasicAuth requirement.",
+        ),
+        deprecated: false,
+        operation_id: "get_me",
+        describe: |d| {
+            d.tag(&ApiTags::Account);
+            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::account::GetMeResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        0,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::account::GetMeInput {};
+                    let call = <S as crate::account::AccountApi>::get_me;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /health` (`get_health`): its route, description and endpoint.
+fn get_health<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/health",
+        route: "/health",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Health check",
+            "Reports service health; overrides the global requirement with an empty list, so no credentials are needed.",
+        ),
+        deprecated: false,
+        operation_id: "get_health",
+        describe: |d| {
+            d.tag(&ApiTags::Health);
+            d.response::<crate::runtime::Answer<crate::health::GetHealthResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::health::GetHealthInput {};
+                    let call = <S as crate::health::HealthApi>::get_health;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,6 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::secured::SecuredApi {}
 impl<T: crate::runtime::Hooks + crate::secured::SecuredApi> Server for T {}
@@ -14,129 +16,208 @@ pub enum ApiTags {
     #[oai(rename = "secured")]
     Secured,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        inherited:: < S > (), scoped:: < S > (), optional:: < S > (), open:: < S > (),
+        undeclared:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// The document's requirement (bearer, or header key AND query key)
-    #[oai(
-        path = "/inherited",
-        method = "get",
-        operation_id = "inherited",
-        tag = "ApiTags::Secured"
-    )]
-    async fn inherited(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 0>,
-    ) -> crate::runtime::Answer<crate::secured::InheritedResponse> {
-        let server = self.server()?;
-        let input = crate::secured::InheritedInput {};
-        let call = <S as crate::secured::SecuredApi>::inherited;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// OAuth2 with scopes, or OpenID Connect, or a cookie key
-    #[oai(
-        path = "/scoped",
-        method = "post",
-        operation_id = "scoped",
-        tag = "ApiTags::Secured"
-    )]
-    async fn scoped(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 1>,
-    ) -> crate::runtime::Answer<crate::secured::ScopedResponse> {
-        let server = self.server()?;
-        let input = crate::secured::ScopedInput {};
-        let call = <S as crate::secured::SecuredApi>::scoped;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Basic or digest credentials, or none at all
-    #[oai(
-        path = "/optional",
-        method = "get",
-        operation_id = "optional",
-        tag = "ApiTags::Secured"
-    )]
-    async fn optional(
-        &self,
-        auth: crate::runtime::OptionalAuth<S, crate::Document, 2>,
-    ) -> crate::runtime::Answer<crate::secured::OptionalResponse> {
-        let server = self.server()?;
-        let input = crate::secured::OptionalInput {};
-        let call = <S as crate::secured::SecuredApi>::optional;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// No authentication at all
-    #[oai(
-        path = "/open",
-        method = "get",
-        operation_id = "open",
-        tag = "ApiTags::Secured"
-    )]
-    async fn open(&self) -> crate::runtime::Answer<crate::secured::OpenResponse> {
-        let server = self.server()?;
-        let input = crate::secured::OpenInput {};
-        let call = <S as crate::secured::SecuredApi>::open;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// A requirement naming a scheme the document does not declare
-    ///
-    /// OpenAPI forbids it; the generator warns, and that alternative is never met.
-    #[oai(
-        path = "/undeclared",
-        method = "get",
-        operation_id = "undeclared",
-        tag = "ApiTags::Secured"
-    )]
-    async fn undeclared(
-        &self,
-        auth: crate::runtime::Auth<S, crate::Document, 4>,
-    ) -> crate::runtime::Answer<crate::secured::UndeclaredResponse> {
-        let server = self.server()?;
-        let input = crate::secured::UndeclaredInput {};
-        let call = <S as crate::secured::SecuredApi>::undeclared;
-        ::std::result::Result::Ok(call(server, auth.0, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    ApiPart<S, 0usize>,
-    ApiPart<S, 1usize>,
-    ApiPart<S, 2usize>,
-    ApiPart<S, 3usize>,
-    ApiPart<S, 4usize>,
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `GET /inherited` (`inherited`): its route, description and endpoint.
+fn inherited<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/inherited",
+        route: "/inherited",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("The document's requirement (bearer, or header key AND query key)", ""),
+        deprecated: false,
+        operation_id: "inherited",
+        describe: |d| {
+            d.tag(&ApiTags::Secured);
+            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::secured::InheritedResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        0,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::secured::InheritedInput {};
+                    let call = <S as crate::secured::SecuredApi>::inherited;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /scoped` (`scoped`): its route, description and endpoint.
+fn scoped<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/scoped",
+        route: "/scoped",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: ("OAuth2 with scopes, or OpenID Connect, or a cookie key", ""),
+        deprecated: false,
+        operation_id: "scoped",
+        describe: |d| {
+            d.tag(&ApiTags::Secured);
+            d.input::<crate::runtime::Auth<S, crate::Document, 1>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::secured::ScopedResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        1,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::secured::ScopedInput {};
+                    let call = <S as crate::secured::SecuredApi>::scoped;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /optional` (`optional`): its route, description and endpoint.
+fn optional<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/optional",
+        route: "/optional",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("Basic or digest credentials, or none at all", ""),
+        deprecated: false,
+        operation_id: "optional",
+        describe: |d| {
+            d.tag(&ApiTags::Secured);
+            d.input::<crate::runtime::OptionalAuth<S, crate::Document, 2>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::secured::OptionalResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::OptionalAuth<
+                        S,
+                        crate::Document,
+                        2,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::secured::OptionalInput {};
+                    let call = <S as crate::secured::SecuredApi>::optional;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /open` (`open`): its route, description and endpoint.
+fn open<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/open",
+        route: "/open",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("No authentication at all", ""),
+        deprecated: false,
+        operation_id: "open",
+        describe: |d| {
+            d.tag(&ApiTags::Secured);
+            d.response::<crate::runtime::Answer<crate::secured::OpenResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::secured::OpenInput {};
+                    let call = <S as crate::secured::SecuredApi>::open;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /undeclared` (`undeclared`): its route, description and endpoint.
+fn undeclared<S: Server>() -> Operation<S> {
+    const AUTH: Input = Input::named("auth");
+    Operation {
+        path: "/undeclared",
+        route: "/undeclared",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "A requirement naming a scheme the document does not declare",
+            "OpenAPI forbids it; the generator warns, and that alternative is never met.",
+        ),
+        deprecated: false,
+        operation_id: "undeclared",
+        describe: |d| {
+            d.tag(&ApiTags::Secured);
+            d.input::<crate::runtime::Auth<S, crate::Document, 4>>(&AUTH);
+            d.response::<crate::runtime::Answer<crate::secured::UndeclaredResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let auth = <crate::runtime::Auth<
+                        S,
+                        crate::Document,
+                        4,
+                    >>::from_request(&request, &mut raw, AUTH.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::secured::UndeclaredInput {};
+                    let call = <S as crate::secured::SecuredApi>::undeclared;
+                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

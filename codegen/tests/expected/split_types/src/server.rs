@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::{Path, Query};
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shipments::ShipmentsApi {}
 impl<T: crate::runtime::Hooks + crate::shipments::ShipmentsApi> Server for T {}
@@ -14,151 +17,226 @@ pub enum ApiTags {
     #[oai(rename = "shipments")]
     Shipments,
 }
-/// A part of the API's operations as a poem-openapi service over a [`Server`] (see
-/// [`Api`]).
+/// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
 /// running server.
-pub struct ApiPart<S, const N: usize> {
+pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server, const N: usize> ApiPart<S, N> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![
+        create_shipment:: < S > (), get_route:: < S > (), count_shipments:: < S > (),
+        count_routes:: < S > (), count_stops:: < S > ()
+    ]
+}
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
+    }
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
-impl<S, const N: usize> crate::runtime::ApiParts<S> for ApiPart<S, N> {
-    fn build(server: &::std::option::Option<Arc<S>>) -> Self {
-        ApiPart { server: server.clone() }
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 0usize> {
-    /// Create a shipment
-    ///
-    /// Takes a shipment (request types) and answers it as stored (response types).
-    #[oai(
-        path = "/shipments",
-        method = "post",
-        operation_id = "create_shipment",
-        tag = "ApiTags::Shipments"
-    )]
-    async fn create_shipment(
-        &self,
-        /// The shipment to create.
-        body: crate::runtime::JsonBody<crate::models::NewShipment, crate::Document>,
-    ) -> crate::runtime::Answer<crate::shipments::CreateShipmentResponse> {
-        let server = self.server()?;
-        let input = crate::shipments::CreateShipmentInput {
-            body: body.0,
-        };
-        let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 1usize> {
-    /// Get a shipment's route
-    ///
-    /// Returns the route, whose stops point at each other.
-    #[oai(
-        path = "/shipments/:shipment_id/route",
-        method = "get",
-        operation_id = "get_route",
-        tag = "ApiTags::Shipments"
-    )]
-    async fn get_route(
-        &self,
-        /// Identifier of the shipment.
-        #[oai(name = "shipment_id")]
-        p_shipment_id: ::poem_openapi::param::Path<::std::string::String>,
-        /// Only legs travelled this way.
-        #[oai(name = "mode")]
-        p_mode: ::poem_openapi::param::Query<::std::option::Option<crate::models::Mode>>,
-    ) -> crate::runtime::Answer<crate::shipments::GetRouteResponse> {
-        let server = self.server()?;
-        let input = crate::shipments::GetRouteInput {
-            shipment_id: p_shipment_id.0,
-            mode: p_mode.0,
-        };
-        let call = <S as crate::shipments::ShipmentsApi>::get_route;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 2usize> {
-    /// Count shipments
-    ///
-    /// Answers an inline schema written the same as the one of `count_routes` (they share one type).
-    #[oai(
-        path = "/shipments/count",
-        method = "get",
-        operation_id = "count_shipments",
-        tag = "ApiTags::Shipments"
-    )]
-    async fn count_shipments(
-        &self,
-    ) -> crate::runtime::Answer<crate::shipments::CountShipmentsResponse> {
-        let server = self.server()?;
-        let input = crate::shipments::CountShipmentsInput {
-        };
-        let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 3usize> {
-    /// Count routes
-    ///
-    /// Answers an inline schema written the same as the one of `count_shipments`.
-    #[oai(
-        path = "/routes/count",
-        method = "get",
-        operation_id = "count_routes",
-        tag = "ApiTags::Shipments"
-    )]
-    async fn count_routes(
-        &self,
-    ) -> crate::runtime::Answer<crate::shipments::CountRoutesResponse> {
-        let server = self.server()?;
-        let input = crate::shipments::CountRoutesInput {
-        };
-        let call = <S as crate::shipments::ShipmentsApi>::count_routes;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-#[::poem_openapi::OpenApi]
-impl<S: Server> ApiPart<S, 4usize> {
-    /// Count stops
-    ///
-    /// Answers an inline schema that differs from the other counts in its description only (a type of its own).
-    #[oai(
-        path = "/stops/count",
-        method = "get",
-        operation_id = "count_stops",
-        tag = "ApiTags::Shipments"
-    )]
-    async fn count_stops(
-        &self,
-    ) -> crate::runtime::Answer<crate::shipments::CountStopsResponse> {
-        let server = self.server()?;
-        let input = crate::shipments::CountStopsInput {
-        };
-        let call = <S as crate::shipments::ShipmentsApi>::count_stops;
-        ::std::result::Result::Ok(call(server, input).await)
-    }
-}
-/// The API as a poem-openapi service over a [`Server`]: one part per path, so that
-/// the functions poem-openapi writes for a part hold only that path's operations.
-pub type Api<S> = (
-    ApiPart<S, 0usize>,
-    ApiPart<S, 1usize>,
-    ApiPart<S, 2usize>,
-    ApiPart<S, 3usize>,
-    ApiPart<S, 4usize>,
-);
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
-    crate::runtime::ApiParts::build(&server)
+    Api { server }
+}
+/// `POST /shipments` (`create_shipment`): its route, description and endpoint.
+fn create_shipment<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The shipment to create.");
+    Operation {
+        path: "/shipments",
+        route: "/shipments",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a shipment",
+            "Takes a shipment (request types) and answers it as stored (response types).",
+        ),
+        deprecated: false,
+        operation_id: "create_shipment",
+        describe: |d| {
+            d.tag(&ApiTags::Shipments);
+            d.input::<
+                    crate::runtime::JsonBody<crate::models::NewShipment, crate::Document>,
+                >(&BODY);
+            d.response::<
+                    crate::runtime::Answer<crate::shipments::CreateShipmentResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::NewShipment,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::shipments::CreateShipmentInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /shipments/{shipment_id}/route` (`get_route`): its route, description and endpoint.
+fn get_route<S: Server>() -> Operation<S> {
+    const P_SHIPMENT_ID: Input = Input::named("shipment_id")
+        .key("param0")
+        .described("Identifier of the shipment.");
+    const P_MODE: Input = Input::named("mode")
+        .described("Only legs travelled this way.");
+    Operation {
+        path: "/shipments/{shipment_id}/route",
+        route: "/shipments/:param0/route",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Get a shipment's route",
+            "Returns the route, whose stops point at each other.",
+        ),
+        deprecated: false,
+        operation_id: "get_route",
+        describe: |d| {
+            d.tag(&ApiTags::Shipments);
+            d.input::<Path<::std::string::String>>(&P_SHIPMENT_ID);
+            d.input::<Query<::std::option::Option<crate::models::Mode>>>(&P_MODE);
+            d.response::<crate::runtime::Answer<crate::shipments::GetRouteResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_shipment_id = <Path<
+                        ::std::string::String,
+                    >>::from_request(&request, &mut raw, P_SHIPMENT_ID.options())
+                        .await?;
+                    let p_mode = <Query<
+                        ::std::option::Option<crate::models::Mode>,
+                    >>::from_request(&request, &mut raw, P_MODE.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::shipments::GetRouteInput {
+                        shipment_id: p_shipment_id.0,
+                        mode: p_mode.0,
+                    };
+                    let call = <S as crate::shipments::ShipmentsApi>::get_route;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /shipments/count` (`count_shipments`): its route, description and endpoint.
+fn count_shipments<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/shipments/count",
+        route: "/shipments/count",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Count shipments",
+            "Answers an inline schema written the same as the one of `count_routes` (they share one type).",
+        ),
+        deprecated: false,
+        operation_id: "count_shipments",
+        describe: |d| {
+            d.tag(&ApiTags::Shipments);
+            d.response::<
+                    crate::runtime::Answer<crate::shipments::CountShipmentsResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::shipments::CountShipmentsInput {
+                    };
+                    let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /routes/count` (`count_routes`): its route, description and endpoint.
+fn count_routes<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/routes/count",
+        route: "/routes/count",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Count routes",
+            "Answers an inline schema written the same as the one of `count_shipments`.",
+        ),
+        deprecated: false,
+        operation_id: "count_routes",
+        describe: |d| {
+            d.tag(&ApiTags::Shipments);
+            d.response::<
+                    crate::runtime::Answer<crate::shipments::CountRoutesResponse>,
+                >();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::shipments::CountRoutesInput {
+                    };
+                    let call = <S as crate::shipments::ShipmentsApi>::count_routes;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `GET /stops/count` (`count_stops`): its route, description and endpoint.
+fn count_stops<S: Server>() -> Operation<S> {
+    Operation {
+        path: "/stops/count",
+        route: "/stops/count",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "Count stops",
+            "Answers an inline schema that differs from the other counts in its description only (a type of its own).",
+        ),
+        deprecated: false,
+        operation_id: "count_stops",
+        describe: |d| {
+            d.tag(&ApiTags::Shipments);
+            d.response::<crate::runtime::Answer<crate::shipments::CountStopsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |_, _| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let server = server?;
+                    let input = crate::shipments::CountStopsInput {
+                    };
+                    let call = <S as crate::shipments::ShipmentsApi>::count_stops;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

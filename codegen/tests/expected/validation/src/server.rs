@@ -4,6 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
+use ::poem_openapi::param::Query;
+use ::poem_openapi::ApiExtractor;
+use crate::runtime::glue::{Input, Operation, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::widgets::WidgetsApi {}
 impl<T: crate::runtime::Hooks + crate::widgets::WidgetsApi> Server for T {}
@@ -21,85 +24,140 @@ pub enum ApiTags {
 pub struct Api<S> {
     server: ::std::option::Option<Arc<S>>,
 }
-impl<S: Server> Api<S> {
-    fn server(&self) -> ::std::result::Result<&S, crate::runtime::Rejection> {
-        self.server.as_deref().ok_or_else(crate::runtime::Rejection::document_only)
-    }
+/// Every operation, in document order.
+fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
+    ::std::vec![list_widgets:: < S > (), create_widget:: < S > ()]
 }
-#[::poem_openapi::OpenApi]
-impl<S: Server> Api<S> {
-    /// List widgets
-    ///
-    /// Lists widgets; the query parameters carry validation constraints.
-    #[oai(
-        path = "/widgets",
-        method = "get",
-        operation_id = "list_widgets",
-        tag = "ApiTags::Widgets"
-    )]
-    async fn list_widgets(
-        &self,
-        /// Maximum number of widgets to return (1 to 100, default 10).
-        #[oai(
-            name = "limit",
-            validator(maximum(value = "100"), minimum(value = "1")),
-            default = "__default_list_widgets_limit"
-        )]
-        p_limit: ::poem_openapi::param::Query<i32>,
-        /// Only widgets whose name starts with this prefix.
-        #[oai(
-            name = "prefix",
-            validator(
-                max_length = 32usize,
-                min_length = 1usize,
-                custom = "crate::runtime::ParamPattern(\"^[a-z0-9_]+$\")"
-            )
-        )]
-        p_prefix: ::poem_openapi::param::Query<
-            ::std::option::Option<::std::string::String>,
-        >,
-        /// Only widgets of this color (inline enum).
-        #[oai(name = "color")]
-        p_color: ::poem_openapi::param::Query<
-            ::std::option::Option<crate::models::ListWidgetsColor>,
-        >,
-    ) -> crate::runtime::Answer<crate::widgets::ListWidgetsResponse> {
-        let server = self.server()?;
-        let input = crate::widgets::ListWidgetsInput {
-            limit: p_limit.0,
-            prefix: p_prefix.0,
-            color: p_color.0,
-        };
-        let call = <S as crate::widgets::WidgetsApi>::list_widgets;
-        ::std::result::Result::Ok(call(server, input).await)
+impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
+    fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
+        crate::runtime::glue::meta(&operations::<S>())
     }
-    /// Create a widget
-    ///
-    /// Creates a widget; every body field carries validation constraints.
-    #[oai(
-        path = "/widgets",
-        method = "post",
-        operation_id = "create_widget",
-        tag = "ApiTags::Widgets"
-    )]
-    async fn create_widget(
-        &self,
-        /// The widget to create.
-        body: crate::runtime::JsonBody<
-            crate::models::CreateWidgetRequest,
-            crate::Document,
-        >,
-    ) -> crate::runtime::Answer<crate::widgets::CreateWidgetResponse> {
-        let server = self.server()?;
-        let input = crate::widgets::CreateWidgetInput {
-            body: body.0,
-        };
-        let call = <S as crate::widgets::WidgetsApi>::create_widget;
-        ::std::result::Result::Ok(call(server, input).await)
+    fn register(registry: &mut ::poem_openapi::registry::Registry) {
+        crate::runtime::glue::register(&operations::<S>(), registry)
+    }
+    fn add_routes(self, route_table: &mut crate::runtime::glue::RouteTable) {
+        crate::runtime::glue::add_routes(&operations::<S>(), &self.server, route_table)
     }
 }
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
+}
+/// `GET /widgets` (`list_widgets`): its route, description and endpoint.
+fn list_widgets<S: Server>() -> Operation<S> {
+    const P_LIMIT: Input = Input::named("limit")
+        .described("Maximum number of widgets to return (1 to 100, default 10).")
+        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    const P_PREFIX: Input = Input::named("prefix")
+        .described("Only widgets whose name starts with this prefix.")
+        .rules(
+            &[
+                Rule::MaxLength(32usize),
+                Rule::MinLength(1usize),
+                Rule::Pattern("^[a-z0-9_]+$"),
+            ],
+        );
+    const P_COLOR: Input = Input::named("color")
+        .described("Only widgets of this color (inline enum).");
+    Operation {
+        path: "/widgets",
+        route: "/widgets",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: (
+            "List widgets",
+            "Lists widgets; the query parameters carry validation constraints.",
+        ),
+        deprecated: false,
+        operation_id: "list_widgets",
+        describe: |d| {
+            d.tag(&ApiTags::Widgets);
+            d.defaulted::<Query<i32>, _>(&P_LIMIT, __default_list_widgets_limit);
+            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_PREFIX);
+            d.input::<
+                    Query<::std::option::Option<crate::models::ListWidgetsColor>>,
+                >(&P_COLOR);
+            d.response::<crate::runtime::Answer<crate::widgets::ListWidgetsResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let p_limit = <Query<
+                        i32,
+                    >>::from_request(
+                            &request,
+                            &mut raw,
+                            P_LIMIT.defaulted(__default_list_widgets_limit),
+                        )
+                        .await?;
+                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
+                    let p_prefix = <Query<
+                        ::std::option::Option<::std::string::String>,
+                    >>::from_request(&request, &mut raw, P_PREFIX.options())
+                        .await?;
+                    crate::runtime::glue::check(&p_prefix, &P_PREFIX)?;
+                    let p_color = <Query<
+                        ::std::option::Option<crate::models::ListWidgetsColor>,
+                    >>::from_request(&request, &mut raw, P_COLOR.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::widgets::ListWidgetsInput {
+                        limit: p_limit.0,
+                        prefix: p_prefix.0,
+                        color: p_color.0,
+                    };
+                    let call = <S as crate::widgets::WidgetsApi>::list_widgets;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
+}
+/// `POST /widgets` (`create_widget`): its route, description and endpoint.
+fn create_widget<S: Server>() -> Operation<S> {
+    const BODY: Input = Input::named("body").described("The widget to create.");
+    Operation {
+        path: "/widgets",
+        route: "/widgets",
+        method: ::poem::http::Method::POST,
+        hidden: false,
+        doc: (
+            "Create a widget",
+            "Creates a widget; every body field carries validation constraints.",
+        ),
+        deprecated: false,
+        operation_id: "create_widget",
+        describe: |d| {
+            d.tag(&ApiTags::Widgets);
+            d.input::<
+                    crate::runtime::JsonBody<
+                        crate::models::CreateWidgetRequest,
+                        crate::Document,
+                    >,
+                >(&BODY);
+            d.response::<crate::runtime::Answer<crate::widgets::CreateWidgetResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::endpoint(
+            id,
+            move |request, mut raw| {
+                let server = crate::runtime::glue::server(&server);
+                async move {
+                    let body = <crate::runtime::JsonBody<
+                        crate::models::CreateWidgetRequest,
+                        crate::Document,
+                    >>::from_request(&request, &mut raw, BODY.options())
+                        .await?;
+                    let server = server?;
+                    let input = crate::widgets::CreateWidgetInput {
+                        body: body.0,
+                    };
+                    let call = <S as crate::widgets::WidgetsApi>::create_widget;
+                    crate::runtime::glue::respond(call(&server, input).await)
+                }
+            },
+        ),
+    }
 }
 fn __default_list_widgets_limit() -> i32 {
     10i32
