@@ -1,5 +1,6 @@
-//! `src/server.rs`: the poem-openapi routing glue (one method per operation that extracts and
-//! validates its inputs, resolves the principal and calls the trait method), the server that
+//! `src/server.rs`: the routing glue (one function per operation, a `runtime::glue::Operation`
+//! that describes the operation, extracts and validates its inputs, resolves the principal and
+//! calls the trait method; the service's `OpenApi` impl over the list of them), the server that
 //! cannot exist with which the document is computed, and the entry points.
 
 use proc_macro2::{Literal, TokenStream};
