@@ -198,52 +198,136 @@ pub struct AddBankAccountOwnerInput {
     pub body: crate::models::AddOwnerRequest,
 }
 /// Every response `list_bank_accounts` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListBankAccountsResponse {
     /// One page of bank accounts.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::BankAccountList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for ListBankAccountsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountList>,
+            >(200, "One page of bank accounts.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(ListBankAccountsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -271,63 +355,164 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListBankAccountsRes
     }
 }
 /// Every response `create_bank_account` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateBankAccountResponse {
     /// The created bank account with its default account number.
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::BankAccountWithDetails>,
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
-        #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
-    #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
-    #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for CreateBankAccountResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountWithDetails>,
+            >(200, "The created bank account with its default account number.")
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "IDEMPOTENT-REPLAYED",
+                "Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            409,
+            "The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            422,
+            "The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::Conflict(b) => reply(b, 409, &[]),
+            Self::UnprocessableEntity(b) => reply(b, 422, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(CreateBankAccountResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -366,52 +551,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBankAccountRe
     }
 }
 /// Every response `get_bank_account` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetBankAccountResponse {
     /// The bank account.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for GetBankAccountResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountWithDetails>,
+            >(200, "The bank account.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(GetBankAccountResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -439,52 +708,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBankAccountRespo
     }
 }
 /// Every response `delete_bank_account` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteBankAccountResponse {
     /// The bank account is deleted (closed). No body.
-    #[oai(status = 200u16)]
     Ok,
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for DeleteBankAccountResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::NoBody,
+            >(200, "The bank account is deleted (closed). No body.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(DeleteBankAccountResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -512,52 +865,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteBankAccountRe
     }
 }
 /// Every response `update_bank_account` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateBankAccountResponse {
     /// The updated bank account.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for UpdateBankAccountResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountWithDetails>,
+            >(200, "The updated bank account.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(UpdateBankAccountResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -585,52 +1022,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdateBankAccountRe
     }
 }
 /// Every response `get_bank_account_history` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetBankAccountHistoryResponse {
     /// The daily summaries of the bank account.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::BankAccountHistory>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for GetBankAccountHistoryResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountHistory>,
+            >(200, "The daily summaries of the bank account.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(GetBankAccountHistoryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetBankAccountHistoryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -659,52 +1180,136 @@ for GetBankAccountHistoryResponse {
     }
 }
 /// Every response `add_bank_account_owner` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum AddBankAccountOwnerResponse {
     /// The bank account with its updated owners.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::BankAccountWithDetails>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for AddBankAccountOwnerResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::BankAccountWithDetails>,
+            >(200, "The bank account with its updated owners.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(AddBankAccountOwnerResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for AddBankAccountOwnerResponse {
     fn server_failure(body: crate::models::Error) -> Self {

@@ -250,63 +250,164 @@ pub struct SubmitAdditionalRequirementsInput {
     pub body: crate::models::SubmitAdditionalRequirementsRequest,
 }
 /// Every response `create_person_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePersonEntityResponse {
     /// The created person entity.
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::Entity>,
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
-        #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
-    #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
-    #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for CreatePersonEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Entity>,
+            >(200, "The created person entity.")
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "IDEMPOTENT-REPLAYED",
+                "Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            409,
+            "The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            422,
+            "The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::Conflict(b) => reply(b, 409, &[]),
+            Self::UnprocessableEntity(b) => reply(b, 422, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(CreatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -345,63 +446,164 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityR
     }
 }
 /// Every response `create_business_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateBusinessEntityResponse {
     /// The created business entity.
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::Entity>,
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
-        #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
-    #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
-    #[oai(status = 422u16)]
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for CreateBusinessEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Entity>,
+            >(200, "The created business entity.")
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "IDEMPOTENT-REPLAYED",
+                "Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            409,
+            "The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            422,
+            "The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::Conflict(b) => reply(b, 409, &[]),
+            Self::UnprocessableEntity(b) => reply(b, 422, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(CreateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateBusinessEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -441,52 +643,136 @@ for CreateBusinessEntityResponse {
     }
 }
 /// Every response `update_person_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdatePersonEntityResponse {
     /// The updated person entity.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Entity>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for UpdatePersonEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Entity>,
+            >(200, "The updated person entity.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(UpdatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -514,52 +800,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityR
     }
 }
 /// Every response `update_business_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum UpdateBusinessEntityResponse {
     /// The updated business entity.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Entity>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for UpdateBusinessEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Entity>,
+            >(200, "The updated business entity.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(UpdateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateBusinessEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -588,52 +958,136 @@ for UpdateBusinessEntityResponse {
     }
 }
 /// Every response `list_entities` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListEntitiesResponse {
     /// One page of entities.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::EntityList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for ListEntitiesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::EntityList>,
+            >(200, "One page of entities.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(ListEntitiesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -661,52 +1115,134 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesRespons
     }
 }
 /// Every response `get_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEntityResponse {
     /// The entity.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Entity>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for GetEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Entity>>(200, "The entity.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(GetEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -734,52 +1270,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
     }
 }
 /// Every response `delete_entity` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteEntityResponse {
     /// The entity was deleted; the body is an empty JSON object.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::EmptyObject>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for DeleteEntityResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::EmptyObject>,
+            >(200, "The entity was deleted; the body is an empty JSON object.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(DeleteEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::InternalServerError(crate::runtime::Json(body))
@@ -807,52 +1427,136 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityRespons
     }
 }
 /// Every response `list_associated_persons` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListAssociatedPersonsResponse {
     /// One page of associated persons.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::AssociatedPersonList>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for ListAssociatedPersonsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::AssociatedPersonList>,
+            >(200, "One page of associated persons.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(ListAssociatedPersonsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAssociatedPersonsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -881,52 +1585,136 @@ for ListAssociatedPersonsResponse {
     }
 }
 /// Every response `create_associated_person` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateAssociatedPersonResponse {
     /// The created link between the business and the person.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::AssociatedPerson>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for CreateAssociatedPersonResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::AssociatedPerson>,
+            >(200, "The created link between the business and the person.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(CreateAssociatedPersonResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAssociatedPersonResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -955,52 +1743,136 @@ for CreateAssociatedPersonResponse {
     }
 }
 /// Every response `get_additional_requirements` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAdditionalRequirementsResponse {
     /// The submitted and missing additional requirements.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::AdditionalRequirements>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for GetAdditionalRequirementsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::AdditionalRequirements>,
+            >(200, "The submitted and missing additional requirements.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(GetAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAdditionalRequirementsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
@@ -1029,52 +1901,136 @@ for GetAdditionalRequirementsResponse {
     }
 }
 /// Every response `submit_additional_requirements` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum SubmitAdditionalRequirementsResponse {
     /// The submitted and missing additional requirements after the merge.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::AdditionalRequirements>),
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    #[oai(status = 401u16)]
     Unauthorized(
         crate::runtime::Json<crate::models::Error>,
         /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        #[oai(header = "WWW-Authenticate")]
         ::std::option::Option<::std::string::String>,
     ),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    #[oai(status = 429u16)]
     TooManyRequests(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds until the key may send a request again (always sent with 429).
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
         /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit-Policy")]
         ::std::option::Option<::std::string::String>,
         /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        #[oai(header = "RateLimit")]
         ::std::option::Option<::std::string::String>,
     ),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    #[oai(status = 500u16)]
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    #[oai(status = 503u16)]
     ServiceUnavailable(
         crate::runtime::Json<crate::models::Error>,
         /// Seconds to wait before sending the request again.
-        #[oai(header = "Retry-After")]
         ::std::option::Option<::std::string::String>,
     ),
 }
+impl crate::runtime::Responses for SubmitAdditionalRequirementsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::AdditionalRequirements>,
+            >(200, "The submitted and missing additional requirements after the merge.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            400,
+            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                401,
+                "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "WWW-AUTHENTICATE",
+                "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            404,
+            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                429,
+                "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RETRY-AFTER",
+                "Seconds until the key may send a request again (always sent with 429).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT-POLICY",
+                "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "RATELIMIT",
+                "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+            500,
+            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
+        );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(
+                503,
+                "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
+            )
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("RETRY-AFTER", "Seconds to wait before sending the request again.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b, h0) => {
+                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
+            }
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(b, h0, h1, h2) => {
+                reply(
+                    b,
+                    429,
+                    &[
+                        ("RETRY-AFTER", header(&h0)),
+                        ("RATELIMIT-POLICY", header(&h1)),
+                        ("RATELIMIT", header(&h2)),
+                    ],
+                )
+            }
+            Self::InternalServerError(b) => reply(b, 500, &[]),
+            Self::ServiceUnavailable(b, h0) => {
+                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
+            }
+        }
+    }
+}
+crate::runtime::api_response!(SubmitAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SubmitAdditionalRequirementsResponse {
     fn server_failure(body: crate::models::Error) -> Self {

@@ -78,6 +78,9 @@ pub mod client;
 pub mod stream;
 
 pub mod glue;
+/// A response enum described and written from what it says of each variant.
+pub mod responses;
+pub use responses::{ResponseDescriber, Responses};
 pub use stream::{ItemStream, StreamError};
 
 /// Responses written in the listed media type that `Accept` prefers.

@@ -2,7 +2,7 @@
 //! structs and their response enums (with `ErrorVariants` where the errors share a body).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 use super::{Emitter, doc, doc_str, ident, is_csv, param_default, principal_param, tag_phrase};
 use crate::ir::*;
@@ -169,24 +169,16 @@ impl Emitter<'_> {
                 } else {
                     &r.description
                 });
-                let status = match r.status {
-                    Status::Code(c) => quote!(#[oai(status = #c)]),
-                    Status::Range(_) => {
-                        let range = r.status.key();
-                        quote!(#[oai(status_range = #range)])
-                    }
-                    Status::Default => quote!(),
-                };
                 let mut fields = self.response_fields(r);
                 let first_header = fields.len() - r.headers.len();
                 for (f, h) in fields[first_header..].iter_mut().zip(&r.headers) {
-                    let (n, hd) = (&h.name, doc(&h.description));
-                    *f = quote!(#hd #[oai(header = #n)] #f);
+                    let hd = doc(&h.description);
+                    *f = quote!(#hd #f);
                 }
                 if fields.is_empty() {
-                    quote!(#docs #status #v)
+                    quote!(#docs #v)
                 } else {
-                    quote!(#docs #status #v(#(#fields),*))
+                    quote!(#docs #v(#(#fields),*))
                 }
             })
             .collect();
@@ -194,17 +186,121 @@ impl Emitter<'_> {
             " Every response `{}` may give, one variant per declared status.",
             o.id
         );
+        let responses_impl = self.responses_impl(o, &name);
         let error_impl = self.error_variants(o, &name);
         let consts = media_type_consts(o, &name);
         quote! {
             #[doc = #d]
-            #[derive(::poem_openapi::ApiResponse)]
             #[cfg_attr(feature = "client", derive(Debug))]
             pub enum #name {
                 #(#variants),*
             }
+            #responses_impl
+            crate::runtime::api_response!(#name);
             #consts
             #error_impl
+        }
+    }
+
+    /// `runtime::Responses` for a response enum: each variant described (status, content,
+    /// description and headers as poem-openapi's derive reads them from the enum) and answered.
+    fn responses_impl(&self, o: &Operation, name: &syn::Ident) -> TokenStream {
+        let (mut describe, mut arms) = (Vec::new(), Vec::new());
+        let mut any_header = false;
+        for r in &o.responses {
+            let v = ident(&r.variant);
+            let fields = self.response_fields(r);
+            let carries_status = matches!(r.status, Status::Default | Status::Range(_));
+            let body_at = usize::from(carries_status);
+            let has_body = fields.len() - r.headers.len() > body_at;
+            let content = if has_body {
+                fields[body_at].clone()
+            } else {
+                quote!(crate::runtime::NoBody)
+            };
+            let description = super::server::poem_doc(&r.description);
+            let call = match r.status {
+                Status::Code(c) => {
+                    let c = proc_macro2::Literal::u16_unsuffixed(c);
+                    quote!(d.code::<#content>(#c, #description))
+                }
+                Status::Range(_) => {
+                    let range = r.status.key();
+                    quote!(d.range::<#content>(#range, #description))
+                }
+                Status::Default => quote!(d.default::<#content>(#description)),
+            };
+            let header_types = &fields[fields.len() - r.headers.len()..];
+            let headers = r.headers.iter().zip(header_types).map(|(h, ty)| {
+                let n = h.name.to_uppercase();
+                let hd = super::server::poem_doc(h.description.as_deref().unwrap_or(""));
+                quote!(.header::<#ty>(#n, #hd))
+            });
+            describe.push(quote!(#call #(#headers)*;));
+
+            let mut binds = Vec::new();
+            if carries_status {
+                binds.push(quote!(status));
+            }
+            if has_body {
+                binds.push(quote!(b));
+            }
+            let values: Vec<TokenStream> = r
+                .headers
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    let id = format_ident!("h{i}");
+                    binds.push(quote!(#id));
+                    let n = h.name.to_uppercase();
+                    quote!((#n, header(&#id)))
+                })
+                .collect();
+            any_header |= !values.is_empty();
+            let pattern = if binds.is_empty() {
+                quote!(Self::#v)
+            } else {
+                quote!(Self::#v(#(#binds),*))
+            };
+            let body = if has_body {
+                quote!(b)
+            } else {
+                quote!(crate::runtime::NoBody)
+            };
+            let status = match r.status {
+                Status::Code(c) => proc_macro2::Literal::u16_unsuffixed(c).into_token_stream(),
+                _ => quote!(status),
+            };
+            arms.push(quote!(#pattern => reply(#body, #status, &[#(#values),*])));
+        }
+        let uses = match (arms.is_empty(), any_header) {
+            (true, _) => quote!(),
+            (false, true) => quote!(
+                use crate::runtime::responses::{header, reply};
+            ),
+            (false, false) => quote!(
+                use crate::runtime::responses::reply;
+            ),
+        };
+        // An operation without responses describes nothing.
+        let d = if describe.is_empty() {
+            quote!(_)
+        } else {
+            quote!(d)
+        };
+        quote! {
+            impl crate::runtime::Responses for #name {
+                fn describe(#d: &mut crate::runtime::ResponseDescriber<'_>) {
+                    #(#describe)*
+                }
+
+                fn reply(self) -> ::poem::Response {
+                    #uses
+                    match self {
+                        #(#arms),*
+                    }
+                }
+            }
         }
     }
 

@@ -555,13 +555,7 @@ fn runtime_description(text: &Option<String>) -> Option<String> {
 /// A text split as poem-openapi's macro splits a doc comment into summary and description:
 /// each line trimmed, the lines joined, the first blank line the cut (`None` for an empty text).
 fn poem_doc_parts(text: &str) -> (Option<String>, Option<String>) {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
-    let joined = text
-        .trim_end()
-        .lines()
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let joined = poem_doc(text);
     if joined.is_empty() {
         return (None, None);
     }
@@ -569,6 +563,17 @@ fn poem_doc_parts(text: &str) -> (Option<String>, Option<String>) {
         Some((s, d)) => (Some(s.to_string()), Some(d.to_string())),
         None => (Some(joined), None),
     }
+}
+
+/// A description as poem-openapi reads it from the doc comment the generator writes for it:
+/// each line trimmed, joined by `\n` (empty: none).
+pub(crate) fn poem_doc(text: &str) -> String {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    text.trim_end()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The path as the document writes it and the route poem matches, from poem's form of a path

@@ -65,16 +65,31 @@ pub struct PageCollectionsInput {
     pub starting_after: ::std::option::Option<::std::string::String>,
 }
 /// Every response `list_collections` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListCollectionsResponse {
     /// The collections.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::CollectionList>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ListCollectionsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::CollectionList>,
+            >(200, "The collections.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListCollectionsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -97,16 +112,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListCollectionsResp
     }
 }
 /// Every response `create_collection` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateCollectionResponse {
     /// The created collection.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Collection>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateCollectionResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Collection>,
+            >(200, "The created collection.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateCollectionResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -129,16 +159,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateCollectionRes
     }
 }
 /// Every response `replace_tags` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ReplaceTagsResponse {
     /// The names of the stored tags.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::NameList>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ReplaceTagsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::NameList>,
+            >(200, "The names of the stored tags.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ReplaceTagsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -161,10 +206,22 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ReplaceTagsResponse
     }
 }
 /// Every response `page_collections` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PageCollectionsResponse {
     /// One page of collections.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::PageCollectionsOkBody>),
 }
+impl crate::runtime::Responses for PageCollectionsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::PageCollectionsOkBody>,
+            >(200, "One page of collections.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PageCollectionsResponse);

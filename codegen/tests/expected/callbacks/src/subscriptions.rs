@@ -19,10 +19,20 @@ pub struct SubscribeInput {
     pub body: crate::models::Subscription,
 }
 /// Every response `subscribe` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum SubscribeResponse {
     /// Subscribed.
-    #[oai(status = 200u16)]
     Ok,
 }
+impl crate::runtime::Responses for SubscribeResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(200, "Subscribed.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(SubscribeResponse);

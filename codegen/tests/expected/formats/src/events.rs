@@ -45,16 +45,29 @@ pub struct DownloadAttachmentInput {
     pub event_id: i64,
 }
 /// Every response `get_event` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEventResponse {
     /// The event.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Event>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetEventResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Event>>(200, "The event.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetEventResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -77,16 +90,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEventResponse {
     }
 }
 /// Every response `download_attachment` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum DownloadAttachmentResponse {
     /// The attachment bytes.
-    #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for DownloadAttachmentResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
+            >(200, "The attachment bytes.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(DownloadAttachmentResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DownloadAttachmentResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

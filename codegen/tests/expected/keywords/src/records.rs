@@ -38,16 +38,29 @@ pub struct CreateTypeInput {
     pub body: crate::models::Type,
 }
 /// Every response `get_record` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetRecordResponse {
     /// The record.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Record>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetRecordResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Record>>(200, "The record.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetRecordResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -70,16 +83,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRecordResponse {
     }
 }
 /// Every response `create_type` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateTypeResponse {
     /// The created type.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Type>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateTypeResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Type>>(200, "The created type.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateTypeResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateTypeResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

@@ -34,16 +34,29 @@ pub struct PutMetadataInput {
     pub body: crate::models::Metadata,
 }
 /// Every response `get_inventory` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetInventoryResponse {
     /// The inventory.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Inventory>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetInventoryResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Inventory>>(200, "The inventory.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetInventoryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -66,16 +79,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetInventoryRespons
     }
 }
 /// Every response `put_metadata` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PutMetadataResponse {
     /// A summary of the stored metadata.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::MetadataSummary>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for PutMetadataResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::MetadataSummary>,
+            >(200, "A summary of the stored metadata.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PutMetadataResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutMetadataResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

@@ -130,40 +130,83 @@ pub struct GetNoteInput {
     pub accept: crate::runtime::Accept,
 }
 /// Every response `vendor_json` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum VendorJsonResponse {
     /// The note.
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::Note>,
         /// A required integer header, typed `i32`.
-        #[oai(header = "X-Stars-Left")]
         i32,
         /// An optional integer header, typed `i64`.
-        #[oai(header = "X-Revision")]
         ::std::option::Option<i64>,
         /// A boolean header.
-        #[oai(header = "X-Cached")]
         ::std::option::Option<bool>,
         /// A number header.
-        #[oai(header = "X-Score")]
         ::std::option::Option<f64>,
     ),
 }
+impl crate::runtime::Responses for VendorJsonResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Note>>(200, "The note.")
+            .header::<i32>("X-STARS-LEFT", "A required integer header, typed `i32`.")
+            .header::<
+                ::std::option::Option<i64>,
+            >("X-REVISION", "An optional integer header, typed `i64`.")
+            .header::<::std::option::Option<bool>>("X-CACHED", "A boolean header.")
+            .header::<::std::option::Option<f64>>("X-SCORE", "A number header.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0, h1, h2, h3) => {
+                reply(
+                    b,
+                    200,
+                    &[
+                        ("X-STARS-LEFT", header(&h0)),
+                        ("X-REVISION", header(&h1)),
+                        ("X-CACHED", header(&h2)),
+                        ("X-SCORE", header(&h3)),
+                    ],
+                )
+            }
+        }
+    }
+}
+crate::runtime::api_response!(VendorJsonResponse);
 /// Every response `form` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum FormResponse {
     /// The note, as JSON or XML.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>),
     /// A problem, as JSON or XML (an error response the runtime also builds).
-    #[oai(status = 400u16)]
     BadRequest(
         crate::runtime::Representation<crate::runtime::Json<crate::models::Problem>>,
     ),
 }
+impl crate::runtime::Responses for FormResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>,
+            >(200, "The note, as JSON or XML.");
+        d.code::<
+                crate::runtime::Representation<
+                    crate::runtime::Json<crate::models::Problem>,
+                >,
+            >(
+            400,
+            "A problem, as JSON or XML (an error response the runtime also builds).",
+        );
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(FormResponse);
 impl FormResponse {
     /// The media types the `200` response is listed in: its payload's first.
     pub const OK_MEDIA_TYPES: &'static [&'static str] = &[
@@ -200,64 +243,143 @@ impl crate::runtime::ErrorVariants<crate::models::Problem> for FormResponse {
     }
 }
 /// Every response `text` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum TextResponse {
     /// The text, upper-cased.
-    #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::PlainText<::std::string::String>),
 }
+impl crate::runtime::Responses for TextResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                ::poem_openapi::payload::PlainText<::std::string::String>,
+            >(200, "The text, upper-cased.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(TextResponse);
 /// Every response `image` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ImageResponse {
     /// The bytes back.
-    #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
 }
+impl crate::runtime::Responses for ImageResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
+            >(200, "The bytes back.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ImageResponse);
 /// Every response `either` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum EitherResponse {
     /// The note.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Note>),
 }
+impl crate::runtime::Responses for EitherResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Note>>(200, "The note.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(EitherResponse);
 /// Every response `markdown` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum MarkdownResponse {
     /// The rendered text.
-    #[oai(status = 200u16)]
     Ok(::poem_openapi::payload::Binary<::std::vec::Vec<u8>>),
 }
+impl crate::runtime::Responses for MarkdownResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
+            >(200, "The rendered text.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(MarkdownResponse);
 /// Every response `anything` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum AnythingResponse {
     /// Taken.
-    #[oai(status = 204u16)]
     NoContent,
 }
+impl crate::runtime::Responses for AnythingResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(204, "Taken.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::NoContent => reply(crate::runtime::NoBody, 204, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(AnythingResponse);
 /// Every response `blob` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum BlobResponse {
     /// Stored.
-    #[oai(status = 204u16)]
     NoContent,
 }
+impl crate::runtime::Responses for BlobResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(204, "Stored.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::NoContent => reply(crate::runtime::NoBody, 204, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(BlobResponse);
 /// Every response `get_note` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetNoteResponse {
     /// The note.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>),
     /// A problem.
-    #[oai(status_range = "4XX")]
     Status4xx(::poem::http::StatusCode, crate::runtime::Json<crate::models::Problem>),
 }
+impl crate::runtime::Responses for GetNoteResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>,
+            >(200, "The note.");
+        d.range::<crate::runtime::Json<crate::models::Problem>>("4XX", "A problem.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::Status4xx(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetNoteResponse);
 impl GetNoteResponse {
     /// The media types the `200` response is listed in: its payload's first.
     pub const OK_MEDIA_TYPES: &'static [&'static str] = &[

@@ -60,16 +60,31 @@ pub struct GetOwnerInput {
     pub limit: ::std::option::Option<i32>,
 }
 /// Every response `listPets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListPetsResponse {
     /// The pets.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<::std::vec::Vec<crate::models::Pet>>),
     /// The request is not valid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error2>),
 }
+impl crate::runtime::Responses for ListPetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<::std::vec::Vec<crate::models::Pet>>,
+            >(200, "The pets.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error2>,
+            >(400, "The request is not valid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for ListPetsResponse {
     fn server_failure(body: crate::models::Error2) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -92,16 +107,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for ListPetsResponse {
     }
 }
 /// Every response `addPet` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum AddPetResponse {
     /// The pet.
-    #[oai(status = 201u16)]
     Created(crate::runtime::Json<crate::models::Pet>),
     /// The request is not valid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error2>),
 }
+impl crate::runtime::Responses for AddPetResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Pet>>(201, "The pet.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error2>,
+            >(400, "The request is not valid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Created(b) => reply(b, 201, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(AddPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for AddPetResponse {
     fn server_failure(body: crate::models::Error2) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -124,16 +152,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for AddPetResponse {
     }
 }
 /// Every response `get_animals` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetAnimalsResponse {
     /// The animals.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<::std::vec::Vec<crate::models::Animal>>),
     /// The request is not valid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error2>),
 }
+impl crate::runtime::Responses for GetAnimalsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<::std::vec::Vec<crate::models::Animal>>,
+            >(200, "The animals.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error2>,
+            >(400, "The request is not valid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetAnimalsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for GetAnimalsResponse {
     fn server_failure(body: crate::models::Error2) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -156,16 +199,30 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for GetAnimalsResponse
     }
 }
 /// Every response `getOwner` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetOwnerResponse {
     /// The owner.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Owner>),
     /// The request is not valid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error2>),
     /// No such owner.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetOwnerResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Owner>>(200, "The owner.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error2>,
+            >(400, "The request is not valid.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such owner.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::NotFound(b) => reply(b, 404, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetOwnerResponse);

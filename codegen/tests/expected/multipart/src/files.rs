@@ -36,16 +36,29 @@ pub struct LabelFilesInput {
     pub body: crate::models::LabelFilesForm,
 }
 /// Every response `upload_file` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum UploadFileResponse {
     /// The stored file.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::File>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for UploadFileResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::File>>(200, "The stored file.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(UploadFileResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UploadFileResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -68,16 +81,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for UploadFileResponse 
     }
 }
 /// Every response `label_files` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum LabelFilesResponse {
     /// The files are labelled.
-    #[oai(status = 204u16)]
     NoContent,
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for LabelFilesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(204, "The files are labelled.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::NoContent => reply(crate::runtime::NoBody, 204, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(LabelFilesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for LabelFilesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

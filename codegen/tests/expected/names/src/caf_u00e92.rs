@@ -19,16 +19,27 @@ pub struct PostPetsInput {
     pub body: crate::models::Pet,
 }
 /// Every response `post_pets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PostPetsResponse {
     /// Created.
-    #[oai(status = 200u16)]
     Ok,
     /// Bad request.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for PostPetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(200, "Created.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PostPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PostPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

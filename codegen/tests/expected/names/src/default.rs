@@ -31,16 +31,27 @@ pub struct GetPetsPetIdInput {
     pub gr_u00f6_u00df_e: ::std::option::Option<i32>,
 }
 /// Every response `get_pets_pet_id` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPetsPetIdResponse {
     /// The pet.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::V2Pet>),
     /// Bad request.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetPetsPetIdResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::V2Pet>>(200, "The pet.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetPetsPetIdResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPetsPetIdResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

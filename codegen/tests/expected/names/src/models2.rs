@@ -17,16 +17,29 @@ pub trait ModelsApi: crate::runtime::Hooks {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetPetsInput {}
 /// Every response `getPets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPetsResponse {
     /// Pets.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<::std::vec::Vec<crate::models::V2Pet>>),
     /// Bad request.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetPetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<::std::vec::Vec<crate::models::V2Pet>>,
+            >(200, "Pets.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

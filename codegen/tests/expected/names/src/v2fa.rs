@@ -17,16 +17,27 @@ pub trait V2faApi: crate::runtime::Hooks {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetPets2Input {}
 /// Every response `get_pets2` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPets2Response {
     /// OK.
-    #[oai(status = 200u16)]
     Ok,
     /// Bad request.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetPets2Response {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(200, "OK.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetPets2Response);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPets2Response {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

@@ -41,16 +41,29 @@ pub struct GetPaymentInput {
     pub min_amount: ::std::option::Option<i64>,
 }
 /// Every response `createPayment` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePaymentResponse {
     /// Created.
-    #[oai(status = 201u16)]
     Created(crate::runtime::Json<crate::models::Payment>),
     /// The request is invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreatePaymentResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Payment>>(201, "Created.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request is invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Created(b) => reply(b, 201, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreatePaymentResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePaymentResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -73,16 +86,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePaymentRespon
     }
 }
 /// Every response `getPayment` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPaymentResponse {
     /// The payment.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Payment>),
     /// The request is invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetPaymentResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Payment>>(200, "The payment.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request is invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetPaymentResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPaymentResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

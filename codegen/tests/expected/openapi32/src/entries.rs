@@ -43,16 +43,31 @@ pub struct LockEntryInput {
     pub entry_id: ::std::string::String,
 }
 /// Every response `list_entries` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListEntriesResponse {
     /// The entries that match
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::EntryPage>),
     /// The request is not what the document says
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ListEntriesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::EntryPage>,
+            >(200, "The entries that match");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request is not what the document says");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListEntriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntriesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -75,16 +90,27 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntriesResponse
     }
 }
 /// Every response `get_entry` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetEntryResponse {
     /// The entry
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Entry>),
     /// No such entry
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetEntryResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Entry>>(200, "The entry");
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such entry");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::NotFound(b) => reply(b, 404, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetEntryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::NotFound(crate::runtime::Json(body))
@@ -107,16 +133,27 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntryResponse {
     }
 }
 /// Every response `lock_entry` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum LockEntryResponse {
     /// Locked
-    #[oai(status = 204u16)]
     NoContent,
     /// No such entry
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for LockEntryResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(204, "Locked");
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such entry");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::NoContent => reply(crate::runtime::NoBody, 204, &[]),
+            Self::NotFound(b) => reply(b, 404, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(LockEntryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for LockEntryResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::NotFound(crate::runtime::Json(body))

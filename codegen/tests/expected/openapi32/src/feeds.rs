@@ -26,11 +26,9 @@ pub struct FollowEntriesInput {}
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportEntriesInput {}
 /// Every response `follow_entries` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum FollowEntriesResponse {
     /// One `entry` event per entry
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::ItemStream<
             crate::models::FollowEntriesOkBodyItem,
@@ -38,12 +36,27 @@ pub enum FollowEntriesResponse {
         >,
     ),
 }
+impl crate::runtime::Responses for FollowEntriesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::ItemStream<
+                    crate::models::FollowEntriesOkBodyItem,
+                    { crate::runtime::stream::SSE },
+                >,
+            >(200, "One `entry` event per entry");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(FollowEntriesResponse);
 /// Every response `export_entries` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ExportEntriesResponse {
     /// The entries in booking order
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::ItemStream<
             crate::models::Entry,
@@ -51,3 +64,20 @@ pub enum ExportEntriesResponse {
         >,
     ),
 }
+impl crate::runtime::Responses for ExportEntriesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::ItemStream<
+                    crate::models::Entry,
+                    { crate::runtime::stream::JSON_LINES },
+                >,
+            >(200, "The entries in booking order");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ExportEntriesResponse);

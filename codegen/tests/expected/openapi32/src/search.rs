@@ -31,16 +31,31 @@ pub struct SearchEntriesInQueryInput {
     pub q: crate::models::EntryFilter,
 }
 /// Every response `search_entries` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum SearchEntriesResponse {
     /// The entries that match
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::EntryPage>),
     /// The request is not what the document says
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for SearchEntriesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::EntryPage>,
+            >(200, "The entries that match");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request is not what the document says");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(SearchEntriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for SearchEntriesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -63,16 +78,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for SearchEntriesRespon
     }
 }
 /// Every response `search_entries_in_query` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum SearchEntriesInQueryResponse {
     /// The entries that match
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::EntryPage>),
     /// The request is not what the document says
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for SearchEntriesInQueryResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::EntryPage>,
+            >(200, "The entries that match");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request is not what the document says");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(SearchEntriesInQueryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SearchEntriesInQueryResponse {
     fn server_failure(body: crate::models::Error) -> Self {

@@ -199,16 +199,31 @@ pub struct NamedTwiceInput {
     pub name: ::std::string::String,
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListOwnerPetsResponse {
     /// The matching pets.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::PetList>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ListOwnerPetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::PetList>,
+            >(200, "The matching pets.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListOwnerPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -231,16 +246,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsRespon
     }
 }
 /// Every response `create_owner_pet` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateOwnerPetResponse {
     /// The created pet.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateOwnerPetResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The created pet.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateOwnerPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -263,16 +291,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetRespo
     }
 }
 /// Every response `get_owner_pet` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetOwnerPetResponse {
     /// The pet.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetOwnerPetResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The pet.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetOwnerPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -295,16 +336,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse
     }
 }
 /// Every response `path_styles` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PathStylesResponse {
     /// The values read, as a pet's name.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for PathStylesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Pet>,
+            >(200, "The values read, as a pet's name.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PathStylesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -327,18 +383,40 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse 
     }
 }
 /// Every response `grid` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GridResponse {
     /// The text read, as a pet's name.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
 }
+impl crate::runtime::Responses for GridResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Pet>,
+            >(200, "The text read, as a pet's name.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GridResponse);
 /// Every response `named_twice` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum NamedTwiceResponse {
     /// The name, as a pet's.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
 }
+impl crate::runtime::Responses for NamedTwiceResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The name, as a pet's.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(NamedTwiceResponse);

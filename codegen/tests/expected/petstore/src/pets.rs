@@ -54,23 +54,40 @@ pub struct ShowPetByIdInput {
     pub pet_id: ::std::string::String,
 }
 /// Every response `listPets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListPetsResponse {
     /// A paged array of pets
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::Pets>,
         /// A link to the next page of responses
-        #[oai(header = "x-next")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
     Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ListPetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Pets>>(200, "A paged array of pets")
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >("X-NEXT", "A link to the next page of responses");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0) => reply(b, 200, &[("X-NEXT", header(&h0))]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
@@ -96,18 +113,33 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
     }
 }
 /// Every response `createPets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreatePetsResponse {
     /// Null response
-    #[oai(status = 201u16)]
     Created,
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
     Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreatePetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(201, "Null response");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Created => reply(crate::runtime::NoBody, 201, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreatePetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
@@ -133,18 +165,35 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse 
     }
 }
 /// Every response `showPetById` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ShowPetByIdResponse {
     /// Expected response to a valid request
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Pet>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// unexpected error
     Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ShowPetByIdResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Pet>,
+            >(200, "Expected response to a valid request");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ShowPetByIdResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(

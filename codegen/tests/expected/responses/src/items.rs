@@ -80,21 +80,39 @@ pub struct DeleteItemInput {
     pub item_id: ::std::string::String,
 }
 /// Every response `create_item` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateItemResponse {
     /// The created item.
-    #[oai(status = 200u16)]
     Ok(
         crate::runtime::Json<crate::models::Item>,
         /// Present when the response was replayed from an earlier request with the same idempotency key.
-        #[oai(header = "Idempotent-Replayed")]
         ::std::option::Option<::std::string::String>,
     ),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateItemResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Item>>(200, "The created item.")
+            .header::<
+                ::std::option::Option<::std::string::String>,
+            >(
+                "IDEMPOTENT-REPLAYED",
+                "Present when the response was replayed from an earlier request with the same idempotency key.",
+            );
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::{header, reply};
+        match self {
+            Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -117,46 +135,98 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse 
     }
 }
 /// Every response `ping` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PingResponse {
     /// Any success, with the item.
-    #[oai(status_range = "2XX")]
     Status2xx(::poem::http::StatusCode, crate::runtime::Json<crate::models::Item>),
     /// Any server failure, no body.
-    #[oai(status_range = "5XX")]
     Status5xx(::poem::http::StatusCode),
     /// Anything else, no body.
     Default(::poem::http::StatusCode, crate::runtime::NoBody),
 }
+impl crate::runtime::Responses for PingResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.range::<
+                crate::runtime::Json<crate::models::Item>,
+            >("2XX", "Any success, with the item.");
+        d.range::<crate::runtime::NoBody>("5XX", "Any server failure, no body.");
+        d.default::<crate::runtime::NoBody>("Anything else, no body.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Status2xx(status, b) => reply(b, status, &[]),
+            Self::Status5xx(status) => reply(crate::runtime::NoBody, status, &[]),
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PingResponse);
 /// Every response `ping_unanswered` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PingUnansweredResponse {
     Default(::poem::http::StatusCode, crate::runtime::NoBody),
 }
+impl crate::runtime::Responses for PingUnansweredResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.default::<crate::runtime::NoBody>("");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PingUnansweredResponse);
 /// Every response `put_item` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum PutItemResponse {
     /// The item was replaced.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Item>),
     /// The replacement was accepted for asynchronous processing; no body.
-    #[oai(status = 202u16)]
     Accepted,
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// The item does not exist.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The item was modified concurrently.
-    #[oai(status = 409u16)]
     Conflict(crate::runtime::Json<crate::models::Error>),
     /// Any other error.
     Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for PutItemResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Item>,
+            >(200, "The item was replaced.");
+        d.code::<
+                crate::runtime::NoBody,
+            >(202, "The replacement was accepted for asynchronous processing; no body.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(404, "The item does not exist.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(409, "The item was modified concurrently.");
+        d.default::<crate::runtime::Json<crate::models::Error>>("Any other error.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::Accepted => reply(crate::runtime::NoBody, 202, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::NotFound(b) => reply(b, 404, &[]),
+            Self::Conflict(b) => reply(b, 409, &[]),
+            Self::Default(status, b) => reply(b, status, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(PutItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::Default(
@@ -184,19 +254,35 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
     }
 }
 /// Every response `delete_item` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum DeleteItemResponse {
     /// The item was deleted; no body.
-    #[oai(status = 200u16)]
     Ok,
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// The item does not exist.
-    #[oai(status = 404u16)]
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for DeleteItemResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::NoBody>(200, "The item was deleted; no body.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(404, "The item does not exist.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::NotFound(b) => reply(b, 404, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(DeleteItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

@@ -21,16 +21,27 @@ pub struct CreateThingInput {
     pub body: crate::models::Thing,
 }
 /// Every response `create_thing` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateThingResponse {
     /// The thing.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Thing>),
     /// Bad request.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateThingResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Thing>>(200, "The thing.");
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateThingResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateThingResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

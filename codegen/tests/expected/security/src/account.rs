@@ -20,19 +20,37 @@ pub trait AccountApi: crate::runtime::Hooks {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetMeInput {}
 /// Every response `get_me` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetMeResponse {
     /// The authenticated user.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::User>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Credentials were missing or invalid.
-    #[oai(status = 401u16)]
     Unauthorized(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetMeResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::User>,
+            >(200, "The authenticated user.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(401, "Credentials were missing or invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+            Self::Unauthorized(b) => reply(b, 401, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetMeResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetMeResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

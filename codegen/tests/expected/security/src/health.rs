@@ -19,16 +19,31 @@ pub trait HealthApi: crate::runtime::Hooks {
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetHealthInput {}
 /// Every response `get_health` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetHealthResponse {
     /// The service status.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Health>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetHealthResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Health>,
+            >(200, "The service status.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetHealthResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetHealthResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))

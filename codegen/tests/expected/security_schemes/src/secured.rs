@@ -63,51 +63,112 @@ pub struct OpenInput {}
 #[derive(Debug, Clone, PartialEq)]
 pub struct UndeclaredInput {}
 /// Every response `inherited` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum InheritedResponse {
     /// Which alternative matched, and the credentials.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
     /// Unauthenticated.
-    #[oai(status = 401u16)]
     Unauthorized,
 }
+impl crate::runtime::Responses for InheritedResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Seen>,
+            >(200, "Which alternative matched, and the credentials.");
+        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::Unauthorized => reply(crate::runtime::NoBody, 401, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(InheritedResponse);
 /// Every response `scoped` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ScopedResponse {
     /// Which alternative matched, and the credentials.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
     /// Unauthenticated.
-    #[oai(status = 401u16)]
     Unauthorized,
 }
+impl crate::runtime::Responses for ScopedResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Seen>,
+            >(200, "Which alternative matched, and the credentials.");
+        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::Unauthorized => reply(crate::runtime::NoBody, 401, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ScopedResponse);
 /// Every response `optional` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum OptionalResponse {
     /// Which alternative matched (none when anonymous).
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
 }
+impl crate::runtime::Responses for OptionalResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Seen>,
+            >(200, "Which alternative matched (none when anonymous).");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(OptionalResponse);
 /// Every response `open` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum OpenResponse {
     /// Always.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
 }
+impl crate::runtime::Responses for OpenResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, "Always.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(OpenResponse);
 /// Every response `undeclared` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum UndeclaredResponse {
     /// Which alternative matched.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Seen>),
     /// Unauthenticated.
-    #[oai(status = 401u16)]
     Unauthorized,
 }
+impl crate::runtime::Responses for UndeclaredResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Seen>,
+            >(200, "Which alternative matched.");
+        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::Unauthorized => reply(crate::runtime::NoBody, 401, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(UndeclaredResponse);

@@ -77,16 +77,31 @@ pub struct CountRoutesInput {}
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountStopsInput {}
 /// Every response `create_shipment` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateShipmentResponse {
     /// The shipment as stored.
-    #[oai(status = 201u16)]
     Created(crate::runtime::Json<crate::models::Shipment>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateShipmentResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Shipment>,
+            >(201, "The shipment as stored.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Created(b) => reply(b, 201, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateShipmentResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateShipmentResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -109,16 +124,29 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateShipmentRespo
     }
 }
 /// Every response `get_route` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetRouteResponse {
     /// The route.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Route>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for GetRouteResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::Route>>(200, "The route.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(GetRouteResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetRouteResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -141,26 +169,62 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetRouteResponse {
     }
 }
 /// Every response `count_shipments` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountShipmentsResponse {
     /// The count.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::CountShipmentsOkBody>),
 }
+impl crate::runtime::Responses for CountShipmentsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::CountShipmentsOkBody>,
+            >(200, "The count.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CountShipmentsResponse);
 /// Every response `count_routes` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountRoutesResponse {
     /// The count.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::CountShipmentsOkBody>),
 }
+impl crate::runtime::Responses for CountRoutesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::CountShipmentsOkBody>,
+            >(200, "The count.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CountRoutesResponse);
 /// Every response `count_stops` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CountStopsResponse {
     /// The count.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::CountStopsOkBody>),
 }
+impl crate::runtime::Responses for CountStopsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::CountStopsOkBody>,
+            >(200, "The count.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CountStopsResponse);

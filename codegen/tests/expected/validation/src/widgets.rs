@@ -44,16 +44,29 @@ pub struct CreateWidgetInput {
     pub body: crate::models::CreateWidgetRequest,
 }
 /// Every response `list_widgets` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum ListWidgetsResponse {
     /// The widgets.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::WidgetList>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for ListWidgetsResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<crate::runtime::Json<crate::models::WidgetList>>(200, "The widgets.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(ListWidgetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
@@ -76,16 +89,31 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListWidgetsResponse
     }
 }
 /// Every response `create_widget` may give, one variant per declared status.
-#[derive(::poem_openapi::ApiResponse)]
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum CreateWidgetResponse {
     /// The created widget.
-    #[oai(status = 200u16)]
     Ok(crate::runtime::Json<crate::models::Widget>),
     /// The request was invalid.
-    #[oai(status = 400u16)]
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
+impl crate::runtime::Responses for CreateWidgetResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        d.code::<
+                crate::runtime::Json<crate::models::Widget>,
+            >(200, "The created widget.");
+        d.code::<
+                crate::runtime::Json<crate::models::Error>,
+            >(400, "The request was invalid.");
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok(b) => reply(b, 200, &[]),
+            Self::BadRequest(b) => reply(b, 400, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(CreateWidgetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateWidgetResponse {
     fn server_failure(body: crate::models::Error) -> Self {
         Self::BadRequest(crate::runtime::Json(body))
