@@ -73,6 +73,11 @@ impl ResponseDescriber<'_> {
         self
     }
 
+    /// An optional header of the variant described last (see [`header`](Self::header)).
+    pub fn optional<T: Type>(&mut self, name: &'static str, description: &str) -> &mut Self {
+        self.header::<Option<T>>(name, description)
+    }
+
     /// A header of the variant described last, named as it is sent (upper case); an empty
     /// description is none.
     pub fn header<T: Type>(&mut self, name: &'static str, description: &str) -> &mut Self {
@@ -183,7 +188,7 @@ mod tests {
     impl Responses for Answer {
         fn describe(d: &mut ResponseDescriber<'_>) {
             d.code::<Json<String>>(200, "The text.")
-                .header::<Option<String>>("X-TRACE", "The trace.");
+                .optional::<String>("X-TRACE", "The trace.");
             d.code::<NoBody>(410, "");
             d.default::<NoBody>("Anything else.");
         }

@@ -206,6 +206,12 @@ impl Emitter<'_> {
     /// description and headers as poem-openapi's derive reads them from the enum) and answered.
     fn responses_impl(&self, o: &Operation, name: &syn::Ident) -> TokenStream {
         let (mut describe, mut arms) = (Vec::new(), Vec::new());
+        // The descriptions, in the order described: one array, so that each call fits a line.
+        let mut texts: Vec<String> = Vec::new();
+        let mut text = |t: String| {
+            texts.push(t);
+            proc_macro2::Literal::usize_unsuffixed(texts.len() - 1)
+        };
         let mut any_header = false;
         for r in &o.responses {
             let v = ident(&r.variant);
@@ -218,24 +224,33 @@ impl Emitter<'_> {
             } else {
                 quote!(crate::runtime::NoBody)
             };
-            let description = super::server::poem_doc(&r.description);
+            let description = text(super::server::poem_doc(&r.description));
             let call = match r.status {
                 Status::Code(c) => {
                     let c = proc_macro2::Literal::u16_unsuffixed(c);
-                    quote!(d.code::<#content>(#c, #description))
+                    quote!(d.code::<#content>(#c, D[#description]))
                 }
                 Status::Range(_) => {
                     let range = r.status.key();
-                    quote!(d.range::<#content>(#range, #description))
+                    quote!(d.range::<#content>(#range, D[#description]))
                 }
-                Status::Default => quote!(d.default::<#content>(#description)),
+                Status::Default => quote!(d.default::<#content>(D[#description])),
             };
-            let header_types = &fields[fields.len() - r.headers.len()..];
-            let headers = r.headers.iter().zip(header_types).map(|(h, ty)| {
-                let n = h.name.to_uppercase();
-                let hd = super::server::poem_doc(h.description.as_deref().unwrap_or(""));
-                quote!(.header::<#ty>(#n, #hd))
-            });
+            let headers: Vec<TokenStream> = r
+                .headers
+                .iter()
+                .map(|h| {
+                    let (n, ty) = (h.name.to_uppercase(), header_type(h.ty));
+                    let hd = text(super::server::poem_doc(
+                        h.description.as_deref().unwrap_or(""),
+                    ));
+                    if h.required {
+                        quote!(.header::<#ty>(#n, D[#hd]))
+                    } else {
+                        quote!(.optional::<#ty>(#n, D[#hd]))
+                    }
+                })
+                .collect();
             describe.push(quote!(#call #(#headers)*;));
 
             let mut binds = Vec::new();
@@ -283,14 +298,16 @@ impl Emitter<'_> {
             ),
         };
         // An operation without responses describes nothing.
-        let d = if describe.is_empty() {
-            quote!(_)
+        let (d, table) = if describe.is_empty() {
+            (quote!(_), quote!())
         } else {
-            quote!(d)
+            let n = proc_macro2::Literal::usize_unsuffixed(texts.len());
+            (quote!(d), quote!(const D: [&str; #n] = [#(#texts),*];))
         };
         quote! {
             impl crate::runtime::Responses for #name {
                 fn describe(#d: &mut crate::runtime::ResponseDescriber<'_>) {
+                    #table
                     #(#describe)*
                 }
 

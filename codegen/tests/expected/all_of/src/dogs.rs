@@ -47,10 +47,9 @@ pub enum GetDogResponse {
 }
 impl crate::runtime::Responses for GetDogResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Dog>>(200, "The dog.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The dog.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Dog>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -92,10 +91,9 @@ pub enum CreateDogResponse {
 }
 impl crate::runtime::Responses for CreateDogResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Dog>>(200, "The created dog.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created dog.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Dog>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -74,12 +74,9 @@ pub enum ListCollectionsResponse {
 }
 impl crate::runtime::Responses for ListCollectionsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::CollectionList>,
-            >(200, "The collections.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The collections.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::CollectionList>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -121,12 +118,9 @@ pub enum CreateCollectionResponse {
 }
 impl crate::runtime::Responses for CreateCollectionResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Collection>,
-            >(200, "The created collection.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created collection.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Collection>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -168,12 +162,12 @@ pub enum ReplaceTagsResponse {
 }
 impl crate::runtime::Responses for ReplaceTagsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::NameList>,
-            >(200, "The names of the stored tags.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = [
+            "The names of the stored tags.",
+            "The request was invalid.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::NameList>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -213,9 +207,8 @@ pub enum PageCollectionsResponse {
 }
 impl crate::runtime::Responses for PageCollectionsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::PageCollectionsOkBody>,
-            >(200, "One page of collections.");
+        const D: [&str; 1] = ["One page of collections."];
+        d.code::<crate::runtime::Json<crate::models::PageCollectionsOkBody>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -26,7 +26,8 @@ pub enum SubscribeResponse {
 }
 impl crate::runtime::Responses for SubscribeResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(200, "Subscribed.");
+        const D: [&str; 1] = ["Subscribed."];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -50,12 +50,9 @@ pub enum ListTasksResponse {
 }
 impl crate::runtime::Responses for ListTasksResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::TaskList>,
-            >(200, "The matching tasks.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The matching tasks.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::TaskList>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -97,10 +94,9 @@ pub enum CreateTaskResponse {
 }
 impl crate::runtime::Responses for CreateTaskResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Task>>(200, "The created task.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created task.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Task>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -54,10 +54,9 @@ pub enum GetEventResponse {
 }
 impl crate::runtime::Responses for GetEventResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Event>>(200, "The event.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The event.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Event>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -99,12 +98,9 @@ pub enum DownloadAttachmentResponse {
 }
 impl crate::runtime::Responses for DownloadAttachmentResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
-            >(200, "The attachment bytes.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The attachment bytes.", "The request was invalid."];
+        d.code::<::poem_openapi::payload::Binary<::std::vec::Vec<u8>>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -47,10 +47,9 @@ pub enum GetRecordResponse {
 }
 impl crate::runtime::Responses for GetRecordResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Record>>(200, "The record.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The record.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Record>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -92,10 +91,9 @@ pub enum CreateTypeResponse {
 }
 impl crate::runtime::Responses for CreateTypeResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Type>>(200, "The created type.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created type.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Type>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

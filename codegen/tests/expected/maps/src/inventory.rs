@@ -43,10 +43,9 @@ pub enum GetInventoryResponse {
 }
 impl crate::runtime::Responses for GetInventoryResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Inventory>>(200, "The inventory.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The inventory.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Inventory>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -88,12 +87,12 @@ pub enum PutMetadataResponse {
 }
 impl crate::runtime::Responses for PutMetadataResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::MetadataSummary>,
-            >(200, "A summary of the stored metadata.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = [
+            "A summary of the stored metadata.",
+            "The request was invalid.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::MetadataSummary>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -147,13 +147,18 @@ pub enum VendorJsonResponse {
 }
 impl crate::runtime::Responses for VendorJsonResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Note>>(200, "The note.")
-            .header::<i32>("X-STARS-LEFT", "A required integer header, typed `i32`.")
-            .header::<
-                ::std::option::Option<i64>,
-            >("X-REVISION", "An optional integer header, typed `i64`.")
-            .header::<::std::option::Option<bool>>("X-CACHED", "A boolean header.")
-            .header::<::std::option::Option<f64>>("X-SCORE", "A number header.");
+        const D: [&str; 5] = [
+            "The note.",
+            "A required integer header, typed `i32`.",
+            "An optional integer header, typed `i64`.",
+            "A boolean header.",
+            "A number header.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Note>>(200, D[0])
+            .header::<i32>("X-STARS-LEFT", D[1])
+            .optional::<i64>("X-REVISION", D[2])
+            .optional::<bool>("X-CACHED", D[3])
+            .optional::<f64>("X-SCORE", D[4]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
@@ -186,17 +191,18 @@ pub enum FormResponse {
 }
 impl crate::runtime::Responses for FormResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 2] = [
+            "The note, as JSON or XML.",
+            "A problem, as JSON or XML (an error response the runtime also builds).",
+        ];
         d.code::<
                 crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>,
-            >(200, "The note, as JSON or XML.");
+            >(200, D[0]);
         d.code::<
                 crate::runtime::Representation<
                     crate::runtime::Json<crate::models::Problem>,
                 >,
-            >(
-            400,
-            "A problem, as JSON or XML (an error response the runtime also builds).",
-        );
+            >(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -250,9 +256,8 @@ pub enum TextResponse {
 }
 impl crate::runtime::Responses for TextResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                ::poem_openapi::payload::PlainText<::std::string::String>,
-            >(200, "The text, upper-cased.");
+        const D: [&str; 1] = ["The text, upper-cased."];
+        d.code::<::poem_openapi::payload::PlainText<::std::string::String>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -270,9 +275,8 @@ pub enum ImageResponse {
 }
 impl crate::runtime::Responses for ImageResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
-            >(200, "The bytes back.");
+        const D: [&str; 1] = ["The bytes back."];
+        d.code::<::poem_openapi::payload::Binary<::std::vec::Vec<u8>>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -290,7 +294,8 @@ pub enum EitherResponse {
 }
 impl crate::runtime::Responses for EitherResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Note>>(200, "The note.");
+        const D: [&str; 1] = ["The note."];
+        d.code::<crate::runtime::Json<crate::models::Note>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -308,9 +313,8 @@ pub enum MarkdownResponse {
 }
 impl crate::runtime::Responses for MarkdownResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                ::poem_openapi::payload::Binary<::std::vec::Vec<u8>>,
-            >(200, "The rendered text.");
+        const D: [&str; 1] = ["The rendered text."];
+        d.code::<::poem_openapi::payload::Binary<::std::vec::Vec<u8>>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -328,7 +332,8 @@ pub enum AnythingResponse {
 }
 impl crate::runtime::Responses for AnythingResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(204, "Taken.");
+        const D: [&str; 1] = ["Taken."];
+        d.code::<crate::runtime::NoBody>(204, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -346,7 +351,8 @@ pub enum BlobResponse {
 }
 impl crate::runtime::Responses for BlobResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(204, "Stored.");
+        const D: [&str; 1] = ["Stored."];
+        d.code::<crate::runtime::NoBody>(204, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -366,10 +372,11 @@ pub enum GetNoteResponse {
 }
 impl crate::runtime::Responses for GetNoteResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 2] = ["The note.", "A problem."];
         d.code::<
                 crate::runtime::Representation<crate::runtime::Json<crate::models::Note>>,
-            >(200, "The note.");
-        d.range::<crate::runtime::Json<crate::models::Problem>>("4XX", "A problem.");
+            >(200, D[0]);
+        d.range::<crate::runtime::Json<crate::models::Problem>>("4XX", D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -69,12 +69,9 @@ pub enum ListPetsResponse {
 }
 impl crate::runtime::Responses for ListPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<::std::vec::Vec<crate::models::Pet>>,
-            >(200, "The pets.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error2>,
-            >(400, "The request is not valid.");
+        const D: [&str; 2] = ["The pets.", "The request is not valid."];
+        d.code::<crate::runtime::Json<::std::vec::Vec<crate::models::Pet>>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error2>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -116,10 +113,9 @@ pub enum AddPetResponse {
 }
 impl crate::runtime::Responses for AddPetResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Pet>>(201, "The pet.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error2>,
-            >(400, "The request is not valid.");
+        const D: [&str; 2] = ["The pet.", "The request is not valid."];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(201, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error2>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -161,12 +157,11 @@ pub enum GetAnimalsResponse {
 }
 impl crate::runtime::Responses for GetAnimalsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 2] = ["The animals.", "The request is not valid."];
         d.code::<
                 crate::runtime::Json<::std::vec::Vec<crate::models::Animal>>,
-            >(200, "The animals.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error2>,
-            >(400, "The request is not valid.");
+            >(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error2>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -210,11 +205,14 @@ pub enum GetOwnerResponse {
 }
 impl crate::runtime::Responses for GetOwnerResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Owner>>(200, "The owner.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error2>,
-            >(400, "The request is not valid.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such owner.");
+        const D: [&str; 3] = [
+            "The owner.",
+            "The request is not valid.",
+            "No such owner.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Owner>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error2>>(400, D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -45,10 +45,9 @@ pub enum UploadFileResponse {
 }
 impl crate::runtime::Responses for UploadFileResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::File>>(200, "The stored file.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The stored file.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::File>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -90,10 +89,9 @@ pub enum LabelFilesResponse {
 }
 impl crate::runtime::Responses for LabelFilesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(204, "The files are labelled.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The files are labelled.", "The request was invalid."];
+        d.code::<crate::runtime::NoBody>(204, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -28,8 +28,9 @@ pub enum PostPetsResponse {
 }
 impl crate::runtime::Responses for PostPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(200, "Created.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+        const D: [&str; 2] = ["Created.", "Bad request."];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

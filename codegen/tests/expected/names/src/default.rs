@@ -40,8 +40,9 @@ pub enum GetPetsPetIdResponse {
 }
 impl crate::runtime::Responses for GetPetsPetIdResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::V2Pet>>(200, "The pet.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+        const D: [&str; 2] = ["The pet.", "Bad request."];
+        d.code::<crate::runtime::Json<crate::models::V2Pet>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

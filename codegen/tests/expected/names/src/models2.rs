@@ -26,10 +26,9 @@ pub enum GetPetsResponse {
 }
 impl crate::runtime::Responses for GetPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<::std::vec::Vec<crate::models::V2Pet>>,
-            >(200, "Pets.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+        const D: [&str; 2] = ["Pets.", "Bad request."];
+        d.code::<crate::runtime::Json<::std::vec::Vec<crate::models::V2Pet>>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

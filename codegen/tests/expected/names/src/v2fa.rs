@@ -26,8 +26,9 @@ pub enum GetPets2Response {
 }
 impl crate::runtime::Responses for GetPets2Response {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(200, "OK.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+        const D: [&str; 2] = ["OK.", "Bad request."];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

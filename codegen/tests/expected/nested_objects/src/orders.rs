@@ -47,10 +47,9 @@ pub enum GetOrderResponse {
 }
 impl crate::runtime::Responses for GetOrderResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Order>>(200, "The order.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The order.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Order>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -92,10 +91,9 @@ pub enum CreateOrderResponse {
 }
 impl crate::runtime::Responses for CreateOrderResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Order>>(200, "The created order.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created order.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Order>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

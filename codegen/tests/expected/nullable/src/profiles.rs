@@ -50,10 +50,9 @@ pub enum GetProfileResponse {
 }
 impl crate::runtime::Responses for GetProfileResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Profile>>(200, "The profile.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The profile.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Profile>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -95,12 +94,9 @@ pub enum UpdateProfileResponse {
 }
 impl crate::runtime::Responses for UpdateProfileResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Profile>,
-            >(200, "The updated profile.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The updated profile.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Profile>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

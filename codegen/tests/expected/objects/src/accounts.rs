@@ -47,10 +47,9 @@ pub enum GetAccountResponse {
 }
 impl crate::runtime::Responses for GetAccountResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Account>>(200, "The account.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The account.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Account>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -92,12 +91,9 @@ pub enum CreateAccountResponse {
 }
 impl crate::runtime::Responses for CreateAccountResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Account>,
-            >(200, "The created account.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created account.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Account>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -31,12 +31,9 @@ pub enum CreatePaymentResponse {
 }
 impl crate::runtime::Responses for CreatePaymentResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Payment>,
-            >(200, "The created payment.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created payment.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Payment>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

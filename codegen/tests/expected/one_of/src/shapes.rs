@@ -31,10 +31,9 @@ pub enum CreateShapeResponse {
 }
 impl crate::runtime::Responses for CreateShapeResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Shape>>(200, "The created shape.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created shape.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Shape>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

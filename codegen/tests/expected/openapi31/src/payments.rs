@@ -50,10 +50,9 @@ pub enum CreatePaymentResponse {
 }
 impl crate::runtime::Responses for CreatePaymentResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Payment>>(201, "Created.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request is invalid.");
+        const D: [&str; 2] = ["Created.", "The request is invalid."];
+        d.code::<crate::runtime::Json<crate::models::Payment>>(201, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -95,10 +94,9 @@ pub enum GetPaymentResponse {
 }
 impl crate::runtime::Responses for GetPaymentResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Payment>>(200, "The payment.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request is invalid.");
+        const D: [&str; 2] = ["The payment.", "The request is invalid."];
+        d.code::<crate::runtime::Json<crate::models::Payment>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

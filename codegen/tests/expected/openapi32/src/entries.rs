@@ -52,12 +52,12 @@ pub enum ListEntriesResponse {
 }
 impl crate::runtime::Responses for ListEntriesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::EntryPage>,
-            >(200, "The entries that match");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request is not what the document says");
+        const D: [&str; 2] = [
+            "The entries that match",
+            "The request is not what the document says",
+        ];
+        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -99,8 +99,9 @@ pub enum GetEntryResponse {
 }
 impl crate::runtime::Responses for GetEntryResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Entry>>(200, "The entry");
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such entry");
+        const D: [&str; 2] = ["The entry", "No such entry"];
+        d.code::<crate::runtime::Json<crate::models::Entry>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -142,8 +143,9 @@ pub enum LockEntryResponse {
 }
 impl crate::runtime::Responses for LockEntryResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(204, "Locked");
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, "No such entry");
+        const D: [&str; 2] = ["Locked", "No such entry"];
+        d.code::<crate::runtime::NoBody>(204, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

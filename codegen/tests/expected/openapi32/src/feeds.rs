@@ -38,12 +38,13 @@ pub enum FollowEntriesResponse {
 }
 impl crate::runtime::Responses for FollowEntriesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 1] = ["One `entry` event per entry"];
         d.code::<
                 crate::runtime::ItemStream<
                     crate::models::FollowEntriesOkBodyItem,
                     { crate::runtime::stream::SSE },
                 >,
-            >(200, "One `entry` event per entry");
+            >(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -66,12 +67,13 @@ pub enum ExportEntriesResponse {
 }
 impl crate::runtime::Responses for ExportEntriesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 1] = ["The entries in booking order"];
         d.code::<
                 crate::runtime::ItemStream<
                     crate::models::Entry,
                     { crate::runtime::stream::JSON_LINES },
                 >,
-            >(200, "The entries in booking order");
+            >(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -40,12 +40,12 @@ pub enum SearchEntriesResponse {
 }
 impl crate::runtime::Responses for SearchEntriesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::EntryPage>,
-            >(200, "The entries that match");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request is not what the document says");
+        const D: [&str; 2] = [
+            "The entries that match",
+            "The request is not what the document says",
+        ];
+        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -87,12 +87,12 @@ pub enum SearchEntriesInQueryResponse {
 }
 impl crate::runtime::Responses for SearchEntriesInQueryResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::EntryPage>,
-            >(200, "The entries that match");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request is not what the document says");
+        const D: [&str; 2] = [
+            "The entries that match",
+            "The request is not what the document says",
+        ];
+        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -208,12 +208,9 @@ pub enum ListOwnerPetsResponse {
 }
 impl crate::runtime::Responses for ListOwnerPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::PetList>,
-            >(200, "The matching pets.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The matching pets.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::PetList>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -255,10 +252,9 @@ pub enum CreateOwnerPetResponse {
 }
 impl crate::runtime::Responses for CreateOwnerPetResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The created pet.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created pet.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -300,10 +296,9 @@ pub enum GetOwnerPetResponse {
 }
 impl crate::runtime::Responses for GetOwnerPetResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The pet.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The pet.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -345,12 +340,12 @@ pub enum PathStylesResponse {
 }
 impl crate::runtime::Responses for PathStylesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Pet>,
-            >(200, "The values read, as a pet's name.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = [
+            "The values read, as a pet's name.",
+            "The request was invalid.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -390,9 +385,8 @@ pub enum GridResponse {
 }
 impl crate::runtime::Responses for GridResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Pet>,
-            >(200, "The text read, as a pet's name.");
+        const D: [&str; 1] = ["The text read, as a pet's name."];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -410,7 +404,8 @@ pub enum NamedTwiceResponse {
 }
 impl crate::runtime::Responses for NamedTwiceResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Pet>>(200, "The name, as a pet's.");
+        const D: [&str; 1] = ["The name, as a pet's."];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

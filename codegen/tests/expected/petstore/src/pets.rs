@@ -69,14 +69,16 @@ pub enum ListPetsResponse {
 }
 impl crate::runtime::Responses for ListPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Pets>>(200, "A paged array of pets")
-            .header::<
-                ::std::option::Option<::std::string::String>,
-            >("X-NEXT", "A link to the next page of responses");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+        const D: [&str; 4] = [
+            "A paged array of pets",
+            "A link to the next page of responses",
+            "The request was invalid.",
+            "unexpected error",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Pets>>(200, D[0])
+            .optional::<::std::string::String>("X-NEXT", D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
+        d.default::<crate::runtime::Json<crate::models::Error>>(D[3]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
@@ -124,11 +126,14 @@ pub enum CreatePetsResponse {
 }
 impl crate::runtime::Responses for CreatePetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(201, "Null response");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+        const D: [&str; 3] = [
+            "Null response",
+            "The request was invalid.",
+            "unexpected error",
+        ];
+        d.code::<crate::runtime::NoBody>(201, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
+        d.default::<crate::runtime::Json<crate::models::Error>>(D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -176,13 +181,14 @@ pub enum ShowPetByIdResponse {
 }
 impl crate::runtime::Responses for ShowPetByIdResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Pet>,
-            >(200, "Expected response to a valid request");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.default::<crate::runtime::Json<crate::models::Error>>("unexpected error");
+        const D: [&str; 3] = [
+            "Expected response to a valid request",
+            "The request was invalid.",
+            "unexpected error",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Pet>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
+        d.default::<crate::runtime::Json<crate::models::Error>>(D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

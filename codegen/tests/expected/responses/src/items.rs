@@ -93,16 +93,14 @@ pub enum CreateItemResponse {
 }
 impl crate::runtime::Responses for CreateItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Item>>(200, "The created item.")
-            .header::<
-                ::std::option::Option<::std::string::String>,
-            >(
-                "IDEMPOTENT-REPLAYED",
-                "Present when the response was replayed from an earlier request with the same idempotency key.",
-            );
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 3] = [
+            "The created item.",
+            "Present when the response was replayed from an earlier request with the same idempotency key.",
+            "The request was invalid.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Item>>(200, D[0])
+            .optional::<::std::string::String>("IDEMPOTENT-REPLAYED", D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
@@ -146,11 +144,14 @@ pub enum PingResponse {
 }
 impl crate::runtime::Responses for PingResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.range::<
-                crate::runtime::Json<crate::models::Item>,
-            >("2XX", "Any success, with the item.");
-        d.range::<crate::runtime::NoBody>("5XX", "Any server failure, no body.");
-        d.default::<crate::runtime::NoBody>("Anything else, no body.");
+        const D: [&str; 3] = [
+            "Any success, with the item.",
+            "Any server failure, no body.",
+            "Anything else, no body.",
+        ];
+        d.range::<crate::runtime::Json<crate::models::Item>>("2XX", D[0]);
+        d.range::<crate::runtime::NoBody>("5XX", D[1]);
+        d.default::<crate::runtime::NoBody>(D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -169,7 +170,8 @@ pub enum PingUnansweredResponse {
 }
 impl crate::runtime::Responses for PingUnansweredResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.default::<crate::runtime::NoBody>("");
+        const D: [&str; 1] = [""];
+        d.default::<crate::runtime::NoBody>(D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -197,22 +199,20 @@ pub enum PutItemResponse {
 }
 impl crate::runtime::Responses for PutItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Item>,
-            >(200, "The item was replaced.");
-        d.code::<
-                crate::runtime::NoBody,
-            >(202, "The replacement was accepted for asynchronous processing; no body.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(404, "The item does not exist.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(409, "The item was modified concurrently.");
-        d.default::<crate::runtime::Json<crate::models::Error>>("Any other error.");
+        const D: [&str; 6] = [
+            "The item was replaced.",
+            "The replacement was accepted for asynchronous processing; no body.",
+            "The request was invalid.",
+            "The item does not exist.",
+            "The item was modified concurrently.",
+            "Any other error.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Item>>(200, D[0]);
+        d.code::<crate::runtime::NoBody>(202, D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[3]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(409, D[4]);
+        d.default::<crate::runtime::Json<crate::models::Error>>(D[5]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -265,13 +265,14 @@ pub enum DeleteItemResponse {
 }
 impl crate::runtime::Responses for DeleteItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::NoBody>(200, "The item was deleted; no body.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(404, "The item does not exist.");
+        const D: [&str; 3] = [
+            "The item was deleted; no body.",
+            "The request was invalid.",
+            "The item does not exist.",
+        ];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -30,8 +30,9 @@ pub enum CreateThingResponse {
 }
 impl crate::runtime::Responses for CreateThingResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Thing>>(200, "The thing.");
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, "Bad request.");
+        const D: [&str; 2] = ["The thing.", "Bad request."];
+        d.code::<crate::runtime::Json<crate::models::Thing>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -31,15 +31,14 @@ pub enum GetMeResponse {
 }
 impl crate::runtime::Responses for GetMeResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::User>,
-            >(200, "The authenticated user.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(401, "Credentials were missing or invalid.");
+        const D: [&str; 3] = [
+            "The authenticated user.",
+            "The request was invalid.",
+            "Credentials were missing or invalid.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::User>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[2]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -28,12 +28,9 @@ pub enum GetHealthResponse {
 }
 impl crate::runtime::Responses for GetHealthResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Health>,
-            >(200, "The service status.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The service status.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Health>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -72,10 +72,12 @@ pub enum InheritedResponse {
 }
 impl crate::runtime::Responses for InheritedResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Seen>,
-            >(200, "Which alternative matched, and the credentials.");
-        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+        const D: [&str; 2] = [
+            "Which alternative matched, and the credentials.",
+            "Unauthenticated.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, D[0]);
+        d.code::<crate::runtime::NoBody>(401, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -96,10 +98,12 @@ pub enum ScopedResponse {
 }
 impl crate::runtime::Responses for ScopedResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Seen>,
-            >(200, "Which alternative matched, and the credentials.");
-        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+        const D: [&str; 2] = [
+            "Which alternative matched, and the credentials.",
+            "Unauthenticated.",
+        ];
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, D[0]);
+        d.code::<crate::runtime::NoBody>(401, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -118,9 +122,8 @@ pub enum OptionalResponse {
 }
 impl crate::runtime::Responses for OptionalResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Seen>,
-            >(200, "Which alternative matched (none when anonymous).");
+        const D: [&str; 1] = ["Which alternative matched (none when anonymous)."];
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -138,7 +141,8 @@ pub enum OpenResponse {
 }
 impl crate::runtime::Responses for OpenResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Seen>>(200, "Always.");
+        const D: [&str; 1] = ["Always."];
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -158,10 +162,9 @@ pub enum UndeclaredResponse {
 }
 impl crate::runtime::Responses for UndeclaredResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Seen>,
-            >(200, "Which alternative matched.");
-        d.code::<crate::runtime::NoBody>(401, "Unauthenticated.");
+        const D: [&str; 2] = ["Which alternative matched.", "Unauthenticated."];
+        d.code::<crate::runtime::Json<crate::models::Seen>>(200, D[0]);
+        d.code::<crate::runtime::NoBody>(401, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -86,12 +86,9 @@ pub enum CreateShipmentResponse {
 }
 impl crate::runtime::Responses for CreateShipmentResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Shipment>,
-            >(201, "The shipment as stored.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The shipment as stored.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Shipment>>(201, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -133,10 +130,9 @@ pub enum GetRouteResponse {
 }
 impl crate::runtime::Responses for GetRouteResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::Route>>(200, "The route.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The route.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Route>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -176,9 +172,8 @@ pub enum CountShipmentsResponse {
 }
 impl crate::runtime::Responses for CountShipmentsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::CountShipmentsOkBody>,
-            >(200, "The count.");
+        const D: [&str; 1] = ["The count."];
+        d.code::<crate::runtime::Json<crate::models::CountShipmentsOkBody>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -196,9 +191,8 @@ pub enum CountRoutesResponse {
 }
 impl crate::runtime::Responses for CountRoutesResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::CountShipmentsOkBody>,
-            >(200, "The count.");
+        const D: [&str; 1] = ["The count."];
+        d.code::<crate::runtime::Json<crate::models::CountShipmentsOkBody>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -216,9 +210,8 @@ pub enum CountStopsResponse {
 }
 impl crate::runtime::Responses for CountStopsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::CountStopsOkBody>,
-            >(200, "The count.");
+        const D: [&str; 1] = ["The count."];
+        d.code::<crate::runtime::Json<crate::models::CountStopsOkBody>>(200, D[0]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;

@@ -53,10 +53,9 @@ pub enum ListWidgetsResponse {
 }
 impl crate::runtime::Responses for ListWidgetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<crate::runtime::Json<crate::models::WidgetList>>(200, "The widgets.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The widgets.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::WidgetList>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -98,12 +97,9 @@ pub enum CreateWidgetResponse {
 }
 impl crate::runtime::Responses for CreateWidgetResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        d.code::<
-                crate::runtime::Json<crate::models::Widget>,
-            >(200, "The created widget.");
-        d.code::<
-                crate::runtime::Json<crate::models::Error>,
-            >(400, "The request was invalid.");
+        const D: [&str; 2] = ["The created widget.", "The request was invalid."];
+        d.code::<crate::runtime::Json<crate::models::Widget>>(200, D[0]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
