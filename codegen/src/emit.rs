@@ -473,20 +473,22 @@ fn tag_phrase(tag: &Tag) -> String {
     }
 }
 
-/// `#[serde(serialize_with = ...)]` for a field whose schema is a `date-time` string: the
+/// The `serialize_with = ...` of a field's `serde` attribute when its schema is a `date-time` string: the
 /// runtime's `date_time` writer, which writes chrono's text without `core::fmt`. Nothing for any
 /// other field.
-fn date_time_writer(schema: &Schema, required: bool) -> TokenStream {
+fn date_time_writer(schema: &Schema, required: bool) -> Option<TokenStream> {
     let is_date_time = matches!(
         &schema.kind,
         Kind::String { format, .. } if format.as_deref() == Some("date-time")
     );
     match (is_date_time, always_present(schema, required)) {
-        (false, _) => quote!(),
-        (true, true) => quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize")]),
-        (true, false) => {
-            quote!(#[serde(serialize_with = "crate::runtime::date_time::serialize_option")])
-        }
+        (false, _) => None,
+        (true, true) => Some(quote!(
+            serialize_with = "crate::runtime::date_time::serialize"
+        )),
+        (true, false) => Some(quote!(
+            serialize_with = "crate::runtime::date_time::serialize_option"
+        )),
     }
 }
 

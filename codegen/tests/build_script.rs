@@ -88,11 +88,31 @@ fn features_asked_for_are_built_in() {
         .generate()
         .expect("generates");
     let text = std::fs::read_to_string(out.path().join("api.rs")).expect("api.rs");
-    // Pet is only written by the server: Deserialize comes from the feature.
+    // Pet is only written by the server: its Deserialize comes from the feature, here built in,
+    // so the file reads it without a `cfg` on a feature the including crate does not have.
     let pet = text.find("pub struct Pet {").expect("Pet");
-    let before = &text[..pet];
-    let derives = &before[before.rfind("///").unwrap_or(0)..];
-    assert!(derives.contains("::serde::Deserialize"), "{derives}");
+    let after = &text[pet..];
+    let read = after.find("deserialize_object!(").expect("Pet is read");
+    assert!(
+        after[read..]
+            .trim_start_matches("deserialize_object!(")
+            .trim_start()
+            .starts_with("Pet,")
+    );
+    assert!(!text.contains("deserialize-responses"), "{text}");
+
+    // Without the feature, Error is not read at all.
+    let plain = tempfile::tempdir().expect("temp dir");
+    openapi_poem::Builder::new(fixture("petstore.yaml"))
+        .out_dir(plain.path())
+        .generate()
+        .expect("generates");
+    let text = std::fs::read_to_string(plain.path().join("api.rs")).expect("api.rs");
+    let error = text.find("pub struct Error {").expect("Error");
+    let end = text[error..].find("impl ").expect("Error's impls") + error;
+    let between = &text[error..end];
+    assert!(!between.contains("deserialize_object!"), "{between}");
+    assert!(!text.contains("deserialize-responses"), "{text}");
 }
 
 #[test]

@@ -77,9 +77,12 @@ pub mod client;
 
 pub mod stream;
 
+/// `Deserialize` for generated structs without serde's derive.
+pub mod de;
 pub mod glue;
 /// A response enum described and written from what it says of each variant.
 pub mod responses;
+pub use de::deserialize_object;
 pub use responses::{ResponseDescriber, Responses};
 pub use stream::{ItemStream, StreamError};
 

@@ -67,18 +67,47 @@ impl Emitter<'_> {
         // serde only in the directions the server moves the type: derives are most of what a
         // large crate costs to check.
         let shape = self.model_shape(t);
+        // A struct without a map of additional properties (serde's `flatten`) is read by the
+        // runtime's `deserialize_object!`, which writes far less than serde's derive.
+        let written_de = matches!(&shape, Shape::Struct { additional, .. } if !matches!(additional, Additional::Schema(_)));
+        let de = if written_de {
+            quote!()
+        } else {
+            quote!(::serde::Deserialize)
+        };
         let (serde, other_way) = match (direction.read, direction.write) {
             // A string enum implements serde both ways in the runtime (`string_enum!`).
             _ if matches!(shape, Shape::Enum(_)) => (quote!(), quote!()),
             (true, false) => (
-                quote!(::serde::Deserialize),
+                de.clone(),
                 quote!(#[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]),
             ),
+            (false, true) if written_de => (quote!(::serde::Serialize), quote!()),
             (false, true) => (
                 quote!(::serde::Serialize),
                 quote!(#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]),
             ),
+            _ if written_de => (quote!(::serde::Serialize), quote!()),
             _ => (quote!(::serde::Serialize, ::serde::Deserialize), quote!()),
+        };
+        let deserialize = match &shape {
+            Shape::Struct {
+                props, additional, ..
+            } if written_de => {
+                let closed = *additional == Additional::Closed;
+                let fields = props.iter().map(|p| {
+                    let (id, wire) = (ident(&p.rust), &p.name);
+                    quote!(#id: #wire)
+                });
+                let call =
+                    quote!(crate::runtime::deserialize_object!(#name, #closed, { #(#fields),* }););
+                if direction.read {
+                    call
+                } else {
+                    quote!(#[cfg(feature = "deserialize-responses")] #call)
+                }
+            }
+            _ => quote!(),
         };
         let body = match shape {
             Shape::Enum(values) => self.string_enum(&name, &values),
@@ -91,7 +120,7 @@ impl Emitter<'_> {
                 &t.name,
                 (&props, &required, &additional),
                 t.multipart,
-                &serde,
+                (&serde, written_de),
             ),
             Shape::OneOf(variants) => self.one_of_enum(&name, &t.name, variants, &serde),
             Shape::Newtype => {
@@ -137,6 +166,8 @@ impl Emitter<'_> {
             #[doc = #pointer_doc]
             #other_way
             #body
+
+            #deserialize
 
             impl crate::runtime::SpecType for #name {
                 const NAME: ::std::option::Option<&'static str> = #type_name;
@@ -305,17 +336,27 @@ impl Emitter<'_> {
         container: &str,
         (props, required, additional): (&[Property], &[String], &Additional),
         multipart: bool,
-        serde: &TokenStream,
+        (serde, written_de): (&TokenStream, bool),
     ) -> TokenStream {
         let typed = self.struct_fields(container, props, required, additional, multipart);
+        // Without a serde derive of its own, a request type's `serde` attributes are for the
+        // client's `Serialize`, under its feature.
+        let attr = |inner: TokenStream| {
+            if serde.is_empty() {
+                quote!(#[cfg_attr(feature = "serialize-requests", serde(#inner))])
+            } else {
+                quote!(#[serde(#inner)])
+            }
+        };
         let fields: Vec<TokenStream> = typed
             .iter()
             .enumerate()
             .map(|(i, (id, ty))| {
                 let Some(p) = props.get(i) else {
+                    let flatten = attr(quote!(flatten));
                     return quote! {
                         /// Properties beyond the declared ones (`additionalProperties`).
-                        #[serde(flatten)]
+                        #flatten
                         pub #id: #ty
                     };
                 };
@@ -329,20 +370,23 @@ impl Emitter<'_> {
                 let plain = p.rust.trim_start_matches("r#");
                 let rename = if plain != p.name {
                     let n = &p.name;
-                    quote!(#[serde(rename = #n)])
+                    attr(quote!(rename = #n))
                 } else {
                     quote!()
                 };
                 let optional = if !is_required || p.schema.read_only || p.schema.write_only {
-                    quote!(#[serde(default, skip_serializing_if = "::std::option::Option::is_none")])
+                    attr(quote!(
+                        default,
+                        skip_serializing_if = "::std::option::Option::is_none"
+                    ))
                 } else {
                     quote!()
                 };
-                let written = date_time_writer(&p.schema, is_required);
+                let written = date_time_writer(&p.schema, is_required).map(&attr);
                 quote!(#docs #deprecated #rename #optional #written pub #id: #ty)
             })
             .collect();
-        let deny = if *additional == Additional::Closed {
+        let deny = if *additional == Additional::Closed && !written_de {
             quote!(#[serde(deny_unknown_fields)])
         } else {
             quote!()

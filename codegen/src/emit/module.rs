@@ -144,8 +144,8 @@ impl Rebase<'_> {
         true
     }
 
-    /// `#[cfg_attr(feature = "f", derive(…))]` as `#[derive(…)]` when `f` is built in, else
-    /// nothing.
+    /// `#[cfg_attr(feature = "f", derive(…))]` as `#[derive(…)]` (and a field's
+    /// `cfg_attr(…, serde(…))` as `serde(…)`) when `f` is built in, else nothing.
     fn settle_features(&self, attrs: &mut Vec<syn::Attribute>) {
         attrs.retain_mut(|attr| {
             let syn::Meta::List(list) = &attr.meta else {
@@ -173,6 +173,29 @@ impl Rebase<'_> {
 }
 
 impl Rebase<'_> {
+    /// Items under `#[cfg(feature = "f")]` (a `deserialize_object!` for the client): kept
+    /// without the `cfg` when `f` is built in, else left out.
+    fn settle_items(&self, items: &mut Vec<syn::Item>) {
+        items.retain_mut(|item| {
+            let syn::Item::Macro(m) = item else {
+                return true;
+            };
+            let Some(at) = m.attrs.iter().position(|a| a.path().is_ident("cfg")) else {
+                return true;
+            };
+            let text = m.attrs[at].meta.to_token_stream().to_string();
+            let Some(feature) = text
+                .split_once("feature = \"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(f, _)| f)
+            else {
+                return true;
+            };
+            m.attrs.remove(at);
+            self.features.contains(&feature)
+        });
+    }
+
     /// `<S as crate::x::Trait>::f`: the trait's segments, counted by `QSelf::position`, grow
     /// too. Visits the rest itself (the path's own visit would rebase it again) and says whether
     /// there was a `QSelf` to handle.
@@ -208,6 +231,23 @@ impl VisitMut for Rebase<'_> {
         if !self.qualified(&mut t.qself, &mut t.path) {
             syn::visit_mut::visit_type_path_mut(self, t);
         }
+    }
+
+    fn visit_file_mut(&mut self, f: &mut syn::File) {
+        self.settle_items(&mut f.items);
+        syn::visit_mut::visit_file_mut(self, f);
+    }
+
+    fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
+        if let Some((_, items)) = &mut m.content {
+            self.settle_items(items);
+        }
+        syn::visit_mut::visit_item_mod_mut(self, m);
+    }
+
+    fn visit_field_mut(&mut self, f: &mut syn::Field) {
+        self.settle_features(&mut f.attrs);
+        syn::visit_mut::visit_field_mut(self, f);
     }
 
     fn visit_item_struct_mut(&mut self, i: &mut syn::ItemStruct) {

@@ -3,7 +3,6 @@
 /// A routing and account number pair that points to a bank account.
 ///
 /// Schema: `#/components/schemas/AccountNumber`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumber {
     /// Account number id, prefix `acno_`.
@@ -27,6 +26,14 @@ pub struct AccountNumber {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AccountNumber, false, { id : "id", bank_account_id : "bank_account_id",
+    account_number : "account_number", routing_number : "routing_number", bic : "bic",
+    description : "description", check_issuing_positive_pay_required :
+    "check_issuing_positive_pay_required", created_at : "created_at", updated_at :
+    "updated_at" }
+);
 impl crate::runtime::SpecType for AccountNumber {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumber",

@@ -3,7 +3,6 @@
 /// An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.
 ///
 /// Schema: `#/components/schemas/AccountNumberEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumberEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct AccountNumberEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::AccountNumber,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AccountNumberEvent, false, { id : "id", r#type : "type", created_at : "created_at",
+    data : "data" }
+);
 impl crate::runtime::SpecType for AccountNumberEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumberEvent",

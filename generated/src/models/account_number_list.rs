@@ -3,7 +3,6 @@
 /// One page of account numbers.
 ///
 /// Schema: `#/components/schemas/AccountNumberList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AccountNumberList {
     /// The account numbers of the page, in list order.
@@ -11,6 +10,11 @@ pub struct AccountNumberList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AccountNumberList, false, { account_numbers : "account_numbers", has_more :
+    "has_more" }
+);
 impl crate::runtime::SpecType for AccountNumberList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AccountNumberList",

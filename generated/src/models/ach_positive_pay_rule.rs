@@ -3,7 +3,6 @@
 /// An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.
 ///
 /// Schema: `#/components/schemas/AchPositivePayRule`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchPositivePayRule {
     /// Rule id, prefix `appr_`.
@@ -21,6 +20,12 @@ pub struct AchPositivePayRule {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AchPositivePayRule, false, { id : "id", bank_account_id : "bank_account_id",
+    ach_company_id : "ach_company_id", amount_condition : "amount_condition", amount :
+    "amount", description : "description", created_at : "created_at" }
+);
 impl crate::runtime::SpecType for AchPositivePayRule {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchPositivePayRule",

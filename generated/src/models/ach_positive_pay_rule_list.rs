@@ -3,7 +3,6 @@
 /// One page of ACH positive pay rules.
 ///
 /// Schema: `#/components/schemas/AchPositivePayRuleList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchPositivePayRuleList {
     /// The rules of the page, in list order.
@@ -11,6 +10,11 @@ pub struct AchPositivePayRuleList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AchPositivePayRuleList, false, { ach_positive_pay_rules : "ach_positive_pay_rules",
+    has_more : "has_more" }
+);
 impl crate::runtime::SpecType for AchPositivePayRuleList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchPositivePayRuleList",

@@ -3,7 +3,6 @@
 /// An ACH transfer received by a bank account of the platform.
 ///
 /// Schema: `#/components/schemas/AchTransfer`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransfer {
     /// ACH transfer id, prefix `acht_`.
@@ -30,6 +29,14 @@ pub struct AchTransfer {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AchTransfer, false, { id : "id", r#type : "type", is_incoming : "is_incoming", status
+    : "status", return_code : "return_code", bank_account_id : "bank_account_id",
+    account_number_id : "account_number_id", amount : "amount", currency_code :
+    "currency_code", company_id : "company_id", company_name : "company_name", created_at
+    : "created_at" }
+);
 impl crate::runtime::SpecType for AchTransfer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransfer",

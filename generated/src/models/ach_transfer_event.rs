@@ -3,7 +3,6 @@
 /// An event about an incoming ACH transfer; `data` is the transfer as `GET /transfers/ach/{ach_transfer_id}` answered.
 ///
 /// Schema: `#/components/schemas/AchTransferEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransferEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct AchTransferEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::AchTransfer,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AchTransferEvent, false, { id : "id", r#type : "type", created_at : "created_at",
+    data : "data" }
+);
 impl crate::runtime::SpecType for AchTransferEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferEvent",

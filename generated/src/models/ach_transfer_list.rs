@@ -3,7 +3,6 @@
 /// One page of ACH transfers.
 ///
 /// Schema: `#/components/schemas/AchTransferList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AchTransferList {
     /// The ACH transfers of the page, in list order.
@@ -11,6 +10,10 @@ pub struct AchTransferList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AchTransferList, false, { transfers : "transfers", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for AchTransferList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AchTransferList",

@@ -4,12 +4,12 @@
 ///
 /// Schema: `#/components/schemas/AddOwnerRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AddOwnerRequest {
     /// Id of a `VERIFIED` entity of the same platform (prefix `enti_`).
     pub entity_id: ::std::string::String,
 }
+crate::runtime::deserialize_object!(AddOwnerRequest, true, { entity_id : "entity_id" });
 impl crate::runtime::SpecType for AddOwnerRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AddOwnerRequest",

@@ -3,8 +3,7 @@
 /// One additional compliance field that the platform asks entities to submit.
 ///
 /// Schema: `#/components/schemas/AdditionalRequirementField`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AdditionalRequirementField {
     /// Field name, the key used when submitting it; lowercase snake_case.
     pub name: ::std::string::String,
@@ -18,6 +17,10 @@ pub struct AdditionalRequirementField {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub max_length: ::std::option::Option<i32>,
 }
+crate::runtime::deserialize_object!(
+    AdditionalRequirementField, true, { name : "name", r#type : "type", required :
+    "required", values : "values", max_length : "max_length" }
+);
 impl crate::runtime::SpecType for AdditionalRequirementField {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AdditionalRequirementField",

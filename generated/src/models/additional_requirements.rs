@@ -3,7 +3,6 @@
 /// The additional compliance fields submitted for an entity and the required ones still missing.
 ///
 /// Schema: `#/components/schemas/AdditionalRequirements`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AdditionalRequirements {
     /// Id of the entity, prefix `enti_`.
@@ -19,6 +18,11 @@ pub struct AdditionalRequirements {
     #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
     pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AdditionalRequirements, false, { entity_id : "entity_id", submitted : "submitted",
+    missing : "missing", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for AdditionalRequirements {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AdditionalRequirements",

@@ -3,8 +3,7 @@
 /// A postal address.
 ///
 /// Schema: `#/components/schemas/Address`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Address {
     /// First address line.
     pub line_1: ::std::string::String,
@@ -21,6 +20,10 @@ pub struct Address {
     /// ISO 3166-1 alpha-2 country code.
     pub country_code: ::std::string::String,
 }
+crate::runtime::deserialize_object!(
+    Address, true, { line_1 : "line_1", line_2 : "line_2", city : "city", state :
+    "state", postal_code : "postal_code", country_code : "country_code" }
+);
 impl crate::runtime::SpecType for Address {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Address",

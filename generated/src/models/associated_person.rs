@@ -3,7 +3,6 @@
 /// A PERSON entity linked to a BUSINESS entity.
 ///
 /// Schema: `#/components/schemas/AssociatedPerson`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AssociatedPerson {
     /// Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.
@@ -17,6 +16,12 @@ pub struct AssociatedPerson {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AssociatedPerson, false, { person_entity_id : "person_entity_id", roles : "roles",
+    title_in_business : "title_in_business", person_details : "person_details",
+    created_at : "created_at" }
+);
 impl crate::runtime::SpecType for AssociatedPerson {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPerson",

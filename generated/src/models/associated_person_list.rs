@@ -3,7 +3,6 @@
 /// One page of persons associated with a business, newest link first.
 ///
 /// Schema: `#/components/schemas/AssociatedPersonList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct AssociatedPersonList {
     /// The associated persons of the page, in list order.
@@ -11,6 +10,11 @@ pub struct AssociatedPersonList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    AssociatedPersonList, false, { associated_persons : "associated_persons", has_more :
+    "has_more" }
+);
 impl crate::runtime::SpecType for AssociatedPersonList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "AssociatedPersonList",

@@ -3,7 +3,6 @@
 /// Balances of a bank account, in minor units of its currency.
 ///
 /// Schema: `#/components/schemas/Balances`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Balances {
     /// Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.
@@ -15,6 +14,12 @@ pub struct Balances {
     /// Money locked, on an overdraft reserve account, to cover the shortfall of overdrawn accounts, in minor units.
     pub locked_amount: i64,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Balances, false, { available_amount : "available_amount", pending_amount :
+    "pending_amount", holding_amount : "holding_amount", locked_amount : "locked_amount"
+    }
+);
 impl crate::runtime::SpecType for Balances {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Balances",

@@ -3,7 +3,6 @@
 /// A bank account, as it appears in lists.
 ///
 /// Schema: `#/components/schemas/BankAccount`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccount {
     /// Bank account id, prefix `bacc_`.
@@ -30,6 +29,14 @@ pub struct BankAccount {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccount, false, { id : "id", description : "description", display_name :
+    "display_name", r#type : "type", status : "status", currency_code : "currency_code",
+    balances : "balances", is_overdraftable : "is_overdraftable",
+    overdraft_reserve_account_id : "overdraft_reserve_account_id", owners : "owners",
+    created_at : "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for BankAccount {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccount",

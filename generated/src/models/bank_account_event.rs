@@ -3,7 +3,6 @@
 /// An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.
 ///
 /// Schema: `#/components/schemas/BankAccountEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct BankAccountEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::BankAccountWithDetails,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccountEvent, false, { id : "id", r#type : "type", created_at : "created_at",
+    data : "data" }
+);
 impl crate::runtime::SpecType for BankAccountEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountEvent",

@@ -3,7 +3,6 @@
 /// Daily summaries of a bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountHistory`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountHistory {
     /// Id of the bank account, prefix `bacc_`.
@@ -13,6 +12,11 @@ pub struct BankAccountHistory {
     /// One summary per day, newest first, including days without activity.
     pub history: ::std::vec::Vec<crate::models::DailySummary>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccountHistory, false, { bank_account_id : "bank_account_id", time_zone :
+    "time_zone", history : "history" }
+);
 impl crate::runtime::SpecType for BankAccountHistory {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountHistory",

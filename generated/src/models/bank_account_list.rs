@@ -3,7 +3,6 @@
 /// One page of bank accounts.
 ///
 /// Schema: `#/components/schemas/BankAccountList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountList {
     /// The bank accounts of the page, in list order.
@@ -11,6 +10,10 @@ pub struct BankAccountList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccountList, false, { bank_accounts : "bank_accounts", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for BankAccountList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountList",

@@ -3,7 +3,6 @@
 /// A bank account with its default account number (answer of create, get, update and add owner).
 ///
 /// Schema: `#/components/schemas/BankAccountWithDetails`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountWithDetails {
     /// Bank account id, prefix `bacc_`.
@@ -38,6 +37,16 @@ pub struct BankAccountWithDetails {
     /// BIC of the default account number.
     pub bic: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccountWithDetails, false, { id : "id", description : "description", display_name
+    : "display_name", r#type : "type", status : "status", currency_code :
+    "currency_code", balances : "balances", is_overdraftable : "is_overdraftable",
+    overdraft_reserve_account_id : "overdraft_reserve_account_id", owners : "owners",
+    created_at : "created_at", updated_at : "updated_at", default_account_number_id :
+    "default_account_number_id", default_account_number : "default_account_number",
+    routing_number : "routing_number", bic : "bic" }
+);
 impl crate::runtime::SpecType for BankAccountWithDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccountWithDetails",

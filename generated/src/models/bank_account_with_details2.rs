@@ -3,7 +3,6 @@
 /// The default account number of the bank account.
 ///
 /// Schema: `#/components/schemas/BankAccountWithDetails/allOf/1`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccountWithDetails2 {
     /// Id of the default account number, created with the account (prefix `acno_`).
@@ -15,6 +14,12 @@ pub struct BankAccountWithDetails2 {
     /// BIC of the default account number.
     pub bic: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BankAccountWithDetails2, false, { default_account_number_id :
+    "default_account_number_id", default_account_number : "default_account_number",
+    routing_number : "routing_number", bic : "bic" }
+);
 impl crate::runtime::SpecType for BankAccountWithDetails2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

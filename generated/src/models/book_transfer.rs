@@ -3,7 +3,6 @@
 /// A transfer between two bank accounts of the same platform.
 ///
 /// Schema: `#/components/schemas/BookTransfer`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransfer {
     /// Book transfer id, prefix `book_`.
@@ -34,6 +33,16 @@ pub struct BookTransfer {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BookTransfer, false, { id : "id", amount : "amount", currency_code : "currency_code",
+    sender_bank_account_id : "sender_bank_account_id", sender_account_number_id :
+    "sender_account_number_id", receiver_bank_account_id : "receiver_bank_account_id",
+    receiver_account_number_id : "receiver_account_number_id", description :
+    "description", allow_overdraft : "allow_overdraft", status : "status",
+    idempotency_key : "idempotency_key", created_at : "created_at", updated_at :
+    "updated_at" }
+);
 impl crate::runtime::SpecType for BookTransfer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransfer",

@@ -3,7 +3,6 @@
 /// An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.
 ///
 /// Schema: `#/components/schemas/BookTransferEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransferEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct BookTransferEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::BookTransfer,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BookTransferEvent, false, { id : "id", r#type : "type", created_at : "created_at",
+    data : "data" }
+);
 impl crate::runtime::SpecType for BookTransferEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferEvent",

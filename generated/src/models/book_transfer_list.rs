@@ -3,7 +3,6 @@
 /// One page of book transfers.
 ///
 /// Schema: `#/components/schemas/BookTransferList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BookTransferList {
     /// The book transfers of the page, in list order.
@@ -11,6 +10,10 @@ pub struct BookTransferList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BookTransferList, false, { transfers : "transfers", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for BookTransferList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BookTransferList",

@@ -3,7 +3,6 @@
 /// Details of a BUSINESS entity; present only for type BUSINESS.
 ///
 /// Schema: `#/components/schemas/BusinessDetails`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BusinessDetails {
     /// Legal name of the business.
@@ -27,6 +26,14 @@ pub struct BusinessDetails {
     /// Year of incorporation (four digits); null when not given.
     pub year_of_incorporation: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    BusinessDetails, false, { business_name : "business_name", address : "address",
+    countries_of_operation : "countries_of_operation", description : "description", ein :
+    "ein", industry : "industry", legal_type : "legal_type", state_of_incorporation :
+    "state_of_incorporation", website : "website", year_of_incorporation :
+    "year_of_incorporation" }
+);
 impl crate::runtime::SpecType for BusinessDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BusinessDetails",

@@ -4,13 +4,18 @@
 ///
 /// Schema: `#/components/schemas/ClearBookTransferRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClearBookTransferRequest {
     /// Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub amount: ::std::option::Option<i64>,
 }
+crate::runtime::deserialize_object!(
+    ClearBookTransferRequest, true, { amount : "amount" }
+);
 impl crate::runtime::SpecType for ClearBookTransferRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "ClearBookTransferRequest",

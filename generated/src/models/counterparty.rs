@@ -3,7 +3,6 @@
 /// The legal party on the other side of a transaction, with its bank details.
 ///
 /// Schema: `#/components/schemas/Counterparty`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Counterparty {
     /// Counterparty id, prefix `cpty_`.
@@ -40,6 +39,15 @@ pub struct Counterparty {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Counterparty, false, { id : "id", routing_number : "routing_number",
+    routing_number_type : "routing_number_type", account_number : "account_number",
+    account_type : "account_type", name : "name", description : "description", email :
+    "email", phone : "phone", address : "address", legal_id : "legal_id", legal_type :
+    "legal_type", local_bank_code : "local_bank_code", local_account_number :
+    "local_account_number", created_at : "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for Counterparty {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Counterparty",

@@ -3,7 +3,6 @@
 /// An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.
 ///
 /// Schema: `#/components/schemas/CounterpartyEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CounterpartyEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct CounterpartyEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::Counterparty,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    CounterpartyEvent, false, { id : "id", r#type : "type", created_at : "created_at",
+    data : "data" }
+);
 impl crate::runtime::SpecType for CounterpartyEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartyEvent",

@@ -3,7 +3,6 @@
 /// One page of counterparties.
 ///
 /// Schema: `#/components/schemas/CounterpartyList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CounterpartyList {
     /// The counterparties of the page, in list order.
@@ -11,6 +10,10 @@ pub struct CounterpartyList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    CounterpartyList, false, { counterparties : "counterparties", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for CounterpartyList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CounterpartyList",

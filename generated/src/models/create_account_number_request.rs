@@ -4,16 +4,25 @@
 ///
 /// Schema: `#/components/schemas/CreateAccountNumberRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateAccountNumberRequest {
     /// Free-text description, 0 to 255 characters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Whether issued checks drawn on this number need positive pay.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub check_issuing_positive_pay_required: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(
+    CreateAccountNumberRequest, true, { description : "description",
+    check_issuing_positive_pay_required : "check_issuing_positive_pay_required" }
+);
 impl crate::runtime::SpecType for CreateAccountNumberRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAccountNumberRequest",

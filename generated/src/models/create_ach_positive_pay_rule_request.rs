@@ -4,8 +4,7 @@
 ///
 /// Schema: `#/components/schemas/CreateAchPositivePayRuleRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateAchPositivePayRuleRequest {
     /// Id of a bank account of the platform (prefix `bacc_`).
     pub bank_account_id: ::std::string::String,
@@ -13,11 +12,19 @@ pub struct CreateAchPositivePayRuleRequest {
     pub ach_company_id: ::std::string::String,
     pub amount_condition: crate::models::AmountCondition,
     /// Amount in minor units of the bank account's currency; required unless `amount_condition` is `any_amount`, where it must be absent.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub amount: ::std::option::Option<i64>,
     /// Description of the rule, 1 to 255 characters.
     pub description: ::std::string::String,
 }
+crate::runtime::deserialize_object!(
+    CreateAchPositivePayRuleRequest, true, { bank_account_id : "bank_account_id",
+    ach_company_id : "ach_company_id", amount_condition : "amount_condition", amount :
+    "amount", description : "description" }
+);
 impl crate::runtime::SpecType for CreateAchPositivePayRuleRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAchPositivePayRuleRequest",

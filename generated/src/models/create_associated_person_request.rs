@@ -4,17 +4,23 @@
 ///
 /// Schema: `#/components/schemas/CreateAssociatedPersonRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateAssociatedPersonRequest {
     /// Id of a PERSON entity of the same platform (prefix `enti_`).
     pub person_entity_id: ::std::string::String,
     /// Roles of the person in the business; at least one, no duplicates.
     pub roles: ::std::vec::Vec<crate::models::AssociatedPersonRole>,
     /// Title of the person in the business.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub title_in_business: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreateAssociatedPersonRequest, true, { person_entity_id : "person_entity_id", roles :
+    "roles", title_in_business : "title_in_business" }
+);
 impl crate::runtime::SpecType for CreateAssociatedPersonRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAssociatedPersonRequest",

@@ -4,26 +4,43 @@
 ///
 /// Schema: `#/components/schemas/CreateBankAccountRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateBankAccountRequest {
     /// Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.
     pub entity_id: ::std::string::String,
     /// Description of the account, 3 to 255 characters.
     pub description: ::std::string::String,
     /// Name shown to the account holder.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub display_name: ::std::option::Option<::std::string::String>,
     /// ISO 4217 currency code of the account; must be a supported currency (400 `unsupported_currency`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub currency_code: ::std::option::Option<::std::string::String>,
     /// Whether the account may be overdrawn with `allow_overdraft`.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub is_overdraftable: ::std::option::Option<bool>,
     /// Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`); required when `is_overdraftable` is true.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub overdraft_reserve_account_id: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreateBankAccountRequest, true, { entity_id : "entity_id", description :
+    "description", display_name : "display_name", currency_code : "currency_code",
+    is_overdraftable : "is_overdraftable", overdraft_reserve_account_id :
+    "overdraft_reserve_account_id" }
+);
 impl crate::runtime::SpecType for CreateBankAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBankAccountRequest",

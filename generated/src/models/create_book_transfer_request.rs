@@ -4,36 +4,67 @@
 ///
 /// Schema: `#/components/schemas/CreateBookTransferRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateBookTransferRequest {
     /// Amount in minor units of `currency_code`, at least 1.
     pub amount: i64,
     /// ISO 4217 currency code; must be the currency of both accounts (400 `currency_mismatch`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub currency_code: ::std::option::Option<::std::string::String>,
     /// Id of the sending bank account (prefix `bacc_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub sender_bank_account_id: ::std::option::Option<::std::string::String>,
     /// Id of an account number of the sending bank account (prefix `acno_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub sender_account_number_id: ::std::option::Option<::std::string::String>,
     /// Id of the receiving bank account (prefix `bacc_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub receiver_bank_account_id: ::std::option::Option<::std::string::String>,
     /// Id of an account number of the receiving bank account (prefix `acno_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub receiver_account_number_id: ::std::option::Option<::std::string::String>,
     /// Description of the transfer.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Allow an overdraftable sender to go below zero; the shortfall is locked on its overdraft reserve account.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub allow_overdraft: ::std::option::Option<bool>,
     /// Place the transfer on hold (`HOLD`) instead of completing it; clear or cancel it later.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub hold: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(
+    CreateBookTransferRequest, true, { amount : "amount", currency_code :
+    "currency_code", sender_bank_account_id : "sender_bank_account_id",
+    sender_account_number_id : "sender_account_number_id", receiver_bank_account_id :
+    "receiver_bank_account_id", receiver_account_number_id :
+    "receiver_account_number_id", description : "description", allow_overdraft :
+    "allow_overdraft", hold : "hold" }
+);
 impl crate::runtime::SpecType for CreateBookTransferRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBookTransferRequest",

@@ -4,40 +4,73 @@
 ///
 /// Schema: `#/components/schemas/CreateBusinessEntityRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateBusinessEntityRequest {
     /// Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.
     pub business_name: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub address: ::std::option::Option<crate::models::Address>,
     /// Countries the business operates in.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub countries_of_operation: ::std::option::Option<
         ::std::vec::Vec<::std::string::String>,
     >,
     /// What the business does.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Employer Identification Number, 9 digits without separators.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub ein: ::std::option::Option<::std::string::String>,
     /// Industry of the business.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub industry: ::std::option::Option<::std::string::String>,
     /// Legal form of the business, for example `llc`.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub legal_type: ::std::option::Option<::std::string::String>,
     /// State of incorporation.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub state_of_incorporation: ::std::option::Option<::std::string::String>,
     /// Website URL.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub website: ::std::option::Option<::std::string::String>,
     /// Year of incorporation, four digits.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub year_of_incorporation: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreateBusinessEntityRequest, true, { business_name : "business_name", address :
+    "address", countries_of_operation : "countries_of_operation", description :
+    "description", ein : "ein", industry : "industry", legal_type : "legal_type",
+    state_of_incorporation : "state_of_incorporation", website : "website",
+    year_of_incorporation : "year_of_incorporation" }
+);
 impl crate::runtime::SpecType for CreateBusinessEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateBusinessEntityRequest",

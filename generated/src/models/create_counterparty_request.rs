@@ -4,43 +4,83 @@
 ///
 /// Schema: `#/components/schemas/CreateCounterpartyRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateCounterpartyRequest {
     /// ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.
     pub routing_number: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub routing_number_type: ::std::option::Option<crate::models::RoutingNumberType>,
     /// Account number, up to 17 digits for ABA, or an IBAN (checked with mod-97) for BIC.
     pub account_number: ::std::string::String,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub account_type: ::std::option::Option<crate::models::AccountType>,
     /// Full name of the counterparty.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub name: ::std::option::Option<::std::string::String>,
     /// Description of the counterparty.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Email address.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub email: ::std::option::Option<::std::string::String>,
     /// Phone number in E.164 format (`+` and 8 to 15 digits).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub phone: ::std::option::Option<::std::string::String>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub address: ::std::option::Option<crate::models::Address>,
     /// Legal identifier (such as a tax id) of the counterparty.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub legal_id: ::std::option::Option<::std::string::String>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub legal_type: ::std::option::Option<crate::models::LegalType>,
     /// Local bank code, required by some countries for wires.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub local_bank_code: ::std::option::Option<::std::string::String>,
     /// Local account number, required by some countries for wires.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub local_account_number: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreateCounterpartyRequest, true, { routing_number : "routing_number",
+    routing_number_type : "routing_number_type", account_number : "account_number",
+    account_type : "account_type", name : "name", description : "description", email :
+    "email", phone : "phone", address : "address", legal_id : "legal_id", legal_type :
+    "legal_type", local_bank_code : "local_bank_code", local_account_number :
+    "local_account_number" }
+);
 impl crate::runtime::SpecType for CreateCounterpartyRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateCounterpartyRequest",

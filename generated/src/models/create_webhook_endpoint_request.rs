@@ -4,20 +4,29 @@
 ///
 /// Schema: `#/components/schemas/CreateWebhookEndpointRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateWebhookEndpointRequest {
     /// An `http` or `https` URL, at most 2 048 characters.
     pub url: ::std::string::String,
     /// Free text for the platform's own use.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Event types and prefixes to receive; absent or empty means every event.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub enabled_events: ::std::option::Option<
         ::std::vec::Vec<crate::models::EventSelector>,
     >,
 }
+crate::runtime::deserialize_object!(
+    CreateWebhookEndpointRequest, true, { url : "url", description : "description",
+    enabled_events : "enabled_events" }
+);
 impl crate::runtime::SpecType for CreateWebhookEndpointRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateWebhookEndpointRequest",

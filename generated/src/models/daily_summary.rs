@@ -3,7 +3,6 @@
 /// Summary of one day of a bank account. For each balance, `_credit` and `_debit` are the non-negative sums of increases and decreases of the day and `_close = _open + _credit - _debit`. Amounts are in minor units of `currency_code`.
 ///
 /// Schema: `#/components/schemas/DailySummary`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DailySummary {
     /// The day, in the platform's reporting time zone.
@@ -45,6 +44,18 @@ pub struct DailySummary {
     /// Locked amount at the end of the day, in minor units.
     pub locked_close: i64,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    DailySummary, false, { effective_on : "effective_on", currency_code :
+    "currency_code", transaction_count : "transaction_count", available_open :
+    "available_open", available_credit : "available_credit", available_debit :
+    "available_debit", available_close : "available_close", pending_open :
+    "pending_open", pending_credit : "pending_credit", pending_debit : "pending_debit",
+    pending_close : "pending_close", holding_open : "holding_open", holding_credit :
+    "holding_credit", holding_debit : "holding_debit", holding_close : "holding_close",
+    locked_open : "locked_open", locked_credit : "locked_credit", locked_debit :
+    "locked_debit", locked_close : "locked_close" }
+);
 impl crate::runtime::SpecType for DailySummary {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DailySummary",

@@ -3,7 +3,6 @@
 /// Metadata of an uploaded document.
 ///
 /// Schema: `#/components/schemas/Document`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Document {
     /// Document id, prefix `docu_`.
@@ -32,6 +31,13 @@ pub struct Document {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Document, false, { id : "id", r#type : "type", tag : "tag", description :
+    "description", file_name : "file_name", content_type : "content_type", size : "size",
+    checksum : "checksum", entity_id : "entity_id", url : "url", created_at :
+    "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for Document {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Document",

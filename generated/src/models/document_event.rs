@@ -3,7 +3,6 @@
 /// An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).
 ///
 /// Schema: `#/components/schemas/DocumentEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DocumentEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct DocumentEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::Document,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    DocumentEvent, false, { id : "id", r#type : "type", created_at : "created_at", data :
+    "data" }
+);
 impl crate::runtime::SpecType for DocumentEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentEvent",

@@ -3,7 +3,6 @@
 /// One page of documents.
 ///
 /// Schema: `#/components/schemas/DocumentList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct DocumentList {
     /// The documents of the page, in list order.
@@ -11,6 +10,10 @@ pub struct DocumentList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    DocumentList, false, { documents : "documents", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for DocumentList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "DocumentList",

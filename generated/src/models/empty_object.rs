@@ -3,10 +3,10 @@
 /// An empty JSON object, `{}`.
 ///
 /// Schema: `#/components/schemas/EmptyObject`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct EmptyObject {}
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(EmptyObject, true, {});
 impl crate::runtime::SpecType for EmptyObject {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EmptyObject",

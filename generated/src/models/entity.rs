@@ -3,7 +3,6 @@
 /// An entity (PERSON or BUSINESS) with its details.
 ///
 /// Schema: `#/components/schemas/Entity`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entity {
     /// Entity id, prefix `enti_`.
@@ -31,6 +30,14 @@ pub struct Entity {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub business_details: ::std::option::Option<crate::models::BusinessDetails>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Entity, false, { id : "id", name : "name", r#type : "type", is_root : "is_root",
+    requires_screening : "requires_screening", review_reasons : "review_reasons",
+    documents : "documents", verification_status : "verification_status", created_at :
+    "created_at", updated_at : "updated_at", person_details : "person_details",
+    business_details : "business_details" }
+);
 impl crate::runtime::SpecType for Entity {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Entity",

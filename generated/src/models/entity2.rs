@@ -3,7 +3,6 @@
 /// The type-specific details of the entity.
 ///
 /// Schema: `#/components/schemas/Entity/allOf/1`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entity2 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -11,6 +10,11 @@ pub struct Entity2 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub business_details: ::std::option::Option<crate::models::BusinessDetails>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Entity2, false, { person_details : "person_details", business_details :
+    "business_details" }
+);
 impl crate::runtime::SpecType for Entity2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

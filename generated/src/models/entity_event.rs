@@ -3,7 +3,6 @@
 /// An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.
 ///
 /// Schema: `#/components/schemas/EntityEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityEvent {
     /// Id of the event (prefix `evnt_`).
@@ -14,6 +13,11 @@ pub struct EntityEvent {
     pub created_at: ::chrono::DateTime<::chrono::Utc>,
     pub data: crate::models::Entity,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    EntityEvent, false, { id : "id", r#type : "type", created_at : "created_at", data :
+    "data" }
+);
 impl crate::runtime::SpecType for EntityEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityEvent",

@@ -3,7 +3,6 @@
 /// One page of entities.
 ///
 /// Schema: `#/components/schemas/EntityList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityList {
     /// The entities of the page, in list order.
@@ -11,6 +10,10 @@ pub struct EntityList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    EntityList, false, { entities : "entities", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for EntityList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityList",

@@ -3,7 +3,6 @@
 /// An entity as it appears in lists.
 ///
 /// Schema: `#/components/schemas/EntityListItem`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntityListItem {
     /// Entity id, prefix `enti_`.
@@ -27,6 +26,13 @@ pub struct EntityListItem {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    EntityListItem, false, { id : "id", name : "name", r#type : "type", is_root :
+    "is_root", requires_screening : "requires_screening", review_reasons :
+    "review_reasons", documents : "documents", verification_status :
+    "verification_status", created_at : "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for EntityListItem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntityListItem",

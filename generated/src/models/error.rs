@@ -3,7 +3,6 @@
 /// The body of every 4xx and 5xx response.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     pub r#type: crate::models::ErrorType,
@@ -40,6 +39,11 @@ pub struct Error {
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { r#type : "type", code : "code", message : "message",
+    documentation_url : "documentation_url", details : "details" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",

@@ -3,7 +3,6 @@
 /// One page of events.
 ///
 /// Schema: `#/components/schemas/EventList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EventList {
     /// The events of the page, newest first.
@@ -11,6 +10,10 @@ pub struct EventList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    EventList, false, { events : "events", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for EventList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EventList",

@@ -3,7 +3,6 @@
 /// Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.
 ///
 /// Schema: `#/components/schemas/PersonDetails`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct PersonDetails {
     /// First name.
@@ -21,6 +20,12 @@ pub struct PersonDetails {
     /// Last four digits of the SSN; null when no SSN was given.
     pub ssn_last_4: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    PersonDetails, false, { first_name : "first_name", middle_name : "middle_name",
+    last_name : "last_name", date_of_birth : "date_of_birth", email : "email", address :
+    "address", ssn_last_4 : "ssn_last_4" }
+);
 impl crate::runtime::SpecType for PersonDetails {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PersonDetails",

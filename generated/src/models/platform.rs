@@ -3,7 +3,6 @@
 /// The calling platform (tenant) and its settings.
 ///
 /// Schema: `#/components/schemas/Platform`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Platform {
     /// Platform id, prefix `plat_`.
@@ -23,6 +22,12 @@ pub struct Platform {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Platform, false, { id : "id", name : "name", reporting_time_zone :
+    "reporting_time_zone", additional_requirements : "additional_requirements",
+    created_at : "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for Platform {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Platform",

@@ -4,18 +4,27 @@
 ///
 /// Schema: `#/components/schemas/PlatformUpdate`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PlatformUpdate {
     /// IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub reporting_time_zone: ::std::option::Option<::std::string::String>,
     /// The complete new list of additional compliance fields; replaces the current list. Names must be unique.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub additional_requirements: ::std::option::Option<
         ::std::vec::Vec<crate::models::AdditionalRequirementField>,
     >,
 }
+crate::runtime::deserialize_object!(
+    PlatformUpdate, true, { reporting_time_zone : "reporting_time_zone",
+    additional_requirements : "additional_requirements" }
+);
 impl crate::runtime::SpecType for PlatformUpdate {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PlatformUpdate",

@@ -4,24 +4,35 @@
 ///
 /// Schema: `#/components/schemas/SimulateAchRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SimulateAchRequest {
     /// Id of the account number the transfer is addressed to (prefix `acno_`).
     pub destination_account_number_id: ::std::string::String,
     /// Amount in minor units of `currency_code`, at least 1.
     pub amount: i64,
     /// ISO 4217 currency code; must be the bank account's currency (400 `currency_mismatch`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub currency_code: ::std::option::Option<::std::string::String>,
     /// ACH company id of the originator, exactly 10 alphanumeric characters; matched against positive pay rules.
     pub company_id: ::std::string::String,
     /// Name of the originating company.
     pub company_name: ::std::string::String,
     /// Entry description of the transfer.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    SimulateAchRequest, true, { destination_account_number_id :
+    "destination_account_number_id", amount : "amount", currency_code : "currency_code",
+    company_id : "company_id", company_name : "company_name", description : "description"
+    }
+);
 impl crate::runtime::SpecType for SimulateAchRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "SimulateAchRequest",

@@ -4,22 +4,38 @@
 ///
 /// Schema: `#/components/schemas/UpdateBankAccountRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpdateBankAccountRequest {
     /// Description of the account, 3 to 255 characters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Name shown to the account holder.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub display_name: ::std::option::Option<::std::string::String>,
     /// Whether the account may be overdrawn with `allow_overdraft`; true needs an overdraft reserve account.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub is_overdraftable: ::std::option::Option<bool>,
     /// Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub overdraft_reserve_account_id: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    UpdateBankAccountRequest, true, { description : "description", display_name :
+    "display_name", is_overdraftable : "is_overdraftable", overdraft_reserve_account_id :
+    "overdraft_reserve_account_id" }
+);
 impl crate::runtime::SpecType for UpdateBankAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateBankAccountRequest",

@@ -4,30 +4,55 @@
 ///
 /// Schema: `#/components/schemas/UpdatePersonEntityRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpdatePersonEntityRequest {
     /// First name.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub first_name: ::std::option::Option<::std::string::String>,
     /// Middle name.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub middle_name: ::std::option::Option<::std::string::String>,
     /// Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub last_name: ::std::option::Option<::std::string::String>,
     /// Date of birth.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub date_of_birth: ::std::option::Option<::chrono::NaiveDate>,
     /// Email address.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub email: ::std::option::Option<::std::string::String>,
     /// US Social Security Number, 9 digits without separators.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub ssn: ::std::option::Option<::std::string::String>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub address: ::std::option::Option<crate::models::Address>,
 }
+crate::runtime::deserialize_object!(
+    UpdatePersonEntityRequest, true, { first_name : "first_name", middle_name :
+    "middle_name", last_name : "last_name", date_of_birth : "date_of_birth", email :
+    "email", ssn : "ssn", address : "address" }
+);
 impl crate::runtime::SpecType for UpdatePersonEntityRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdatePersonEntityRequest",

@@ -4,24 +4,39 @@
 ///
 /// Schema: `#/components/schemas/UpdateWebhookEndpointRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpdateWebhookEndpointRequest {
     /// An `http` or `https` URL, at most 2 048 characters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub url: ::std::option::Option<::std::string::String>,
     /// Free text for the platform's own use.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Event types and prefixes to receive; empty means every event.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub enabled_events: ::std::option::Option<
         ::std::vec::Vec<crate::models::EventSelector>,
     >,
     /// Whether the endpoint stops receiving events.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub is_disabled: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(
+    UpdateWebhookEndpointRequest, true, { url : "url", description : "description",
+    enabled_events : "enabled_events", is_disabled : "is_disabled" }
+);
 impl crate::runtime::SpecType for UpdateWebhookEndpointRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UpdateWebhookEndpointRequest",

@@ -4,22 +4,34 @@
 ///
 /// Schema: `#/components/schemas/UploadDocumentRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UploadDocumentRequest {
     /// The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.
     pub file: crate::runtime::FilePart,
     pub r#type: crate::models::DocumentType,
     /// Description, 0 to 127 characters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub description: ::std::option::Option<::std::string::String>,
     /// Free-form tag, 0 to 255 characters.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub tag: ::std::option::Option<::std::string::String>,
     /// Id of an entity of the platform to attach the document to (prefix `enti_`).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub entity_id: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    UploadDocumentRequest, true, { file : "file", r#type : "type", description :
+    "description", tag : "tag", entity_id : "entity_id" }
+);
 impl crate::runtime::SpecType for UploadDocumentRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "UploadDocumentRequest",

@@ -3,7 +3,6 @@
 /// One attempt to deliver an event to a webhook endpoint.
 ///
 /// Schema: `#/components/schemas/WebhookDelivery`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookDelivery {
     /// Id of the attempt (prefix `wdlv_`).
@@ -26,6 +25,12 @@ pub struct WebhookDelivery {
     #[serde(serialize_with = "crate::runtime::date_time::serialize_option")]
     pub next_attempt_at: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    WebhookDelivery, false, { id : "id", event_id : "event_id", attempt : "attempt",
+    status : "status", response_status : "response_status", latency_ms : "latency_ms",
+    error : "error", created_at : "created_at", next_attempt_at : "next_attempt_at" }
+);
 impl crate::runtime::SpecType for WebhookDelivery {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDelivery",

@@ -3,7 +3,6 @@
 /// One page of delivery attempts.
 ///
 /// Schema: `#/components/schemas/WebhookDeliveryList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookDeliveryList {
     /// The attempts of the page, newest first.
@@ -11,6 +10,10 @@ pub struct WebhookDeliveryList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    WebhookDeliveryList, false, { deliveries : "deliveries", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for WebhookDeliveryList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookDeliveryList",

@@ -3,7 +3,6 @@
 /// A URL that receives the platform's events, signed with `secret`.
 ///
 /// Schema: `#/components/schemas/WebhookEndpoint`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookEndpoint {
     /// Id of the endpoint (prefix `wend_`).
@@ -25,6 +24,12 @@ pub struct WebhookEndpoint {
     #[serde(serialize_with = "crate::runtime::date_time::serialize")]
     pub updated_at: ::chrono::DateTime<::chrono::Utc>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    WebhookEndpoint, false, { id : "id", url : "url", description : "description",
+    enabled_events : "enabled_events", is_disabled : "is_disabled", secret : "secret",
+    created_at : "created_at", updated_at : "updated_at" }
+);
 impl crate::runtime::SpecType for WebhookEndpoint {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookEndpoint",

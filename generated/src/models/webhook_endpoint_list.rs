@@ -3,7 +3,6 @@
 /// One page of webhook endpoints.
 ///
 /// Schema: `#/components/schemas/WebhookEndpointList`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct WebhookEndpointList {
     /// The webhook endpoints of the page, newest first.
@@ -11,6 +10,11 @@ pub struct WebhookEndpointList {
     /// Whether more objects exist beyond this page in the direction of travel.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    WebhookEndpointList, false, { webhook_endpoints : "webhook_endpoints", has_more :
+    "has_more" }
+);
 impl crate::runtime::SpecType for WebhookEndpointList {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "WebhookEndpointList",

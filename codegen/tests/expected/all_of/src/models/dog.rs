@@ -3,7 +3,7 @@
 /// A pet with dog-specific fields; the generator merges both allOf members into one struct.
 ///
 /// Schema: `#/components/schemas/Dog`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Dog {
     /// Unique identifier of the pet.
     pub id: i64,
@@ -20,6 +20,10 @@ pub struct Dog {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<crate::models::Owner>,
 }
+crate::runtime::deserialize_object!(
+    Dog, false, { id : "id", name : "name", tag : "tag", breed : "breed", good_boy :
+    "good_boy", owner : "owner" }
+);
 impl crate::runtime::SpecType for Dog {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,7 +3,7 @@
 /// Dog-specific fields added to the base pet.
 ///
 /// Schema: `#/components/schemas/Dog/allOf/1`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Dog2 {
     /// Breed of the dog.
     pub breed: ::std::string::String,
@@ -13,6 +13,9 @@ pub struct Dog2 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<crate::models::Owner>,
 }
+crate::runtime::deserialize_object!(
+    Dog2, false, { breed : "breed", good_boy : "good_boy", owner : "owner" }
+);
 impl crate::runtime::SpecType for Dog2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

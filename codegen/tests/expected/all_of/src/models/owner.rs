@@ -3,11 +3,12 @@
 /// The owner of a dog, referenced from the inline allOf member.
 ///
 /// Schema: `#/components/schemas/Owner`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Owner {
     /// Name of the owner.
     pub name: ::std::string::String,
 }
+crate::runtime::deserialize_object!(Owner, false, { name : "name" });
 impl crate::runtime::SpecType for Owner {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Owner",

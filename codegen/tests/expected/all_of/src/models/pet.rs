@@ -3,7 +3,7 @@
 /// Base fields shared by every pet.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// Unique identifier of the pet.
     pub id: i64,
@@ -13,6 +13,9 @@ pub struct Pet {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tag: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    Pet, false, { id : "id", name : "name", tag : "tag" }
+);
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

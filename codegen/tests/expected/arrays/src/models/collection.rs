@@ -3,7 +3,6 @@
 /// A collection with array fields.
 ///
 /// Schema: `#/components/schemas/Collection`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Collection {
     /// Unique identifier of the collection.
@@ -22,6 +21,11 @@ pub struct Collection {
     /// Required array of referenced tag objects.
     pub tags: ::std::vec::Vec<crate::models::Tag>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Collection, false, { id : "id", anything : "anything", labels : "labels", scores :
+    "scores", flags : "flags", tags : "tags" }
+);
 impl crate::runtime::SpecType for Collection {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Collection",

@@ -4,20 +4,33 @@
 ///
 /// Schema: `#/components/schemas/CreateCollectionRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateCollectionRequest {
     /// An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub anything: ::std::option::Option<::std::vec::Vec<::serde_json::Value>>,
     /// Required array of strings.
     pub labels: ::std::vec::Vec<::std::string::String>,
     /// Optional array of 32-bit integers.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub scores: ::std::option::Option<::std::vec::Vec<i32>>,
     /// Optional array of referenced tag objects.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub tags: ::std::option::Option<::std::vec::Vec<crate::models::Tag>>,
 }
+crate::runtime::deserialize_object!(
+    CreateCollectionRequest, false, { anything : "anything", labels : "labels", scores :
+    "scores", tags : "tags" }
+);
 impl crate::runtime::SpecType for CreateCollectionRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateCollectionRequest",

@@ -3,7 +3,6 @@
 /// A page of collections.
 ///
 /// Schema: `#/paths/~1collections~1pages/get/responses/200/content/application~1json/schema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct PageCollectionsOkBody {
     /// The collections of the page.
@@ -11,6 +10,10 @@ pub struct PageCollectionsOkBody {
     /// Whether a page follows.
     pub has_more: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    PageCollectionsOkBody, false, { data : "data", has_more : "has_more" }
+);
 impl crate::runtime::SpecType for PageCollectionsOkBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

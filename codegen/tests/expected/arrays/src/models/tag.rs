@@ -3,7 +3,7 @@
 /// A label attached to a collection.
 ///
 /// Schema: `#/components/schemas/Tag`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Tag {
     /// Name of the tag.
     pub name: ::std::string::String,
@@ -11,6 +11,7 @@ pub struct Tag {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub weight: ::std::option::Option<i32>,
 }
+crate::runtime::deserialize_object!(Tag, false, { name : "name", weight : "weight" });
 impl crate::runtime::SpecType for Tag {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

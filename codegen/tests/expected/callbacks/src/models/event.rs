@@ -3,13 +3,14 @@
 /// Something that happened.
 ///
 /// Schema: `#/components/schemas/Event`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// The event's id.
     pub id: ::std::string::String,
     pub r#type: crate::models::EventType,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Event, false, { id : "id", r#type : "type" });
 impl crate::runtime::SpecType for Event {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Event",

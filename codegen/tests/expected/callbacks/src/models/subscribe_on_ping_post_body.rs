@@ -3,12 +3,15 @@
 /// The ping.
 ///
 /// Schema: `#/paths/~1subscriptions/post/callbacks/onPing/{$request.body#~1url}~1ping/post/requestBody/content/application~1json/schema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct SubscribeOnPingPostBody {
     /// Increases by one per ping.
     pub sequence: i64,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    SubscribeOnPingPostBody, false, { sequence : "sequence" }
+);
 impl crate::runtime::SpecType for SubscribeOnPingPostBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

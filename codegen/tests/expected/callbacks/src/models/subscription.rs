@@ -4,11 +4,12 @@
 ///
 /// Schema: `#/components/schemas/Subscription`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Subscription {
     /// The receiver.
     pub url: ::std::string::String,
 }
+crate::runtime::deserialize_object!(Subscription, false, { url : "url" });
 impl crate::runtime::SpecType for Subscription {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Subscription",

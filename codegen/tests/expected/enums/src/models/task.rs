@@ -3,7 +3,7 @@
 /// A task that uses enums as properties and array items.
 ///
 /// Schema: `#/components/schemas/Task`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Task {
     /// Unique identifier of the task.
     pub id: ::std::string::String,
@@ -13,6 +13,10 @@ pub struct Task {
     /// Kinds of the task (array of enum items).
     pub kinds: ::std::vec::Vec<crate::models::TaskKind>,
 }
+crate::runtime::deserialize_object!(
+    Task, false, { id : "id", status : "status", previous_status : "previous_status",
+    kinds : "kinds" }
+);
 impl crate::runtime::SpecType for Task {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Task",

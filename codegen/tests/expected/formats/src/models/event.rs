@@ -3,7 +3,6 @@
 /// An event with one field per format.
 ///
 /// Schema: `#/components/schemas/Event`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Event {
     /// Unique identifier (int64).
@@ -26,6 +25,12 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub homepage: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Event, false, { id : "id", sequence : "sequence", occurred_on : "occurred_on",
+    created_at : "created_at", updated_at : "updated_at", contact : "contact", homepage :
+    "homepage" }
+);
 impl crate::runtime::SpecType for Event {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Event",

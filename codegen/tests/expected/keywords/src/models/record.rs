@@ -3,7 +3,6 @@
 /// A record whose property names are Rust keywords or not snake_case.
 ///
 /// Schema: `#/components/schemas/Record`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Record {
     pub r#type: crate::models::Type,
@@ -32,6 +31,12 @@ pub struct Record {
     #[serde(rename = "kebab-name")]
     pub kebab_name: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Record, false, { r#type : "type", r#ref : "ref", r#async : "async", self_ : "self",
+    crate_ : "crate", r#gen : "gen", r#match : "match", camel_case_name :
+    "camelCaseName", kebab_name : "kebab-name" }
+);
 impl crate::runtime::SpecType for Record {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Record",

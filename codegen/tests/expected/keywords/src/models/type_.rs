@@ -3,7 +3,7 @@
 /// A schema named Type, whose snake_case form (type) is a Rust keyword.
 ///
 /// Schema: `#/components/schemas/Type`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Type {
     /// Name of the type.
     pub name: ::std::string::String,
@@ -12,6 +12,7 @@ pub struct Type {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub self_: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(Type, false, { name : "name", self_ : "self" });
 impl crate::runtime::SpecType for Type {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Type",

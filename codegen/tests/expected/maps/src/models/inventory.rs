@@ -3,7 +3,6 @@
 /// An object with map-typed properties.
 ///
 /// Schema: `#/components/schemas/Inventory`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Inventory {
     /// Required map from SKU to count (primitive values).
@@ -18,6 +17,11 @@ pub struct Inventory {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub metadata: ::std::option::Option<crate::models::Metadata>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Inventory, false, { counts : "counts", labels : "labels", items : "items", metadata :
+    "metadata" }
+);
 impl crate::runtime::SpecType for Inventory {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Inventory",

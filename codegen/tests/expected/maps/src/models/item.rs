@@ -3,7 +3,6 @@
 /// An inventory item, used as a map value.
 ///
 /// Schema: `#/components/schemas/Item`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Item {
     /// Stock keeping unit.
@@ -12,6 +11,8 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub quantity: ::std::option::Option<i32>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Item, false, { sku : "sku", quantity : "quantity" });
 impl crate::runtime::SpecType for Item {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Item",

@@ -3,9 +3,7 @@
 /// An object that does not allow any additional properties.
 ///
 /// Schema: `#/components/schemas/MetadataSummary`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
-#[serde(deny_unknown_fields)]
 pub struct MetadataSummary {
     /// Number of stored keys.
     pub key_count: i32,
@@ -13,6 +11,10 @@ pub struct MetadataSummary {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub truncated: ::std::option::Option<bool>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    MetadataSummary, true, { key_count : "key_count", truncated : "truncated" }
+);
 impl crate::runtime::SpecType for MetadataSummary {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "MetadataSummary",

@@ -3,7 +3,7 @@
 /// A note.
 ///
 /// Schema: `#/components/schemas/Note`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Note {
     /// The title.
     pub title: ::std::string::String,
@@ -14,6 +14,9 @@ pub struct Note {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+crate::runtime::deserialize_object!(
+    Note, false, { title : "title", stars : "stars", tags : "tags" }
+);
 impl crate::runtime::SpecType for Note {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Note",

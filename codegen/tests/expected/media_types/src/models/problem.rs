@@ -3,7 +3,6 @@
 /// An RFC 9457 problem.
 ///
 /// Schema: `#/components/schemas/Problem`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Problem {
     /// What went wrong.
@@ -12,6 +11,10 @@ pub struct Problem {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub status: ::std::option::Option<i64>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Problem, false, { title : "title", status : "status" }
+);
 impl crate::runtime::SpecType for Problem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Problem",

@@ -3,13 +3,14 @@
 /// A cat.
 ///
 /// Schema: `#/components/schemas/Cat`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Cat {
     /// Always `cat`.
     pub kind: ::std::string::String,
     /// Lives left.
     pub lives: i32,
 }
+crate::runtime::deserialize_object!(Cat, false, { kind : "kind", lives : "lives" });
 impl crate::runtime::SpecType for Cat {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Cat");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

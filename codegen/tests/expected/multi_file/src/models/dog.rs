@@ -3,7 +3,7 @@
 /// A dog.
 ///
 /// Schema: `#/components/schemas/Dog`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Dog {
     /// Always `dog`.
     pub kind: ::std::string::String,
@@ -11,6 +11,7 @@ pub struct Dog {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub good: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(Dog, false, { kind : "kind", good : "good" });
 impl crate::runtime::SpecType for Dog {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

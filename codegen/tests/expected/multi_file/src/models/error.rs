@@ -3,7 +3,6 @@
 /// This document's own error (another file has one by that name too).
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A number.
@@ -11,6 +10,10 @@ pub struct Error {
     /// What went wrong.
     pub message: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { code : "code", message : "message" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",

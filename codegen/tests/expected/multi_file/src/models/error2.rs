@@ -3,7 +3,6 @@
 /// The shared error of the other files.
 ///
 /// Schema: `#/components/schemas/Error2`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error2 {
     /// A code.
@@ -11,6 +10,10 @@ pub struct Error2 {
     /// What went wrong.
     pub message: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error2, false, { code : "code", message : "message" }
+);
 impl crate::runtime::SpecType for Error2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error2",

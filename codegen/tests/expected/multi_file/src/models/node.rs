@@ -3,7 +3,6 @@
 /// A tree of names.
 ///
 /// Schema: `#/components/schemas/Node`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Node {
     /// This node's name.
@@ -12,6 +11,10 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub children: ::std::option::Option<::std::vec::Vec<crate::models::Node>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Node, false, { name : "name", children : "children" }
+);
 impl crate::runtime::SpecType for Node {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Node",

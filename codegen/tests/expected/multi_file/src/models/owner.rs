@@ -3,7 +3,6 @@
 /// An owner.
 ///
 /// Schema: `#/components/schemas/Owner`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Owner {
     /// The owner's name.
@@ -13,6 +12,10 @@ pub struct Owner {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tree: ::std::option::Option<crate::models::Node>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Owner, false, { name : "name", pets : "pets", tree : "tree" }
+);
 impl crate::runtime::SpecType for Owner {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Owner",

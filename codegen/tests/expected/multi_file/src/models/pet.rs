@@ -3,7 +3,6 @@
 /// A pet.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// The pet's id.
@@ -15,6 +14,10 @@ pub struct Pet {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub parent: ::std::option::Option<::std::boxed::Box<crate::models::Pet>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Pet, false, { id : "id", name : "name", tag : "tag", parent : "parent" }
+);
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,7 +3,6 @@
 /// Metadata of a stored file.
 ///
 /// Schema: `#/components/schemas/File`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct File {
     /// Unique identifier of the file.
@@ -16,6 +15,10 @@ pub struct File {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub title: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    File, false, { id : "id", purpose : "purpose", size : "size", title : "title" }
+);
 impl crate::runtime::SpecType for File {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "File",

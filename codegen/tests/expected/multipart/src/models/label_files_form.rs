@@ -4,11 +4,12 @@
 ///
 /// Schema: `#/paths/~1files~1labels/post/requestBody/content/multipart~1form-data/schema`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LabelFilesForm {
     /// The label to set.
     pub label: ::std::string::String,
 }
+crate::runtime::deserialize_object!(LabelFilesForm, false, { label : "label" });
 impl crate::runtime::SpecType for LabelFilesForm {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -4,18 +4,28 @@
 ///
 /// Schema: `#/paths/~1files/post/requestBody/content/multipart~1form-data/schema`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UploadFileForm {
     /// The file content.
     pub file: crate::runtime::FilePart,
     pub purpose: crate::models::UploadFileFormPurpose,
     /// Optional title of the file.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub title: ::std::option::Option<::std::string::String>,
     /// Optional free-form note.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub note: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    UploadFileForm, false, { file : "file", purpose : "purpose", title : "title", note :
+    "note" }
+);
 impl crate::runtime::SpecType for UploadFileForm {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

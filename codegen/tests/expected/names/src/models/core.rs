@@ -3,13 +3,14 @@
 /// Its file's module is named like a crate every crate can reach (`core`).
 ///
 /// Schema: `#/components/schemas/Core`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Core {
     /// An id.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Core, false, { id : "id" });
 impl crate::runtime::SpecType for Core {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Core",

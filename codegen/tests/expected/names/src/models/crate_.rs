@@ -3,13 +3,14 @@
 /// Its file's module name would be a keyword (`crate`).
 ///
 /// Schema: `#/components/schemas/Crate`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Crate {
     /// An id.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub id: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Crate, false, { id : "id" });
 impl crate::runtime::SpecType for Crate {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Crate",

@@ -3,7 +3,6 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A code.
@@ -11,6 +10,10 @@ pub struct Error {
     /// A message.
     pub message: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { code : "code", message : "message" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",

@@ -4,13 +4,17 @@
 ///
 /// Schema: `#/components/schemas/pet`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Pet {
     /// Not ASCII, capitalised.
-    #[serde(rename = "Größe")]
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(feature = "serialize-requests", serde(rename = "Größe"))]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub gr_u00f6_u00df_e: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(Pet, false, { gr_u00f6_u00df_e : "Größe" });
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

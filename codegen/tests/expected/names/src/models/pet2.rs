@@ -3,13 +3,14 @@
 /// Differs from `pet` only by case.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet2 {
     /// A kind.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub kind: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Pet2, false, { kind : "kind" });
 impl crate::runtime::SpecType for Pet2 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,7 +3,6 @@
 /// A schema name starting with a digit.
 ///
 /// Schema: `#/components/schemas/2Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct V2Pet {
     /// The name.
@@ -25,6 +24,11 @@ pub struct V2Pet {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub self_: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    V2Pet, false, { name : "name", name2 : "Name", _1st : "1st", gr_u00f6_u00df_e :
+    "größe", self_ : "self" }
+);
 impl crate::runtime::SpecType for V2Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "2Pet",

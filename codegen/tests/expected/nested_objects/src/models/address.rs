@@ -3,7 +3,7 @@
 /// A postal address (third level of nesting).
 ///
 /// Schema: `#/components/schemas/Address`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Address {
     /// First address line.
     pub line1: ::std::string::String,
@@ -16,6 +16,10 @@ pub struct Address {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub postal_code: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    Address, false, { line1 : "line1", line2 : "line2", city : "city", postal_code :
+    "postal_code" }
+);
 impl crate::runtime::SpecType for Address {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Address",

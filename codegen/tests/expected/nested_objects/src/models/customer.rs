@@ -3,12 +3,15 @@
 /// The customer who placed an order (second level of nesting).
 ///
 /// Schema: `#/components/schemas/Customer`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Customer {
     /// Full name of the customer.
     pub name: ::std::string::String,
     pub address: crate::models::Address,
 }
+crate::runtime::deserialize_object!(
+    Customer, false, { name : "name", address : "address" }
+);
 impl crate::runtime::SpecType for Customer {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Customer",

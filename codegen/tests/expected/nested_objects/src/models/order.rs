@@ -3,7 +3,7 @@
 /// An order placed by a customer (first level of nesting).
 ///
 /// Schema: `#/components/schemas/Order`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Order {
     /// Unique identifier of the order.
     pub id: ::std::string::String,
@@ -11,6 +11,10 @@ pub struct Order {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub billing_customer: ::std::option::Option<crate::models::Customer>,
 }
+crate::runtime::deserialize_object!(
+    Order, false, { id : "id", customer : "customer", billing_customer :
+    "billing_customer" }
+);
 impl crate::runtime::SpecType for Order {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Order",

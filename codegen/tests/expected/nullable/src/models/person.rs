@@ -3,11 +3,12 @@
 /// A person referenced from a profile.
 ///
 /// Schema: `#/components/schemas/Person`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Person {
     /// Full name of the person.
     pub name: ::std::string::String,
 }
+crate::runtime::deserialize_object!(Person, false, { name : "name" });
 impl crate::runtime::SpecType for Person {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Person",

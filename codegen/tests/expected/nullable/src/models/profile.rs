@@ -3,7 +3,7 @@
 /// A profile mixing required/optional and nullable/non-nullable fields.
 ///
 /// Schema: `#/components/schemas/Profile`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Profile {
     /// Required, not nullable.
     pub id: ::std::string::String,
@@ -28,6 +28,11 @@ pub struct Profile {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<crate::models::Person>,
 }
+crate::runtime::deserialize_object!(
+    Profile, false, { id : "id", display_name : "display_name", age : "age", nickname :
+    "nickname", score : "score", verified : "verified", manager : "manager", mentor :
+    "mentor", owner : "owner" }
+);
 impl crate::runtime::SpecType for Profile {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Profile",

@@ -3,7 +3,6 @@
 /// An account with required and optional fields of every primitive type.
 ///
 /// Schema: `#/components/schemas/Account`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Account {
     /// Unique identifier of the account.
@@ -29,6 +28,12 @@ pub struct Account {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub verified: ::std::option::Option<bool>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Account, false, { id : "id", name : "name", age : "age", balance : "balance", active
+    : "active", nickname : "nickname", login_count : "login_count", credit_limit :
+    "credit_limit", verified : "verified" }
+);
 impl crate::runtime::SpecType for Account {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Account",

@@ -4,19 +4,29 @@
 ///
 /// Schema: `#/components/schemas/CreateAccountRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateAccountRequest {
     /// Display name of the account holder.
     pub name: ::std::string::String,
     /// Age of the account holder in years.
     pub age: i32,
     /// Optional opening balance in minor currency units.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub initial_balance: ::std::option::Option<i64>,
     /// Optional initial active flag.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub active: ::std::option::Option<bool>,
 }
+crate::runtime::deserialize_object!(
+    CreateAccountRequest, false, { name : "name", age : "age", initial_balance :
+    "initial_balance", active : "active" }
+);
 impl crate::runtime::SpecType for CreateAccountRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateAccountRequest",

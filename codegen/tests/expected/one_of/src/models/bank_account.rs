@@ -3,7 +3,7 @@
 /// Bank account payment method; its required fields are disjoint from Card's.
 ///
 /// Schema: `#/components/schemas/BankAccount`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct BankAccount {
     /// International bank account number.
     pub iban: ::std::string::String,
@@ -11,6 +11,7 @@ pub struct BankAccount {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub bic: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(BankAccount, false, { iban : "iban", bic : "bic" });
 impl crate::runtime::SpecType for BankAccount {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "BankAccount",

@@ -3,13 +3,16 @@
 /// Card payment method; its required fields are disjoint from BankAccount's.
 ///
 /// Schema: `#/components/schemas/Card`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Card {
     /// Card number.
     pub card_number: ::std::string::String,
     /// Expiry date as MM/YY.
     pub expiry: ::std::string::String,
 }
+crate::runtime::deserialize_object!(
+    Card, false, { card_number : "card_number", expiry : "expiry" }
+);
 impl crate::runtime::SpecType for Card {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Card",

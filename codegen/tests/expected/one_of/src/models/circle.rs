@@ -3,12 +3,15 @@
 /// A circle variant of Shape.
 ///
 /// Schema: `#/components/schemas/Circle`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Circle {
     pub shape_type: crate::models::CircleShapeType,
     /// Radius of the circle.
     pub radius: i32,
 }
+crate::runtime::deserialize_object!(
+    Circle, false, { shape_type : "shape_type", radius : "radius" }
+);
 impl crate::runtime::SpecType for Circle {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Circle",

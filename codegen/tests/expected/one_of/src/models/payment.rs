@@ -3,7 +3,7 @@
 /// A payment using the untagged oneOf schemas.
 ///
 /// Schema: `#/components/schemas/Payment`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Payment {
     /// Amount in minor currency units.
     pub amount: i64,
@@ -11,6 +11,9 @@ pub struct Payment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub reference: ::std::option::Option<crate::models::ExternalReference>,
 }
+crate::runtime::deserialize_object!(
+    Payment, false, { amount : "amount", method : "method", reference : "reference" }
+);
 impl crate::runtime::SpecType for Payment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Payment",

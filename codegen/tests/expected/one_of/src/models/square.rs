@@ -3,12 +3,15 @@
 /// A square variant of Shape.
 ///
 /// Schema: `#/components/schemas/Square`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Square {
     pub shape_type: crate::models::SquareShapeType,
     /// Side length of the square.
     pub side: i32,
 }
+crate::runtime::deserialize_object!(
+    Square, false, { shape_type : "shape_type", side : "side" }
+);
 impl crate::runtime::SpecType for Square {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Square",

@@ -4,34 +4,66 @@
 ///
 /// Schema: `#/components/schemas/CreatePayment`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatePayment {
     pub kind: crate::models::CreatePaymentKind,
     /// What moves.
     pub amount: crate::models::Money,
     /// A note for the receiver, or null.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub memo: ::std::option::Option<::std::string::String>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub reference: ::std::option::Option<crate::models::CreatePaymentReference>,
     /// A base64 document.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub attachment: ::std::option::Option<::std::string::String>,
     /// A settlement date, or null for today.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub settle_on: ::std::option::Option<::chrono::NaiveDate>,
     /// The currency by its anchor.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub scheme: ::std::option::Option<crate::models::CurrencyCode>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub location: ::std::option::Option<crate::models::CreatePaymentLocation>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub tags: ::std::option::Option<crate::models::CreatePaymentTags>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub channel: ::std::option::Option<crate::models::CreatePaymentChannel>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub metadata: ::std::option::Option<crate::models::CreatePaymentMetadata>,
 }
+crate::runtime::deserialize_object!(
+    CreatePayment, false, { kind : "kind", amount : "amount", memo : "memo", reference :
+    "reference", attachment : "attachment", settle_on : "settle_on", scheme : "scheme",
+    location : "location", tags : "tags", channel : "channel", metadata : "metadata" }
+);
 impl crate::runtime::SpecType for CreatePayment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreatePayment",

@@ -4,14 +4,23 @@
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatePaymentChannel {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub kind: ::std::option::Option<crate::models::CreatePaymentChannelKind>,
     /// The card reader.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub device: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreatePaymentChannel, false, { kind : "kind", device : "device" }
+);
 impl crate::runtime::SpecType for CreatePaymentChannel {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,11 +3,17 @@
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/dependentSchemas/device`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatePaymentChannelDependent1 {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub device: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreatePaymentChannelDependent1, false, { device : "device" }
+);
 impl crate::runtime::SpecType for CreatePaymentChannelDependent1 {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

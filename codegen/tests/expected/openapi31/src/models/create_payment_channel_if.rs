@@ -3,10 +3,11 @@
 ///
 /// Schema: `#/components/schemas/CreatePayment/properties/channel/if`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatePaymentChannelIf {
     pub kind: crate::models::CreatePaymentChannelIfKind,
 }
+crate::runtime::deserialize_object!(CreatePaymentChannelIf, false, { kind : "kind" });
 impl crate::runtime::SpecType for CreatePaymentChannelIf {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,13 +3,15 @@
 /// An amount in minor units of a currency.
 ///
 /// Schema: `#/components/schemas/Money`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Money {
     /// Minor units, above zero.
     pub amount: i64,
     pub currency: crate::models::CurrencyCode,
 }
+crate::runtime::deserialize_object!(
+    Money, true, { amount : "amount", currency : "currency" }
+);
 impl crate::runtime::SpecType for Money {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Money",

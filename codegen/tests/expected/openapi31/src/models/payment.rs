@@ -3,7 +3,6 @@
 /// A payment.
 ///
 /// Schema: `#/components/schemas/Payment`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Payment {
     /// Its id.
@@ -17,6 +16,11 @@ pub struct Payment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub parent: ::std::option::Option<::std::boxed::Box<crate::models::Payment>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Payment, false, { id : "id", kind : "kind", amount : "amount", status : "status",
+    memo : "memo", parent : "parent" }
+);
 impl crate::runtime::SpecType for Payment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Payment",

@@ -3,12 +3,15 @@
 /// A payment event.
 ///
 /// Schema: `#/components/schemas/PaymentEvent`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct PaymentEvent {
     pub r#type: crate::models::PaymentEventType,
     pub payment: crate::models::Payment,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    PaymentEvent, false, { r#type : "type", payment : "payment" }
+);
 impl crate::runtime::SpecType for PaymentEvent {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PaymentEvent",

@@ -2,7 +2,6 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/openapi32.yaml --out codegen/tests/expected/openapi32 --crate-name fixture-openapi32 --runtime-path ../../../runtime` again.
 ///
 /// Schema: `#/components/schemas/Entry`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Entry {
     pub id: ::std::string::String,
@@ -12,6 +11,11 @@ pub struct Entry {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub memo: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Entry, false, { id : "id", account : "account", amount : "amount", currency :
+    "currency", memo : "memo" }
+);
 impl crate::runtime::SpecType for Entry {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Entry",

@@ -3,16 +3,28 @@
 ///
 /// Schema: `#/components/schemas/EntryFilter`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EntryFilter {
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub account: ::std::option::Option<::std::string::String>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub min_amount: ::std::option::Option<i64>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub currency: ::std::option::Option<::std::vec::Vec<crate::models::Currency>>,
 }
+crate::runtime::deserialize_object!(
+    EntryFilter, true, { account : "account", min_amount : "min_amount", currency :
+    "currency" }
+);
 impl crate::runtime::SpecType for EntryFilter {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntryFilter",

@@ -2,11 +2,12 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/openapi32.yaml --out codegen/tests/expected/openapi32 --crate-name fixture-openapi32 --runtime-path ../../../runtime` again.
 ///
 /// Schema: `#/components/schemas/EntryPage`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct EntryPage {
     pub data: ::std::vec::Vec<crate::models::Entry>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(EntryPage, false, { data : "data" });
 impl crate::runtime::SpecType for EntryPage {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "EntryPage",

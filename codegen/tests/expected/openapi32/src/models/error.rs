@@ -2,12 +2,15 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/openapi32.yaml --out codegen/tests/expected/openapi32 --crate-name fixture-openapi32 --runtime-path ../../../runtime` again.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     pub code: ::std::string::String,
     pub message: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { code : "code", message : "message" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",

@@ -2,7 +2,6 @@
 // run `openapi-poem generate --spec codegen/tests/fixtures/openapi32.yaml --out codegen/tests/expected/openapi32 --crate-name fixture-openapi32 --runtime-path ../../../runtime` again.
 ///
 /// Schema: `#/paths/~1entries~1feed/get/responses/200/content/text~1event-stream/itemSchema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct FollowEntriesOkBodyItem {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -11,6 +10,10 @@ pub struct FollowEntriesOkBodyItem {
     pub id: ::std::option::Option<::std::string::String>,
     pub data: crate::models::Entry,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    FollowEntriesOkBodyItem, false, { event : "event", id : "id", data : "data" }
+);
 impl crate::runtime::SpecType for FollowEntriesOkBodyItem {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

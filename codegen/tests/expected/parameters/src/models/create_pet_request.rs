@@ -4,14 +4,20 @@
 ///
 /// Schema: `#/components/schemas/CreatePetRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreatePetRequest {
     /// Name of the pet.
     pub name: ::std::string::String,
     /// Optional type of the pet.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub r#type: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    CreatePetRequest, false, { name : "name", r#type : "type" }
+);
 impl crate::runtime::SpecType for CreatePetRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreatePetRequest",

@@ -3,15 +3,24 @@
 ///
 /// Schema: `#/paths/~1owners~1{owner_id}~1pets/get/parameters/21/content/application~1json/schema`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ListOwnerPetsWhere {
     /// A color.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub color: ::std::option::Option<::std::string::String>,
     /// At most this many.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub max: ::std::option::Option<i32>,
 }
+crate::runtime::deserialize_object!(
+    ListOwnerPetsWhere, false, { color : "color", max : "max" }
+);
 impl crate::runtime::SpecType for ListOwnerPetsWhere {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

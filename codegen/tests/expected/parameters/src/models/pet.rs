@@ -3,7 +3,6 @@
 /// A pet belonging to an owner.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// Unique identifier of the pet.
@@ -19,6 +18,11 @@ pub struct Pet {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub balance: ::std::option::Option<i64>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Pet, false, { id : "id", owner_id : "owner_id", name : "name", r#type : "type",
+    balance : "balance" }
+);
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

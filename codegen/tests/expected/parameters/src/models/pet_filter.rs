@@ -4,21 +4,37 @@
 ///
 /// Schema: `#/components/schemas/PetFilter`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PetFilter {
     /// The exact name.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub name: ::std::option::Option<::std::string::String>,
     /// The youngest age.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub min_age: ::std::option::Option<i32>,
     /// Only vaccinated pets.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub vaccinated: ::std::option::Option<bool>,
     /// Any of these kinds.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub kinds: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
 }
+crate::runtime::deserialize_object!(
+    PetFilter, false, { name : "name", min_age : "min_age", vaccinated : "vaccinated",
+    kinds : "kinds" }
+);
 impl crate::runtime::SpecType for PetFilter {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "PetFilter",

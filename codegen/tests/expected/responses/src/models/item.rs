@@ -3,7 +3,7 @@
 /// An item.
 ///
 /// Schema: `#/components/schemas/Item`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Item {
     /// Name of the item.
     pub name: ::std::string::String,
@@ -11,6 +11,9 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub quantity: ::std::option::Option<i32>,
 }
+crate::runtime::deserialize_object!(
+    Item, false, { name : "name", quantity : "quantity" }
+);
 impl crate::runtime::SpecType for Item {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Item",

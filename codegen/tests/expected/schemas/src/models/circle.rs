@@ -3,11 +3,12 @@
 /// A circle.
 ///
 /// Schema: `#/components/schemas/Circle`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Circle {
     /// Radius.
     pub radius: f64,
 }
+crate::runtime::deserialize_object!(Circle, false, { radius : "radius" });
 impl crate::runtime::SpecType for Circle {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Circle",

@@ -3,7 +3,6 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// A code.
@@ -14,6 +13,10 @@ pub struct Error {
         ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     >,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { code : "code", details : "details" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",

@@ -3,7 +3,7 @@
 /// A recursive tree.
 ///
 /// Schema: `#/components/schemas/Node`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Node {
     /// A value.
     pub value: i64,
@@ -13,6 +13,9 @@ pub struct Node {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub children: ::std::option::Option<::std::vec::Vec<crate::models::Node>>,
 }
+crate::runtime::deserialize_object!(
+    Node, false, { value : "value", next : "next", children : "children" }
+);
 impl crate::runtime::SpecType for Node {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Node",

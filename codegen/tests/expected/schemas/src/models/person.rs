@@ -3,13 +3,14 @@
 /// Mutually recursive with Pet.
 ///
 /// Schema: `#/components/schemas/Person`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Person {
     /// A name.
     pub name: ::std::string::String,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub pet: ::std::option::Option<::std::boxed::Box<crate::models::Pet>>,
 }
+crate::runtime::deserialize_object!(Person, false, { name : "name", pet : "pet" });
 impl crate::runtime::SpecType for Person {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Person",

@@ -3,13 +3,14 @@
 /// Mutually recursive with Person.
 ///
 /// Schema: `#/components/schemas/Pet`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Pet {
     /// A name.
     pub name: ::std::string::String,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<::std::boxed::Box<crate::models::Person>>,
 }
+crate::runtime::deserialize_object!(Pet, false, { name : "name", owner : "owner" });
 impl crate::runtime::SpecType for Pet {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

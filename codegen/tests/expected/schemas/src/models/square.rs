@@ -3,13 +3,14 @@
 /// A square, a shape with a side (allOf beside properties and a type).
 ///
 /// Schema: `#/components/schemas/Square`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Square {
     /// Radius.
     pub radius: f64,
     /// Side.
     pub side: f64,
 }
+crate::runtime::deserialize_object!(Square, false, { radius : "radius", side : "side" });
 impl crate::runtime::SpecType for Square {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Square",

@@ -3,7 +3,7 @@
 /// A thing.
 ///
 /// Schema: `#/components/schemas/Thing`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Thing {
     /// Set by the server.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -81,6 +81,14 @@ pub struct Thing {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub legacy: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    Thing, false, { id : "id", name : "name", secret : "secret", level : "level", ratio :
+    "ratio", flag : "flag", tiny : "tiny", small : "small", byte_value : "byte_value",
+    count : "count", big : "big", weight : "weight", step : "step", home : "home", mail :
+    "mail", blob : "blob", code : "code", labels : "labels", attributes : "attributes",
+    free : "free", strict : "strict", shape : "shape", tree : "tree", owner : "owner",
+    error_details : "error_details", parent : "parent", legacy : "legacy" }
+);
 impl crate::runtime::SpecType for Thing {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Thing",

@@ -3,9 +3,9 @@
 /// No properties at all.
 ///
 /// Schema: `#/components/schemas/Thing/properties/strict`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct ThingStrict {}
+crate::runtime::deserialize_object!(ThingStrict, true, {});
 impl crate::runtime::SpecType for ThingStrict {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -3,12 +3,13 @@
 /// Service health status.
 ///
 /// Schema: `#/components/schemas/Health`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Health {
     /// True when the service is healthy.
     pub ok: bool,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Health, false, { ok : "ok" });
 impl crate::runtime::SpecType for Health {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Health",

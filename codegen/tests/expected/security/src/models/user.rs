@@ -3,7 +3,6 @@
 /// The authenticated user.
 ///
 /// Schema: `#/components/schemas/User`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct User {
     /// Unique identifier of the user.
@@ -12,6 +11,8 @@ pub struct User {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub email: ::std::option::Option<::std::string::String>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(User, false, { id : "id", email : "email" });
 impl crate::runtime::SpecType for User {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "User",

@@ -3,12 +3,13 @@
 /// What the server saw.
 ///
 /// Schema: `#/components/schemas/Seen`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Seen {
     /// The matched alternative, its schemes, scopes and credentials, or `anonymous`.
     pub principal: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Seen, false, { principal : "principal" });
 impl crate::runtime::SpecType for Seen {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Seen",

@@ -4,29 +4,46 @@
 ///
 /// Schema: `#/components/schemas/CreateWidgetRequest`.
 #[cfg_attr(feature = "serialize-requests", derive(::serde::Serialize))]
-#[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateWidgetRequest {
     /// Name (1 to 64 characters, lower snake case).
     pub name: ::std::string::String,
     /// Quantity (1 to 1000 inclusive).
     pub quantity: i32,
     /// Optional price in minor units (strictly positive).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub price: ::std::option::Option<i64>,
     /// Optional discount percentage (0 inclusive to 100 exclusive).
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub discount_percent: ::std::option::Option<i32>,
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub color: ::std::option::Option<crate::models::CreateWidgetRequestColor>,
     /// Between 1 and 5 tags, each 1 to 20 characters.
     pub tags: ::std::vec::Vec<::std::string::String>,
     pub dimensions: crate::models::Dimensions,
     /// Optional list of at most 3 nested validated bodies.
-    #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
+    #[cfg_attr(
+        feature = "serialize-requests",
+        serde(default, skip_serializing_if = "::std::option::Option::is_none")
+    )]
     pub extra_dimensions: ::std::option::Option<
         ::std::vec::Vec<crate::models::Dimensions>,
     >,
 }
+crate::runtime::deserialize_object!(
+    CreateWidgetRequest, false, { name : "name", quantity : "quantity", price : "price",
+    discount_percent : "discount_percent", color : "color", tags : "tags", dimensions :
+    "dimensions", extra_dimensions : "extra_dimensions" }
+);
 impl crate::runtime::SpecType for CreateWidgetRequest {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "CreateWidgetRequest",

@@ -3,7 +3,7 @@
 /// A nested body whose fields are validated as well.
 ///
 /// Schema: `#/components/schemas/Dimensions`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Dimensions {
     /// Width in millimetres (1 to 10000 inclusive).
     pub width: i32,
@@ -13,6 +13,9 @@ pub struct Dimensions {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub label: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    Dimensions, false, { width : "width", height : "height", label : "label" }
+);
 impl crate::runtime::SpecType for Dimensions {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Dimensions",

@@ -3,7 +3,6 @@
 /// A stored widget.
 ///
 /// Schema: `#/components/schemas/Widget`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Widget {
     /// Unique identifier of the widget.
@@ -13,6 +12,10 @@ pub struct Widget {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub dimensions: ::std::option::Option<crate::models::Dimensions>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Widget, false, { id : "id", name : "name", dimensions : "dimensions" }
+);
 impl crate::runtime::SpecType for Widget {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Widget",

@@ -7,7 +7,6 @@
 /// An error.
 ///
 /// Schema: `#/components/schemas/Error`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable code.
@@ -15,6 +14,10 @@ pub struct Error {
     /// Human-readable message.
     pub message: ::std::string::String,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Error, false, { code : "code", message : "message" }
+);
 impl crate::runtime::SpecType for Error {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Error",
@@ -63,13 +66,16 @@ crate::runtime::spec_type!(Mode);
 /// A postal address.
 ///
 /// Schema: `#/components/schemas/Address`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Address {
     /// First line.
     pub line1: ::std::string::String,
     /// ISO 3166-1 alpha-2 code.
     pub country: ::std::string::String,
 }
+crate::runtime::deserialize_object!(
+    Address, false, { line1 : "line1", country : "country" }
+);
 impl crate::runtime::SpecType for Address {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Address",

@@ -7,11 +7,12 @@
 /// A weight in grams.
 ///
 /// Schema: `#/components/schemas/Weight`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Weight {
     /// Grams.
     pub grams: i64,
 }
+crate::runtime::deserialize_object!(Weight, false, { grams : "grams" });
 impl crate::runtime::SpecType for Weight {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Weight",
@@ -25,12 +26,13 @@ crate::runtime::spec_type!(Weight);
 /// A count.
 ///
 /// Schema: `#/paths/~1shipments~1count/get/responses/200/content/application~1json/schema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CountShipmentsOkBody {
     /// How many.
     pub count: i32,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(CountShipmentsOkBody, false, { count : "count" });
 impl crate::runtime::SpecType for CountShipmentsOkBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -42,12 +44,13 @@ crate::runtime::spec_type!(CountShipmentsOkBody, write);
 /// A count of stops.
 ///
 /// Schema: `#/paths/~1stops~1count/get/responses/200/content/application~1json/schema`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct CountStopsOkBody {
     /// How many.
     pub count: i32,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(CountStopsOkBody, false, { count : "count" });
 impl crate::runtime::SpecType for CountStopsOkBody {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

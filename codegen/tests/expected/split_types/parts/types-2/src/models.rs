@@ -9,13 +9,16 @@ use ::fixture_split_types_types_1::models::*;
 /// One parcel of a shipment.
 ///
 /// Schema: `#/components/schemas/Parcel`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Parcel {
     pub weight: crate::models::Weight,
     /// Free text on the label.
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub label: ::std::option::Option<::std::string::String>,
 }
+crate::runtime::deserialize_object!(
+    Parcel, false, { weight : "weight", label : "label" }
+);
 impl crate::runtime::SpecType for Parcel {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Parcel",
@@ -29,7 +32,6 @@ crate::runtime::spec_type!(Parcel);
 /// Where the shipment was last seen (an inline schema, named after its property).
 ///
 /// Schema: `#/components/schemas/Shipment/properties/tracking`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct ShipmentTracking {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
@@ -37,6 +39,10 @@ pub struct ShipmentTracking {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    ShipmentTracking, false, { at : "at", mode : "mode" }
+);
 impl crate::runtime::SpecType for ShipmentTracking {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
@@ -51,7 +57,6 @@ crate::runtime::spec_type!(ShipmentTracking, write);
 /// A stop of a route; its legs lead to the next stops.
 ///
 /// Schema: `#/components/schemas/Stop`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Stop {
     pub address: crate::models::Address,
@@ -59,6 +64,8 @@ pub struct Stop {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub legs: ::std::option::Option<::std::vec::Vec<crate::models::Leg>>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Stop, false, { address : "address", legs : "legs" });
 impl crate::runtime::SpecType for Stop {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Stop",
@@ -75,12 +82,13 @@ crate::runtime::spec_type!(Stop, write);
 /// A leg between two stops.
 ///
 /// Schema: `#/components/schemas/Leg`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Leg {
     pub mode: crate::models::Mode,
     pub to: crate::models::Stop,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(Leg, false, { mode : "mode", to : "to" });
 impl crate::runtime::SpecType for Leg {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Leg");
     const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {

@@ -10,7 +10,7 @@ use ::fixture_split_types_types_2::models::*;
 /// A shipment to create.
 ///
 /// Schema: `#/components/schemas/NewShipment`.
-#[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct NewShipment {
     pub from: crate::models::Address,
     pub to: crate::models::Address,
@@ -19,6 +19,9 @@ pub struct NewShipment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
+crate::runtime::deserialize_object!(
+    NewShipment, false, { from : "from", to : "to", parcels : "parcels", mode : "mode" }
+);
 impl crate::runtime::SpecType for NewShipment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "NewShipment",
@@ -36,7 +39,6 @@ crate::runtime::spec_type!(NewShipment);
 /// A shipment as stored.
 ///
 /// Schema: `#/components/schemas/Shipment`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Shipment {
     /// Shipment id.
@@ -45,6 +47,10 @@ pub struct Shipment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub tracking: ::std::option::Option<crate::models::ShipmentTracking>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Shipment, false, { id : "id", shipment : "shipment", tracking : "tracking" }
+);
 impl crate::runtime::SpecType for Shipment {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Shipment",
@@ -61,13 +67,16 @@ crate::runtime::spec_type!(Shipment, write);
 /// A route from its first stop.
 ///
 /// Schema: `#/components/schemas/Route`.
-#[cfg_attr(feature = "deserialize-responses", derive(::serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Route {
     pub first: crate::models::Stop,
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub weight: ::std::option::Option<crate::models::Weight>,
 }
+#[cfg(feature = "deserialize-responses")]
+crate::runtime::deserialize_object!(
+    Route, false, { first : "first", weight : "weight" }
+);
 impl crate::runtime::SpecType for Route {
     const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
         "Route",
