@@ -38,6 +38,15 @@ pub struct Api {
 }
 
 impl Api {
+    /// The document is served as written (OpenAPI 3.1 and 3.2: poem-openapi writes 3.0), so
+    /// nothing reads poem-openapi's own rendering of it but the check that no two operations
+    /// share an id: the glue and the response enums then describe no more than that (no
+    /// descriptions, tags, media or headers), and the document patch carries only what the
+    /// extractors read.
+    pub fn serves_source(&self) -> bool {
+        self.source.is_some()
+    }
+
     /// The tags that hold a trait: those that are some operation's first tag (or the default).
     pub fn trait_tags(&self) -> impl Iterator<Item = &Tag> {
         self.tags

@@ -146,34 +146,6 @@ pub enum ListDocumentsResponse {
     ),
 }
 impl crate::runtime::Responses for ListDocumentsResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 12] = [
-            "One page of documents.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
-            "Seconds until the key may send a request again (always sent with 429).",
-            "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
-            "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<crate::runtime::Json<crate::models::DocumentList>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[2])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[3]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[5])
-            .optional::<::std::string::String>("RETRY-AFTER", D[6])
-            .optional::<::std::string::String>("RATELIMIT-POLICY", D[7])
-            .optional::<::std::string::String>("RATELIMIT", D[8]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[9]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[10])
-            .optional::<::std::string::String>("RETRY-AFTER", D[11]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {
@@ -271,40 +243,6 @@ pub enum UploadDocumentResponse {
     ),
 }
 impl crate::runtime::Responses for UploadDocumentResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 15] = [
-            "The uploaded document.",
-            "Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.",
-            "The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).",
-            "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
-            "Seconds until the key may send a request again (always sent with 429).",
-            "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
-            "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<crate::runtime::Json<crate::models::Document>>(200, D[0])
-            .optional::<::std::string::String>("IDEMPOTENT-REPLAYED", D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[3])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[5]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(409, D[6]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(422, D[7]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[8])
-            .optional::<::std::string::String>("RETRY-AFTER", D[9])
-            .optional::<::std::string::String>("RATELIMIT-POLICY", D[10])
-            .optional::<::std::string::String>("RATELIMIT", D[11]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[12]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[13])
-            .optional::<::std::string::String>("RETRY-AFTER", D[14]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {
@@ -407,34 +345,6 @@ pub enum GetDocumentResponse {
     ),
 }
 impl crate::runtime::Responses for GetDocumentResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 12] = [
-            "The document.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
-            "Seconds until the key may send a request again (always sent with 429).",
-            "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
-            "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<crate::runtime::Json<crate::models::Document>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[2])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[3]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[5])
-            .optional::<::std::string::String>("RETRY-AFTER", D[6])
-            .optional::<::std::string::String>("RATELIMIT-POLICY", D[7])
-            .optional::<::std::string::String>("RATELIMIT", D[8]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[9]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[10])
-            .optional::<::std::string::String>("RETRY-AFTER", D[11]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {
@@ -518,28 +428,6 @@ pub enum GetDocumentContentResponse {
     ),
 }
 impl crate::runtime::Responses for GetDocumentContentResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 9] = [
-            "The bytes of the uploaded file.",
-            "`attachment` with the original `filename` of the document.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<::poem_openapi::payload::Binary<::std::vec::Vec<u8>>>(200, D[0])
-            .optional::<::std::string::String>("CONTENT-DISPOSITION", D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[3])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[5]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[6]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[7])
-            .optional::<::std::string::String>("RETRY-AFTER", D[8]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {

@@ -70,34 +70,6 @@ pub enum GetPlatformResponse {
     ),
 }
 impl crate::runtime::Responses for GetPlatformResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 12] = [
-            "The platform and its settings.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
-            "Seconds until the key may send a request again (always sent with 429).",
-            "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
-            "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<crate::runtime::Json<crate::models::Platform>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[2])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[3]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[5])
-            .optional::<::std::string::String>("RETRY-AFTER", D[6])
-            .optional::<::std::string::String>("RATELIMIT-POLICY", D[7])
-            .optional::<::std::string::String>("RATELIMIT", D[8]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[9]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[10])
-            .optional::<::std::string::String>("RETRY-AFTER", D[11]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {
@@ -187,34 +159,6 @@ pub enum UpdatePlatformResponse {
     ),
 }
 impl crate::runtime::Responses for UpdatePlatformResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 12] = [
-            "The platform with its updated settings.",
-            "The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.",
-            "Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).",
-            "The authentication challenge `Basic realm=\"bankd\"`, sent with code `unauthorized`.",
-            "An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.",
-            "The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.",
-            "Seconds until the key may send a request again (always sent with 429).",
-            "The limit of the key: `\"per-key\";q=BURST;w=SECONDS` (IETF HTTPAPI draft).",
-            "What is left of it: `\"per-key\";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).",
-            "Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.",
-            "Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.",
-            "Seconds to wait before sending the request again.",
-        ];
-        d.code::<crate::runtime::Json<crate::models::Platform>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(401, D[2])
-            .optional::<::std::string::String>("WWW-AUTHENTICATE", D[3]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[4]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[5])
-            .optional::<::std::string::String>("RETRY-AFTER", D[6])
-            .optional::<::std::string::String>("RATELIMIT-POLICY", D[7])
-            .optional::<::std::string::String>("RATELIMIT", D[8]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(500, D[9]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(503, D[10])
-            .optional::<::std::string::String>("RETRY-AFTER", D[11]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::{header, reply};
         match self {

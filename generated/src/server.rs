@@ -20,46 +20,6 @@ impl<
         + crate::webhooks::WebhooksApi + crate::callbacks::Callbacks
         + crate::callbacks::Webhooks,
 > Server for T {}
-/// The document's tags.
-#[derive(::poem_openapi::Tags)]
-pub enum ApiTags {
-    /// Settings of the calling platform (tenant), such as its reporting time zone and its additional compliance requirements.
-    #[oai(rename = "Platform")]
-    Platform,
-    /// Persons and businesses that own bank accounts, the persons associated with a business, and their additional compliance requirements.
-    #[oai(rename = "Entities")]
-    Entities,
-    /// Bank accounts owned by entities, their owners and their daily summary history.
-    #[oai(rename = "Bank Accounts")]
-    BankAccounts,
-    /// Routing and account number pairs that point to a bank account.
-    #[oai(rename = "Account Numbers")]
-    AccountNumbers,
-    /// Rules that decide which incoming ACH debits a bank account accepts.
-    #[oai(rename = "ACH Positive Pay Rules")]
-    AchPositivePayRules,
-    /// The legal parties on the other side of transactions, with their bank details.
-    #[oai(rename = "Counterparties")]
-    Counterparties,
-    /// Uploaded files such as identity documents and statements, optionally attached to an entity.
-    #[oai(rename = "Documents")]
-    Documents,
-    /// Transfers between two bank accounts of the same platform, optionally placed on hold first.
-    #[oai(rename = "Book Transfers")]
-    BookTransfers,
-    /// ACH transfers received by the platform's bank accounts.
-    #[oai(rename = "ACH Transfers")]
-    AchTransfers,
-    /// Sandbox-only endpoints that simulate events from outside the platform, such as incoming ACH transfers. Refused to `live_` keys.
-    #[oai(rename = "Simulations")]
-    Simulations,
-    /// Changes to the platform's resources, as a list to read and as signed webhooks pushed to registered endpoints.
-    #[oai(rename = "Events")]
-    Events,
-    /// Endpoints that receive the platform's events (Standard Webhooks signatures), and their delivery attempts.
-    #[oai(rename = "Webhooks")]
-    Webhooks,
-}
 /// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
@@ -119,17 +79,10 @@ fn get_platform<S: Server>() -> Operation<S> {
         route: "/platform",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get the platform settings",
-            "Returns the settings of the platform that the API key belongs to.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_platform",
-        describe: |d| {
-            d.tag(&ApiTags::Platform);
-            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
-            d.response::<crate::runtime::Answer<crate::platform::GetPlatformResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -154,31 +107,16 @@ fn get_platform<S: Server>() -> Operation<S> {
 /// `PATCH /platform` (`update_platform`): its route, description and endpoint.
 fn update_platform<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The settings to change.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/platform",
         route: "/platform",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update the platform settings",
-            "Updates the platform settings. Only the fields present in the body change. `reporting_time_zone` must be an IANA time zone name (400 `invalid_request` otherwise); it must be set before the bank account history can be read. `additional_requirements` replaces the platform's whole compliance field list; field names must be unique.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_platform",
-        describe: |d| {
-            d.tag(&ApiTags::Platform);
-            d.input::<crate::runtime::Auth<S, crate::Document, 1>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::PlatformUpdate,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::platform::UpdatePlatformResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -210,9 +148,6 @@ fn update_platform<S: Server>() -> Operation<S> {
 fn create_person_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -220,34 +155,16 @@ fn create_person_entity<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The person to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/person",
         route: "/entities/person",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a person entity",
-            "Creates a PERSON entity. The request is flat; the record shows the person fields under `person_details` and the entity `name` is `first_name last_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `last_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: [\"other_review_reason\"]`) or `Denied` (`DENIED`). The full SSN is never returned, only `ssn_last_4`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_person_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 2>>(&AUTH);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreatePersonEntityRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::CreatePersonEntityResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -285,9 +202,6 @@ fn create_person_entity<S: Server>() -> Operation<S> {
 fn create_business_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -295,34 +209,16 @@ fn create_business_entity<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The business to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/business",
         route: "/entities/business",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a business entity",
-            "Creates a BUSINESS entity. The request is flat; the record shows the business fields under `business_details` and the entity `name` is the `business_name`. Sandbox verification runs at once: the entity becomes `VERIFIED`, except a `business_name` of `Review` (`MANUAL_REVIEW` with `review_reasons: [\"other_review_reason\"]`) or `Denied` (`DENIED`).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_business_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 3>>(&AUTH);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateBusinessEntityRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::CreateBusinessEntityResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -359,37 +255,17 @@ fn create_business_entity<S: Server>() -> Operation<S> {
 /// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
 fn update_person_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
-    const BODY: Input = Input::named("body").described("The person fields to change.");
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/person/{entity_id}",
         route: "/entities/person/:param0",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update a person entity",
-            "Updates the fields of a PERSON entity that are present in the body; absent fields keep their values. The entity `name` follows `first_name` and `last_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a PERSON is 400 `entity_type_mismatch`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_person_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 4>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::UpdatePersonEntityRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::UpdatePersonEntityResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -425,37 +301,17 @@ fn update_person_entity<S: Server>() -> Operation<S> {
 /// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
 fn update_business_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
-    const BODY: Input = Input::named("body").described("The business fields to change.");
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/business/{entity_id}",
         route: "/entities/business/:param0",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update a business entity",
-            "Updates the fields of a BUSINESS entity that are present in the body; absent fields keep their values. The entity `name` follows `business_name`. Sandbox verification runs again with the same rules as on creation. An entity that is not a BUSINESS is 400 `entity_type_mismatch`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_business_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 5>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::UpdateBusinessEntityRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::UpdateBusinessEntityResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -491,88 +347,30 @@ fn update_business_entity<S: Server>() -> Operation<S> {
 /// `GET /entities` (`list_entities`): its route, description and endpoint.
 fn list_entities<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
-    const P_IS_ROOT: Input = Input::named("is_root")
-        .described(
-            "When set, only the platform's root entity (`true`) or only the other entities (`false`).",
-        );
-    const P_NAME: Input = Input::named("name")
-        .described("Case-insensitive substring of the entity `name`.")
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_QUERY: Input = Input::named("query")
-        .described(
-            "Free-text search; case-insensitive substring of the entity name, or an exact entity id.",
-        )
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_TYPE: Input = Input::named("type").described("Only entities of this type.");
-    const P_VERIFICATION_STATUS: Input = Input::named("verification_status")
-        .described("Only entities with this verification status.");
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
+    const P_IS_ROOT: Input = Input::named("is_root");
+    const P_NAME: Input = Input::named("name").rules(&[Rule::MaxLength(255usize)]);
+    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
+    const P_TYPE: Input = Input::named("type");
+    const P_VERIFICATION_STATUS: Input = Input::named("verification_status");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/entities",
         route: "/entities",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List entities",
-            "Lists the entities of the platform, newest first, with optional filters.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_entities",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 6>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.input::<Query<::std::option::Option<bool>>>(&P_IS_ROOT);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_NAME);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
-            d.input::<Query<::std::option::Option<crate::models::EntityType>>>(&P_TYPE);
-            d.input::<
-                    Query<::std::option::Option<crate::models::VerificationStatus>>,
-                >(&P_VERIFICATION_STATUS);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_entities_limit);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::ListEntitiesResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -666,28 +464,16 @@ fn list_entities<S: Server>() -> Operation<S> {
 /// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
 fn get_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     Operation {
         path: "/entities/{entity_id}",
         route: "/entities/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get an entity",
-            "Returns one entity with its details and its documents (newest first).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 7>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.response::<crate::runtime::Answer<crate::entities::GetEntityResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -717,30 +503,16 @@ fn get_entity<S: Server>() -> Operation<S> {
 /// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
 fn delete_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     Operation {
         path: "/entities/{entity_id}",
         route: "/entities/:param0",
         method: ::poem::http::Method::DELETE,
         hidden: false,
-        doc: (
-            "Delete an entity",
-            "Deletes an entity. Allowed only when every bank account the entity owns, alone or jointly, has been deleted (status `closed`); otherwise 400 `entity_has_bank_accounts`. A deleted entity is 404 afterwards, in every endpoint.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "delete_entity",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 8>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::entities::DeleteEntityResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -770,57 +542,22 @@ fn delete_entity<S: Server>() -> Operation<S> {
 /// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
 fn list_associated_persons<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/entities/{entity_id}/associated-persons",
         route: "/entities/:param0/associated-persons",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List the persons associated with a business",
-            "Lists the persons linked to a BUSINESS entity, newest link first. The cursors `starting_after` and `ending_before` hold a `person_entity_id`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_associated_persons",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 9>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<
-                    Query<i64>,
-                    _,
-                >(&P_LIMIT, __default_list_associated_persons_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::entities::ListAssociatedPersonsResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -872,40 +609,17 @@ fn list_associated_persons<S: Server>() -> Operation<S> {
 /// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
 fn create_associated_person<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
-    const BODY: Input = Input::named("body")
-        .described("The person to link and their roles.");
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/{entity_id}/associated-persons",
         route: "/entities/:param0/associated-persons",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Associate a person with a business",
-            "Links a PERSON entity (`person_entity_id`) to the BUSINESS entity in the path; both must belong to the calling platform (404 `entity_not_found` otherwise). A path entity that is not a BUSINESS, or a `person_entity_id` that is not a PERSON, is 400 `entity_type_mismatch`; a person already linked to this business is 400 `associated_person_already_linked`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_associated_person",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 10>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateAssociatedPersonRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::entities::CreateAssociatedPersonResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -941,32 +655,16 @@ fn create_associated_person<S: Server>() -> Operation<S> {
 /// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
 fn get_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     Operation {
         path: "/entities/{entity_id}/additional-requirements",
         route: "/entities/:param0/additional-requirements",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get the additional requirements of an entity",
-            "Returns the additional compliance fields submitted for the entity so far and the names of the platform's required fields that are still missing.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_additional_requirements",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 11>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::entities::GetAdditionalRequirementsResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -996,40 +694,17 @@ fn get_additional_requirements<S: Server>() -> Operation<S> {
 /// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
 fn submit_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .key("param0")
-        .described(
-            "Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.",
-        );
-    const BODY: Input = Input::named("body")
-        .described("The additional fields to merge, by field name.");
+    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/entities/{entity_id}/additional-requirements",
         route: "/entities/:param0/additional-requirements",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Submit additional requirements of an entity",
-            "Validates every submitted field against the platform's `additional_requirements` list and merges them into the entity's submitted fields. Unknown fields and invalid values (wrong type, an `enum` value not in `values`, a string longer than `max_length`, an `email` that is not a plain address, a `phone` that is not E.164, a `date` that is not `YYYY-MM-DD`) are 400 `invalid_additional_requirements` with one `details` entry per field. A required field that is merely still missing is not an error; it is listed in `missing`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "submit_additional_requirements",
-        describe: |d| {
-            d.tag(&ApiTags::Entities);
-            d.input::<crate::runtime::Auth<S, crate::Document, 12>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ENTITY_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::SubmitAdditionalRequirementsRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::entities::SubmitAdditionalRequirementsResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1065,148 +740,45 @@ fn submit_additional_requirements<S: Server>() -> Operation<S> {
 /// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
 fn list_bank_accounts<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BALANCE_GT: Input = Input::named("balance.gt")
-        .described(
-            "Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).",
-        );
-    const P_BALANCE_GTE: Input = Input::named("balance.gte")
-        .described(
-            "Only accounts whose `available_amount` is greater than or equal to this value. Units as for `balance.gt`.",
-        );
-    const P_BALANCE_LT: Input = Input::named("balance.lt")
-        .described(
-            "Only accounts whose `available_amount` is less than this value. Units as for `balance.gt`.",
-        );
-    const P_BALANCE_LTE: Input = Input::named("balance.lte")
-        .described(
-            "Only accounts whose `available_amount` is less than or equal to this value. Units as for `balance.gt`.",
-        );
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
+    const P_BALANCE_GT: Input = Input::named("balance.gt");
+    const P_BALANCE_GTE: Input = Input::named("balance.gte");
+    const P_BALANCE_LT: Input = Input::named("balance.lt");
+    const P_BALANCE_LTE: Input = Input::named("balance.lte");
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
     const P_CURRENCY_CODE: Input = Input::named("currency_code")
-        .described(
-            "Only accounts in this ISO 4217 currency; omitted means all currencies.",
-        )
         .rules(&[Rule::Pattern("^[A-Z]{3}$")]);
     const P_DESCRIPTION: Input = Input::named("description")
-        .described("Case-insensitive substring of the account `description`.")
         .rules(&[Rule::MaxLength(255usize)]);
     const P_ENTITY_ID: Input = Input::named("entity_id")
-        .described(
-            "Only accounts owned (alone or jointly) by this entity (exact id, prefix `enti_`).",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
-    const P_IS_OVERDRAFTABLE: Input = Input::named("is_overdraftable")
-        .described(
-            "Only overdraftable accounts (`true`) or only accounts that are not (`false`).",
-        );
+    const P_IS_OVERDRAFTABLE: Input = Input::named("is_overdraftable");
     const P_OVERDRAFT_RESERVE_ACCOUNT_ID: Input = Input::named(
             "overdraft_reserve_account_id",
         )
-        .described(
-            "Only accounts whose overdraft reserve account is this bank account (exact id, prefix `bacc_`).",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
-    const P_QUERY: Input = Input::named("query")
-        .described(
-            "Search: case-insensitive substring of the description, the display name or an owner's name, or an exact bank account id.",
-        )
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_SORT: Input = Input::named("sort")
-        .described("Field to sort by; `balance` sorts by `available_amount`.");
-    const P_SORT_ORDER: Input = Input::named("sort_order")
-        .described("Direction of the sort, `desc` (default) or `asc`.");
-    const P_STATUS: Input = Input::named("status")
-        .described("Only accounts with this status.");
-    const P_TYPE: Input = Input::named("type").described("Only accounts of this type.");
+    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
+    const P_SORT: Input = Input::named("sort");
+    const P_SORT_ORDER: Input = Input::named("sort_order");
+    const P_STATUS: Input = Input::named("status");
+    const P_TYPE: Input = Input::named("type");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/bank-accounts",
         route: "/bank-accounts",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List bank accounts",
-            "Lists the bank accounts of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise; cursor pagination stays correct under every sort.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_bank_accounts",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 13>>(&AUTH);
-            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GT);
-            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GTE);
-            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_LT);
-            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_LTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_CURRENCY_CODE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_DESCRIPTION);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_ENTITY_ID);
-            d.input::<Query<::std::option::Option<bool>>>(&P_IS_OVERDRAFTABLE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_OVERDRAFT_RESERVE_ACCOUNT_ID);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
-            d.input::<
-                    Query<::std::option::Option<crate::models::BankAccountSort>>,
-                >(&P_SORT);
-            d.input::<
-                    Query<::std::option::Option<crate::models::SortOrder>>,
-                >(&P_SORT_ORDER);
-            d.input::<
-                    Query<::std::option::Option<crate::models::BankAccountStatus>>,
-                >(&P_STATUS);
-            d.input::<
-                    Query<::std::option::Option<crate::models::BankAccountType>>,
-                >(&P_TYPE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_bank_accounts_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::ListBankAccountsResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1356,9 +928,6 @@ fn list_bank_accounts<S: Server>() -> Operation<S> {
 fn create_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -1366,36 +935,16 @@ fn create_bank_account<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The bank account to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/bank-accounts",
         route: "/bank-accounts",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a bank account",
-            "Creates a `CHECKING` bank account owned by `entity_id`, together with its default account number. The entity must belong to the platform (404 `entity_not_found` otherwise) and be `VERIFIED` (400 `entity_not_verified`). An overdraftable account needs `overdraft_reserve_account_id`, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included). An unsupported `currency_code` is 400 `unsupported_currency`. Root account types are only made with the platform.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_bank_account",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 14>>(&AUTH);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateBankAccountRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::CreateBankAccountResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1432,30 +981,16 @@ fn create_bank_account<S: Server>() -> Operation<S> {
 /// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
 fn get_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get a bank account",
-            "Returns one bank account with its balances and default account number. Closed accounts stay readable.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_bank_account",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 15>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::bank_accounts::GetBankAccountResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1485,32 +1020,16 @@ fn get_bank_account<S: Server>() -> Operation<S> {
 /// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
 fn delete_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
         method: ::poem::http::Method::DELETE,
         hidden: false,
-        doc: (
-            "Delete a bank account",
-            "Deletes (closes) a bank account. Allowed only when all four balances are zero; otherwise 400 `bank_account_balance_not_zero`. The account becomes `status: closed`, stays readable, takes no more money and counts as deleted for the entity deletion rule. Deleting a closed account again answers 200.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "delete_bank_account",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 16>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::DeleteBankAccountResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1540,40 +1059,17 @@ fn delete_bank_account<S: Server>() -> Operation<S> {
 /// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
 fn update_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
-    const BODY: Input = Input::named("body")
-        .described("The bank account fields to change.");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update a bank account",
-            "Updates the fields present in the body; absent fields keep their values. An overdraftable account needs an overdraft reserve account, which must be the platform's `OVERDRAFT_RESERVE` account (400 `invalid_overdraft_reserve_account` for any other id, unknown or another platform's included; a 404 always means the account in the path). While an overdraftable account is overdrawn (`available_amount` below zero, its shortfall locked on its reserve), turning `is_overdraftable` off or naming another reserve is 400 `bank_account_overdrawn`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_bank_account",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 17>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::UpdateBankAccountRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::UpdateBankAccountResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1609,42 +1105,18 @@ fn update_bank_account<S: Server>() -> Operation<S> {
 /// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
 fn get_bank_account_history<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
-    const P_FROM_DATE: Input = Input::named("from_date")
-        .described(
-            "First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.",
-        );
-    const P_TO_DATE: Input = Input::named("to_date")
-        .described(
-            "Last day (inclusive) in the platform's reporting time zone; default today.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+    const P_FROM_DATE: Input = Input::named("from_date");
+    const P_TO_DATE: Input = Input::named("to_date");
     Operation {
         path: "/bank-accounts/{bank_account_id}/history",
         route: "/bank-accounts/:param0/history",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get the daily summary history of a bank account",
-            "Returns one summary per day, newest first, for every day from the later of `from_date` and the account's creation day to the earlier of `to_date` and today, including days without activity. Days are in the platform's reporting time zone, which must be set first (400 `reporting_time_zone_not_set`; an unknown or foreign account is 404 before that check). Only today and the 365 days before it can be read; a `from_date` before that window, a `to_date` after today, or a `from_date` after `to_date` is 400 `invalid_date_range`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_bank_account_history",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 18>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_FROM_DATE);
-            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_TO_DATE);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::GetBankAccountHistoryResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1684,39 +1156,17 @@ fn get_bank_account_history<S: Server>() -> Operation<S> {
 /// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
 fn add_bank_account_owner<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
-    const BODY: Input = Input::named("body").described("The entity to add as owner.");
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/bank-accounts/{bank_account_id}/owner",
         route: "/bank-accounts/:param0/owner",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Add an owner to a bank account",
-            "Adds a further owner to a bank account (joint ownership). The entity must belong to the same platform as the account (404 `entity_not_found` otherwise, for unknown and foreign entities alike) and be `VERIFIED` (400 `entity_not_verified`). Adding an entity that already owns the account changes nothing and answers 200.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "add_bank_account_owner",
-        describe: |d| {
-            d.tag(&ApiTags::BankAccounts);
-            d.input::<crate::runtime::Auth<S, crate::Document, 19>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::AddOwnerRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::bank_accounts::AddBankAccountOwnerResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1752,54 +1202,22 @@ fn add_bank_account_owner<S: Server>() -> Operation<S> {
 /// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
 fn list_account_numbers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         route: "/bank-accounts/:param0/account-numbers",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List the account numbers of a bank account",
-            "Lists the account numbers that point to the bank account, newest first.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_account_numbers",
-        describe: |d| {
-            d.tag(&ApiTags::AccountNumbers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 20>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_account_numbers_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::account_numbers::ListAccountNumbersResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1851,15 +1269,8 @@ fn list_account_numbers<S: Server>() -> Operation<S> {
 /// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
 fn create_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -1867,37 +1278,16 @@ fn create_account_number<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The account number to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         route: "/bank-accounts/:param0/account-numbers",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create an account number",
-            "Creates a new account number (a random, unique 12 to 17 digit number with the server's routing number and BIC) that points to the bank account. A closed or frozen account is 400 `bank_account_not_open`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_account_number",
-        describe: |d| {
-            d.tag(&ApiTags::AccountNumbers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 21>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateAccountNumberRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::account_numbers::CreateAccountNumberResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1939,29 +1329,16 @@ fn create_account_number<S: Server>() -> Operation<S> {
 /// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
 fn get_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id")
-        .key("param0")
-        .described(
-            "Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.",
-        );
+    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
     Operation {
         path: "/account-numbers/{account_number_id}",
         route: "/account-numbers/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get an account number", "Returns one account number."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_account_number",
-        describe: |d| {
-            d.tag(&ApiTags::AccountNumbers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 22>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ACCOUNT_NUMBER_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::account_numbers::GetAccountNumberResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -1991,40 +1368,17 @@ fn get_account_number<S: Server>() -> Operation<S> {
 /// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
 fn update_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id")
-        .key("param0")
-        .described(
-            "Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.",
-        );
-    const BODY: Input = Input::named("body")
-        .described("The account number fields to change.");
+    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/account-numbers/{account_number_id}",
         route: "/account-numbers/:param0",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update an account number",
-            "Updates the fields present in the body (`description`, `check_issuing_positive_pay_required`); absent fields keep their values.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_account_number",
-        describe: |d| {
-            d.tag(&ApiTags::AccountNumbers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 23>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ACCOUNT_NUMBER_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::UpdateAccountNumberRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::account_numbers::UpdateAccountNumberResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2060,33 +1414,16 @@ fn update_account_number<S: Server>() -> Operation<S> {
 /// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
 fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The rule to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/ach-positive-pay-rules",
         route: "/ach-positive-pay-rules",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create an ACH positive pay rule",
-            "Creates a rule on a bank account of the platform (404 `bank_account_not_found` otherwise). There is at most one rule per bank account and `ach_company_id` (400 `duplicate_ach_positive_pay_rule`). `amount` is required for the `equal` and `less_than_or_equal_to` conditions and must be absent for `any_amount` (400 `invalid_request` otherwise). Once an account has a rule, an incoming ACH debit that matches no rule is returned with `R29` and moves no money.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_ach_positive_pay_rule",
-        describe: |d| {
-            d.tag(&ApiTags::AchPositivePayRules);
-            d.input::<crate::runtime::Auth<S, crate::Document, 24>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateAchPositivePayRuleRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2118,28 +1455,16 @@ fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
 fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
-        .key("param0")
-        .described(
-            "Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.",
-        );
+        .key("param0");
     Operation {
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         route: "/ach-positive-pay-rules/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get an ACH positive pay rule", "Returns one ACH positive pay rule."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_ach_positive_pay_rule",
-        describe: |d| {
-            d.tag(&ApiTags::AchPositivePayRules);
-            d.input::<crate::runtime::Auth<S, crate::Document, 25>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ACH_POSITIVE_PAY_RULE_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2174,31 +1499,16 @@ fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
 fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
-        .key("param0")
-        .described(
-            "Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.",
-        );
+        .key("param0");
     Operation {
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         route: "/ach-positive-pay-rules/:param0",
         method: ::poem::http::Method::DELETE,
         hidden: false,
-        doc: (
-            "Delete an ACH positive pay rule",
-            "Deletes a rule; it is 404 afterwards.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "delete_ach_positive_pay_rule",
-        describe: |d| {
-            d.tag(&ApiTags::AchPositivePayRules);
-            d.input::<crate::runtime::Auth<S, crate::Document, 26>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ACH_POSITIVE_PAY_RULE_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2232,57 +1542,22 @@ fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
 /// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
 fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .key("param0")
-        .described(
-            "Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.",
-        );
+    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
         route: "/bank-accounts/:param0/ach-positive-pay-rules",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List the ACH positive pay rules of a bank account",
-            "Lists the rules of the bank account, newest first.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_ach_positive_pay_rules",
-        describe: |d| {
-            d.tag(&ApiTags::AchPositivePayRules);
-            d.input::<crate::runtime::Auth<S, crate::Document, 27>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<
-                    Query<i64>,
-                    _,
-                >(&P_LIMIT, __default_list_ach_positive_pay_rules_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2336,108 +1611,34 @@ fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
 fn list_counterparties<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER: Input = Input::named("account_number")
-        .described("Only counterparties with exactly this account number.")
         .rules(&[Rule::MaxLength(34usize)]);
     const P_ROUTING_NUMBER: Input = Input::named("routing_number")
-        .described("Only counterparties with exactly this routing number (ABA or BIC).")
         .rules(&[Rule::MaxLength(11usize)]);
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
-    const P_DEDUPLICATE: Input = Input::named("deduplicate")
-        .described(
-            "When `true`, counterparties with the same routing number and account number collapse into one result, the newest.",
-        );
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
+    const P_DEDUPLICATE: Input = Input::named("deduplicate");
     const P_DESCRIPTION: Input = Input::named("description")
-        .described("Case-insensitive substring of the counterparty `description`.")
         .rules(&[Rule::MaxLength(255usize)]);
-    const P_QUERY: Input = Input::named("query")
-        .described(
-            "Free-form search: case-insensitive substring of the name or description, or an exact counterparty id, account number or routing number.",
-        )
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_SORT: Input = Input::named("sort").described("Field to sort by.");
-    const P_SORT_ORDER: Input = Input::named("sort_order")
-        .described("Direction of the sort, `desc` (default) or `asc`.");
+    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
+    const P_SORT: Input = Input::named("sort");
+    const P_SORT_ORDER: Input = Input::named("sort_order");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/counterparties",
         route: "/counterparties",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List counterparties",
-            "Lists the counterparties of the platform with optional filters. Sorted by `created_at` unless `sort` says otherwise.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_counterparties",
-        describe: |d| {
-            d.tag(&ApiTags::Counterparties);
-            d.input::<crate::runtime::Auth<S, crate::Document, 28>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ACCOUNT_NUMBER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ROUTING_NUMBER);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.defaulted::<
-                    Query<bool>,
-                    _,
-                >(&P_DEDUPLICATE, __default_list_counterparties_deduplicate);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_DESCRIPTION);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_QUERY);
-            d.input::<
-                    Query<::std::option::Option<crate::models::CounterpartySort>>,
-                >(&P_SORT);
-            d.input::<
-                    Query<::std::option::Option<crate::models::SortOrder>>,
-                >(&P_SORT_ORDER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_counterparties_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::counterparties::ListCounterpartiesResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2548,33 +1749,16 @@ fn list_counterparties<S: Server>() -> Operation<S> {
 /// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
 fn create_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The counterparty to create.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/counterparties",
         route: "/counterparties",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a counterparty",
-            "Creates a counterparty. A domestic ACH needs only `routing_number` and `account_number`; a supplied `name` becomes the default `receiver_name` of ACH transfers to it. Wires need the full name and address, and some countries need additional fields. An ABA routing number is 9 digits with a valid checksum; a BIC is 8 or 11 characters; an ABA account number has up to 17 digits; an IBAN is checked with mod-97 (400 `invalid_request` otherwise).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_counterparty",
-        describe: |d| {
-            d.tag(&ApiTags::Counterparties);
-            d.input::<crate::runtime::Auth<S, crate::Document, 29>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateCounterpartyRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::counterparties::CreateCounterpartyResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2605,29 +1789,16 @@ fn create_counterparty<S: Server>() -> Operation<S> {
 /// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
 fn get_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id")
-        .key("param0")
-        .described(
-            "Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.",
-        );
+    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     Operation {
         path: "/counterparties/{counterparty_id}",
         route: "/counterparties/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get a counterparty", "Returns one counterparty."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_counterparty",
-        describe: |d| {
-            d.tag(&ApiTags::Counterparties);
-            d.input::<crate::runtime::Auth<S, crate::Document, 30>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_COUNTERPARTY_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::counterparties::GetCounterpartyResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2657,29 +1828,16 @@ fn get_counterparty<S: Server>() -> Operation<S> {
 /// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
 fn delete_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id")
-        .key("param0")
-        .described(
-            "Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.",
-        );
+    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     Operation {
         path: "/counterparties/{counterparty_id}",
         route: "/counterparties/:param0",
         method: ::poem::http::Method::DELETE,
         hidden: false,
-        doc: ("Delete a counterparty", "Deletes a counterparty; it is 404 afterwards."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "delete_counterparty",
-        describe: |d| {
-            d.tag(&ApiTags::Counterparties);
-            d.input::<crate::runtime::Auth<S, crate::Document, 31>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_COUNTERPARTY_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::counterparties::DeleteCounterpartyResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2709,84 +1867,31 @@ fn delete_counterparty<S: Server>() -> Operation<S> {
 /// `GET /documents` (`list_documents`): its route, description and endpoint.
 fn list_documents<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
     const P_DESCRIPTION: Input = Input::named("description")
-        .described("Case-insensitive substring of the document `description`.")
         .rules(&[Rule::MaxLength(127usize)]);
     const P_FILE_NAME: Input = Input::named("file_name")
-        .described("Only documents with exactly this file name.")
         .rules(&[Rule::MaxLength(255usize)]);
-    const P_TAG: Input = Input::named("tag")
-        .described("Only documents with exactly this tag.")
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_TYPE: Input = Input::named("type").described("Only documents of this type.");
+    const P_TAG: Input = Input::named("tag").rules(&[Rule::MaxLength(255usize)]);
+    const P_TYPE: Input = Input::named("type");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/documents",
         route: "/documents",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List documents",
-            "Lists the documents of the platform, newest first, with optional filters.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_documents",
-        describe: |d| {
-            d.tag(&ApiTags::Documents);
-            d.input::<crate::runtime::Auth<S, crate::Document, 32>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_DESCRIPTION);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_FILE_NAME);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TAG);
-            d.input::<
-                    Query<::std::option::Option<crate::models::DocumentType>>,
-                >(&P_TYPE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_documents_limit);
-            d.response::<
-                    crate::runtime::Answer<crate::documents::ListDocumentsResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2877,9 +1982,6 @@ fn list_documents<S: Server>() -> Operation<S> {
 fn upload_document<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -2887,34 +1989,16 @@ fn upload_document<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The file and its metadata.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/documents",
         route: "/documents",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Upload a document",
-            "Uploads a file with its metadata as `multipart/form-data`. The file may be at most 10 MiB by default (configurable); a larger upload is 400 `document_too_large` and is refused before it is buffered whole. The type `card_dispute_evidence` is 400 `document_type_not_allowed`: such documents go through `POST /issuing/card-disputes/documents`. An `entity_id` attaches the document to that entity of the platform (404 `entity_not_found` otherwise).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "upload_document",
-        describe: |d| {
-            d.tag(&ApiTags::Documents);
-            d.input::<crate::runtime::Auth<S, crate::Document, 33>>(&AUTH);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::MultipartBody<
-                        crate::models::UploadDocumentRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::documents::UploadDocumentResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -2951,30 +2035,16 @@ fn upload_document<S: Server>() -> Operation<S> {
 /// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
 fn get_document<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_DOCUMENT_ID: Input = Input::named("document_id")
-        .key("param0")
-        .described(
-            "Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.",
-        );
+    const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
     Operation {
         path: "/documents/{document_id}",
         route: "/documents/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Get a document",
-            "Returns the metadata of one document, with a fresh signed download `url` valid for 60 seconds.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_document",
-        describe: |d| {
-            d.tag(&ApiTags::Documents);
-            d.input::<crate::runtime::Auth<S, crate::Document, 34>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_DOCUMENT_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::documents::GetDocumentResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3003,40 +2073,19 @@ fn get_document<S: Server>() -> Operation<S> {
 }
 /// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
 fn get_document_content<S: Server>() -> Operation<S> {
-    const P_DOCUMENT_ID: Input = Input::named("document_id")
-        .key("param0")
-        .described(
-            "Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.",
-        );
-    const P_EXPIRES: Input = Input::named("expires")
-        .described(
-            "Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.",
-        );
+    const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
+    const P_EXPIRES: Input = Input::named("expires");
     const P_SIGNATURE: Input = Input::named("signature")
-        .described(
-            "Signature of the link (64 lowercase hex characters), as found in the document's `url`.",
-        )
         .rules(&[Rule::Pattern("^[0-9a-f]{64}$")]);
     Operation {
         path: "/documents/{document_id}/content",
         route: "/documents/:param0/content",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "Download the content of a document",
-            "Downloads the file of a document. This endpoint takes no credentials: it is authorised by the signed link found in the document's `url`, whose `expires` and `signature` query parameters must be passed unchanged. Missing or malformed parameters are 400 `invalid_request`; a signature that does not match or a link past `expires` is 401 `invalid_signature`; an unknown or deleted document is 404 `document_not_found`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_document_content",
-        describe: |d| {
-            d.tag(&ApiTags::Documents);
-            d.input::<Path<::std::string::String>>(&P_DOCUMENT_ID);
-            d.input::<Query<i64>>(&P_EXPIRES);
-            d.input::<Query<::std::string::String>>(&P_SIGNATURE);
-            d.response::<
-                    crate::runtime::Answer<crate::documents::GetDocumentContentResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3072,80 +2121,27 @@ fn get_document_content<S: Server>() -> Operation<S> {
 fn list_book_transfers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .described(
-            "Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
-    const P_STATUS: Input = Input::named("status")
-        .described("Only transfers with this status.");
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
+    const P_STATUS: Input = Input::named("status");
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/transfers/book",
         route: "/transfers/book",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List book transfers",
-            "Lists the book transfers of the platform, newest first, with optional filters. Not meant to rebuild ledger order or compute balances.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_book_transfers",
-        describe: |d| {
-            d.tag(&ApiTags::BookTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 36>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_BANK_ACCOUNT_ID);
-            d.input::<
-                    Query<::std::option::Option<crate::models::BookTransferStatus>>,
-                >(&P_STATUS);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_book_transfers_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::book_transfers::ListBookTransfersResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3224,9 +2220,6 @@ fn list_book_transfers<S: Server>() -> Operation<S> {
 fn create_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.",
-        )
         .rules(
             &[
                 Rule::MaxLength(255usize),
@@ -3234,36 +2227,16 @@ fn create_book_transfer<S: Server>() -> Operation<S> {
                 Rule::Pattern("^[ -~]+$"),
             ],
         );
-    const BODY: Input = Input::named("body").described("The transfer to make.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/transfers/book",
         route: "/transfers/book",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a book transfer",
-            "Moves money between two bank accounts of the platform. The sender is named by exactly one of `sender_bank_account_id` and `sender_account_number_id`, the receiver by exactly one of `receiver_bank_account_id` and `receiver_account_number_id` (400 `invalid_request` otherwise); unknown or foreign ones are 404 `bank_account_not_found` or `account_number_not_found`. Both accounts must be `open` (400 `bank_account_not_open`) and use `currency_code` (400 `currency_mismatch`). Without `hold` the transfer completes at once; with `hold` the amount moves from the sender's `available_amount` to its `holding_amount` until the transfer is cleared or canceled. The sender's available amount may not go negative (400 `insufficient_funds`), except for an overdraftable sender with `allow_overdraft`: the shortfall is then locked on its overdraft reserve account, which must have the available funds to cover it (400 `insufficient_funds` otherwise).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_book_transfer",
-        describe: |d| {
-            d.tag(&ApiTags::BookTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 37>>(&AUTH);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateBookTransferRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::book_transfers::CreateBookTransferResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3300,29 +2273,16 @@ fn create_book_transfer<S: Server>() -> Operation<S> {
 /// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
 fn get_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
-        .key("param0")
-        .described(
-            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
-        );
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     Operation {
         path: "/transfers/book/{book_transfer_id}",
         route: "/transfers/book/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get a book transfer", "Returns one book transfer."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_book_transfer",
-        describe: |d| {
-            d.tag(&ApiTags::BookTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 38>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::book_transfers::GetBookTransferResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3352,40 +2312,17 @@ fn get_book_transfer<S: Server>() -> Operation<S> {
 /// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
 fn clear_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
-        .key("param0")
-        .described(
-            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
-        );
-    const BODY: Input = Input::named("body")
-        .described("Optionally, a smaller amount to clear.");
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/transfers/book/{book_transfer_id}/clear",
         route: "/transfers/book/:param0/clear",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Clear a book transfer on hold",
-            "Completes a transfer in status `HOLD`: the held amount, or the smaller `amount` given, moves from the sender's `holding_amount` to the receiver's `available_amount`; on a partial clear the remainder returns to the sender's `available_amount` and the transfer's `amount` becomes the cleared amount. The body may be omitted. A transfer not on hold is 400 `transfer_not_on_hold`; an `amount` larger than the held amount is 400 `invalid_request`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "clear_book_transfer",
-        describe: |d| {
-            d.tag(&ApiTags::BookTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 39>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
-            d.input::<
-                    crate::runtime::OptionalJsonBody<
-                        crate::models::ClearBookTransferRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::book_transfers::ClearBookTransferResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3421,32 +2358,16 @@ fn clear_book_transfer<S: Server>() -> Operation<S> {
 /// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
 fn cancel_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id")
-        .key("param0")
-        .described(
-            "Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.",
-        );
+    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     Operation {
         path: "/transfers/book/{book_transfer_id}/cancel",
         route: "/transfers/book/:param0/cancel",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Cancel a book transfer on hold",
-            "Cancels a transfer in status `HOLD`: the held amount returns from the sender's `holding_amount` to its `available_amount`. A transfer not on hold is 400 `transfer_not_on_hold`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "cancel_book_transfer",
-        describe: |d| {
-            d.tag(&ApiTags::BookTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 40>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_BOOK_TRANSFER_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::book_transfers::CancelBookTransferResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3477,47 +2398,20 @@ fn cancel_book_transfer<S: Server>() -> Operation<S> {
 fn list_ach_transfers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/transfers/ach",
         route: "/transfers/ach",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List ACH transfers",
-            "Lists the ACH transfers of the platform, newest first. Not meant to rebuild ledger order or compute balances.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_ach_transfers",
-        describe: |d| {
-            d.tag(&ApiTags::AchTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 41>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_ach_transfers_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::ach_transfers::ListAchTransfersResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3564,27 +2458,16 @@ fn list_ach_transfers<S: Server>() -> Operation<S> {
 /// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
 fn get_ach_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id")
-        .key("param0")
-        .described(
-            "Id of the ACH transfer (prefix `acht_`). A malformed, unknown or foreign id is 404 `ach_transfer_not_found`.",
-        );
+    const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
     Operation {
         path: "/transfers/ach/{ach_transfer_id}",
         route: "/transfers/ach/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get an ACH transfer", "Returns one ACH transfer."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_ach_transfer",
-        describe: |d| {
-            d.tag(&ApiTags::AchTransfers);
-            d.input::<crate::runtime::Auth<S, crate::Document, 42>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_ACH_TRANSFER_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::ach_transfers::GetAchTransferResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3614,33 +2497,16 @@ fn get_ach_transfer<S: Server>() -> Operation<S> {
 /// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
 fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The incoming ACH credit.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/simulate/receive-ach-credit",
         route: "/simulate/receive-ach-credit",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Simulate receiving an ACH credit",
-            "Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH credit to the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign). The money arrives from the platform's `NETWORK_SETTLEMENT_ACCOUNT` and lands in the bank account's `available_amount` at once, repaying an overdraft shortfall first (releasing the reserve's lock). A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "simulate_receive_ach_credit",
-        describe: |d| {
-            d.tag(&ApiTags::Simulations);
-            d.input::<crate::runtime::Auth<S, crate::Document, 43>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::SimulateAchRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::simulations::SimulateReceiveAchCreditResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3671,33 +2537,16 @@ fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
 /// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
 fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The incoming ACH debit.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/simulate/receive-ach-debit",
         route: "/simulate/receive-ach-debit",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Simulate receiving an ACH debit",
-            "Sandbox only (403 `sandbox_only` for `live_` keys). Simulates an incoming ACH debit from the account number `destination_account_number_id` (404 `account_number_not_found` when unknown or foreign); the money leaves through the platform's `NETWORK_SETTLEMENT_ACCOUNT`. When the bank account has ACH positive pay rules and none matches `company_id` and `amount`, the debit is `RETURNED` with `return_code` `R29`. When the account cannot cover the amount (and may not overdraw), it is `RETURNED` with `R01`. A returned debit moves no money and still answers 200. A closed or frozen account is 400 `bank_account_not_open`; a `currency_code` other than the account's is 400 `currency_mismatch`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "simulate_receive_ach_debit",
-        describe: |d| {
-            d.tag(&ApiTags::Simulations);
-            d.input::<crate::runtime::Auth<S, crate::Document, 44>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::SimulateAchRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::simulations::SimulateReceiveAchDebitResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3728,67 +2577,26 @@ fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
 /// `GET /events` (`list_events`): its route, description and endpoint.
 fn list_events<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_TYPE: Input = Input::named("type")
-        .described("Only events of this type (exact).");
-    const P_CREATED_GT: Input = Input::named("created.gt")
-        .described("Only objects created strictly after this time.");
-    const P_CREATED_GTE: Input = Input::named("created.gte")
-        .described("Only objects created at or after this time.");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described("Only objects created strictly before this time.");
-    const P_CREATED_LTE: Input = Input::named("created.lte")
-        .described("Only objects created at or before this time.");
+    const P_TYPE: Input = Input::named("type");
+    const P_CREATED_GT: Input = Input::named("created.gt");
+    const P_CREATED_GTE: Input = Input::named("created.gte");
+    const P_CREATED_LT: Input = Input::named("created.lt");
+    const P_CREATED_LTE: Input = Input::named("created.lte");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/events",
         route: "/events",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List events",
-            "Lists the events of the platform, newest first. An event records one change a client can observe through the API; its `data` is the changed resource as its own `GET` answered at that moment. Events are written in the transaction of the change they describe: a change that was rolled back has no event, and an idempotent replay adds none.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_events",
-        describe: |d| {
-            d.tag(&ApiTags::Events);
-            d.input::<crate::runtime::Auth<S, crate::Document, 45>>(&AUTH);
-            d.input::<Query<::std::option::Option<crate::models::EventType>>>(&P_TYPE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_GTE);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LTE);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<Query<i64>, _>(&P_LIMIT, __default_list_events_limit);
-            d.response::<crate::runtime::Answer<crate::events::ListEventsResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3860,25 +2668,16 @@ fn list_events<S: Server>() -> Operation<S> {
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn get_event<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const P_EVENT_ID: Input = Input::named("event_id")
-        .key("param0")
-        .described(
-            "Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.",
-        );
+    const P_EVENT_ID: Input = Input::named("event_id").key("param0");
     Operation {
         path: "/events/{event_id}",
         route: "/events/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get an event", "Returns one event."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_event",
-        describe: |d| {
-            d.tag(&ApiTags::Events);
-            d.input::<crate::runtime::Auth<S, crate::Document, 46>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_EVENT_ID);
-            d.response::<crate::runtime::Answer<crate::events::GetEventResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3909,48 +2708,20 @@ fn get_event<S: Server>() -> Operation<S> {
 fn list_webhook_endpoints<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/webhook-endpoints",
         route: "/webhook-endpoints",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List webhook endpoints",
-            "Lists the webhook endpoints of the platform, newest first.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_webhook_endpoints",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 47>>(&AUTH);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<
-                    Query<i64>,
-                    _,
-                >(&P_LIMIT, __default_list_webhook_endpoints_limit);
-            d.response::<
-                    crate::runtime::Answer<crate::webhooks::ListWebhookEndpointsResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -3997,33 +2768,16 @@ fn list_webhook_endpoints<S: Server>() -> Operation<S> {
 /// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
 fn create_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body").described("The endpoint to register.");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/webhook-endpoints",
         route: "/webhook-endpoints",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Create a webhook endpoint",
-            "Registers a URL that receives the platform's events (the `event` callback below) from the next event on. `url` must be `http` or `https`, at most 2 048 characters, without user information or fragment; a name that resolves to a loopback, private, link-local or unspecified address is refused (400 `invalid_webhook_url`) unless the server allows private targets (its default when it listens on a loopback address, as a local sandbox does). `enabled_events` holds event types or prefixes ending in `.*` (`book.transfer.*`); absent or empty, the endpoint receives every event; an unknown name is 400 `invalid_request` with `details`. A platform has at most 100 endpoints (400 `invalid_request` beyond). The answer carries the endpoint's signing `secret`.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "create_webhook_endpoint",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 48>>(&AUTH);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateWebhookEndpointRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::webhooks::CreateWebhookEndpointResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4055,26 +2809,16 @@ fn create_webhook_endpoint<S: Server>() -> Operation<S> {
 fn get_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
+        .key("param0");
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Get a webhook endpoint", "Returns one webhook endpoint."),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "get_webhook_endpoint",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 49>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::webhooks::GetWebhookEndpointResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4105,31 +2849,16 @@ fn get_webhook_endpoint<S: Server>() -> Operation<S> {
 fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
+        .key("param0");
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
         method: ::poem::http::Method::DELETE,
         hidden: false,
-        doc: (
-            "Delete a webhook endpoint",
-            "Deletes a webhook endpoint: it is 404 afterwards and is sent nothing more, attempts already under way excepted. Its delivery attempts are removed in the background within seconds.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "delete_webhook_endpoint",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 50>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::webhooks::DeleteWebhookEndpointResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4160,38 +2889,17 @@ fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
 fn update_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
-    const BODY: Input = Input::named("body").described("The fields to change.");
+        .key("param0");
+    const BODY: Input = Input::named("body");
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
         method: ::poem::http::Method::PATCH,
         hidden: false,
-        doc: (
-            "Update a webhook endpoint",
-            "Changes the fields present in the body; the others keep their values. The `url` rules and `enabled_events` rules of the create apply. A disabled endpoint receives nothing; events created while it is disabled are not sent later.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "update_webhook_endpoint",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 51>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::UpdateWebhookEndpointRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::webhooks::UpdateWebhookEndpointResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4228,31 +2936,16 @@ fn update_webhook_endpoint<S: Server>() -> Operation<S> {
 fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
+        .key("param0");
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
         route: "/webhook-endpoints/:param0/rotate-secret",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Rotate a webhook endpoint's secret",
-            "Gives the endpoint a new signing secret. For the next 24 hours deliveries are signed with both the new and the previous secret, so a receiver can switch without missing events.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "rotate_webhook_endpoint_secret",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 52>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::webhooks::RotateWebhookEndpointSecretResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4283,56 +2976,22 @@ fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
 fn list_webhook_deliveries<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
+        .key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described(
-            "Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .described(
-            "Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.",
-        )
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
-        .described(
-            "Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.",
-        )
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
         route: "/webhook-endpoints/:param0/deliveries",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: (
-            "List an endpoint's delivery attempts",
-            "Lists the delivery attempts of one webhook endpoint, newest first: each attempt made (`succeeded` or `failed`, with the receiver's status, the latency and the error) and the next one scheduled (`pending`, with `next_attempt_at`).",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_webhook_deliveries",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 53>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_ENDING_BEFORE);
-            d.defaulted::<
-                    Query<i64>,
-                    _,
-                >(&P_LIMIT, __default_list_webhook_deliveries_limit);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::webhooks::ListWebhookDeliveriesResponse,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -4385,35 +3044,18 @@ fn list_webhook_deliveries<S: Server>() -> Operation<S> {
 fn retry_webhook_delivery<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0")
-        .described(
-            "Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.",
-        );
+        .key("param0");
     const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id")
-        .key("param1")
-        .described(
-            "Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.",
-        );
+        .key("param1");
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
         route: "/webhook-endpoints/:param0/deliveries/:param1/retry",
         method: ::poem::http::Method::POST,
         hidden: false,
-        doc: (
-            "Send an event again",
-            "Schedules an attempt, due now, of the delivery attempt's event to this endpoint, whatever the earlier attempts' outcome: the event's `pending` attempt to this endpoint if it has one (an automatic retry brought forward, or an attempt under way), else a new one. The answer is that `pending` attempt. An event has at most one pending attempt per endpoint, so asking while an automatic retry waits does not send the event twice.",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "retry_webhook_delivery",
-        describe: |d| {
-            d.tag(&ApiTags::Webhooks);
-            d.input::<crate::runtime::Auth<S, crate::Document, 54>>(&AUTH);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_ENDPOINT_ID);
-            d.input::<Path<::std::string::String>>(&P_WEBHOOK_DELIVERY_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::webhooks::RetryWebhookDeliveryResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {

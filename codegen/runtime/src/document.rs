@@ -156,6 +156,40 @@ pub struct DocumentPatch {
     )],
 }
 
+impl DocumentPatch {
+    /// The patch of a document served as written (OpenAPI 3.1 and 3.2), which nothing
+    /// patches: only what the extractors read of it, its closed schemas.
+    pub const fn served_as_written(
+        openapi: &'static str,
+        closed_schemas: &'static [&'static str],
+    ) -> Self {
+        DocumentPatch {
+            openapi,
+            servers: &[],
+            security_schemes: "",
+            global_security: "",
+            operation_security: &[],
+            unexploded_params: &[],
+            path_styles: &[],
+            renamed_paths: &[],
+            callbacks: &[],
+            content: &[],
+            closed_schemas,
+            additional_flags: &[],
+            links: &[],
+            binary_schemas: &[],
+            param_formats: &[],
+            param_patterns: &[],
+            content_params: &[],
+            optional_bodies: &[],
+            untitled_operations: &[],
+            undeclared_responses: &[],
+            param_defaults: &[],
+            param_fields: &[],
+        }
+    }
+}
+
 /// The JSON pointer of an operation in a document (`/paths/~1pets/get`).
 fn operation_pointer(path: &str, method: &str) -> String {
     format!(

@@ -17,8 +17,10 @@ use poem_openapi::types::{ToHeader, Type};
 /// A response enum's variants, as data the runtime reads.
 pub trait Responses: Sized {
     /// Every variant in declaration order: `d.code::<Content>(status, description)` (or
-    /// `range`, `default`), then each of its headers.
-    fn describe(d: &mut ResponseDescriber<'_>);
+    /// `range`, `default`), then each of its headers. Nothing by default: the responses of an
+    /// operation without any, or of a document served as written, which poem-openapi's
+    /// rendering never shows.
+    fn describe(_d: &mut ResponseDescriber<'_>) {}
 
     /// The response for the variant `self` is, through [`reply`].
     fn reply(self) -> Response;

@@ -150,6 +150,15 @@ fn declared_headers(api: &Api) -> Vec<&str> {
 /// each table in document order.
 fn document_patch(api: &Api) -> TokenStream {
     let openapi = &api.openapi;
+    if api.serves_source() {
+        let closed = closed_schemas(api);
+        return quote! {
+            /// What the extractors read of the document, which is served as written
+            /// ([`SOURCE_DOCUMENT`]).
+            pub static DOCUMENT_PATCH: runtime::DocumentPatch =
+                runtime::DocumentPatch::served_as_written(#openapi, &[#(#closed),*]);
+        };
+    }
     let servers = &api.servers;
     let scheme_json = api.security_schemes_json.as_deref().unwrap_or_default();
     let global_json = api.global_security_json.as_deref().unwrap_or_default();

@@ -297,19 +297,22 @@ impl Emitter<'_> {
                 use crate::runtime::responses::reply;
             ),
         };
-        // An operation without responses describes nothing.
-        let (d, table) = if describe.is_empty() {
-            (quote!(_), quote!())
+        // An operation without responses describes nothing, nor does one of a document served
+        // as written (`Api::serves_source`): the trait's default.
+        let describe = if describe.is_empty() || self.api.serves_source() {
+            quote!()
         } else {
             let n = proc_macro2::Literal::usize_unsuffixed(texts.len());
-            (quote!(d), quote!(const D: [&str; #n] = [#(#texts),*];))
+            quote! {
+                fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+                    const D: [&str; #n] = [#(#texts),*];
+                    #(#describe)*
+                }
+            }
         };
         quote! {
             impl crate::runtime::Responses for #name {
-                fn describe(#d: &mut crate::runtime::ResponseDescriber<'_>) {
-                    #table
-                    #(#describe)*
-                }
+                #describe
 
                 fn reply(self) -> ::poem::Response {
                     #uses

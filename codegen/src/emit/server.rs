@@ -169,7 +169,12 @@ impl Emitter<'_> {
         let method = format_ident!("{method}");
         let op_id = if o.explicit_id { o.id.as_str() } else { "" };
         let tags = self.tag_exprs(o);
-        let (summary, description) = poem_doc_parts(&glue_doc_text(o));
+        let described = !self.api.serves_source();
+        let (summary, description) = if described {
+            poem_doc_parts(&glue_doc_text(o))
+        } else {
+            (None, None)
+        };
         let (summary, description) = (summary.unwrap_or_default(), description.unwrap_or_default());
         let deprecated = o.deprecated;
         let inputs = self.glue_inputs(o, defaults);
@@ -194,13 +199,22 @@ impl Emitter<'_> {
             let (name, input) = (&i.constant, &i.input);
             quote!(const #name: Input = #input;)
         });
-        let described = inputs.iter().map(|i| {
-            let (ty, name) = (&i.ty, &i.constant);
-            match &i.default_fn {
-                None => quote!(d.input::<#ty>(&#name);),
-                Some(f) => quote!(d.defaulted::<#ty, _>(&#name, #f);),
-            }
-        });
+        let describe = if described {
+            let inputs = inputs.iter().map(|i| {
+                let (ty, name) = (&i.ty, &i.constant);
+                match &i.default_fn {
+                    None => quote!(d.input::<#ty>(&#name);),
+                    Some(f) => quote!(d.defaulted::<#ty, _>(&#name, #f);),
+                }
+            });
+            quote!(|d| {
+                #(d.tag(&#tags);)*
+                #(#inputs)*
+                d.response::<crate::runtime::Answer<#output>>();
+            })
+        } else {
+            quote!(|_| {})
+        };
         let extracted = inputs.iter().map(|i| {
             let (local, ty, name) = (&i.local, &i.ty, &i.constant);
             let options = match &i.default_fn {
@@ -234,11 +248,7 @@ impl Emitter<'_> {
                     doc: (#summary, #description),
                     deprecated: #deprecated,
                     operation_id: #op_id,
-                    describe: |d| {
-                        #(d.tag(&#tags);)*
-                        #(#described)*
-                        d.response::<crate::runtime::Answer<#output>>();
-                    },
+                    describe: #describe,
                     endpoint: |server, id| crate::runtime::glue::endpoint(id, move |#request| {
                         let server = crate::runtime::glue::server(&server);
                         async move {
@@ -288,10 +298,14 @@ impl Emitter<'_> {
             inputs.push(self.param_input(o, p, &mut path_params, defaults));
         }
         if let Some(b) = &o.body {
+            let description = b
+                .description
+                .as_deref()
+                .filter(|_| !self.api.serves_source());
             inputs.push(GlueInput::plain(
                 "body",
                 self.body_type(b, &o.type_stem),
-                b.description.as_deref(),
+                description,
             ));
             inputs.last_mut().expect("just pushed").field = Some(quote!(body: body.0));
             if !b.other_media.is_empty() {
@@ -398,11 +412,13 @@ impl Emitter<'_> {
         if extract_name != p.name {
             input = quote!(#input.key(#extract_name));
         }
-        if let Some(d) = runtime_description(&p.description) {
-            input = quote!(#input.described(#d));
-        }
-        if p.deprecated {
-            input = quote!(#input.deprecated());
+        if !self.api.serves_source() {
+            if let Some(d) = runtime_description(&p.description) {
+                input = quote!(#input.described(#d));
+            }
+            if p.deprecated {
+                input = quote!(#input.deprecated());
+            }
         }
         if p.deep_object {
             input = quote!(#input.deep_object());
@@ -737,6 +753,9 @@ fn param_rules(p: &Param) -> Vec<TokenStream> {
 
 /// The `ApiTags` enum of the served tags (none without).
 fn tags_enum(api: &Api) -> TokenStream {
+    if api.serves_source() {
+        return quote!();
+    }
     let tag_variants: Vec<TokenStream> = api
         .tags
         .iter()

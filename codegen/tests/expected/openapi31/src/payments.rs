@@ -49,11 +49,6 @@ pub enum CreatePaymentResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for CreatePaymentResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = ["Created.", "The request is invalid."];
-        d.code::<crate::runtime::Json<crate::models::Payment>>(201, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {
@@ -93,11 +88,6 @@ pub enum GetPaymentResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for GetPaymentResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = ["The payment.", "The request is invalid."];
-        d.code::<crate::runtime::Json<crate::models::Payment>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {

@@ -51,14 +51,6 @@ pub enum ListEntriesResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for ListEntriesResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = [
-            "The entries that match",
-            "The request is not what the document says",
-        ];
-        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {
@@ -98,11 +90,6 @@ pub enum GetEntryResponse {
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for GetEntryResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = ["The entry", "No such entry"];
-        d.code::<crate::runtime::Json<crate::models::Entry>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {
@@ -142,11 +129,6 @@ pub enum LockEntryResponse {
     NotFound(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for LockEntryResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = ["Locked", "No such entry"];
-        d.code::<crate::runtime::NoBody>(204, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(404, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {

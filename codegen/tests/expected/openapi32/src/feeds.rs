@@ -37,15 +37,6 @@ pub enum FollowEntriesResponse {
     ),
 }
 impl crate::runtime::Responses for FollowEntriesResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 1] = ["One `entry` event per entry"];
-        d.code::<
-                crate::runtime::ItemStream<
-                    crate::models::FollowEntriesOkBodyItem,
-                    { crate::runtime::stream::SSE },
-                >,
-            >(200, D[0]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {
@@ -66,15 +57,6 @@ pub enum ExportEntriesResponse {
     ),
 }
 impl crate::runtime::Responses for ExportEntriesResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 1] = ["The entries in booking order"];
-        d.code::<
-                crate::runtime::ItemStream<
-                    crate::models::Entry,
-                    { crate::runtime::stream::JSON_LINES },
-                >,
-            >(200, D[0]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {

@@ -48,46 +48,12 @@ pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some
 );
 /// Header parameters some operation declares (checked to be text before routing).
 pub const DECLARED_HEADERS: &[&str] = &[];
-/// What the served document needs beyond what poem-openapi can represent.
-pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch {
-    openapi: "3.2.0",
-    servers: &[],
-    security_schemes: "",
-    global_security: "",
-    operation_security: &[],
-    unexploded_params: &[],
-    path_styles: &[],
-    renamed_paths: &[],
-    callbacks: &[],
-    content: &[
-        ("/entries/feed", "get", "200", "{\"text/event-stream\":{}}"),
-        ("/entries/export", "get", "200", "{\"application/x-ndjson\":{}}"),
-    ],
-    closed_schemas: &["EntryFilter", "ListEntriesFilter"],
-    additional_flags: &[
-        ("#/components/schemas/EntryFilter", false),
-        (
-            "#/paths/~1entries/get/parameters/0/content/application~1x-www-form-urlencoded/schema",
-            false,
-        ),
-    ],
-    links: &[],
-    binary_schemas: &[],
-    param_formats: &[],
-    param_patterns: &[
-        ("/entries/{entry_id}", "get", "path", "entry_id", "^ent_[a-z0-9]+$"),
-        ("/entries/{entry_id}", "LOCK", "path", "entry_id", "^ent_[a-z0-9]+$"),
-    ],
-    content_params: &[
-        ("/entries", "get", "query", "filter", "application/x-www-form-urlencoded"),
-        ("/entries/search", "get", "query", "q", "application/json"),
-    ],
-    optional_bodies: &[],
-    untitled_operations: &[],
-    undeclared_responses: &[],
-    param_defaults: &[],
-    param_fields: &[],
-};
+/// What the extractors read of the document, which is served as written
+/// ([`SOURCE_DOCUMENT`]).
+pub static DOCUMENT_PATCH: runtime::DocumentPatch = runtime::DocumentPatch::served_as_written(
+    "3.2.0",
+    &["EntryFilter", "ListEntriesFilter"],
+);
 /// The document as written (OpenAPI 3.1 or 3.2), bundled into one: what
 /// [`server::document`] serves.
 pub const SOURCE_DOCUMENT: &str = "{\"openapi\":\"3.2.0\",\"$self\":\"https://ledger.example.com/openapi.yaml\",\"info\":{\"title\":\"Ledger entries\",\"version\":\"2.0\",\"summary\":\"What OpenAPI 3.2 adds, served and enforced\",\"description\":\"The QUERY method and `additionalOperations`, the whole query string as one parameter, responses streamed as Server-Sent Events and JSON Lines, tag hierarchies and `$self`.\"},\"tags\":[{\"name\":\"entries\",\"summary\":\"Ledger entries\",\"kind\":\"nav\"},{\"name\":\"search\",\"summary\":\"Finding entries\",\"parent\":\"entries\",\"kind\":\"nav\"},{\"name\":\"feeds\",\"parent\":\"entries\",\"kind\":\"nav\"}],\"paths\":{\"/entries\":{\"get\":{\"operationId\":\"list_entries\",\"tags\":[\"entries\"],\"summary\":\"Entries, filtered by the whole query string read as a form\",\"parameters\":[{\"name\":\"filter\",\"in\":\"querystring\",\"content\":{\"application/x-www-form-urlencoded\":{\"schema\":{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Currency\"}}},\"additionalProperties\":false}}}}],\"responses\":{\"200\":{\"description\":\"The entries that match\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"https://ledger.example.com/openapi.yaml#/components/schemas/EntryPage\"}}}},\"400\":{\"$ref\":\"#/components/responses/Invalid\"}}},\"query\":{\"operationId\":\"search_entries\",\"tags\":[\"search\"],\"summary\":\"Entries matching a filter sent as the body of a safe, idempotent QUERY\",\"requestBody\":{\"required\":true,\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/EntryFilter\"}}}},\"responses\":{\"200\":{\"description\":\"The entries that match\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/EntryPage\"}}}},\"400\":{\"$ref\":\"#/components/responses/Invalid\"}}}},\"/entries/search\":{\"get\":{\"operationId\":\"search_entries_in_query\",\"tags\":[\"search\"],\"summary\":\"The same filter, as a JSON document that is the whole query string\",\"parameters\":[{\"name\":\"q\",\"in\":\"querystring\",\"required\":true,\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/EntryFilter\"}}}}],\"responses\":{\"200\":{\"description\":\"The entries that match\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/EntryPage\"}}}},\"400\":{\"$ref\":\"#/components/responses/Invalid\"}}}},\"/entries/{entry_id}\":{\"parameters\":[{\"name\":\"entry_id\",\"in\":\"path\",\"required\":true,\"schema\":{\"type\":\"string\",\"pattern\":\"^ent_[a-z0-9]+$\"}}],\"get\":{\"operationId\":\"get_entry\",\"tags\":[\"entries\"],\"responses\":{\"200\":{\"description\":\"The entry\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Entry\"}}}},\"404\":{\"$ref\":\"#/components/responses/NotFound\"}}},\"additionalOperations\":{\"LOCK\":{\"operationId\":\"lock_entry\",\"tags\":[\"entries\"],\"summary\":\"Locks an entry against edits (a method of its own, as WebDAV has)\",\"responses\":{\"204\":{\"description\":\"Locked\"},\"404\":{\"$ref\":\"#/components/responses/NotFound\"}}}}},\"/entries/feed\":{\"get\":{\"operationId\":\"follow_entries\",\"tags\":[\"feeds\"],\"summary\":\"New entries as they are booked, one event each\",\"responses\":{\"200\":{\"description\":\"One `entry` event per entry\",\"content\":{\"text/event-stream\":{\"itemSchema\":{\"type\":\"object\",\"required\":[\"data\"],\"properties\":{\"event\":{\"type\":\"string\",\"const\":\"entry\"},\"id\":{\"type\":\"string\"},\"data\":{\"$ref\":\"#/components/schemas/Entry\"}}}}}}}}},\"/entries/export\":{\"get\":{\"operationId\":\"export_entries\",\"tags\":[\"feeds\"],\"summary\":\"Every entry, one JSON text a line\",\"responses\":{\"200\":{\"description\":\"The entries in booking order\",\"content\":{\"application/x-ndjson\":{\"itemSchema\":{\"$ref\":\"#/components/schemas/Entry\"}}}}}}}},\"components\":{\"schemas\":{\"Currency\":{\"type\":\"string\",\"enum\":[\"EUR\",\"USD\"]},\"Entry\":{\"type\":\"object\",\"required\":[\"id\",\"account\",\"amount\",\"currency\"],\"properties\":{\"id\":{\"type\":\"string\"},\"account\":{\"type\":\"string\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\"},\"currency\":{\"$ref\":\"#/components/schemas/Currency\"},\"memo\":{\"type\":[\"string\",\"null\"]}}},\"EntryFilter\":{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Currency\"}}},\"additionalProperties\":false},\"EntryPage\":{\"type\":\"object\",\"required\":[\"data\"],\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/components/schemas/Entry\"}}}},\"Error\":{\"type\":\"object\",\"required\":[\"code\",\"message\"],\"properties\":{\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}}}},\"responses\":{\"Invalid\":{\"description\":\"The request is not what the document says\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}},\"NotFound\":{\"description\":\"No such entry\",\"content\":{\"application/json\":{\"schema\":{\"$ref\":\"#/components/schemas/Error\"}}}}}}}";

@@ -39,14 +39,6 @@ pub enum SearchEntriesResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for SearchEntriesResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = [
-            "The entries that match",
-            "The request is not what the document says",
-        ];
-        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {
@@ -86,14 +78,6 @@ pub enum SearchEntriesInQueryResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
 }
 impl crate::runtime::Responses for SearchEntriesInQueryResponse {
-    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 2] = [
-            "The entries that match",
-            "The request is not what the document says",
-        ];
-        d.code::<crate::runtime::Json<crate::models::EntryPage>>(200, D[0]);
-        d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
-    }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
         match self {

@@ -13,16 +13,6 @@ impl<
     T: crate::runtime::Hooks + crate::entries::EntriesApi + crate::search::SearchApi
         + crate::feeds::FeedsApi,
 > Server for T {}
-/// The document's tags.
-#[derive(::poem_openapi::Tags)]
-pub enum ApiTags {
-    #[oai(rename = "entries")]
-    Entries,
-    #[oai(rename = "search")]
-    Search,
-    #[oai(rename = "feeds")]
-    Feeds,
-}
 /// The API as a poem-openapi service over a [`Server`].
 ///
 /// `None` only for [`document`]: the document is a property of the types, not of a
@@ -60,20 +50,10 @@ fn list_entries<S: Server>() -> Operation<S> {
         route: "/entries",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Entries, filtered by the whole query string read as a form", ""),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "list_entries",
-        describe: |d| {
-            d.tag(&ApiTags::Entries);
-            d.input::<
-                    crate::runtime::QueryString<
-                        ::std::option::Option<crate::models::ListEntriesFilter>,
-                        crate::Document,
-                        { crate::runtime::querystring::FORM },
-                    >,
-                >(&P_FILTER);
-            d.response::<crate::runtime::Answer<crate::entries::ListEntriesResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -104,19 +84,10 @@ fn search_entries<S: Server>() -> Operation<S> {
         route: "/.method/QUERY/entries",
         method: ::poem::http::Method::POST,
         hidden: true,
-        doc: (
-            "Entries matching a filter sent as the body of a safe, idempotent QUERY",
-            "",
-        ),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "search_entries",
-        describe: |d| {
-            d.tag(&ApiTags::Search);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::EntryFilter, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::search::SearchEntriesResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -146,22 +117,10 @@ fn search_entries_in_query<S: Server>() -> Operation<S> {
         route: "/entries/search",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("The same filter, as a JSON document that is the whole query string", ""),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "search_entries_in_query",
-        describe: |d| {
-            d.tag(&ApiTags::Search);
-            d.input::<
-                    crate::runtime::QueryString<
-                        crate::models::EntryFilter,
-                        crate::Document,
-                        { crate::runtime::querystring::JSON },
-                    >,
-                >(&P_Q);
-            d.response::<
-                    crate::runtime::Answer<crate::search::SearchEntriesInQueryResponse>,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -197,11 +156,7 @@ fn get_entry<S: Server>() -> Operation<S> {
         doc: ("", ""),
         deprecated: false,
         operation_id: "get_entry",
-        describe: |d| {
-            d.tag(&ApiTags::Entries);
-            d.input::<Path<::std::string::String>>(&P_ENTRY_ID);
-            d.response::<crate::runtime::Answer<crate::entries::GetEntryResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -233,14 +188,10 @@ fn lock_entry<S: Server>() -> Operation<S> {
         route: "/.method/LOCK/entries/:param0",
         method: ::poem::http::Method::POST,
         hidden: true,
-        doc: ("Locks an entry against edits (a method of its own, as WebDAV has)", ""),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "lock_entry",
-        describe: |d| {
-            d.tag(&ApiTags::Entries);
-            d.input::<Path<::std::string::String>>(&P_ENTRY_ID);
-            d.response::<crate::runtime::Answer<crate::entries::LockEntryResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
@@ -269,13 +220,10 @@ fn follow_entries<S: Server>() -> Operation<S> {
         route: "/entries/feed",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("New entries as they are booked, one event each", ""),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "follow_entries",
-        describe: |d| {
-            d.tag(&ApiTags::Feeds);
-            d.response::<crate::runtime::Answer<crate::feeds::FollowEntriesResponse>>();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |_, _| {
@@ -299,18 +247,10 @@ fn export_entries<S: Server>() -> Operation<S> {
         route: "/entries/export",
         method: ::poem::http::Method::GET,
         hidden: false,
-        doc: ("Every entry, one JSON text a line", ""),
+        doc: ("", ""),
         deprecated: false,
         operation_id: "export_entries",
-        describe: |d| {
-            d.tag(&ApiTags::Feeds);
-            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::runtime::Negotiated<crate::feeds::ExportEntriesResponse>,
-                    >,
-                >();
-        },
+        describe: |_| {},
         endpoint: |server, id| crate::runtime::glue::endpoint(
             id,
             move |request, mut raw| {
