@@ -231,6 +231,7 @@ impl Builder {
             flags: "",
             runtime_path: None,
             types_per_crate: 0,
+            routes_apart: false,
         };
         let text = emit::emit_module(&api, &opts, &self.module, &self.features);
         let path = out_dir.join(format!("{crate_name}.rs"));

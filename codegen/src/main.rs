@@ -46,6 +46,13 @@ struct Target {
     /// one of which needs all the memory; 0: always one crate. The paths do not change.
     #[arg(long, default_value_t = openapi_poem::emit::DEFAULT_TYPES_PER_CRATE)]
     types_per_crate: usize,
+    /// The routing glue (`routes`, `app`, `document`, `Server`) as a crate of its own at
+    /// `--out/routes/` (package `<crate>-routes`, depending on the crate by path) instead of
+    /// the module `server`: a server whose handlers are a crate that does not depend on the
+    /// glue has the two checked side by side after a spec edit. Regenerating keeps it: on
+    /// whenever `--out/routes/Cargo.toml` exists.
+    #[arg(long)]
+    routes_apart: bool,
     /// Fail (exit 2) when the document has anything read with a weaker meaning than it says
     /// (each named by its JSON pointer on stderr): the fidelity report as a gate.
     #[arg(long)]
@@ -94,7 +101,16 @@ impl Target {
         if self.types_per_crate != openapi_poem::emit::DEFAULT_TYPES_PER_CRATE {
             flags.push(format!("--types-per-crate {}", self.types_per_crate));
         }
+        if self.routes_apart() {
+            flags.push("--routes-apart".to_string());
+        }
         flags.join(" ")
+    }
+
+    /// `--routes-apart`, or the routes crate already there (so that `check` and a plain
+    /// `generate` keep the layout).
+    fn routes_apart(&self) -> bool {
+        self.routes_apart || self.out.join("routes").join("Cargo.toml").is_file()
     }
 }
 
@@ -228,6 +244,7 @@ fn main() -> ExitCode {
         flags: &flags,
         runtime_path: runtime_path.as_deref(),
         types_per_crate: target.types_per_crate,
+        routes_apart: target.routes_apart(),
     };
     let api = match parse(&target.spec) {
         Ok(api) => api,

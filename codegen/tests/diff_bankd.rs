@@ -204,6 +204,7 @@ fn compiler_handlers(ws: &Path, spec: &str) -> BTreeSet<String> {
         runtime_path: Some(openapi_poem::RUNTIME_DIR),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");
     openapi_poem::write(&ws.join("api"), &files).expect("writes the crate");

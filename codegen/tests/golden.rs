@@ -34,12 +34,16 @@ fn every_fixture_generates_its_committed_crate() {
         let source = format!("codegen/tests/fixtures/{name}.yaml");
         let crate_name = format!("fixture-{}", name.replace('_', "-"));
         let split = name.starts_with("split_");
+        let routes_apart = name.starts_with("routes_apart");
         // What the header names: the command that writes this crate (as BLESS does).
         let mut flags = format!(
             "--out codegen/tests/expected/{name} --crate-name {crate_name} --runtime-path ../../../runtime"
         );
         if split {
             flags.push_str(&format!(" --types-per-crate {SPLIT_TYPES_PER_CRATE}"));
+        }
+        if routes_apart {
+            flags.push_str(" --routes-apart");
         }
         let opts = openapi_poem::Options {
             crate_name: &crate_name,
@@ -52,6 +56,8 @@ fn every_fixture_generates_its_committed_crate() {
             } else {
                 openapi_poem::emit::DEFAULT_TYPES_PER_CRATE
             },
+            // `routes_apart*` fixtures: the glue as a crate of its own at `routes/`.
+            routes_apart,
         };
         let files =
             openapi_poem::generate_file(&spec, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -106,6 +112,7 @@ fn there_is_one_expected_crate_per_fixture_and_the_set_is_complete() {
         "callbacks",
         "media_types",
         "split_types",
+        "routes_apart",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -140,8 +147,68 @@ fn generation_is_deterministic() {
         runtime_path: Some("../codegen/runtime"),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     let a = openapi_poem::generate(&text, &opts).expect("generates");
     let b = openapi_poem::generate(&text, &opts).expect("generates");
     assert_eq!(a, b);
+}
+
+/// `check` and a plain `generate` keep a crate's routes apart without `--routes-apart`: the
+/// routes crate on disk says so (CI checks bankd's crate with no flags).
+#[test]
+fn the_routes_crate_on_disk_keeps_the_routes_apart() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let check = |out: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_openapi-poem"))
+            .current_dir(&root)
+            .args([
+                "check",
+                "--spec",
+                "codegen/tests/fixtures/routes_apart.yaml",
+            ])
+            .args(["--out", out, "--crate-name", "fixture-routes-apart"])
+            .args(["--runtime-path", "../../../runtime"])
+            .output()
+            .expect("the generator runs")
+    };
+    let kept = check("codegen/tests/expected/routes_apart");
+    assert!(
+        kept.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kept.stderr)
+    );
+    // Without the routes crate, the same command wants the glue back in the crate.
+    let dir = std::env::temp_dir().join(format!("routes-apart-{}", std::process::id()));
+    let copy = dir.join("codegen/tests/expected/routes_apart");
+    std::fs::create_dir_all(&copy).expect("a scratch dir");
+    for entry in ["Cargo.toml", "src"] {
+        let status = std::process::Command::new("cp")
+            .args(["-r"])
+            .arg(root.join("codegen/tests/expected/routes_apart").join(entry))
+            .arg(&copy)
+            .status()
+            .expect("cp runs");
+        assert!(status.success());
+    }
+    let moved = std::process::Command::new(env!("CARGO_BIN_EXE_openapi-poem"))
+        .current_dir(&dir)
+        .args(["check", "--spec"])
+        .arg(root.join("codegen/tests/fixtures/routes_apart.yaml"))
+        .args(["--out", "codegen/tests/expected/routes_apart"])
+        .args([
+            "--crate-name",
+            "fixture-routes-apart",
+            "--runtime-path",
+            "../../../runtime",
+        ])
+        .output()
+        .expect("the generator runs");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        moved.status.code(),
+        Some(1),
+        "the glue is missing from src/"
+    );
+    assert!(String::from_utf8_lossy(&moved.stderr).contains("src/server.rs"));
 }

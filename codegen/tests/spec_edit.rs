@@ -40,6 +40,7 @@ fn build(dir: &Path, spec: &str) -> (bool, String) {
         runtime_path: Some(openapi_poem::RUNTIME_DIR),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     let files = openapi_poem::generate(spec, &opts).expect("generates");
     openapi_poem::write(&dir.join("api"), &files).expect("writes the crate");

@@ -16,6 +16,7 @@ fn error(text: &str) -> openapi_poem::Error {
         runtime_path: Some("runtime"),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     openapi_poem::generate(text, &opts).expect_err("must be refused")
 }
@@ -290,6 +291,7 @@ fn a_schema_ref_may_point_anywhere_in_the_document_and_must_resolve() {
         runtime_path: Some("runtime"),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     openapi_poem::generate(&doc(paths, schemas), &opts).expect("generates");
 
@@ -308,6 +310,7 @@ fn type_arrays_are_refused_in_schemas_but_not_in_extensions_or_examples() {
         runtime_path: Some("runtime"),
         flags: "",
         types_per_crate: openapi_poem::emit::DEFAULT_TYPES_PER_CRATE,
+        routes_apart: false,
     };
     let e = error(&doc(OP, "    S:\n      type: [string, 'null']\n"));
     assert_eq!(e.pointer, "#/components/schemas/S/type");

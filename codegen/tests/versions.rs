@@ -46,6 +46,7 @@ fn generate(runtime_path: Option<&str>) -> std::collections::BTreeMap<String, St
         flags: "--out src/api --crate-name ping-api",
         runtime_path,
         types_per_crate: 0,
+        routes_apart: false,
     };
     openapi_poem::generate(DOCUMENT, &opts).expect("generates")
 }

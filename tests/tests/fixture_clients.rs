@@ -2169,6 +2169,68 @@ mod security {
     }
 }
 
+/// The security fixture's document generated with the glue as a crate of its own
+/// (`--routes-apart`): the routes crate serves the contract crate's traits as the module did.
+mod routes_apart {
+    use super::*;
+    use fixture_routes_apart::account::*;
+    use fixture_routes_apart::client::Client;
+    use fixture_routes_apart::health::*;
+    use fixture_routes_apart::models::{Health, User};
+    use fixture_routes_apart::runtime::client::Config;
+    use fixture_routes_apart::runtime::{Credential, Credentials, RequestError};
+    use fixture_routes_apart::{Hooks, Json};
+    use fixture_routes_apart_routes::app;
+
+    struct Server;
+
+    impl Hooks for Server {
+        type Principal = String;
+        async fn authenticate(&self, credentials: Credentials) -> Result<String, RequestError> {
+            match credentials.get("BasicAuth") {
+                Some(Credential::Basic { username, password }) if password == "s3cret" => {
+                    Ok(username.clone())
+                }
+                _ => Err(RequestError::unauthorized()),
+            }
+        }
+        fn render_error(&self, error: RequestError, _request: &poem::Request) -> poem::Response {
+            error_schema(&error)
+        }
+    }
+    impl AccountApi for Server {
+        async fn get_me(&self, principal: String, _input: GetMeInput) -> GetMeResponse {
+            GetMeResponse::Ok(Json(User {
+                email: None,
+                id: principal,
+            }))
+        }
+    }
+    impl HealthApi for Server {
+        async fn get_health(&self, _input: GetHealthInput) -> GetHealthResponse {
+            GetHealthResponse::Ok(Json(Health { ok: true }))
+        }
+    }
+
+    /// Every route answers through the routes crate: the authenticated one as its caller, and
+    /// 401 without credentials; the one with `security: []` without any.
+    #[tokio::test]
+    async fn the_routes_crate_serves_the_contract_crates_traits() {
+        let base = on_a_port::serve(app(Arc::new(Server))).await;
+        let signed = Client::new(Config::new(&base).basic_auth("ann", "s3cret"));
+        let me = body!(signed.get_me(GetMeInput {}).await, GetMeResponse::Ok);
+        assert_eq!(me.id, "ann");
+        let anonymous = Client::new(Config::new(&base));
+        let error = body!(
+            anonymous.get_me(GetMeInput {}).await,
+            GetMeResponse::Unauthorized
+        );
+        assert_eq!(error.code, "Unauthorized");
+        let health = anonymous.get_health(GetHealthInput {}).await;
+        assert_eq!(body!(health, GetHealthResponse::Ok), Health { ok: true });
+    }
+}
+
 mod split_types {
     use super::*;
     use fixture_split_types::models::{

@@ -120,6 +120,7 @@ fixture_round_trip! {
     fixture_petstore => "petstore.yaml",
     fixture_schemas => "schemas.yaml",
     fixture_responses => "responses.yaml",
+    fixture_routes_apart_routes => "routes_apart.yaml",
     fixture_security => "security.yaml",
     fixture_security_schemes => "security_schemes.yaml",
     fixture_split_types => "split_types.yaml",

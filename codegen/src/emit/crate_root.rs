@@ -13,7 +13,7 @@ impl Emitter<'_> {
     /// and the `Document` type.
     pub(super) fn lib(&self) -> TokenStream {
         let api = self.api;
-        let docs = module_doc(api);
+        let docs = module_doc(api, self.routes_apart);
         let mods = tag_modules(api);
         let callbacks_mod = if self.outgoing_sets().is_empty() {
             quote!()
@@ -35,6 +35,11 @@ impl Emitter<'_> {
         let headers = declared_headers(api);
         let patch = document_patch(api);
         let source = match &api.source {
+            Some(text) if self.routes_apart => quote! {
+                /// The document as written (OpenAPI 3.1 or 3.2), bundled into one: what the
+                /// routes crate's `document` serves.
+                pub const SOURCE_DOCUMENT: &str = #text;
+            },
             Some(text) => quote! {
                 /// The document as written (OpenAPI 3.1 or 3.2), bundled into one: what
                 /// [`server::document`] serves.
@@ -43,6 +48,18 @@ impl Emitter<'_> {
             None => quote!(),
         };
         let document = document_impl(api, self.keywords_table());
+        let (server_mod, server_uses) = if self.routes_apart {
+            (quote!(), quote!())
+        } else {
+            let server_mod = quote! {
+                #[rustfmt::skip]
+                pub mod server;
+            };
+            let server_uses = quote! {
+                pub use server::{Server, app, document, routes};
+            };
+            (server_mod, server_uses)
+        };
         quote! {
             #(#docs)*
             // The output is formatted by prettyplease and pinned by `codegen check`; rustfmt
@@ -55,8 +72,7 @@ impl Emitter<'_> {
             #[rustfmt::skip]
             pub mod models;
             #(#mods)*
-            #[rustfmt::skip]
-            pub mod server;
+            #server_mod
             #callbacks_mod
             /// A typed client of the API (feature `client`).
             #[cfg(feature = "client")]
@@ -66,7 +82,7 @@ impl Emitter<'_> {
 
             pub use poem_openapi::payload::Binary;
             pub use runtime::{Credentials, FilePart, Hooks, Json, RequestError, RequestErrorKind};
-            pub use server::{Server, app, document, routes};
+            #server_uses
 
             /// `info.title` of the document.
             pub const TITLE: &str = #title;
@@ -105,13 +121,18 @@ impl Emitter<'_> {
 }
 
 /// The crate's doc: what each module holds.
-fn module_doc(api: &Api) -> Vec<TokenStream> {
+fn module_doc(api: &Api, routes_apart: bool) -> Vec<TokenStream> {
     let (title, version) = (&api.title, &api.version);
+    let glue = if routes_apart {
+        "the routing glue is the crate `<this crate>-routes` beside it (`routes`, `app`, `document`)"
+    } else {
+        "[`server`]: the poem-openapi routing glue; [`server::routes`] serves the API, `/openapi.json`,\n   `/openapi.yaml` and `/docs`"
+    };
     let module_doc = format!(
         " Server-side contract of **{title}** {version}, generated from the OpenAPI document.\n\n \
          - [`models`]: one type per schema.\n \
          - one module per tag: a trait with one method per operation, typed inputs, and a response\n   enum per operation with exactly the statuses the document declares.\n \
-         - [`server`]: the poem-openapi routing glue; [`server::routes`] serves the API, `/openapi.json`,\n   `/openapi.yaml` and `/docs`.\n \
+         - {glue}.\n \
          - [`runtime`]: validation, authentication and error plumbing shared by all generated code."
     );
     module_doc.lines().map(|l| quote!(#![doc = #l])).collect()

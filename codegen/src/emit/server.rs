@@ -57,6 +57,17 @@ impl Emitter<'_> {
         }
     }
 
+    /// The routes crate's root (`Options::routes_apart`): the glue of [`Self::server`], its
+    /// `crate::` paths naming `contract`, the crate of the contract.
+    pub(super) fn routes_root(&self, contract: &str) -> TokenStream {
+        let glue = crate_paths(self.server(), &format_ident!("{contract}"));
+        quote! {
+            #![cfg_attr(rustfmt, rustfmt::skip)]
+            #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code, deprecated)]
+            #glue
+        }
+    }
+
     /// What a `Server` implements: the hooks, every tag's trait and the callbacks.
     fn server_bound(&self) -> TokenStream {
         let api = self.api;
@@ -907,6 +918,33 @@ fn entry_points(api: &Api) -> TokenStream {
             routes(server.clone()).with(crate::runtime::ErrorRenderer::new(server, &document()))
         }
     }
+}
+
+/// `tokens` with each path that starts at `crate` starting at `::contract` instead: the glue
+/// written for a module of the crate of the contract, as the root of a crate beside it.
+fn crate_paths(tokens: TokenStream, contract: &proc_macro2::Ident) -> TokenStream {
+    use proc_macro2::{Group, Punct, Spacing, TokenTree};
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::with_capacity(trees.len());
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Ident(id)
+                if id == "crate"
+                    && matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
+            {
+                out.push(TokenTree::Punct(Punct::new(':', Spacing::Joint)));
+                out.push(TokenTree::Punct(Punct::new(':', Spacing::Alone)));
+                out.push(TokenTree::Ident(contract.clone()));
+            }
+            TokenTree::Group(g) => {
+                let mut inner = Group::new(g.delimiter(), crate_paths(g.stream(), contract));
+                inner.set_span(g.span());
+                out.push(TokenTree::Group(inner));
+            }
+            other => out.push(other.clone()),
+        }
+    }
+    out.into_iter().collect()
 }
 
 #[cfg(test)]
