@@ -37,6 +37,14 @@ pub struct AppState {
 /// How long `/readyz` waits for the database before it answers that it is not ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The handlers over `services`, with the served document's routes (for `Allow` headers).
+pub fn handlers(services: crate::domain::Services) -> Bankd {
+    Bankd {
+        services,
+        routes: Arc::new(PathTemplates::from_document(&bank_api_routes::document())),
+    }
+}
+
 /// The HTTP application over `state`.
 pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
     let _ = errors::DOCS_BASE.set(format!("http://{}", state.config.listen));
@@ -45,12 +53,12 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
         file: usize::try_from(state.config.max_document_bytes).unwrap_or(usize::MAX),
     };
     let timeout = Duration::from_secs(state.config.request_timeout_secs.max(1));
-    let templates = Arc::new(PathTemplates::from_document(&bank_api::document()));
+    let templates = Arc::new(PathTemplates::from_document(&bank_api_routes::document()));
     let server = Arc::new(Bankd {
         services: state.services.clone(),
         routes: templates.clone(),
     });
-    let mut routes = bank_api::routes(server.clone())
+    let mut routes = bank_api_routes::routes(server.clone())
         .at("/healthz", get(healthz))
         .at("/readyz", get(readyz));
     if state.config.metrics_listen.is_none() && state.metrics.is_some() {
@@ -62,7 +70,10 @@ pub fn build(state: AppState) -> impl Endpoint<Output = Response> {
     let inner = routes
         .data(state)
         .data(limits)
-        .with(ErrorRenderer::new(server.clone(), &bank_api::document()))
+        .with(ErrorRenderer::new(
+            server.clone(),
+            &bank_api_routes::document(),
+        ))
         .around(move |ep, req| {
             let server = server.clone();
             async move {

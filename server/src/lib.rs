@@ -6,7 +6,8 @@
 //! `store` ← `domain` ← `api` ← shell; `tests/layers.rs` fails on an arrow the other way):
 //!
 //! - [`model`], [`store`], [`domain`], [`idempotency`], [`auth`], [`clock`]: `bankd-core`.
-//! - [`api`]: the generated traits implemented: parse, call one service, map; one error table.
+//! - [`api`]: the generated traits implemented: parse, call one service, map; one error table
+//!   (the `bankd-handlers` crate, `handlers/`, which a spec edit checks beside the glue).
 //! - [`app`]: the poem application; the one place routes are assembled (shell).
 //! - [`console`]: the sandbox console's assets at `/console`, compiled in (shell).
 //! - [`config`]: one typed [`config::Config`]: defaults, TOML file, `BANKD_*` variables (shell).
@@ -15,8 +16,10 @@
 //! - [`webhook_worker`]: the delivery loop of the event outbox: claim, sign, send, record (shell).
 
 pub use bankd_core::{auth, clock, domain, idempotency, model, store};
+/// The generated traits implemented: the crate `bankd-handlers` (`handlers/`), which does not
+/// depend on the routing glue.
+pub use bankd_handlers::api;
 
-pub mod api;
 pub mod app;
 pub mod config;
 pub mod console;

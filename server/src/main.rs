@@ -314,7 +314,7 @@ async fn serve(db: Db, config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<
     ));
     let worker = tokio::spawn(bankd::webhook_worker::run(
         state.services.clone(),
-        Arc::new(bankd::api::Bankd::new(state.services.clone())),
+        Arc::new(app::handlers(state.services.clone())),
         sender,
         slots,
         stopped.clone(),

@@ -235,7 +235,7 @@ fn assert_error(r: &Answer, status: u16, code: &str, what: &str) {
 /// Every operation of the served document with one id in its path, but the signed download
 /// (authorised by a signed link, not by a key: tested in documents).
 fn id_operations() -> Vec<IdOperation> {
-    let doc = bank_api::document();
+    let doc = bank_api_routes::document();
     let mut ops = Vec::new();
     for (template, item) in doc["paths"].as_object().expect("paths") {
         let params: Vec<&str> = template
