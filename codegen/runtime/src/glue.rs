@@ -15,6 +15,7 @@
 //! refuses a value, the same `OperationId` on the response.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 
 use poem::endpoint::BoxEndpoint;
@@ -31,6 +32,22 @@ use poem_openapi::{
 };
 
 use crate::{ParamPattern, Rejection};
+
+/// What an operation's endpoint is given of its server: the server, or the rejection of a
+/// service built only for the document ([`serve`]).
+pub type Served<S> = Result<Arc<S>, Rejection>;
+
+/// What an operation's endpoint answers: its response, or the error of a refused input.
+pub type Outcome = poem::Result<Response>;
+
+/// A request an operation's endpoint reads its inputs from: its head, and its body until an
+/// input takes it.
+pub struct Incoming {
+    /// The request without its body.
+    pub request: Request,
+    /// Its body.
+    pub body: RequestBody,
+}
 
 /// The routing table poem-openapi's `OpenApi::add_routes` fills.
 pub type RouteTable = HashMap<String, HashMap<Method, BoxEndpoint<'static>>>;
@@ -268,6 +285,76 @@ impl Input {
             ..self.options()
         }
     }
+
+    /// Reads the input from `incoming` with its extractor `E`.
+    pub fn read<'a, E: ApiExtractor<'a> + 'a>(
+        &self,
+        incoming: &'a mut Incoming,
+    ) -> impl Future<Output = poem::Result<E>> + Send + 'a {
+        E::from_request(&incoming.request, &mut incoming.body, self.options())
+    }
+
+    /// Reads the input from `incoming` with its extractor `E` and checks it against its rules
+    /// ([`check`]).
+    pub fn checked<'a, E: ApiExtractor<'a> + 'a>(
+        &'a self,
+        incoming: &'a mut Incoming,
+    ) -> impl Future<Output = poem::Result<E>> + Send + 'a
+    where
+        E::ParamRawType: RawParam,
+    {
+        then_check(self.read(incoming), self)
+    }
+
+    /// Read with `default` when the request leaves it out.
+    pub fn or<T>(&self, default: fn() -> T) -> Defaulted<'_, T> {
+        Defaulted {
+            input: self,
+            default,
+        }
+    }
+}
+
+/// An input read with a default when the request leaves it out ([`Input::or`]).
+pub struct Defaulted<'i, T> {
+    input: &'i Input,
+    default: fn() -> T,
+}
+
+impl<'i, T> Defaulted<'i, T> {
+    /// Reads the input from `incoming` with its extractor `E`.
+    pub fn read<'a, E: ApiExtractor<'a, ParamType = T> + 'a>(
+        &self,
+        incoming: &'a mut Incoming,
+    ) -> impl Future<Output = poem::Result<E>> + Send + 'a {
+        let options = self.input.defaulted(self.default);
+        E::from_request(&incoming.request, &mut incoming.body, options)
+    }
+
+    /// Reads the input from `incoming` with its extractor `E` and checks it against its rules.
+    pub fn checked<'a, E: ApiExtractor<'a, ParamType = T> + 'a>(
+        &self,
+        incoming: &'a mut Incoming,
+    ) -> impl Future<Output = poem::Result<E>> + Send + 'a
+    where
+        E::ParamRawType: RawParam,
+        'i: 'a,
+    {
+        then_check(self.read(incoming), self.input)
+    }
+}
+
+/// The value `read` gives, checked against `input`'s rules ([`check`]).
+async fn then_check<'a, E: ApiExtractor<'a>>(
+    read: impl Future<Output = poem::Result<E>>,
+    input: &Input,
+) -> poem::Result<E>
+where
+    E::ParamRawType: RawParam,
+{
+    let value = read.await?;
+    check(&value, input)?;
+    Ok(value)
 }
 
 /// A parameter's validator: poem-openapi's bounds and lengths (which also write the schema's
@@ -430,6 +517,24 @@ pub fn respond<T: IntoResponse>(response: T) -> poem::Result<Response> {
     Ok(response.into_response())
 }
 
+/// An operation's endpoint over `server`: `serve` reads the request's inputs and calls the
+/// trait method ([`endpoint`] sets the operation id). `serve` is given the server, or the
+/// rejection of a service built only for the document, to answer after reading the inputs.
+pub fn serve<S, F, Fut>(
+    operation_id: Option<&'static str>,
+    server: Option<Arc<S>>,
+    serve: F,
+) -> BoxEndpoint<'static>
+where
+    S: Send + Sync + 'static,
+    F: Fn(Served<S>, Incoming) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Outcome> + Send + 'static,
+{
+    endpoint(operation_id, move |request, body| {
+        serve(self::server(&server), Incoming { request, body })
+    })
+}
+
 /// An operation's endpoint: `handler` over every request, the operation id (when the
 /// document gives one) set on its response or error, as poem-openapi sets it.
 pub fn endpoint<F, Fut>(operation_id: Option<&'static str>, handler: F) -> BoxEndpoint<'static>
@@ -512,6 +617,49 @@ mod tests {
         const N: Input = Input::named("n").rules(&[Rule::Maximum(10.0, true)]);
         assert!(check(&Query(9i64), &N).is_ok());
         assert!(check(&Query(10i64), &N).is_err());
+    }
+
+    /// A request as poem-openapi's service hands it on: its query string parsed.
+    fn incoming(uri: &str) -> Incoming {
+        let (mut request, body) = Request::builder().uri_str(uri).finish().split();
+        let query = request
+            .params::<Vec<(String, String)>>()
+            .unwrap_or_default();
+        request
+            .extensions_mut()
+            .insert(poem_openapi::__private::UrlQuery(query));
+        Incoming { request, body }
+    }
+
+    #[tokio::test]
+    async fn inputs_are_read_with_their_defaults_and_checked_against_their_rules() {
+        use poem_openapi::param::Query;
+        const LIMIT: Input =
+            Input::named("limit").rules(&[Rule::Maximum(100.0, false), Rule::Minimum(1.0, false)]);
+        let ten = || 10i64;
+        let read: Query<i64> = LIMIT.or(ten).checked(&mut incoming("/")).await.unwrap();
+        assert_eq!(read.0, 10);
+        let read: Query<i64> = LIMIT
+            .or(ten)
+            .checked(&mut incoming("/?limit=7"))
+            .await
+            .unwrap();
+        assert_eq!(read.0, 7);
+        let mut over = incoming("/?limit=500");
+        let Err(err) = LIMIT.or(ten).checked::<Query<i64>>(&mut over).await else {
+            panic!("500 is over the maximum");
+        };
+        let err = err.to_string();
+        assert!(
+            err.ends_with("verification failed. maximum(100, exclusive: false)"),
+            "{err}"
+        );
+        // Read without checking, the same value passes; without a default, absent is refused.
+        let read: Query<i64> = LIMIT.read(&mut incoming("/?limit=500")).await.unwrap();
+        assert_eq!(read.0, 500);
+        assert!(LIMIT.read::<Query<i64>>(&mut incoming("/")).await.is_err());
+        let absent: Query<Option<i64>> = LIMIT.checked(&mut incoming("/")).await.unwrap();
+        assert_eq!(absent.0, None);
     }
 
     #[test]

@@ -32,6 +32,7 @@ impl Emitter<'_> {
         let bound = self.server_bound();
         let tags_enum = tags_enum(api);
         let entry_points = entry_points(api);
+        let operations = prelude_paths(quote!(#(#operations)*));
         quote! {
             //! poem-openapi routing glue: extracts and validates parameters and bodies, resolves the
             //! principal, calls the trait method, and serialises the response enum.
@@ -48,7 +49,7 @@ impl Emitter<'_> {
 
             #api_types
 
-            #(#operations)*
+            #operations
 
             #(#defaults)*
 
@@ -149,8 +150,10 @@ impl Emitter<'_> {
 
     /// One operation as a `runtime::glue::Operation`: its route, its description (built from
     /// each input's extractor as poem-openapi's macro builds it), its registrations and its
-    /// endpoint, which reads each input with its extractor and calls the trait method with the
-    /// typed input. Parameter defaults become functions, pushed onto `defaults`.
+    /// endpoint, an `async fn serve` nested in the operation's function (beside the inputs'
+    /// constants it reads), which reads each input with its extractor in a line of its own and
+    /// calls the trait method with the typed input. Parameter defaults become functions, pushed
+    /// onto `defaults`.
     fn glue(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> TokenStream {
         let m = ident(&o.rust);
         let tag = self
@@ -228,29 +231,35 @@ impl Emitter<'_> {
         };
         let extracted = inputs.iter().map(|i| {
             let (local, ty, name) = (&i.local, &i.ty, &i.constant);
-            let options = match &i.default_fn {
-                None => quote!(#name.options()),
-                Some(f) => quote!(#name.defaulted(#f)),
+            let input = match &i.default_fn {
+                None => quote!(#name),
+                Some(f) => quote!(#name.or(#f)),
             };
-            let checked = i
-                .checked
-                .then(|| quote!(crate::runtime::glue::check(&#local, &#name)?;));
-            quote! {
-                let #local = <#ty>::from_request(&request, &mut raw, #options).await?;
-                #checked
-            }
+            let read = if i.checked {
+                quote!(checked)
+            } else {
+                quote!(read)
+            };
+            quote!(let #local: #ty = #input.#read(&mut cx).await?;)
         });
         let locator = format!("`{} {}` (`{}`)", o.method.to_uppercase(), o.path, o.id);
         let docs = doc_str(&format!("{locator}: its route, description and endpoint."));
-        let request = if inputs.is_empty() {
-            quote!(_, _)
+        let incoming = if inputs.is_empty() {
+            quote!(_: Incoming)
         } else {
-            quote!(request, mut raw)
+            quote!(mut cx: Incoming)
         };
         quote! {
             #docs
             fn #m<S: Server>() -> Operation<S> {
                 #(#consts)*
+                async fn serve<S: Server>(server: Served<S>, #incoming) -> Outcome {
+                    #(#extracted)*
+                    let server = server?;
+                    let input = crate::#module::#input { #(#fields),* };
+                    let call = <S as crate::#module::#trait_name>::#m;
+                    crate::runtime::glue::respond(#answer)
+                }
                 Operation {
                     path: #path,
                     route: #route,
@@ -260,16 +269,7 @@ impl Emitter<'_> {
                     deprecated: #deprecated,
                     operation_id: #op_id,
                     describe: #describe,
-                    endpoint: |server, id| crate::runtime::glue::endpoint(id, move |#request| {
-                        let server = crate::runtime::glue::server(&server);
-                        async move {
-                            #(#extracted)*
-                            let server = server?;
-                            let input = crate::#module::#input { #(#fields),* };
-                            let call = <S as crate::#module::#trait_name>::#m;
-                            crate::runtime::glue::respond(#answer)
-                        }
-                    }),
+                    endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
                 }
             }
         }
@@ -350,9 +350,9 @@ impl Emitter<'_> {
         );
         let ty = match o.auth_mode() {
             AuthMode::None => return None,
-            AuthMode::Required => quote!(crate::runtime::Auth<S, crate::Document, #index>),
+            AuthMode::Required => quote!(Auth<S, crate::Document, #index>),
             AuthMode::Optional => {
-                quote!(crate::runtime::OptionalAuth<S, crate::Document, #index>)
+                quote!(OptionalAuth<S, crate::Document, #index>)
             }
         };
         Some(GlueInput::plain("auth", ty, None))
@@ -677,7 +677,8 @@ fn style_char(style: PathStyle) -> char {
 }
 
 /// The imports of the glue: the poem-openapi wrappers its parameters are read with, the
-/// extractor trait when an operation has inputs, and the glue's types it names.
+/// authentication extractors its operations use, and the glue's types it names (all named in
+/// camel case: a module-level import could not clash with an operation's function).
 fn glue_imports(api: &Api) -> TokenStream {
     let params = || api.operations.iter().flat_map(|o| &o.params);
     let wrappers: std::collections::BTreeSet<String> = params()
@@ -687,8 +688,12 @@ fn glue_imports(api: &Api) -> TokenStream {
     let wrappers: Vec<_> = wrappers.iter().map(|w| format_ident!("{w}")).collect();
     let wrappers =
         (!wrappers.is_empty()).then(|| quote!(use ::poem_openapi::param::{#(#wrappers),*};));
-    let mut glue = vec![quote!(Operation)];
-    let mut extractor = quote!();
+    let mut glue = vec![
+        quote!(Incoming),
+        quote!(Operation),
+        quote!(Outcome),
+        quote!(Served),
+    ];
     let has_inputs = |o: &Operation| {
         !o.params.is_empty()
             || o.body.is_some()
@@ -697,16 +702,23 @@ fn glue_imports(api: &Api) -> TokenStream {
     };
     if api.operations.iter().any(has_inputs) {
         glue.insert(0, quote!(Input));
-        extractor = quote!(
-            use ::poem_openapi::ApiExtractor;
-        );
     }
     if params().any(|p| !param_rules(p).is_empty()) {
         glue.push(quote!(Rule));
     }
+    let mut auth = Vec::new();
+    for (mode, extractor) in [
+        (AuthMode::Required, quote!(Auth)),
+        (AuthMode::Optional, quote!(OptionalAuth)),
+    ] {
+        if api.operations.iter().any(|o| o.auth_mode() == mode) {
+            auth.push(extractor);
+        }
+    }
+    let auth = (!auth.is_empty()).then(|| quote!(use crate::runtime::{#(#auth),*};));
     quote! {
         #wrappers
-        #extractor
+        #auth
         use crate::runtime::glue::{#(#glue),*};
     }
 }
@@ -947,9 +959,56 @@ fn crate_paths(tokens: TokenStream, contract: &proc_macro2::Ident) -> TokenStrea
     out.into_iter().collect()
 }
 
+/// `tokens` with `::std::option::Option`, `::std::string::String` and `::std::vec::Vec` named
+/// as the prelude names them: the glue's modules declare no type of those names, and its
+/// reads fit a line.
+fn prelude_paths(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    const PRELUDE: [(&str, &str); 3] = [("option", "Option"), ("string", "String"), ("vec", "Vec")];
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let text = |i: usize| trees.get(i).map(|t| t.to_string());
+    let mut out = Vec::with_capacity(trees.len());
+    let mut i = 0;
+    while i < trees.len() {
+        let sep =
+            |at: usize| text(at).as_deref() == Some(":") && text(at + 1).as_deref() == Some(":");
+        let prelude = (sep(i) && text(i + 2).as_deref() == Some("std") && sep(i + 3) && sep(i + 6))
+            .then(|| {
+                PRELUDE.iter().find(|(module, name)| {
+                    text(i + 5).as_deref() == Some(module) && text(i + 8).as_deref() == Some(name)
+                })
+            })
+            .flatten();
+        if let Some((_, name)) = prelude {
+            out.push(TokenTree::Ident(format_ident!("{name}")));
+            i += 9;
+            continue;
+        }
+        match &trees[i] {
+            TokenTree::Group(g) => {
+                let mut inner = Group::new(g.delimiter(), prelude_paths(g.stream()));
+                inner.set_span(g.span());
+                out.push(TokenTree::Group(inner));
+            }
+            other => out.push(other.clone()),
+        }
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prelude_types_lose_their_std_paths_and_nothing_else_does() {
+        let tokens = quote!(x: ::std::option::Option<::std::string::String>, y: ::std::sync::Arc<::std::vec::Vec<u8>>);
+        assert_eq!(
+            prelude_paths(tokens).to_string(),
+            quote!(x: Option<String>, y: ::std::sync::Arc<Vec<u8>>).to_string()
+        );
+    }
 
     #[test]
     fn routes_number_path_variables_as_poem_openapi_does() {

@@ -14,8 +14,8 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Header, Path, Query};
-use ::poem_openapi::ApiExtractor;
-use ::bank_api::runtime::glue::{Input, Operation, Rule};
+use ::bank_api::runtime::Auth;
+use ::bank_api::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: ::bank_api::runtime::Hooks + ::bank_api::platform::PlatformApi + ::bank_api::entities::EntitiesApi + ::bank_api::bank_accounts::BankAccountsApi + ::bank_api::account_numbers::AccountNumbersApi + ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi + ::bank_api::counterparties::CounterpartiesApi + ::bank_api::documents::DocumentsApi + ::bank_api::book_transfers::BookTransfersApi + ::bank_api::ach_transfers::AchTransfersApi + ::bank_api::simulations::SimulationsApi + ::bank_api::events::EventsApi + ::bank_api::webhooks::WebhooksApi + ::bank_api::callbacks::Callbacks + ::bank_api::callbacks::Webhooks {}
 impl<
@@ -89,6 +89,14 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `GET /platform` (`get_platform`): its route, description and endpoint.
 fn get_platform<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 0> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::platform::GetPlatformInput {
+        };
+        let call = <S as ::bank_api::platform::PlatformApi>::get_platform;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/platform",
         route: "/platform",
@@ -98,33 +106,26 @@ fn get_platform<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_platform",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        0,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::platform::GetPlatformInput {
-                    };
-                    let call = <S as ::bank_api::platform::PlatformApi>::get_platform;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /platform` (`update_platform`): its route, description and endpoint.
 fn update_platform<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 1> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::PlatformUpdate,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::platform::UpdatePlatformInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::platform::PlatformApi>::update_platform;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/platform",
         route: "/platform",
@@ -134,33 +135,7 @@ fn update_platform<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_platform",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        1,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::PlatformUpdate,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::platform::UpdatePlatformInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::platform::PlatformApi>::update_platform;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /entities/person` (`create_person_entity`): its route, description and endpoint.
@@ -175,6 +150,23 @@ fn create_person_entity<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 2> = AUTH.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreatePersonEntityRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::CreatePersonEntityInput {
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::create_person_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/person",
         route: "/entities/person",
@@ -184,42 +176,7 @@ fn create_person_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_person_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        2,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreatePersonEntityRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::CreatePersonEntityInput {
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::create_person_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /entities/business` (`create_business_entity`): its route, description and endpoint.
@@ -234,6 +191,23 @@ fn create_business_entity<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 3> = AUTH.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateBusinessEntityRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::CreateBusinessEntityInput {
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::create_business_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/business",
         route: "/entities/business",
@@ -243,42 +217,7 @@ fn create_business_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_business_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        3,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateBusinessEntityRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::CreateBusinessEntityInput {
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::create_business_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
@@ -286,6 +225,21 @@ fn update_person_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 4> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::UpdatePersonEntityRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::UpdatePersonEntityInput {
+            entity_id: p_entity_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::update_person_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/person/{entity_id}",
         route: "/entities/person/:param0",
@@ -295,38 +249,7 @@ fn update_person_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_person_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        4,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::UpdatePersonEntityRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::UpdatePersonEntityInput {
-                        entity_id: p_entity_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::update_person_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
@@ -334,6 +257,21 @@ fn update_business_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 5> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::UpdateBusinessEntityRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::UpdateBusinessEntityInput {
+            entity_id: p_entity_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::update_business_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/business/{entity_id}",
         route: "/entities/business/:param0",
@@ -343,38 +281,7 @@ fn update_business_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_business_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        5,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::UpdateBusinessEntityRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::UpdateBusinessEntityInput {
-                        entity_id: p_entity_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::update_business_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entities` (`list_entities`): its route, description and endpoint.
@@ -395,6 +302,57 @@ fn list_entities<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 6> = AUTH.read(&mut cx).await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_is_root: Query<Option<bool>> = P_IS_ROOT.read(&mut cx).await?;
+        let p_name: Query<Option<String>> = P_NAME.checked(&mut cx).await?;
+        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
+        let p_type: Query<Option<::bank_api::models::EntityType>> = P_TYPE
+            .read(&mut cx)
+            .await?;
+        let p_verification_status: Query<
+            Option<::bank_api::models::VerificationStatus>,
+        > = P_VERIFICATION_STATUS.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_entities_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::entities::ListEntitiesInput {
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            is_root: p_is_root.0,
+            name: p_name.0,
+            query: p_query.0,
+            r#type: p_type.0,
+            verification_status: p_verification_status.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::list_entities;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities",
         route: "/entities",
@@ -404,108 +362,23 @@ fn list_entities<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_entities",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        6,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_is_root = <Query<
-                        ::std::option::Option<bool>,
-                    >>::from_request(&request, &mut raw, P_IS_ROOT.options())
-                        .await?;
-                    let p_name = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_NAME.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_name, &P_NAME)?;
-                    let p_query = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_QUERY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_query, &P_QUERY)?;
-                    let p_type = <Query<
-                        ::std::option::Option<::bank_api::models::EntityType>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_verification_status = <Query<
-                        ::std::option::Option<::bank_api::models::VerificationStatus>,
-                    >>::from_request(&request, &mut raw, P_VERIFICATION_STATUS.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_entities_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::entities::ListEntitiesInput {
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        is_root: p_is_root.0,
-                        name: p_name.0,
-                        query: p_query.0,
-                        r#type: p_type.0,
-                        verification_status: p_verification_status.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::list_entities;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
 fn get_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 7> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::GetEntityInput {
+            entity_id: p_entity_id.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::get_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}",
         route: "/entities/:param0",
@@ -515,38 +388,23 @@ fn get_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        7,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::GetEntityInput {
-                        entity_id: p_entity_id.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::get_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
 fn delete_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 8> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::DeleteEntityInput {
+            entity_id: p_entity_id.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::delete_entity;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}",
         route: "/entities/:param0",
@@ -556,32 +414,7 @@ fn delete_entity<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "delete_entity",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        8,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::DeleteEntityInput {
-                        entity_id: p_entity_id.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::delete_entity;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
@@ -594,6 +427,29 @@ fn list_associated_persons<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 9> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_associated_persons_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::entities::ListAssociatedPersonsInput {
+            entity_id: p_entity_id.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::list_associated_persons;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}/associated-persons",
         route: "/entities/:param0/associated-persons",
@@ -603,60 +459,7 @@ fn list_associated_persons<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_associated_persons",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        9,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_associated_persons_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::entities::ListAssociatedPersonsInput {
-                        entity_id: p_entity_id.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::list_associated_persons;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
@@ -664,6 +467,21 @@ fn create_associated_person<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 10> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateAssociatedPersonRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::CreateAssociatedPersonInput {
+            entity_id: p_entity_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::create_associated_person;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}/associated-persons",
         route: "/entities/:param0/associated-persons",
@@ -673,44 +491,23 @@ fn create_associated_person<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_associated_person",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        10,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateAssociatedPersonRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::CreateAssociatedPersonInput {
-                        entity_id: p_entity_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::create_associated_person;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
 fn get_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 11> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::GetAdditionalRequirementsInput {
+            entity_id: p_entity_id.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::get_additional_requirements;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}/additional-requirements",
         route: "/entities/:param0/additional-requirements",
@@ -720,32 +517,7 @@ fn get_additional_requirements<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_additional_requirements",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        11,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::GetAdditionalRequirementsInput {
-                        entity_id: p_entity_id.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::get_additional_requirements;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
@@ -753,6 +525,21 @@ fn submit_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 12> = AUTH.read(&mut cx).await?;
+        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::SubmitAdditionalRequirementsRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::entities::SubmitAdditionalRequirementsInput {
+            entity_id: p_entity_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::entities::EntitiesApi>::submit_additional_requirements;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/entities/{entity_id}/additional-requirements",
         route: "/entities/:param0/additional-requirements",
@@ -762,38 +549,7 @@ fn submit_additional_requirements<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "submit_additional_requirements",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        12,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_entity_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::SubmitAdditionalRequirementsRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::entities::SubmitAdditionalRequirementsInput {
-                        entity_id: p_entity_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::entities::EntitiesApi>::submit_additional_requirements;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
@@ -829,6 +585,85 @@ fn list_bank_accounts<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 13> = AUTH.read(&mut cx).await?;
+        let p_balance_gt: Query<Option<i64>> = P_BALANCE_GT.read(&mut cx).await?;
+        let p_balance_gte: Query<Option<i64>> = P_BALANCE_GTE.read(&mut cx).await?;
+        let p_balance_lt: Query<Option<i64>> = P_BALANCE_LT.read(&mut cx).await?;
+        let p_balance_lte: Query<Option<i64>> = P_BALANCE_LTE.read(&mut cx).await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_currency_code: Query<Option<String>> = P_CURRENCY_CODE
+            .checked(&mut cx)
+            .await?;
+        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
+        let p_entity_id: Query<Option<String>> = P_ENTITY_ID.checked(&mut cx).await?;
+        let p_is_overdraftable: Query<Option<bool>> = P_IS_OVERDRAFTABLE
+            .read(&mut cx)
+            .await?;
+        let p_overdraft_reserve_account_id: Query<Option<String>> = P_OVERDRAFT_RESERVE_ACCOUNT_ID
+            .checked(&mut cx)
+            .await?;
+        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
+        let p_sort: Query<Option<::bank_api::models::BankAccountSort>> = P_SORT
+            .read(&mut cx)
+            .await?;
+        let p_sort_order: Query<Option<::bank_api::models::SortOrder>> = P_SORT_ORDER
+            .read(&mut cx)
+            .await?;
+        let p_status: Query<Option<::bank_api::models::BankAccountStatus>> = P_STATUS
+            .read(&mut cx)
+            .await?;
+        let p_type: Query<Option<::bank_api::models::BankAccountType>> = P_TYPE
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_bank_accounts_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::ListBankAccountsInput {
+            balance_gt: p_balance_gt.0,
+            balance_gte: p_balance_gte.0,
+            balance_lt: p_balance_lt.0,
+            balance_lte: p_balance_lte.0,
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            currency_code: p_currency_code.0,
+            description: p_description.0,
+            entity_id: p_entity_id.0,
+            is_overdraftable: p_is_overdraftable.0,
+            overdraft_reserve_account_id: p_overdraft_reserve_account_id.0,
+            query: p_query.0,
+            sort: p_sort.0,
+            sort_order: p_sort_order.0,
+            status: p_status.0,
+            r#type: p_type.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::list_bank_accounts;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts",
         route: "/bank-accounts",
@@ -838,160 +673,7 @@ fn list_bank_accounts<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_bank_accounts",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        13,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_balance_gt = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_BALANCE_GT.options())
-                        .await?;
-                    let p_balance_gte = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_BALANCE_GTE.options())
-                        .await?;
-                    let p_balance_lt = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_BALANCE_LT.options())
-                        .await?;
-                    let p_balance_lte = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_BALANCE_LTE.options())
-                        .await?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_currency_code = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_CURRENCY_CODE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_currency_code,
-                        &P_CURRENCY_CODE,
-                    )?;
-                    let p_description = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
-                    let p_entity_id = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENTITY_ID.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_entity_id, &P_ENTITY_ID)?;
-                    let p_is_overdraftable = <Query<
-                        ::std::option::Option<bool>,
-                    >>::from_request(&request, &mut raw, P_IS_OVERDRAFTABLE.options())
-                        .await?;
-                    let p_overdraft_reserve_account_id = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_OVERDRAFT_RESERVE_ACCOUNT_ID.options(),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_overdraft_reserve_account_id,
-                        &P_OVERDRAFT_RESERVE_ACCOUNT_ID,
-                    )?;
-                    let p_query = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_QUERY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_query, &P_QUERY)?;
-                    let p_sort = <Query<
-                        ::std::option::Option<::bank_api::models::BankAccountSort>,
-                    >>::from_request(&request, &mut raw, P_SORT.options())
-                        .await?;
-                    let p_sort_order = <Query<
-                        ::std::option::Option<::bank_api::models::SortOrder>,
-                    >>::from_request(&request, &mut raw, P_SORT_ORDER.options())
-                        .await?;
-                    let p_status = <Query<
-                        ::std::option::Option<::bank_api::models::BankAccountStatus>,
-                    >>::from_request(&request, &mut raw, P_STATUS.options())
-                        .await?;
-                    let p_type = <Query<
-                        ::std::option::Option<::bank_api::models::BankAccountType>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_bank_accounts_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::ListBankAccountsInput {
-                        balance_gt: p_balance_gt.0,
-                        balance_gte: p_balance_gte.0,
-                        balance_lt: p_balance_lt.0,
-                        balance_lte: p_balance_lte.0,
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        currency_code: p_currency_code.0,
-                        description: p_description.0,
-                        entity_id: p_entity_id.0,
-                        is_overdraftable: p_is_overdraftable.0,
-                        overdraft_reserve_account_id: p_overdraft_reserve_account_id.0,
-                        query: p_query.0,
-                        sort: p_sort.0,
-                        sort_order: p_sort_order.0,
-                        status: p_status.0,
-                        r#type: p_type.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::list_bank_accounts;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /bank-accounts` (`create_bank_account`): its route, description and endpoint.
@@ -1006,6 +688,23 @@ fn create_bank_account<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 14> = AUTH.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateBankAccountRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::CreateBankAccountInput {
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::create_bank_account;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts",
         route: "/bank-accounts",
@@ -1015,48 +714,23 @@ fn create_bank_account<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_bank_account",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        14,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateBankAccountRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::CreateBankAccountInput {
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::create_bank_account;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
 fn get_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 15> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::GetBankAccountInput {
+            bank_account_id: p_bank_account_id.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
@@ -1066,38 +740,23 @@ fn get_bank_account<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_bank_account",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        15,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::GetBankAccountInput {
-                        bank_account_id: p_bank_account_id.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
 fn delete_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 16> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::DeleteBankAccountInput {
+            bank_account_id: p_bank_account_id.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::delete_bank_account;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
@@ -1107,32 +766,7 @@ fn delete_bank_account<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "delete_bank_account",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        16,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::DeleteBankAccountInput {
-                        bank_account_id: p_bank_account_id.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::delete_bank_account;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
@@ -1140,6 +774,21 @@ fn update_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 17> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::UpdateBankAccountRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::UpdateBankAccountInput {
+            bank_account_id: p_bank_account_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::update_bank_account;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}",
         route: "/bank-accounts/:param0",
@@ -1149,38 +798,7 @@ fn update_bank_account<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_bank_account",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        17,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::UpdateBankAccountRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::UpdateBankAccountInput {
-                        bank_account_id: p_bank_account_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::update_bank_account;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
@@ -1189,6 +807,24 @@ fn get_bank_account_history<S: Server>() -> Operation<S> {
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_FROM_DATE: Input = Input::named("from_date");
     const P_TO_DATE: Input = Input::named("to_date");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 18> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let p_from_date: Query<Option<::bank_api::runtime::Date>> = P_FROM_DATE
+            .read(&mut cx)
+            .await?;
+        let p_to_date: Query<Option<::bank_api::runtime::Date>> = P_TO_DATE
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::GetBankAccountHistoryInput {
+            bank_account_id: p_bank_account_id.0,
+            from_date: p_from_date.0.map(|d| d.0),
+            to_date: p_to_date.0.map(|d| d.0),
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account_history;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}/history",
         route: "/bank-accounts/:param0/history",
@@ -1198,42 +834,7 @@ fn get_bank_account_history<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_bank_account_history",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        18,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let p_from_date = <Query<
-                        ::std::option::Option<::bank_api::runtime::Date>,
-                    >>::from_request(&request, &mut raw, P_FROM_DATE.options())
-                        .await?;
-                    let p_to_date = <Query<
-                        ::std::option::Option<::bank_api::runtime::Date>,
-                    >>::from_request(&request, &mut raw, P_TO_DATE.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::GetBankAccountHistoryInput {
-                        bank_account_id: p_bank_account_id.0,
-                        from_date: p_from_date.0.map(|d| d.0),
-                        to_date: p_to_date.0.map(|d| d.0),
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account_history;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
@@ -1241,6 +842,21 @@ fn add_bank_account_owner<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 19> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::AddOwnerRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::bank_accounts::AddBankAccountOwnerInput {
+            bank_account_id: p_bank_account_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::add_bank_account_owner;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}/owner",
         route: "/bank-accounts/:param0/owner",
@@ -1250,38 +866,7 @@ fn add_bank_account_owner<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "add_bank_account_owner",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        19,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::AddOwnerRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::bank_accounts::AddBankAccountOwnerInput {
-                        bank_account_id: p_bank_account_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::add_bank_account_owner;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
@@ -1294,6 +879,29 @@ fn list_account_numbers<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 20> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_account_numbers_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::account_numbers::ListAccountNumbersInput {
+            bank_account_id: p_bank_account_id.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::list_account_numbers;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         route: "/bank-accounts/:param0/account-numbers",
@@ -1303,60 +911,7 @@ fn list_account_numbers<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_account_numbers",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        20,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_account_numbers_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::account_numbers::ListAccountNumbersInput {
-                        bank_account_id: p_bank_account_id.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::list_account_numbers;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
@@ -1372,6 +927,25 @@ fn create_account_number<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 21> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateAccountNumberRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::account_numbers::CreateAccountNumberInput {
+            bank_account_id: p_bank_account_id.0,
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::create_account_number;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}/account-numbers",
         route: "/bank-accounts/:param0/account-numbers",
@@ -1381,53 +955,23 @@ fn create_account_number<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_account_number",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        21,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateAccountNumberRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::account_numbers::CreateAccountNumberInput {
-                        bank_account_id: p_bank_account_id.0,
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::create_account_number;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
 fn get_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 22> = AUTH.read(&mut cx).await?;
+        let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::account_numbers::GetAccountNumberInput {
+            account_number_id: p_account_number_id.0,
+        };
+        let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::get_account_number;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/account-numbers/{account_number_id}",
         route: "/account-numbers/:param0",
@@ -1437,32 +981,7 @@ fn get_account_number<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_account_number",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        22,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_account_number_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::account_numbers::GetAccountNumberInput {
-                        account_number_id: p_account_number_id.0,
-                    };
-                    let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::get_account_number;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
@@ -1470,6 +989,21 @@ fn update_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 23> = AUTH.read(&mut cx).await?;
+        let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::UpdateAccountNumberRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::account_numbers::UpdateAccountNumberInput {
+            account_number_id: p_account_number_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::update_account_number;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/account-numbers/{account_number_id}",
         route: "/account-numbers/:param0",
@@ -1479,44 +1013,26 @@ fn update_account_number<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_account_number",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        23,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_account_number_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::UpdateAccountNumberRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::account_numbers::UpdateAccountNumberInput {
-                        account_number_id: p_account_number_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::update_account_number;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
 fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 24> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateAchPositivePayRuleRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/ach-positive-pay-rules",
         route: "/ach-positive-pay-rules",
@@ -1526,33 +1042,7 @@ fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_ach_positive_pay_rule",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        24,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateAchPositivePayRuleRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`get_ach_positive_pay_rule`): its route, description and endpoint.
@@ -1560,6 +1050,18 @@ fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
         .key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 25> = AUTH.read(&mut cx).await?;
+        let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::ach_positive_pay_rules::GetAchPositivePayRuleInput {
+            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+        };
+        let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         route: "/ach-positive-pay-rules/:param0",
@@ -1569,36 +1071,7 @@ fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_ach_positive_pay_rule",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        25,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_ach_positive_pay_rule_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_ACH_POSITIVE_PAY_RULE_ID.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::ach_positive_pay_rules::GetAchPositivePayRuleInput {
-                        ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
-                    };
-                    let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`delete_ach_positive_pay_rule`): its route, description and endpoint.
@@ -1606,6 +1079,18 @@ fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
         .key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 26> = AUTH.read(&mut cx).await?;
+        let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
+            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+        };
+        let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
         route: "/ach-positive-pay-rules/:param0",
@@ -1615,36 +1100,7 @@ fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "delete_ach_positive_pay_rule",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        26,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_ach_positive_pay_rule_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_ACH_POSITIVE_PAY_RULE_ID.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
-                        ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
-                    };
-                    let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
@@ -1657,6 +1113,29 @@ fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 27> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_ach_positive_pay_rules_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::ach_positive_pay_rules::ListAchPositivePayRulesInput {
+            bank_account_id: p_bank_account_id.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
         route: "/bank-accounts/:param0/ach-positive-pay-rules",
@@ -1666,61 +1145,7 @@ fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_ach_positive_pay_rules",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        27,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT
-                                .defaulted(__default_list_ach_positive_pay_rules_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::ach_positive_pay_rules::ListAchPositivePayRulesInput {
-                        bank_account_id: p_bank_account_id.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /counterparties` (`list_counterparties`): its route, description and endpoint.
@@ -1746,6 +1171,68 @@ fn list_counterparties<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 28> = AUTH.read(&mut cx).await?;
+        let p_account_number: Query<Option<String>> = P_ACCOUNT_NUMBER
+            .checked(&mut cx)
+            .await?;
+        let p_routing_number: Query<Option<String>> = P_ROUTING_NUMBER
+            .checked(&mut cx)
+            .await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_deduplicate: Query<bool> = P_DEDUPLICATE
+            .or(__default_list_counterparties_deduplicate)
+            .read(&mut cx)
+            .await?;
+        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
+        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
+        let p_sort: Query<Option<::bank_api::models::CounterpartySort>> = P_SORT
+            .read(&mut cx)
+            .await?;
+        let p_sort_order: Query<Option<::bank_api::models::SortOrder>> = P_SORT_ORDER
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_counterparties_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::counterparties::ListCounterpartiesInput {
+            account_number: p_account_number.0,
+            routing_number: p_routing_number.0,
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            deduplicate: p_deduplicate.0,
+            description: p_description.0,
+            query: p_query.0,
+            sort: p_sort.0,
+            sort_order: p_sort_order.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::counterparties::CounterpartiesApi>::list_counterparties;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/counterparties",
         route: "/counterparties",
@@ -1755,131 +1242,26 @@ fn list_counterparties<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_counterparties",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        28,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_account_number = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ACCOUNT_NUMBER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_account_number,
-                        &P_ACCOUNT_NUMBER,
-                    )?;
-                    let p_routing_number = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ROUTING_NUMBER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_routing_number,
-                        &P_ROUTING_NUMBER,
-                    )?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_deduplicate = <Query<
-                        bool,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_DEDUPLICATE
-                                .defaulted(__default_list_counterparties_deduplicate),
-                        )
-                        .await?;
-                    let p_description = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
-                    let p_query = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_QUERY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_query, &P_QUERY)?;
-                    let p_sort = <Query<
-                        ::std::option::Option<::bank_api::models::CounterpartySort>,
-                    >>::from_request(&request, &mut raw, P_SORT.options())
-                        .await?;
-                    let p_sort_order = <Query<
-                        ::std::option::Option<::bank_api::models::SortOrder>,
-                    >>::from_request(&request, &mut raw, P_SORT_ORDER.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_counterparties_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::counterparties::ListCounterpartiesInput {
-                        account_number: p_account_number.0,
-                        routing_number: p_routing_number.0,
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        deduplicate: p_deduplicate.0,
-                        description: p_description.0,
-                        query: p_query.0,
-                        sort: p_sort.0,
-                        sort_order: p_sort_order.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::counterparties::CounterpartiesApi>::list_counterparties;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
 fn create_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 29> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateCounterpartyRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::counterparties::CreateCounterpartyInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::counterparties::CounterpartiesApi>::create_counterparty;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/counterparties",
         route: "/counterparties",
@@ -1889,39 +1271,23 @@ fn create_counterparty<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_counterparty",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        29,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateCounterpartyRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::counterparties::CreateCounterpartyInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::counterparties::CounterpartiesApi>::create_counterparty;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
 fn get_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 30> = AUTH.read(&mut cx).await?;
+        let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::counterparties::GetCounterpartyInput {
+            counterparty_id: p_counterparty_id.0,
+        };
+        let call = <S as ::bank_api::counterparties::CounterpartiesApi>::get_counterparty;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/counterparties/{counterparty_id}",
         route: "/counterparties/:param0",
@@ -1931,38 +1297,23 @@ fn get_counterparty<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_counterparty",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        30,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_counterparty_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_COUNTERPARTY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::counterparties::GetCounterpartyInput {
-                        counterparty_id: p_counterparty_id.0,
-                    };
-                    let call = <S as ::bank_api::counterparties::CounterpartiesApi>::get_counterparty;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
 fn delete_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 31> = AUTH.read(&mut cx).await?;
+        let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::counterparties::DeleteCounterpartyInput {
+            counterparty_id: p_counterparty_id.0,
+        };
+        let call = <S as ::bank_api::counterparties::CounterpartiesApi>::delete_counterparty;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/counterparties/{counterparty_id}",
         route: "/counterparties/:param0",
@@ -1972,32 +1323,7 @@ fn delete_counterparty<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "delete_counterparty",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        31,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_counterparty_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_COUNTERPARTY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::counterparties::DeleteCounterpartyInput {
-                        counterparty_id: p_counterparty_id.0,
-                    };
-                    let call = <S as ::bank_api::counterparties::CounterpartiesApi>::delete_counterparty;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /documents` (`list_documents`): its route, description and endpoint.
@@ -2019,6 +1345,53 @@ fn list_documents<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 32> = AUTH.read(&mut cx).await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
+        let p_file_name: Query<Option<String>> = P_FILE_NAME.checked(&mut cx).await?;
+        let p_tag: Query<Option<String>> = P_TAG.checked(&mut cx).await?;
+        let p_type: Query<Option<::bank_api::models::DocumentType>> = P_TYPE
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_documents_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::documents::ListDocumentsInput {
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            description: p_description.0,
+            file_name: p_file_name.0,
+            tag: p_tag.0,
+            r#type: p_type.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::documents::DocumentsApi>::list_documents;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/documents",
         route: "/documents",
@@ -2028,98 +1401,7 @@ fn list_documents<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_documents",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        32,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_description = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_DESCRIPTION.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_description, &P_DESCRIPTION)?;
-                    let p_file_name = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_FILE_NAME.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_file_name, &P_FILE_NAME)?;
-                    let p_tag = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_TAG.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_tag, &P_TAG)?;
-                    let p_type = <Query<
-                        ::std::option::Option<::bank_api::models::DocumentType>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_documents_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::documents::ListDocumentsInput {
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        description: p_description.0,
-                        file_name: p_file_name.0,
-                        tag: p_tag.0,
-                        r#type: p_type.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::documents::DocumentsApi>::list_documents;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /documents` (`upload_document`): its route, description and endpoint.
@@ -2134,6 +1416,23 @@ fn upload_document<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 33> = AUTH.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::MultipartBody<
+            ::bank_api::models::UploadDocumentRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::documents::UploadDocumentInput {
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::documents::DocumentsApi>::upload_document;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/documents",
         route: "/documents",
@@ -2143,48 +1442,23 @@ fn upload_document<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "upload_document",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        33,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::MultipartBody<
-                        ::bank_api::models::UploadDocumentRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::documents::UploadDocumentInput {
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::documents::DocumentsApi>::upload_document;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
 fn get_document<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 34> = AUTH.read(&mut cx).await?;
+        let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::documents::GetDocumentInput {
+            document_id: p_document_id.0,
+        };
+        let call = <S as ::bank_api::documents::DocumentsApi>::get_document;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/documents/{document_id}",
         route: "/documents/:param0",
@@ -2194,32 +1468,7 @@ fn get_document<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_document",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        34,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_document_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_DOCUMENT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::documents::GetDocumentInput {
-                        document_id: p_document_id.0,
-                    };
-                    let call = <S as ::bank_api::documents::DocumentsApi>::get_document;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
@@ -2228,6 +1477,19 @@ fn get_document_content<S: Server>() -> Operation<S> {
     const P_EXPIRES: Input = Input::named("expires");
     const P_SIGNATURE: Input = Input::named("signature")
         .rules(&[Rule::Pattern("^[0-9a-f]{64}$")]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
+        let p_expires: Query<i64> = P_EXPIRES.read(&mut cx).await?;
+        let p_signature: Query<String> = P_SIGNATURE.checked(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::documents::GetDocumentContentInput {
+            document_id: p_document_id.0,
+            expires: p_expires.0,
+            signature: p_signature.0,
+        };
+        let call = <S as ::bank_api::documents::DocumentsApi>::get_document_content;
+        ::bank_api::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/documents/{document_id}/content",
         route: "/documents/:param0/content",
@@ -2237,35 +1499,7 @@ fn get_document_content<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_document_content",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let p_document_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_DOCUMENT_ID.options())
-                        .await?;
-                    let p_expires = <Query<
-                        i64,
-                    >>::from_request(&request, &mut raw, P_EXPIRES.options())
-                        .await?;
-                    let p_signature = <Query<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_SIGNATURE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_signature, &P_SIGNATURE)?;
-                    let server = server?;
-                    let input = ::bank_api::documents::GetDocumentContentInput {
-                        document_id: p_document_id.0,
-                        expires: p_expires.0,
-                        signature: p_signature.0,
-                    };
-                    let call = <S as ::bank_api::documents::DocumentsApi>::get_document_content;
-                    ::bank_api::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /transfers/book` (`list_book_transfers`): its route, description and endpoint.
@@ -2284,6 +1518,51 @@ fn list_book_transfers<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 36> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Query<Option<String>> = P_BANK_ACCOUNT_ID
+            .checked(&mut cx)
+            .await?;
+        let p_status: Query<Option<::bank_api::models::BookTransferStatus>> = P_STATUS
+            .read(&mut cx)
+            .await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_book_transfers_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::book_transfers::ListBookTransfersInput {
+            bank_account_id: p_bank_account_id.0,
+            status: p_status.0,
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::book_transfers::BookTransfersApi>::list_book_transfers;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/book",
         route: "/transfers/book",
@@ -2293,89 +1572,7 @@ fn list_book_transfers<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_book_transfers",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        36,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_bank_account_id = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_BANK_ACCOUNT_ID.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_bank_account_id,
-                        &P_BANK_ACCOUNT_ID,
-                    )?;
-                    let p_status = <Query<
-                        ::std::option::Option<::bank_api::models::BookTransferStatus>,
-                    >>::from_request(&request, &mut raw, P_STATUS.options())
-                        .await?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_book_transfers_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::book_transfers::ListBookTransfersInput {
-                        bank_account_id: p_bank_account_id.0,
-                        status: p_status.0,
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::book_transfers::BookTransfersApi>::list_book_transfers;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /transfers/book` (`create_book_transfer`): its route, description and endpoint.
@@ -2390,6 +1587,23 @@ fn create_book_transfer<S: Server>() -> Operation<S> {
             ],
         );
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 37> = AUTH.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateBookTransferRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::book_transfers::CreateBookTransferInput {
+            idempotency_key: p_idempotency_key.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::book_transfers::BookTransfersApi>::create_book_transfer;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/book",
         route: "/transfers/book",
@@ -2399,48 +1613,23 @@ fn create_book_transfer<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_book_transfer",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        37,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_idempotency_key,
-                        &P_IDEMPOTENCY_KEY,
-                    )?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateBookTransferRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::book_transfers::CreateBookTransferInput {
-                        idempotency_key: p_idempotency_key.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::book_transfers::BookTransfersApi>::create_book_transfer;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
 fn get_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 38> = AUTH.read(&mut cx).await?;
+        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::book_transfers::GetBookTransferInput {
+            book_transfer_id: p_book_transfer_id.0,
+        };
+        let call = <S as ::bank_api::book_transfers::BookTransfersApi>::get_book_transfer;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/book/{book_transfer_id}",
         route: "/transfers/book/:param0",
@@ -2450,32 +1639,7 @@ fn get_book_transfer<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_book_transfer",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        38,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_book_transfer_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::book_transfers::GetBookTransferInput {
-                        book_transfer_id: p_book_transfer_id.0,
-                    };
-                    let call = <S as ::bank_api::book_transfers::BookTransfersApi>::get_book_transfer;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
@@ -2483,6 +1647,21 @@ fn clear_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 39> = AUTH.read(&mut cx).await?;
+        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
+        let body: ::bank_api::runtime::OptionalJsonBody<
+            ::bank_api::models::ClearBookTransferRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::book_transfers::ClearBookTransferInput {
+            book_transfer_id: p_book_transfer_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::book_transfers::BookTransfersApi>::clear_book_transfer;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/book/{book_transfer_id}/clear",
         route: "/transfers/book/:param0/clear",
@@ -2492,44 +1671,23 @@ fn clear_book_transfer<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "clear_book_transfer",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        39,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_book_transfer_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::OptionalJsonBody<
-                        ::bank_api::models::ClearBookTransferRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::book_transfers::ClearBookTransferInput {
-                        book_transfer_id: p_book_transfer_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::book_transfers::BookTransfersApi>::clear_book_transfer;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
 fn cancel_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 40> = AUTH.read(&mut cx).await?;
+        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::book_transfers::CancelBookTransferInput {
+            book_transfer_id: p_book_transfer_id.0,
+        };
+        let call = <S as ::bank_api::book_transfers::BookTransfersApi>::cancel_book_transfer;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/book/{book_transfer_id}/cancel",
         route: "/transfers/book/:param0/cancel",
@@ -2539,32 +1697,7 @@ fn cancel_book_transfer<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "cancel_book_transfer",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        40,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_book_transfer_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_BOOK_TRANSFER_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::book_transfers::CancelBookTransferInput {
-                        book_transfer_id: p_book_transfer_id.0,
-                    };
-                    let call = <S as ::bank_api::book_transfers::BookTransfersApi>::cancel_book_transfer;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /transfers/ach` (`list_ach_transfers`): its route, description and endpoint.
@@ -2576,6 +1709,27 @@ fn list_ach_transfers<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 41> = AUTH.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_ach_transfers_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::ach_transfers::ListAchTransfersInput {
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::list_ach_transfers;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/ach",
         route: "/transfers/ach",
@@ -2585,61 +1739,23 @@ fn list_ach_transfers<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_ach_transfers",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        41,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_ach_transfers_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::ach_transfers::ListAchTransfersInput {
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::list_ach_transfers;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
 fn get_ach_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 42> = AUTH.read(&mut cx).await?;
+        let p_ach_transfer_id: Path<String> = P_ACH_TRANSFER_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::ach_transfers::GetAchTransferInput {
+            ach_transfer_id: p_ach_transfer_id.0,
+        };
+        let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::get_ach_transfer;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/transfers/ach/{ach_transfer_id}",
         route: "/transfers/ach/:param0",
@@ -2649,38 +1765,26 @@ fn get_ach_transfer<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_ach_transfer",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        42,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_ach_transfer_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ACH_TRANSFER_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::ach_transfers::GetAchTransferInput {
-                        ach_transfer_id: p_ach_transfer_id.0,
-                    };
-                    let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::get_ach_transfer;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
 fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 43> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::SimulateAchRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::simulations::SimulateReceiveAchCreditInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_credit;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/simulate/receive-ach-credit",
         route: "/simulate/receive-ach-credit",
@@ -2690,39 +1794,26 @@ fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "simulate_receive_ach_credit",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        43,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::SimulateAchRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::simulations::SimulateReceiveAchCreditInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_credit;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
 fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 44> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::SimulateAchRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::simulations::SimulateReceiveAchDebitInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_debit;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/simulate/receive-ach-debit",
         route: "/simulate/receive-ach-debit",
@@ -2732,33 +1823,7 @@ fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "simulate_receive_ach_debit",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        44,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::SimulateAchRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::simulations::SimulateReceiveAchDebitInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_debit;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /events` (`list_events`): its route, description and endpoint.
@@ -2775,6 +1840,47 @@ fn list_events<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 45> = AUTH.read(&mut cx).await?;
+        let p_type: Query<Option<::bank_api::models::EventType>> = P_TYPE
+            .read(&mut cx)
+            .await?;
+        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
+            .read(&mut cx)
+            .await?;
+        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
+            .read(&mut cx)
+            .await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_events_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::events::ListEventsInput {
+            r#type: p_type.0,
+            created_gt: p_created_gt.0,
+            created_gte: p_created_gte.0,
+            created_lt: p_created_lt.0,
+            created_lte: p_created_lte.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::events::EventsApi>::list_events;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/events",
         route: "/events",
@@ -2784,86 +1890,23 @@ fn list_events<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_events",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        45,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_type = <Query<
-                        ::std::option::Option<::bank_api::models::EventType>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_created_gt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GT.options())
-                        .await?;
-                    let p_created_gte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_created_lte = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LTE.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_events_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::events::ListEventsInput {
-                        r#type: p_type.0,
-                        created_gt: p_created_gt.0,
-                        created_gte: p_created_gte.0,
-                        created_lt: p_created_lt.0,
-                        created_lte: p_created_lte.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::events::EventsApi>::list_events;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn get_event<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_EVENT_ID: Input = Input::named("event_id").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 46> = AUTH.read(&mut cx).await?;
+        let p_event_id: Path<String> = P_EVENT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::events::GetEventInput {
+            event_id: p_event_id.0,
+        };
+        let call = <S as ::bank_api::events::EventsApi>::get_event;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/events/{event_id}",
         route: "/events/:param0",
@@ -2873,32 +1916,7 @@ fn get_event<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_event",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        46,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_event_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::events::GetEventInput {
-                        event_id: p_event_id.0,
-                    };
-                    let call = <S as ::bank_api::events::EventsApi>::get_event;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /webhook-endpoints` (`list_webhook_endpoints`): its route, description and endpoint.
@@ -2910,6 +1928,27 @@ fn list_webhook_endpoints<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 47> = AUTH.read(&mut cx).await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_webhook_endpoints_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::ListWebhookEndpointsInput {
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_endpoints;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints",
         route: "/webhook-endpoints",
@@ -2919,61 +1958,26 @@ fn list_webhook_endpoints<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_webhook_endpoints",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        47,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_webhook_endpoints_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::ListWebhookEndpointsInput {
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_endpoints;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
 fn create_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 48> = AUTH.read(&mut cx).await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::CreateWebhookEndpointRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::CreateWebhookEndpointInput {
+            body: body.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::create_webhook_endpoint;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints",
         route: "/webhook-endpoints",
@@ -2983,33 +1987,7 @@ fn create_webhook_endpoint<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "create_webhook_endpoint",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        48,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::CreateWebhookEndpointRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::CreateWebhookEndpointInput {
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::create_webhook_endpoint;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}` (`get_webhook_endpoint`): its route, description and endpoint.
@@ -3017,6 +1995,18 @@ fn get_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 49> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::GetWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::get_webhook_endpoint;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
@@ -3026,32 +2016,7 @@ fn get_webhook_endpoint<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_webhook_endpoint",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        49,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::GetWebhookEndpointInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::get_webhook_endpoint;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (`delete_webhook_endpoint`): its route, description and endpoint.
@@ -3059,6 +2024,18 @@ fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 50> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::DeleteWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::delete_webhook_endpoint;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
@@ -3068,32 +2045,7 @@ fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "delete_webhook_endpoint",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        50,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::DeleteWebhookEndpointInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::delete_webhook_endpoint;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PATCH /webhook-endpoints/{webhook_endpoint_id}` (`update_webhook_endpoint`): its route, description and endpoint.
@@ -3102,6 +2054,23 @@ fn update_webhook_endpoint<S: Server>() -> Operation<S> {
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 51> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let body: ::bank_api::runtime::JsonBody<
+            ::bank_api::models::UpdateWebhookEndpointRequest,
+            ::bank_api::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::UpdateWebhookEndpointInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            body: body.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::update_webhook_endpoint;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}",
         route: "/webhook-endpoints/:param0",
@@ -3111,38 +2080,7 @@ fn update_webhook_endpoint<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "update_webhook_endpoint",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        51,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let body = <::bank_api::runtime::JsonBody<
-                        ::bank_api::models::UpdateWebhookEndpointRequest,
-                        ::bank_api::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::UpdateWebhookEndpointInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::update_webhook_endpoint;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/rotate-secret` (`rotate_webhook_endpoint_secret`): its route, description and endpoint.
@@ -3150,6 +2088,18 @@ fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 52> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::RotateWebhookEndpointSecretInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
         route: "/webhook-endpoints/:param0/rotate-secret",
@@ -3159,32 +2109,7 @@ fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "rotate_webhook_endpoint_secret",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        52,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::RotateWebhookEndpointSecretInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}/deliveries` (`list_webhook_deliveries`): its route, description and endpoint.
@@ -3198,6 +2123,31 @@ fn list_webhook_deliveries<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(64usize)]);
     const P_LIMIT: Input = Input::named("limit")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 53> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .checked(&mut cx)
+            .await?;
+        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
+            .checked(&mut cx)
+            .await?;
+        let p_limit: Query<i64> = P_LIMIT
+            .or(__default_list_webhook_deliveries_limit)
+            .checked(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::ListWebhookDeliveriesInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            starting_after: p_starting_after.0,
+            ending_before: p_ending_before.0,
+            limit: p_limit.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_deliveries;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
         route: "/webhook-endpoints/:param0/deliveries",
@@ -3207,60 +2157,7 @@ fn list_webhook_deliveries<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_webhook_deliveries",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        53,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_starting_after,
-                        &P_STARTING_AFTER,
-                    )?;
-                    let p_ending_before = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ENDING_BEFORE.options())
-                        .await?;
-                    ::bank_api::runtime::glue::check(
-                        &p_ending_before,
-                        &P_ENDING_BEFORE,
-                    )?;
-                    let p_limit = <Query<
-                        i64,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_webhook_deliveries_limit),
-                        )
-                        .await?;
-                    ::bank_api::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::ListWebhookDeliveriesInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                        starting_after: p_starting_after.0,
-                        ending_before: p_ending_before.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_deliveries;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (`retry_webhook_delivery`): its route, description and endpoint.
@@ -3270,6 +2167,22 @@ fn retry_webhook_delivery<S: Server>() -> Operation<S> {
         .key("param0");
     const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id")
         .key("param1");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::bank_api::Document, 54> = AUTH.read(&mut cx).await?;
+        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
+            .read(&mut cx)
+            .await?;
+        let p_webhook_delivery_id: Path<String> = P_WEBHOOK_DELIVERY_ID
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::bank_api::webhooks::RetryWebhookDeliveryInput {
+            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            webhook_delivery_id: p_webhook_delivery_id.0,
+        };
+        let call = <S as ::bank_api::webhooks::WebhooksApi>::retry_webhook_delivery;
+        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
         route: "/webhook-endpoints/:param0/deliveries/:param1/retry",
@@ -3279,37 +2192,7 @@ fn retry_webhook_delivery<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "retry_webhook_delivery",
         describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = ::bank_api::runtime::glue::server(&server);
-                async move {
-                    let auth = <::bank_api::runtime::Auth<
-                        S,
-                        ::bank_api::Document,
-                        54,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let p_webhook_endpoint_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_ENDPOINT_ID.options())
-                        .await?;
-                    let p_webhook_delivery_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_WEBHOOK_DELIVERY_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::bank_api::webhooks::RetryWebhookDeliveryInput {
-                        webhook_endpoint_id: p_webhook_endpoint_id.0,
-                        webhook_delivery_id: p_webhook_delivery_id.0,
-                    };
-                    let call = <S as ::bank_api::webhooks::WebhooksApi>::retry_webhook_delivery;
-                    ::bank_api::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
-        ),
+        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 fn __default_list_entities_limit() -> i64 {

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::dogs::DogsApi {}
 impl<T: crate::runtime::Hooks + crate::dogs::DogsApi> Server for T {}
@@ -47,6 +46,15 @@ fn get_dog<S: Server>() -> Operation<S> {
     const P_DOG_ID: Input = Input::named("dog_id")
         .key("param0")
         .described("Identifier of the dog.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_dog_id: Path<i64> = P_DOG_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::dogs::GetDogInput {
+            dog_id: p_dog_id.0,
+        };
+        let call = <S as crate::dogs::DogsApi>::get_dog;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/dogs/{dog_id}",
         route: "/dogs/:param0",
@@ -63,29 +71,23 @@ fn get_dog<S: Server>() -> Operation<S> {
             d.input::<Path<i64>>(&P_DOG_ID);
             d.response::<crate::runtime::Answer<crate::dogs::GetDogResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_dog_id = <Path<
-                        i64,
-                    >>::from_request(&request, &mut raw, P_DOG_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::dogs::GetDogInput {
-                        dog_id: p_dog_id.0,
-                    };
-                    let call = <S as crate::dogs::DogsApi>::get_dog;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /dogs` (`create_dog`): its route, description and endpoint.
 fn create_dog<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The dog to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Dog, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::dogs::CreateDogInput {
+            body: body.0,
+        };
+        let call = <S as crate::dogs::DogsApi>::create_dog;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/dogs",
         route: "/dogs",
@@ -101,25 +103,7 @@ fn create_dog<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::dogs::CreateDogResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Dog,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::dogs::CreateDogInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::dogs::DogsApi>::create_dog;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::collections::CollectionsApi {}
 impl<T: crate::runtime::Hooks + crate::collections::CollectionsApi> Server for T {}
@@ -47,6 +46,13 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 }
 /// `GET /collections` (`list_collections`): its route, description and endpoint.
 fn list_collections<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::collections::ListCollectionsInput {
+        };
+        let call = <S as crate::collections::CollectionsApi>::list_collections;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/collections",
         route: "/collections",
@@ -64,24 +70,24 @@ fn list_collections<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::collections::ListCollectionsResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::collections::ListCollectionsInput {
-                    };
-                    let call = <S as crate::collections::CollectionsApi>::list_collections;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /collections` (`create_collection`): its route, description and endpoint.
 fn create_collection<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The collection to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::CreateCollectionRequest,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::collections::CreateCollectionInput {
+            body: body.0,
+        };
+        let call = <S as crate::collections::CollectionsApi>::create_collection;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/collections",
         route: "/collections",
@@ -105,30 +111,23 @@ fn create_collection<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::collections::CreateCollectionResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::CreateCollectionRequest,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::collections::CreateCollectionInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::collections::CollectionsApi>::create_collection;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /collections/tags` (`replace_tags`): its route, description and endpoint.
 fn replace_tags<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The complete list of tags.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::TagList, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::collections::ReplaceTagsInput {
+            body: body.0,
+        };
+        let call = <S as crate::collections::CollectionsApi>::replace_tags;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/collections/tags",
         route: "/collections/tags",
@@ -149,31 +148,24 @@ fn replace_tags<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::collections::ReplaceTagsResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::TagList,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::collections::ReplaceTagsInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::collections::CollectionsApi>::replace_tags;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /collections/pages` (`page_collections`): its route, description and endpoint.
 fn page_collections<S: Server>() -> Operation<S> {
     const P_STARTING_AFTER: Input = Input::named("starting_after")
         .described("The id of the last collection of the previous page.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::collections::PageCollectionsInput {
+            starting_after: p_starting_after.0,
+        };
+        let call = <S as crate::collections::CollectionsApi>::page_collections;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/collections/pages",
         route: "/collections/pages",
@@ -187,31 +179,12 @@ fn page_collections<S: Server>() -> Operation<S> {
         operation_id: "page_collections",
         describe: |d| {
             d.tag(&ApiTags::Collections);
-            d.input::<
-                    Query<::std::option::Option<::std::string::String>>,
-                >(&P_STARTING_AFTER);
+            d.input::<Query<Option<String>>>(&P_STARTING_AFTER);
             d.response::<
                     crate::runtime::Answer<crate::collections::PageCollectionsResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_starting_after = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_STARTING_AFTER.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::collections::PageCollectionsInput {
-                        starting_after: p_starting_after.0,
-                    };
-                    let call = <S as crate::collections::CollectionsApi>::page_collections;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

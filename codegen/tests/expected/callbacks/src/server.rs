@@ -4,8 +4,7 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::subscriptions::SubscriptionsApi + crate::callbacks::Callbacks {}
 impl<
@@ -47,6 +46,18 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /subscriptions` (`subscribe`): its route, description and endpoint.
 fn subscribe<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::Subscription,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::subscriptions::SubscribeInput {
+            body: body.0,
+        };
+        let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/subscriptions",
         route: "/subscriptions",
@@ -67,25 +78,7 @@ fn subscribe<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::subscriptions::SubscribeResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Subscription,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::subscriptions::SubscribeInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

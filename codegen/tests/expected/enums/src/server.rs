@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::tasks::TasksApi {}
 impl<T: crate::runtime::Hooks + crate::tasks::TasksApi> Server for T {}
@@ -48,6 +47,19 @@ fn list_tasks<S: Server>() -> Operation<S> {
         .described("Only return tasks with this status.");
     const P_KIND: Input = Input::named("kind")
         .described("Only return tasks of this kind (required enum query parameter).");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_status: Query<Option<crate::models::TaskStatus>> = P_STATUS
+            .read(&mut cx)
+            .await?;
+        let p_kind: Query<crate::models::TaskKind> = P_KIND.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::tasks::ListTasksInput {
+            status: p_status.0,
+            kind: p_kind.0,
+        };
+        let call = <S as crate::tasks::TasksApi>::list_tasks;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/tasks",
         route: "/tasks",
@@ -61,40 +73,27 @@ fn list_tasks<S: Server>() -> Operation<S> {
         operation_id: "list_tasks",
         describe: |d| {
             d.tag(&ApiTags::Tasks);
-            d.input::<
-                    Query<::std::option::Option<crate::models::TaskStatus>>,
-                >(&P_STATUS);
+            d.input::<Query<Option<crate::models::TaskStatus>>>(&P_STATUS);
             d.input::<Query<crate::models::TaskKind>>(&P_KIND);
             d.response::<crate::runtime::Answer<crate::tasks::ListTasksResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_status = <Query<
-                        ::std::option::Option<crate::models::TaskStatus>,
-                    >>::from_request(&request, &mut raw, P_STATUS.options())
-                        .await?;
-                    let p_kind = <Query<
-                        crate::models::TaskKind,
-                    >>::from_request(&request, &mut raw, P_KIND.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::tasks::ListTasksInput {
-                        status: p_status.0,
-                        kind: p_kind.0,
-                    };
-                    let call = <S as crate::tasks::TasksApi>::list_tasks;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /tasks` (`create_task`): its route, description and endpoint.
 fn create_task<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The task to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Task, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::tasks::CreateTaskInput {
+            body: body.0,
+        };
+        let call = <S as crate::tasks::TasksApi>::create_task;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/tasks",
         route: "/tasks",
@@ -113,25 +112,7 @@ fn create_task<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::tasks::CreateTaskResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Task,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::tasks::CreateTaskInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::tasks::TasksApi>::create_task;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

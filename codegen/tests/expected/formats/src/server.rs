@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::events::EventsApi {}
 impl<T: crate::runtime::Hooks + crate::events::EventsApi> Server for T {}
@@ -55,6 +54,21 @@ fn get_event<S: Server>() -> Operation<S> {
         .described(
             "Only return the event if it occurs on this day (date query parameter).",
         );
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_event_id: Path<i64> = P_EVENT_ID.read(&mut cx).await?;
+        let p_as_of: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_AS_OF
+            .read(&mut cx)
+            .await?;
+        let p_day: Query<Option<crate::runtime::Date>> = P_DAY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::events::GetEventInput {
+            event_id: p_event_id.0,
+            as_of: p_as_of.0,
+            day: p_day.0.map(|d| d.0),
+        };
+        let call = <S as crate::events::EventsApi>::get_event;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/events/{event_id}",
         route: "/events/:param0",
@@ -69,40 +83,11 @@ fn get_event<S: Server>() -> Operation<S> {
         describe: |d| {
             d.tag(&ApiTags::Events);
             d.input::<Path<i64>>(&P_EVENT_ID);
-            d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_AS_OF);
-            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_DAY);
+            d.input::<Query<Option<::chrono::DateTime<::chrono::Utc>>>>(&P_AS_OF);
+            d.input::<Query<Option<crate::runtime::Date>>>(&P_DAY);
             d.response::<crate::runtime::Answer<crate::events::GetEventResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_event_id = <Path<
-                        i64,
-                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
-                        .await?;
-                    let p_as_of = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_AS_OF.options())
-                        .await?;
-                    let p_day = <Query<
-                        ::std::option::Option<crate::runtime::Date>,
-                    >>::from_request(&request, &mut raw, P_DAY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::events::GetEventInput {
-                        event_id: p_event_id.0,
-                        as_of: p_as_of.0,
-                        day: p_day.0.map(|d| d.0),
-                    };
-                    let call = <S as crate::events::EventsApi>::get_event;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /events/{event_id}/attachment` (`download_attachment`): its route, description and endpoint.
@@ -110,6 +95,15 @@ fn download_attachment<S: Server>() -> Operation<S> {
     const P_EVENT_ID: Input = Input::named("event_id")
         .key("param0")
         .described("Identifier of the event.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_event_id: Path<i64> = P_EVENT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::events::DownloadAttachmentInput {
+            event_id: p_event_id.0,
+        };
+        let call = <S as crate::events::EventsApi>::download_attachment;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/events/{event_id}/attachment",
         route: "/events/:param0/attachment",
@@ -128,24 +122,7 @@ fn download_attachment<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::events::DownloadAttachmentResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_event_id = <Path<
-                        i64,
-                    >>::from_request(&request, &mut raw, P_EVENT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::events::DownloadAttachmentInput {
-                        event_id: p_event_id.0,
-                    };
-                    let call = <S as crate::events::EventsApi>::download_attachment;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

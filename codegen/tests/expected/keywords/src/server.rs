@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::records::RecordsApi {}
 impl<T: crate::runtime::Hooks + crate::records::RecordsApi> Server for T {}
@@ -47,6 +46,15 @@ fn get_record<S: Server>() -> Operation<S> {
     const P_RECORD_ID: Input = Input::named("record_id")
         .key("param0")
         .described("Identifier of the record.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_record_id: Path<String> = P_RECORD_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::records::GetRecordInput {
+            record_id: p_record_id.0,
+        };
+        let call = <S as crate::records::RecordsApi>::get_record;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/records/{record_id}",
         route: "/records/:param0",
@@ -60,32 +68,26 @@ fn get_record<S: Server>() -> Operation<S> {
         operation_id: "get_record",
         describe: |d| {
             d.tag(&ApiTags::Records);
-            d.input::<Path<::std::string::String>>(&P_RECORD_ID);
+            d.input::<Path<String>>(&P_RECORD_ID);
             d.response::<crate::runtime::Answer<crate::records::GetRecordResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_record_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_RECORD_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::records::GetRecordInput {
-                        record_id: p_record_id.0,
-                    };
-                    let call = <S as crate::records::RecordsApi>::get_record;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /types` (`create_type`): its route, description and endpoint.
 fn create_type<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The type to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Type, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::records::CreateTypeInput {
+            body: body.0,
+        };
+        let call = <S as crate::records::RecordsApi>::create_type;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/types",
         route: "/types",
@@ -101,25 +103,7 @@ fn create_type<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::records::CreateTypeResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Type,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::records::CreateTypeInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::records::RecordsApi>::create_type;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

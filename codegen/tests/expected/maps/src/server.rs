@@ -4,8 +4,7 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::inventory::InventoryApi {}
 impl<T: crate::runtime::Hooks + crate::inventory::InventoryApi> Server for T {}
@@ -43,6 +42,13 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 }
 /// `GET /inventory` (`get_inventory`): its route, description and endpoint.
 fn get_inventory<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::inventory::GetInventoryInput {
+        };
+        let call = <S as crate::inventory::InventoryApi>::get_inventory;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/inventory",
         route: "/inventory",
@@ -57,24 +63,23 @@ fn get_inventory<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::inventory::GetInventoryResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::inventory::GetInventoryInput {
-                    };
-                    let call = <S as crate::inventory::InventoryApi>::get_inventory;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /inventory/metadata` (`put_metadata`): its route, description and endpoint.
 fn put_metadata<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The metadata map.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::inventory::PutMetadataInput {
+            body: body.0,
+        };
+        let call = <S as crate::inventory::InventoryApi>::put_metadata;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/inventory/metadata",
         route: "/inventory/metadata",
@@ -95,25 +100,7 @@ fn put_metadata<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::inventory::PutMetadataResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Metadata,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::inventory::PutMetadataInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::inventory::InventoryApi>::put_metadata;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::media::MediaApi {}
 impl<T: crate::runtime::Hooks + crate::media::MediaApi> Server for T {}
@@ -50,6 +49,28 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 fn vendor_json<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let body: crate::runtime::JsonBody<crate::models::Note, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::media::VendorJsonInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::vendor_json;
+        crate::runtime::glue::respond(crate::runtime::Negotiated {
+            response: call(&server, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &["application/vnd.example+json"],
+                    listed: &["application/vnd.example+json"],
+                },
+            ],
+        })
+    }
     Operation {
         path: "/vendor",
         route: "/vendor",
@@ -70,47 +91,42 @@ fn vendor_json<S: Server>() -> Operation<S> {
                     >,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let accept = <crate::runtime::AcceptHeader>::from_request(
-                            &request,
-                            &mut raw,
-                            ACCEPT.options(),
-                        )
-                        .await?;
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Note,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::VendorJsonInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::vendor_json;
-                    crate::runtime::glue::respond(crate::runtime::Negotiated {
-                        response: call(&server, input).await,
-                        accept: accept.0,
-                        media: &[
-                            crate::runtime::ResponseMedia {
-                                status: "200",
-                                types: &["application/vnd.example+json"],
-                                listed: &["application/vnd.example+json"],
-                            },
-                        ],
-                    })
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /form` (`form`): its route, description and endpoint.
 fn form<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let body: crate::runtime::OrOther<
+            crate::runtime::FormBody<crate::models::Note, crate::Document>,
+            FormBodyMedia,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::FormInput {
+            body: body.0,
+            accept: crate::runtime::Accept(accept.0.clone()),
+        };
+        let call = <S as crate::media::MediaApi>::form;
+        crate::runtime::glue::respond(crate::runtime::Negotiated {
+            response: call(&server, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &[],
+                    listed: &["application/json", "application/xml"],
+                },
+                crate::runtime::ResponseMedia {
+                    status: "400",
+                    types: &[],
+                    listed: &["application/json", "application/xml"],
+                },
+            ],
+        })
+    }
     Operation {
         path: "/form",
         route: "/form",
@@ -137,52 +153,21 @@ fn form<S: Server>() -> Operation<S> {
                     >,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let accept = <crate::runtime::AcceptHeader>::from_request(
-                            &request,
-                            &mut raw,
-                            ACCEPT.options(),
-                        )
-                        .await?;
-                    let body = <crate::runtime::OrOther<
-                        crate::runtime::FormBody<crate::models::Note, crate::Document>,
-                        FormBodyMedia,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::FormInput {
-                        body: body.0,
-                        accept: crate::runtime::Accept(accept.0.clone()),
-                    };
-                    let call = <S as crate::media::MediaApi>::form;
-                    crate::runtime::glue::respond(crate::runtime::Negotiated {
-                        response: call(&server, input).await,
-                        accept: accept.0,
-                        media: &[
-                            crate::runtime::ResponseMedia {
-                                status: "200",
-                                types: &[],
-                                listed: &["application/json", "application/xml"],
-                            },
-                            crate::runtime::ResponseMedia {
-                                status: "400",
-                                types: &[],
-                                listed: &["application/json", "application/xml"],
-                            },
-                        ],
-                    })
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /text` (`text`): its route, description and endpoint.
 fn text<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::TextInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::text;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/text",
         route: "/text",
@@ -193,32 +178,24 @@ fn text<S: Server>() -> Operation<S> {
         operation_id: "text",
         describe: |d| {
             d.tag(&ApiTags::Media);
-            d.input::<::poem_openapi::payload::PlainText<::std::string::String>>(&BODY);
+            d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
             d.response::<crate::runtime::Answer<crate::media::TextResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <::poem_openapi::payload::PlainText<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::TextInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::text;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /image` (`image`): its route, description and endpoint.
 fn image<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::ImageInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::image;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/image",
         route: "/image",
@@ -232,31 +209,23 @@ fn image<S: Server>() -> Operation<S> {
             d.input::<crate::runtime::RawBody>(&BODY);
             d.response::<crate::runtime::Answer<crate::media::ImageResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::RawBody>::from_request(
-                            &request,
-                            &mut raw,
-                            BODY.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::ImageInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::image;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /either` (`either`): its route, description and endpoint.
 fn either<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::media::EitherInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::either;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/either",
         route: "/either",
@@ -272,31 +241,33 @@ fn either<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::media::EitherResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonOrFormBody<
-                        crate::models::Note,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::EitherInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::either;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /markdown` (`markdown`): its route, description and endpoint.
 fn markdown<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::MarkdownInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::markdown;
+        crate::runtime::glue::respond(crate::runtime::Negotiated {
+            response: call(&server, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &["text/html"],
+                    listed: &["text/html"],
+                },
+            ],
+        })
+    }
     Operation {
         path: "/markdown",
         route: "/markdown",
@@ -311,52 +282,28 @@ fn markdown<S: Server>() -> Operation<S> {
         describe: |d| {
             d.tag(&ApiTags::Media);
             d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<::poem_openapi::payload::PlainText<::std::string::String>>(&BODY);
+            d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
             d.response::<
                     crate::runtime::Answer<
                         crate::runtime::Negotiated<crate::media::MarkdownResponse>,
                     >,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let accept = <crate::runtime::AcceptHeader>::from_request(
-                            &request,
-                            &mut raw,
-                            ACCEPT.options(),
-                        )
-                        .await?;
-                    let body = <::poem_openapi::payload::PlainText<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::MarkdownInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::markdown;
-                    crate::runtime::glue::respond(crate::runtime::Negotiated {
-                        response: call(&server, input).await,
-                        accept: accept.0,
-                        media: &[
-                            crate::runtime::ResponseMedia {
-                                status: "200",
-                                types: &["text/html"],
-                                listed: &["text/html"],
-                            },
-                        ],
-                    })
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /anything` (`anything`): its route, description and endpoint.
 fn anything<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::AnythingInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::anything;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/anything",
         route: "/anything",
@@ -373,31 +320,21 @@ fn anything<S: Server>() -> Operation<S> {
             d.input::<crate::runtime::RawBody>(&BODY);
             d.response::<crate::runtime::Answer<crate::media::AnythingResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::RawBody>::from_request(
-                            &request,
-                            &mut raw,
-                            BODY.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::AnythingInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::anything;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /blob` (`blob`): its route, description and endpoint.
 fn blob<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::BlobInput {
+            body: body.0,
+        };
+        let call = <S as crate::media::MediaApi>::blob;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/blob",
         route: "/blob",
@@ -411,32 +348,48 @@ fn blob<S: Server>() -> Operation<S> {
             d.input::<crate::runtime::RawBody>(&BODY);
             d.response::<crate::runtime::Answer<crate::media::BlobResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::RawBody>::from_request(
-                            &request,
-                            &mut raw,
-                            BODY.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::BlobInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::media::MediaApi>::blob;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /notes/{title}` (`get_note`): its route, description and endpoint.
 fn get_note<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const P_TITLE: Input = Input::named("title").key("param0");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let p_title: Path<String> = P_TITLE.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::media::GetNoteInput {
+            title: p_title.0,
+            accept: crate::runtime::Accept(accept.0.clone()),
+        };
+        let call = <S as crate::media::MediaApi>::get_note;
+        crate::runtime::glue::respond(crate::runtime::Negotiated {
+            response: call(&server, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &[
+                        "application/json",
+                        "application/vnd.example.v2+json",
+                        "text/json",
+                    ],
+                    listed: &[
+                        "application/json",
+                        "application/vnd.example.v2+json",
+                        "text/json",
+                        "application/xml",
+                    ],
+                },
+                crate::runtime::ResponseMedia {
+                    status: "4XX",
+                    types: &["application/problem+json"],
+                    listed: &["application/problem+json"],
+                },
+            ],
+        })
+    }
     Operation {
         path: "/notes/{title}",
         route: "/notes/:param0",
@@ -451,62 +404,14 @@ fn get_note<S: Server>() -> Operation<S> {
         describe: |d| {
             d.tag(&ApiTags::Media);
             d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<Path<::std::string::String>>(&P_TITLE);
+            d.input::<Path<String>>(&P_TITLE);
             d.response::<
                     crate::runtime::Answer<
                         crate::runtime::Negotiated<crate::media::GetNoteResponse>,
                     >,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let accept = <crate::runtime::AcceptHeader>::from_request(
-                            &request,
-                            &mut raw,
-                            ACCEPT.options(),
-                        )
-                        .await?;
-                    let p_title = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_TITLE.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::media::GetNoteInput {
-                        title: p_title.0,
-                        accept: crate::runtime::Accept(accept.0.clone()),
-                    };
-                    let call = <S as crate::media::MediaApi>::get_note;
-                    crate::runtime::glue::respond(crate::runtime::Negotiated {
-                        response: call(&server, input).await,
-                        accept: accept.0,
-                        media: &[
-                            crate::runtime::ResponseMedia {
-                                status: "200",
-                                types: &[
-                                    "application/json",
-                                    "application/vnd.example.v2+json",
-                                    "text/json",
-                                ],
-                                listed: &[
-                                    "application/json",
-                                    "application/vnd.example.v2+json",
-                                    "text/json",
-                                    "application/xml",
-                                ],
-                            },
-                            crate::runtime::ResponseMedia {
-                                status: "4XX",
-                                types: &["application/problem+json"],
-                                listed: &["application/problem+json"],
-                            },
-                        ],
-                    })
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// The media types `form` lists for its body beside those its extractor reads.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -50,6 +49,15 @@ fn list_pets<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("At most this many.")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::ListPetsInput {
+            limit: p_limit.0,
+        };
+        let call = <S as crate::pets::PetsApi>::list_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -60,33 +68,26 @@ fn list_pets<S: Server>() -> Operation<S> {
         operation_id: "listPets",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.input::<Query<Option<i32>>>(&P_LIMIT);
             d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_limit = <Query<
-                        ::std::option::Option<i32>,
-                    >>::from_request(&request, &mut raw, P_LIMIT.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = crate::pets::ListPetsInput {
-                        limit: p_limit.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::list_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /pets` (`addPet`): its route, description and endpoint.
 fn add_pet<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Animal, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::pets::AddPetInput {
+            body: body.0,
+        };
+        let call = <S as crate::pets::PetsApi>::add_pet;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -102,29 +103,17 @@ fn add_pet<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::pets::AddPetResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Animal,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::AddPetInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::add_pet;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /animals` (`get_animals`): its route, description and endpoint.
 fn get_animals<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::pets::GetAnimalsInput {};
+        let call = <S as crate::pets::PetsApi>::get_animals;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/animals",
         route: "/animals",
@@ -137,18 +126,7 @@ fn get_animals<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Pets);
             d.response::<crate::runtime::Answer<crate::pets::GetAnimalsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::pets::GetAnimalsInput {};
-                    let call = <S as crate::pets::PetsApi>::get_animals;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /owners/{owner_id}` (`getOwner`): its route, description and endpoint.
@@ -159,6 +137,17 @@ fn get_owner<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("At most this many.")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
+        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::GetOwnerInput {
+            owner_id: p_owner_id.0,
+            limit: p_limit.0,
+        };
+        let call = <S as crate::pets::PetsApi>::get_owner;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/owners/{owner_id}",
         route: "/owners/:param0",
@@ -169,34 +158,11 @@ fn get_owner<S: Server>() -> Operation<S> {
         operation_id: "getOwner",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
-            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.input::<Path<String>>(&P_OWNER_ID);
+            d.input::<Query<Option<i32>>>(&P_LIMIT);
             d.response::<crate::runtime::Answer<crate::pets::GetOwnerResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_owner_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
-                        .await?;
-                    let p_limit = <Query<
-                        ::std::option::Option<i32>,
-                    >>::from_request(&request, &mut raw, P_LIMIT.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = crate::pets::GetOwnerInput {
-                        owner_id: p_owner_id.0,
-                        limit: p_limit.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::get_owner;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

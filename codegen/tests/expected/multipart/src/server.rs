@@ -4,8 +4,7 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::files::FilesApi {}
 impl<T: crate::runtime::Hooks + crate::files::FilesApi> Server for T {}
@@ -44,6 +43,18 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /files` (`upload_file`): its route, description and endpoint.
 fn upload_file<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The file and its metadata.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::MultipartBody<
+            crate::models::UploadFileForm,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::files::UploadFileInput {
+            body: body.0,
+        };
+        let call = <S as crate::files::FilesApi>::upload_file;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/files",
         route: "/files",
@@ -62,30 +73,24 @@ fn upload_file<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::files::UploadFileResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::MultipartBody<
-                        crate::models::UploadFileForm,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::files::UploadFileInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::files::FilesApi>::upload_file;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /files/labels` (`label_files`): its route, description and endpoint.
 fn label_files<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::MultipartBody<
+            crate::models::LabelFilesForm,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::files::LabelFilesInput {
+            body: body.0,
+        };
+        let call = <S as crate::files::FilesApi>::label_files;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/files/labels",
         route: "/files/labels",
@@ -107,25 +112,7 @@ fn label_files<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::files::LabelFilesResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::MultipartBody<
-                        crate::models::LabelFilesForm,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::files::LabelFilesInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::files::FilesApi>::label_files;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

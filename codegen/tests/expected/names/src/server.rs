@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::models2::ModelsApi + crate::caf_u00e92::CafU00e92Api + crate::v2fa::V2faApi + crate::default::DefaultApi {}
 impl<
@@ -65,6 +64,23 @@ fn get_pets_pet_id<S: Server>() -> Operation<S> {
     const P_TYPE2: Input = Input::named("Type")
         .described("Collides with `type` once converted.");
     const P_GR_U00F6_U00DF_E: Input = Input::named("größe").described("Not ASCII.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
+        let p_type: Query<Option<String>> = P_TYPE.read(&mut cx).await?;
+        let p_type2: Query<Option<String>> = P_TYPE2.read(&mut cx).await?;
+        let p_gr_u00f6_u00df_e: Query<Option<i32>> = P_GR_U00F6_U00DF_E
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::default::GetPetsPetIdInput {
+            pet_id: p_pet_id.0,
+            r#type: p_type.0,
+            type2: p_type2.0,
+            gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
+        };
+        let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets/{petId}",
         route: "/pets/:param0",
@@ -77,49 +93,23 @@ fn get_pets_pet_id<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "",
         describe: |d| {
-            d.input::<Path<::std::string::String>>(&P_PET_ID);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE2);
-            d.input::<Query<::std::option::Option<i32>>>(&P_GR_U00F6_U00DF_E);
+            d.input::<Path<String>>(&P_PET_ID);
+            d.input::<Query<Option<String>>>(&P_TYPE);
+            d.input::<Query<Option<String>>>(&P_TYPE2);
+            d.input::<Query<Option<i32>>>(&P_GR_U00F6_U00DF_E);
             d.response::<crate::runtime::Answer<crate::default::GetPetsPetIdResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_pet_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_PET_ID.options())
-                        .await?;
-                    let p_type = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_type2 = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_TYPE2.options())
-                        .await?;
-                    let p_gr_u00f6_u00df_e = <Query<
-                        ::std::option::Option<i32>,
-                    >>::from_request(&request, &mut raw, P_GR_U00F6_U00DF_E.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::default::GetPetsPetIdInput {
-                        pet_id: p_pet_id.0,
-                        r#type: p_type.0,
-                        type2: p_type2.0,
-                        gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
-                    };
-                    let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /pets` (`getPets`): its route, description and endpoint.
 fn get_pets<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::models2::GetPetsInput {};
+        let call = <S as crate::models2::ModelsApi>::get_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -133,23 +123,23 @@ fn get_pets<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::CafU00e9);
             d.response::<crate::runtime::Answer<crate::models2::GetPetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::models2::GetPetsInput {};
-                    let call = <S as crate::models2::ModelsApi>::get_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /pets` (`post_pets`): its route, description and endpoint.
 fn post_pets<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::caf_u00e92::PostPetsInput {
+            body: body.0,
+        };
+        let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -166,29 +156,17 @@ fn post_pets<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::caf_u00e92::PostPetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Pet,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::caf_u00e92::PostPetsInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /PETS` (`get_pets2`): its route, description and endpoint.
 fn get_pets2<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::v2fa::GetPets2Input {};
+        let call = <S as crate::v2fa::V2faApi>::get_pets2;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/PETS",
         route: "/PETS",
@@ -204,18 +182,7 @@ fn get_pets2<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::V2fa);
             d.response::<crate::runtime::Answer<crate::v2fa::GetPets2Response>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::v2fa::GetPets2Input {};
-                    let call = <S as crate::v2fa::V2faApi>::get_pets2;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::orders::OrdersApi {}
 impl<T: crate::runtime::Hooks + crate::orders::OrdersApi> Server for T {}
@@ -47,6 +46,15 @@ fn get_order<S: Server>() -> Operation<S> {
     const P_ORDER_ID: Input = Input::named("order_id")
         .key("param0")
         .described("Identifier of the order.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_order_id: Path<String> = P_ORDER_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::orders::GetOrderInput {
+            order_id: p_order_id.0,
+        };
+        let call = <S as crate::orders::OrdersApi>::get_order;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/orders/{order_id}",
         route: "/orders/:param0",
@@ -60,32 +68,26 @@ fn get_order<S: Server>() -> Operation<S> {
         operation_id: "get_order",
         describe: |d| {
             d.tag(&ApiTags::Orders);
-            d.input::<Path<::std::string::String>>(&P_ORDER_ID);
+            d.input::<Path<String>>(&P_ORDER_ID);
             d.response::<crate::runtime::Answer<crate::orders::GetOrderResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_order_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ORDER_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::orders::GetOrderInput {
-                        order_id: p_order_id.0,
-                    };
-                    let call = <S as crate::orders::OrdersApi>::get_order;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /orders` (`create_order`): its route, description and endpoint.
 fn create_order<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The order to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Order, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::orders::CreateOrderInput {
+            body: body.0,
+        };
+        let call = <S as crate::orders::OrdersApi>::create_order;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/orders",
         route: "/orders",
@@ -101,25 +103,7 @@ fn create_order<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::orders::CreateOrderResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Order,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::orders::CreateOrderInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::orders::OrdersApi>::create_order;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

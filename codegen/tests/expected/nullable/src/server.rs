@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::profiles::ProfilesApi {}
 impl<T: crate::runtime::Hooks + crate::profiles::ProfilesApi> Server for T {}
@@ -47,6 +46,15 @@ fn get_profile<S: Server>() -> Operation<S> {
     const P_PROFILE_ID: Input = Input::named("profile_id")
         .key("param0")
         .described("Identifier of the profile.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::profiles::GetProfileInput {
+            profile_id: p_profile_id.0,
+        };
+        let call = <S as crate::profiles::ProfilesApi>::get_profile;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/profiles/{profile_id}",
         route: "/profiles/:param0",
@@ -57,27 +65,10 @@ fn get_profile<S: Server>() -> Operation<S> {
         operation_id: "get_profile",
         describe: |d| {
             d.tag(&ApiTags::Profiles);
-            d.input::<Path<::std::string::String>>(&P_PROFILE_ID);
+            d.input::<Path<String>>(&P_PROFILE_ID);
             d.response::<crate::runtime::Answer<crate::profiles::GetProfileResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_profile_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_PROFILE_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::profiles::GetProfileInput {
-                        profile_id: p_profile_id.0,
-                    };
-                    let call = <S as crate::profiles::ProfilesApi>::get_profile;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /profiles/{profile_id}` (`update_profile`): its route, description and endpoint.
@@ -86,6 +77,19 @@ fn update_profile<S: Server>() -> Operation<S> {
         .key("param0")
         .described("Identifier of the profile.");
     const BODY: Input = Input::named("body").described("The new profile.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
+        let body: crate::runtime::JsonBody<crate::models::Profile, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::profiles::UpdateProfileInput {
+            profile_id: p_profile_id.0,
+            body: body.0,
+        };
+        let call = <S as crate::profiles::ProfilesApi>::update_profile;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/profiles/{profile_id}",
         route: "/profiles/:param0",
@@ -99,7 +103,7 @@ fn update_profile<S: Server>() -> Operation<S> {
         operation_id: "update_profile",
         describe: |d| {
             d.tag(&ApiTags::Profiles);
-            d.input::<Path<::std::string::String>>(&P_PROFILE_ID);
+            d.input::<Path<String>>(&P_PROFILE_ID);
             d.input::<
                     crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
                 >(&BODY);
@@ -107,30 +111,7 @@ fn update_profile<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::profiles::UpdateProfileResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_profile_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_PROFILE_ID.options())
-                        .await?;
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Profile,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::profiles::UpdateProfileInput {
-                        profile_id: p_profile_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as crate::profiles::ProfilesApi>::update_profile;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

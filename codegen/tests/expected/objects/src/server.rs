@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::accounts::AccountsApi {}
 impl<T: crate::runtime::Hooks + crate::accounts::AccountsApi> Server for T {}
@@ -47,6 +46,15 @@ fn get_account<S: Server>() -> Operation<S> {
     const P_ACCOUNT_ID: Input = Input::named("account_id")
         .key("param0")
         .described("Identifier of the account.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_account_id: Path<String> = P_ACCOUNT_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::accounts::GetAccountInput {
+            account_id: p_account_id.0,
+        };
+        let call = <S as crate::accounts::AccountsApi>::get_account;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/accounts/{account_id}",
         route: "/accounts/:param0",
@@ -57,32 +65,27 @@ fn get_account<S: Server>() -> Operation<S> {
         operation_id: "get_account",
         describe: |d| {
             d.tag(&ApiTags::Accounts);
-            d.input::<Path<::std::string::String>>(&P_ACCOUNT_ID);
+            d.input::<Path<String>>(&P_ACCOUNT_ID);
             d.response::<crate::runtime::Answer<crate::accounts::GetAccountResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_account_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ACCOUNT_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::accounts::GetAccountInput {
-                        account_id: p_account_id.0,
-                    };
-                    let call = <S as crate::accounts::AccountsApi>::get_account;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /accounts` (`create_account`): its route, description and endpoint.
 fn create_account<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The account to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::CreateAccountRequest,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::accounts::CreateAccountInput {
+            body: body.0,
+        };
+        let call = <S as crate::accounts::AccountsApi>::create_account;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/accounts",
         route: "/accounts",
@@ -106,25 +109,7 @@ fn create_account<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::accounts::CreateAccountResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::CreateAccountRequest,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::accounts::CreateAccountInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::accounts::AccountsApi>::create_account;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -4,8 +4,7 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shapes::ShapesApi + crate::payments::PaymentsApi {}
 impl<
@@ -49,6 +48,17 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /shapes` (`create_shape`): its route, description and endpoint.
 fn create_shape<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The shape to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Shape, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::shapes::CreateShapeInput {
+            body: body.0,
+        };
+        let call = <S as crate::shapes::ShapesApi>::create_shape;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/shapes",
         route: "/shapes",
@@ -67,30 +77,23 @@ fn create_shape<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::shapes::CreateShapeResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Shape,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::shapes::CreateShapeInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::shapes::ShapesApi>::create_shape;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /payments` (`create_payment`): its route, description and endpoint.
 fn create_payment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The payment to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Payment, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::payments::CreatePaymentInput {
+            body: body.0,
+        };
+        let call = <S as crate::payments::PaymentsApi>::create_payment;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/payments",
         route: "/payments",
@@ -111,25 +114,7 @@ fn create_payment<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::payments::CreatePaymentResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Payment,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::payments::CreatePaymentInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::payments::PaymentsApi>::create_payment;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::callbacks::Webhooks {}
 impl<
@@ -40,6 +39,18 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /payments` (`createPayment`): its route, description and endpoint.
 fn create_payment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::CreatePayment,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::payments::CreatePaymentInput {
+            body: body.0,
+        };
+        let call = <S as crate::payments::PaymentsApi>::create_payment;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/payments",
         route: "/payments",
@@ -49,25 +60,7 @@ fn create_payment<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "createPayment",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::CreatePayment,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::payments::CreatePaymentInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::payments::PaymentsApi>::create_payment;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /payments/{payment_id}` (`getPayment`): its route, description and endpoint.
@@ -77,6 +70,17 @@ fn get_payment<S: Server>() -> Operation<S> {
         .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);
     const P_MIN_AMOUNT: Input = Input::named("min_amount")
         .rules(&[Rule::Minimum(0f64, true)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_payment_id: Path<String> = P_PAYMENT_ID.checked(&mut cx).await?;
+        let p_min_amount: Query<Option<i64>> = P_MIN_AMOUNT.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::payments::GetPaymentInput {
+            payment_id: p_payment_id.0,
+            min_amount: p_min_amount.0,
+        };
+        let call = <S as crate::payments::PaymentsApi>::get_payment;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/payments/{payment_id}",
         route: "/payments/:param0",
@@ -86,31 +90,7 @@ fn get_payment<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "getPayment",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_payment_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_PAYMENT_ID.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_payment_id, &P_PAYMENT_ID)?;
-                    let p_min_amount = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_MIN_AMOUNT.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_min_amount, &P_MIN_AMOUNT)?;
-                    let server = server?;
-                    let input = crate::payments::GetPaymentInput {
-                        payment_id: p_payment_id.0,
-                        min_amount: p_min_amount.0,
-                    };
-                    let call = <S as crate::payments::PaymentsApi>::get_payment;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

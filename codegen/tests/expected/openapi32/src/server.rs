@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::entries::EntriesApi + crate::search::SearchApi + crate::feeds::FeedsApi {}
 impl<
@@ -45,6 +44,19 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `GET /entries` (`list_entries`): its route, description and endpoint.
 fn list_entries<S: Server>() -> Operation<S> {
     const P_FILTER: Input = Input::named("filter");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_filter: crate::runtime::QueryString<
+            Option<crate::models::ListEntriesFilter>,
+            crate::Document,
+            { crate::runtime::querystring::FORM },
+        > = P_FILTER.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::entries::ListEntriesInput {
+            filter: p_filter.0,
+        };
+        let call = <S as crate::entries::EntriesApi>::list_entries;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/entries",
         route: "/entries",
@@ -54,31 +66,24 @@ fn list_entries<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "list_entries",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_filter = <crate::runtime::QueryString<
-                        ::std::option::Option<crate::models::ListEntriesFilter>,
-                        crate::Document,
-                        { crate::runtime::querystring::FORM },
-                    >>::from_request(&request, &mut raw, P_FILTER.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::entries::ListEntriesInput {
-                        filter: p_filter.0,
-                    };
-                    let call = <S as crate::entries::EntriesApi>::list_entries;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `QUERY /entries` (`search_entries`): its route, description and endpoint.
 fn search_entries<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::EntryFilter,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::search::SearchEntriesInput {
+            body: body.0,
+        };
+        let call = <S as crate::search::SearchApi>::search_entries;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/.method/QUERY/entries",
         route: "/.method/QUERY/entries",
@@ -88,30 +93,25 @@ fn search_entries<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "search_entries",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::EntryFilter,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::search::SearchEntriesInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::search::SearchApi>::search_entries;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entries/search` (`search_entries_in_query`): its route, description and endpoint.
 fn search_entries_in_query<S: Server>() -> Operation<S> {
     const P_Q: Input = Input::named("q");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_q: crate::runtime::QueryString<
+            crate::models::EntryFilter,
+            crate::Document,
+            { crate::runtime::querystring::JSON },
+        > = P_Q.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::search::SearchEntriesInQueryInput {
+            q: p_q.0,
+        };
+        let call = <S as crate::search::SearchApi>::search_entries_in_query;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/entries/search",
         route: "/entries/search",
@@ -121,26 +121,7 @@ fn search_entries_in_query<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "search_entries_in_query",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_q = <crate::runtime::QueryString<
-                        crate::models::EntryFilter,
-                        crate::Document,
-                        { crate::runtime::querystring::JSON },
-                    >>::from_request(&request, &mut raw, P_Q.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::search::SearchEntriesInQueryInput {
-                        q: p_q.0,
-                    };
-                    let call = <S as crate::search::SearchApi>::search_entries_in_query;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entries/{entry_id}` (`get_entry`): its route, description and endpoint.
@@ -148,6 +129,15 @@ fn get_entry<S: Server>() -> Operation<S> {
     const P_ENTRY_ID: Input = Input::named("entry_id")
         .key("param0")
         .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::entries::GetEntryInput {
+            entry_id: p_entry_id.0,
+        };
+        let call = <S as crate::entries::EntriesApi>::get_entry;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/entries/{entry_id}",
         route: "/entries/:param0",
@@ -157,25 +147,7 @@ fn get_entry<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "get_entry",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_entry_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTRY_ID.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_entry_id, &P_ENTRY_ID)?;
-                    let server = server?;
-                    let input = crate::entries::GetEntryInput {
-                        entry_id: p_entry_id.0,
-                    };
-                    let call = <S as crate::entries::EntriesApi>::get_entry;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `LOCK /entries/{entry_id}` (`lock_entry`): its route, description and endpoint.
@@ -183,6 +155,15 @@ fn lock_entry<S: Server>() -> Operation<S> {
     const P_ENTRY_ID: Input = Input::named("entry_id")
         .key("param0")
         .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::entries::LockEntryInput {
+            entry_id: p_entry_id.0,
+        };
+        let call = <S as crate::entries::EntriesApi>::lock_entry;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/.method/LOCK/entries/{entry_id}",
         route: "/.method/LOCK/entries/:param0",
@@ -192,29 +173,18 @@ fn lock_entry<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "lock_entry",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_entry_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ENTRY_ID.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_entry_id, &P_ENTRY_ID)?;
-                    let server = server?;
-                    let input = crate::entries::LockEntryInput {
-                        entry_id: p_entry_id.0,
-                    };
-                    let call = <S as crate::entries::EntriesApi>::lock_entry;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entries/feed` (`follow_entries`): its route, description and endpoint.
 fn follow_entries<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::feeds::FollowEntriesInput {
+        };
+        let call = <S as crate::feeds::FeedsApi>::follow_entries;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/entries/feed",
         route: "/entries/feed",
@@ -224,24 +194,30 @@ fn follow_entries<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "follow_entries",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::feeds::FollowEntriesInput {
-                    };
-                    let call = <S as crate::feeds::FeedsApi>::follow_entries;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /entries/export` (`export_entries`): its route, description and endpoint.
 fn export_entries<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::feeds::ExportEntriesInput {
+        };
+        let call = <S as crate::feeds::FeedsApi>::export_entries;
+        crate::runtime::glue::respond(crate::runtime::Negotiated {
+            response: call(&server, input).await,
+            accept: accept.0,
+            media: &[
+                crate::runtime::ResponseMedia {
+                    status: "200",
+                    types: &["application/x-ndjson"],
+                    listed: &["application/x-ndjson"],
+                },
+            ],
+        })
+    }
     Operation {
         path: "/entries/export",
         route: "/entries/export",
@@ -251,35 +227,7 @@ fn export_entries<S: Server>() -> Operation<S> {
         deprecated: false,
         operation_id: "export_entries",
         describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let accept = <crate::runtime::AcceptHeader>::from_request(
-                            &request,
-                            &mut raw,
-                            ACCEPT.options(),
-                        )
-                        .await?;
-                    let server = server?;
-                    let input = crate::feeds::ExportEntriesInput {
-                    };
-                    let call = <S as crate::feeds::FeedsApi>::export_entries;
-                    crate::runtime::glue::respond(crate::runtime::Negotiated {
-                        response: call(&server, input).await,
-                        accept: accept.0,
-                        media: &[
-                            crate::runtime::ResponseMedia {
-                                status: "200",
-                                types: &["application/x-ndjson"],
-                                listed: &["application/x-ndjson"],
-                            },
-                        ],
-                    })
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Cookie, Header, Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -114,6 +113,75 @@ fn list_owner_pets<S: Server>() -> Operation<S> {
         .described(
             "A JSON document (`where={\"color\":\"red\",\"max\":3}`, percent-encoded).",
         );
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
+        let p_region: Query<String> = P_REGION.read(&mut cx).await?;
+        let p_balance_gte: Query<Option<i64>> = P_BALANCE_GTE.read(&mut cx).await?;
+        let p_page: Query<Option<i64>> = P_PAGE.checked(&mut cx).await?;
+        let p_weight_gte: Query<Option<f64>> = P_WEIGHT_GTE.read(&mut cx).await?;
+        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
+            .read(&mut cx)
+            .await?;
+        let p_type: Query<Option<String>> = P_TYPE.read(&mut cx).await?;
+        let p_match: Query<Option<String>> = P_MATCH.read(&mut cx).await?;
+        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
+        let p_ids: Query<Option<Vec<i64>>> = P_IDS.read(&mut cx).await?;
+        let p_colors: Query<Option<crate::runtime::Csv<String>>> = P_COLORS
+            .read(&mut cx)
+            .await?;
+        let p_sizes: Query<Option<crate::runtime::Delimited<i32, ' '>>> = P_SIZES
+            .read(&mut cx)
+            .await?;
+        let p_tags: Query<Option<crate::runtime::Delimited<String, '|'>>> = P_TAGS
+            .read(&mut cx)
+            .await?;
+        let p_shapes: Query<Option<crate::runtime::Csv<String>>> = P_SHAPES
+            .read(&mut cx)
+            .await?;
+        let p_since: Query<Option<crate::runtime::Date>> = P_SINCE.read(&mut cx).await?;
+        let p_filter: crate::runtime::DeepObject<Option<crate::models::PetFilter>> = P_FILTER
+            .read(&mut cx)
+            .await?;
+        let p_counts: crate::runtime::DeepObject<
+            Option<::std::collections::BTreeMap<String, i64>>,
+        > = P_COUNTS.read(&mut cx).await?;
+        let p_labels: crate::runtime::DeepObject<Option<::serde_json::Value>> = P_LABELS
+            .read(&mut cx)
+            .await?;
+        let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
+        let p_note: Query<Option<String>> = P_NOTE.checked(&mut cx).await?;
+        let p_order: Query<Option<String>> = P_ORDER.read(&mut cx).await?;
+        let p_where: Query<
+            Option<crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>>,
+        > = P_WHERE.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::ListOwnerPetsInput {
+            owner_id: p_owner_id.0,
+            region: p_region.0,
+            balance_gte: p_balance_gte.0,
+            page: p_page.0,
+            weight_gte: p_weight_gte.0,
+            created_lt: p_created_lt.0,
+            r#type: p_type.0,
+            r#match: p_match.0,
+            x_trace: p_x_trace.0,
+            ids: p_ids.0,
+            colors: p_colors.0.map(|d| d.0),
+            sizes: p_sizes.0.map(|d| d.0),
+            tags: p_tags.0.map(|d| d.0),
+            shapes: p_shapes.0.map(|d| d.0),
+            since: p_since.0.map(|d| d.0),
+            filter: p_filter.0,
+            counts: p_counts.0,
+            labels: p_labels.0,
+            prefix: p_prefix.0,
+            note: p_note.0,
+            order: p_order.0,
+            r#where: p_where.0.map(|d| d.0),
+        };
+        let call = <S as crate::pets::PetsApi>::list_owner_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/owners/{owner_id}/pets",
         route: "/owners/:param0/pets",
@@ -127,200 +195,45 @@ fn list_owner_pets<S: Server>() -> Operation<S> {
         operation_id: "list_owner_pets",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
-            d.input::<Query<::std::string::String>>(&P_REGION);
-            d.input::<Query<::std::option::Option<i64>>>(&P_BALANCE_GTE);
-            d.input::<Query<::std::option::Option<i64>>>(&P_PAGE);
-            d.input::<Query<::std::option::Option<f64>>>(&P_WEIGHT_GTE);
+            d.input::<Path<String>>(&P_OWNER_ID);
+            d.input::<Query<String>>(&P_REGION);
+            d.input::<Query<Option<i64>>>(&P_BALANCE_GTE);
+            d.input::<Query<Option<i64>>>(&P_PAGE);
+            d.input::<Query<Option<f64>>>(&P_WEIGHT_GTE);
+            d.input::<Query<Option<::chrono::DateTime<::chrono::Utc>>>>(&P_CREATED_LT);
+            d.input::<Query<Option<String>>>(&P_TYPE);
+            d.input::<Query<Option<String>>>(&P_MATCH);
+            d.input::<Header<String>>(&P_X_TRACE);
+            d.input::<Query<Option<Vec<i64>>>>(&P_IDS);
+            d.input::<Query<Option<crate::runtime::Csv<String>>>>(&P_COLORS);
+            d.input::<Query<Option<crate::runtime::Delimited<i32, ' '>>>>(&P_SIZES);
+            d.input::<Query<Option<crate::runtime::Delimited<String, '|'>>>>(&P_TAGS);
+            d.input::<Query<Option<crate::runtime::Csv<String>>>>(&P_SHAPES);
+            d.input::<Query<Option<crate::runtime::Date>>>(&P_SINCE);
             d.input::<
-                    Query<::std::option::Option<::chrono::DateTime<::chrono::Utc>>>,
-                >(&P_CREATED_LT);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_TYPE);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_MATCH);
-            d.input::<Header<::std::string::String>>(&P_X_TRACE);
-            d.input::<Query<::std::option::Option<::std::vec::Vec<i64>>>>(&P_IDS);
-            d.input::<
-                    Query<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >,
-                >(&P_COLORS);
-            d.input::<
-                    Query<::std::option::Option<crate::runtime::Delimited<i32, ' '>>>,
-                >(&P_SIZES);
-            d.input::<
-                    Query<
-                        ::std::option::Option<
-                            crate::runtime::Delimited<::std::string::String, '|'>,
-                        >,
-                    >,
-                >(&P_TAGS);
-            d.input::<
-                    Query<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >,
-                >(&P_SHAPES);
-            d.input::<Query<::std::option::Option<crate::runtime::Date>>>(&P_SINCE);
-            d.input::<
-                    crate::runtime::DeepObject<
-                        ::std::option::Option<crate::models::PetFilter>,
-                    >,
+                    crate::runtime::DeepObject<Option<crate::models::PetFilter>>,
                 >(&P_FILTER);
             d.input::<
                     crate::runtime::DeepObject<
-                        ::std::option::Option<
-                            ::std::collections::BTreeMap<::std::string::String, i64>,
-                        >,
+                        Option<::std::collections::BTreeMap<String, i64>>,
                     >,
                 >(&P_COUNTS);
             d.input::<
-                    crate::runtime::DeepObject<
-                        ::std::option::Option<::serde_json::Value>,
-                    >,
+                    crate::runtime::DeepObject<Option<::serde_json::Value>>,
                 >(&P_LABELS);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_PREFIX);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_NOTE);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_ORDER);
+            d.input::<Query<Option<String>>>(&P_PREFIX);
+            d.input::<Query<Option<String>>>(&P_NOTE);
+            d.input::<Query<Option<String>>>(&P_ORDER);
             d.input::<
                     Query<
-                        ::std::option::Option<
+                        Option<
                             crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
                         >,
                     >,
                 >(&P_WHERE);
             d.response::<crate::runtime::Answer<crate::pets::ListOwnerPetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_owner_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
-                        .await?;
-                    let p_region = <Query<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_REGION.options())
-                        .await?;
-                    let p_balance_gte = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_BALANCE_GTE.options())
-                        .await?;
-                    let p_page = <Query<
-                        ::std::option::Option<i64>,
-                    >>::from_request(&request, &mut raw, P_PAGE.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_page, &P_PAGE)?;
-                    let p_weight_gte = <Query<
-                        ::std::option::Option<f64>,
-                    >>::from_request(&request, &mut raw, P_WEIGHT_GTE.options())
-                        .await?;
-                    let p_created_lt = <Query<
-                        ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-                    >>::from_request(&request, &mut raw, P_CREATED_LT.options())
-                        .await?;
-                    let p_type = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_TYPE.options())
-                        .await?;
-                    let p_match = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_MATCH.options())
-                        .await?;
-                    let p_x_trace = <Header<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
-                        .await?;
-                    let p_ids = <Query<
-                        ::std::option::Option<::std::vec::Vec<i64>>,
-                    >>::from_request(&request, &mut raw, P_IDS.options())
-                        .await?;
-                    let p_colors = <Query<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >>::from_request(&request, &mut raw, P_COLORS.options())
-                        .await?;
-                    let p_sizes = <Query<
-                        ::std::option::Option<crate::runtime::Delimited<i32, ' '>>,
-                    >>::from_request(&request, &mut raw, P_SIZES.options())
-                        .await?;
-                    let p_tags = <Query<
-                        ::std::option::Option<
-                            crate::runtime::Delimited<::std::string::String, '|'>,
-                        >,
-                    >>::from_request(&request, &mut raw, P_TAGS.options())
-                        .await?;
-                    let p_shapes = <Query<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >>::from_request(&request, &mut raw, P_SHAPES.options())
-                        .await?;
-                    let p_since = <Query<
-                        ::std::option::Option<crate::runtime::Date>,
-                    >>::from_request(&request, &mut raw, P_SINCE.options())
-                        .await?;
-                    let p_filter = <crate::runtime::DeepObject<
-                        ::std::option::Option<crate::models::PetFilter>,
-                    >>::from_request(&request, &mut raw, P_FILTER.options())
-                        .await?;
-                    let p_counts = <crate::runtime::DeepObject<
-                        ::std::option::Option<
-                            ::std::collections::BTreeMap<::std::string::String, i64>,
-                        >,
-                    >>::from_request(&request, &mut raw, P_COUNTS.options())
-                        .await?;
-                    let p_labels = <crate::runtime::DeepObject<
-                        ::std::option::Option<::serde_json::Value>,
-                    >>::from_request(&request, &mut raw, P_LABELS.options())
-                        .await?;
-                    let p_prefix = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_PREFIX.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_prefix, &P_PREFIX)?;
-                    let p_note = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_NOTE.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_note, &P_NOTE)?;
-                    let p_order = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_ORDER.options())
-                        .await?;
-                    let p_where = <Query<
-                        ::std::option::Option<
-                            crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
-                        >,
-                    >>::from_request(&request, &mut raw, P_WHERE.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::ListOwnerPetsInput {
-                        owner_id: p_owner_id.0,
-                        region: p_region.0,
-                        balance_gte: p_balance_gte.0,
-                        page: p_page.0,
-                        weight_gte: p_weight_gte.0,
-                        created_lt: p_created_lt.0,
-                        r#type: p_type.0,
-                        r#match: p_match.0,
-                        x_trace: p_x_trace.0,
-                        ids: p_ids.0,
-                        colors: p_colors.0.map(|d| d.0),
-                        sizes: p_sizes.0.map(|d| d.0),
-                        tags: p_tags.0.map(|d| d.0),
-                        shapes: p_shapes.0.map(|d| d.0),
-                        since: p_since.0.map(|d| d.0),
-                        filter: p_filter.0,
-                        counts: p_counts.0,
-                        labels: p_labels.0,
-                        prefix: p_prefix.0,
-                        note: p_note.0,
-                        order: p_order.0,
-                        r#where: p_where.0.map(|d| d.0),
-                    };
-                    let call = <S as crate::pets::PetsApi>::list_owner_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /owners/{owner_id}/pets` (`create_owner_pet`): its route, description and endpoint.
@@ -344,6 +257,26 @@ fn create_owner_pet<S: Server>() -> Operation<S> {
             "Trace identifier that must accompany every request (required header).",
         );
     const BODY: Input = Input::named("body").described("The pet to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
+        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
+            .checked(&mut cx)
+            .await?;
+        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
+        let body: crate::runtime::JsonBody<
+            crate::models::CreatePetRequest,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::CreateOwnerPetInput {
+            owner_id: p_owner_id.0,
+            idempotency_key: p_idempotency_key.0,
+            x_trace: p_x_trace.0,
+            body: body.0,
+        };
+        let call = <S as crate::pets::PetsApi>::create_owner_pet;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/owners/{owner_id}/pets",
         route: "/owners/:param0/pets",
@@ -357,11 +290,9 @@ fn create_owner_pet<S: Server>() -> Operation<S> {
         operation_id: "create_owner_pet",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
-            d.input::<
-                    Header<::std::option::Option<::std::string::String>>,
-                >(&P_IDEMPOTENCY_KEY);
-            d.input::<Header<::std::string::String>>(&P_X_TRACE);
+            d.input::<Path<String>>(&P_OWNER_ID);
+            d.input::<Header<Option<String>>>(&P_IDEMPOTENCY_KEY);
+            d.input::<Header<String>>(&P_X_TRACE);
             d.input::<
                     crate::runtime::JsonBody<
                         crate::models::CreatePetRequest,
@@ -370,41 +301,7 @@ fn create_owner_pet<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::pets::CreateOwnerPetResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_owner_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
-                        .await?;
-                    let p_idempotency_key = <Header<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_IDEMPOTENCY_KEY.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_idempotency_key, &P_IDEMPOTENCY_KEY)?;
-                    let p_x_trace = <Header<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
-                        .await?;
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::CreatePetRequest,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::CreateOwnerPetInput {
-                        owner_id: p_owner_id.0,
-                        idempotency_key: p_idempotency_key.0,
-                        x_trace: p_x_trace.0,
-                        body: body.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::create_owner_pet;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /owners/{owner_id}/pets/{pet_id}` (`get_owner_pet`): its route, description and endpoint.
@@ -424,6 +321,27 @@ fn get_owner_pet<S: Server>() -> Operation<S> {
         .rules(&[Rule::MaxLength(8usize)]);
     const P_FLAVOURS: Input = Input::named("flavours")
         .described("An array in a cookie, one comma-separated value (`flavours=a,b`).");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
+        let p_pet_id: Path<i64> = P_PET_ID.read(&mut cx).await?;
+        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
+        let p_session_hint: Cookie<Option<String>> = P_SESSION_HINT
+            .checked(&mut cx)
+            .await?;
+        let p_flavours: Cookie<Option<crate::runtime::Csv<String>>> = P_FLAVOURS
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::pets::GetOwnerPetInput {
+            owner_id: p_owner_id.0,
+            pet_id: p_pet_id.0,
+            x_trace: p_x_trace.0,
+            session_hint: p_session_hint.0,
+            flavours: p_flavours.0.map(|d| d.0),
+        };
+        let call = <S as crate::pets::PetsApi>::get_owner_pet;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/owners/{owner_id}/pets/{pet_id}",
         route: "/owners/:param0/pets/:param1",
@@ -437,58 +355,14 @@ fn get_owner_pet<S: Server>() -> Operation<S> {
         operation_id: "get_owner_pet",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_OWNER_ID);
+            d.input::<Path<String>>(&P_OWNER_ID);
             d.input::<Path<i64>>(&P_PET_ID);
-            d.input::<Header<::std::string::String>>(&P_X_TRACE);
-            d.input::<
-                    Cookie<::std::option::Option<::std::string::String>>,
-                >(&P_SESSION_HINT);
-            d.input::<
-                    Cookie<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >,
-                >(&P_FLAVOURS);
+            d.input::<Header<String>>(&P_X_TRACE);
+            d.input::<Cookie<Option<String>>>(&P_SESSION_HINT);
+            d.input::<Cookie<Option<crate::runtime::Csv<String>>>>(&P_FLAVOURS);
             d.response::<crate::runtime::Answer<crate::pets::GetOwnerPetResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_owner_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_OWNER_ID.options())
-                        .await?;
-                    let p_pet_id = <Path<
-                        i64,
-                    >>::from_request(&request, &mut raw, P_PET_ID.options())
-                        .await?;
-                    let p_x_trace = <Header<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_X_TRACE.options())
-                        .await?;
-                    let p_session_hint = <Cookie<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_SESSION_HINT.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_session_hint, &P_SESSION_HINT)?;
-                    let p_flavours = <Cookie<
-                        ::std::option::Option<crate::runtime::Csv<::std::string::String>>,
-                    >>::from_request(&request, &mut raw, P_FLAVOURS.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::GetOwnerPetInput {
-                        owner_id: p_owner_id.0,
-                        pet_id: p_pet_id.0,
-                        x_trace: p_x_trace.0,
-                        session_hint: p_session_hint.0,
-                        flavours: p_flavours.0.map(|d| d.0),
-                    };
-                    let call = <S as crate::pets::PetsApi>::get_owner_pet;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (`path_styles`): its route, description and endpoint.
@@ -508,6 +382,31 @@ fn path_styles<S: Server>() -> Operation<S> {
     const P_IDS: Input = Input::named("ids")
         .key("param4")
         .described("A simple array (`1,2,3`).");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_label: Path<crate::runtime::PathStyled<i64, 'l', false>> = P_LABEL
+            .read(&mut cx)
+            .await?;
+        let p_labels: Path<
+            crate::runtime::PathStyled<crate::runtime::Delimited<String, '.'>, 'l', true>,
+        > = P_LABELS.read(&mut cx).await?;
+        let p_matrix: Path<crate::runtime::PathStyled<String, 'm', false>> = P_MATRIX
+            .read(&mut cx)
+            .await?;
+        let p_matrices: Path<
+            crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
+        > = P_MATRICES.read(&mut cx).await?;
+        let p_ids: Path<crate::runtime::Csv<i64>> = P_IDS.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::PathStylesInput {
+            label: p_label.0.0,
+            labels: p_labels.0.0.0,
+            matrix: p_matrix.0.0,
+            matrices: p_matrices.0.0.0,
+            ids: p_ids.0.0,
+        };
+        let call = <S as crate::pets::PetsApi>::path_styles;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
         route: "/styles/:param0/:param1/:param2/:param3/:param4",
@@ -525,63 +424,20 @@ fn path_styles<S: Server>() -> Operation<S> {
             d.input::<
                     Path<
                         crate::runtime::PathStyled<
-                            crate::runtime::Delimited<::std::string::String, '.'>,
+                            crate::runtime::Delimited<String, '.'>,
                             'l',
                             true,
                         >,
                     >,
                 >(&P_LABELS);
-            d.input::<
-                    Path<crate::runtime::PathStyled<::std::string::String, 'm', false>>,
-                >(&P_MATRIX);
+            d.input::<Path<crate::runtime::PathStyled<String, 'm', false>>>(&P_MATRIX);
             d.input::<
                     Path<crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>>,
                 >(&P_MATRICES);
             d.input::<Path<crate::runtime::Csv<i64>>>(&P_IDS);
             d.response::<crate::runtime::Answer<crate::pets::PathStylesResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_label = <Path<
-                        crate::runtime::PathStyled<i64, 'l', false>,
-                    >>::from_request(&request, &mut raw, P_LABEL.options())
-                        .await?;
-                    let p_labels = <Path<
-                        crate::runtime::PathStyled<
-                            crate::runtime::Delimited<::std::string::String, '.'>,
-                            'l',
-                            true,
-                        >,
-                    >>::from_request(&request, &mut raw, P_LABELS.options())
-                        .await?;
-                    let p_matrix = <Path<
-                        crate::runtime::PathStyled<::std::string::String, 'm', false>,
-                    >>::from_request(&request, &mut raw, P_MATRIX.options())
-                        .await?;
-                    let p_matrices = <Path<
-                        crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
-                    >>::from_request(&request, &mut raw, P_MATRICES.options())
-                        .await?;
-                    let p_ids = <Path<
-                        crate::runtime::Csv<i64>,
-                    >>::from_request(&request, &mut raw, P_IDS.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::PathStylesInput {
-                        label: p_label.0.0,
-                        labels: p_labels.0.0.0,
-                        matrix: p_matrix.0.0,
-                        matrices: p_matrices.0.0.0,
-                        ids: p_ids.0.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::path_styles;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /grids/{cells}` (`grid`): its route, description and endpoint.
@@ -589,6 +445,15 @@ fn grid<S: Server>() -> Operation<S> {
     const P_CELLS: Input = Input::named("cells")
         .key("param0")
         .described("Rows of cells (gambitcomm.local writes such a parameter).");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_cells: Path<String> = P_CELLS.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::GridInput {
+            cells: p_cells.0,
+        };
+        let call = <S as crate::pets::PetsApi>::grid;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/grids/{cells}",
         route: "/grids/:param0",
@@ -599,32 +464,24 @@ fn grid<S: Server>() -> Operation<S> {
         operation_id: "grid",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_CELLS);
+            d.input::<Path<String>>(&P_CELLS);
             d.response::<crate::runtime::Answer<crate::pets::GridResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_cells = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_CELLS.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::GridInput {
-                        cells: p_cells.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::grid;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /twice/{name}/and/{name}` (`named_twice`): its route, description and endpoint.
 fn named_twice<S: Server>() -> Operation<S> {
     const P_NAME: Input = Input::named("name").key("param0").described("The name.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_name: Path<String> = P_NAME.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::NamedTwiceInput {
+            name: p_name.0,
+        };
+        let call = <S as crate::pets::PetsApi>::named_twice;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/twice/{name}/and/{name__again2}",
         route: "/twice/:param0/and/:param1",
@@ -638,27 +495,10 @@ fn named_twice<S: Server>() -> Operation<S> {
         operation_id: "named_twice",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_NAME);
+            d.input::<Path<String>>(&P_NAME);
             d.response::<crate::runtime::Answer<crate::pets::NamedTwiceResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_name = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_NAME.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::NamedTwiceInput {
-                        name: p_name.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::named_twice;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -47,6 +46,15 @@ fn list_pets<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("How many items to return at one time (max 100)")
         .rules(&[Rule::Maximum(100f64, false)]);
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::ListPetsInput {
+            limit: p_limit.0,
+        };
+        let call = <S as crate::pets::PetsApi>::list_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -60,33 +68,26 @@ fn list_pets<S: Server>() -> Operation<S> {
         operation_id: "listPets",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Query<::std::option::Option<i32>>>(&P_LIMIT);
+            d.input::<Query<Option<i32>>>(&P_LIMIT);
             d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_limit = <Query<
-                        ::std::option::Option<i32>,
-                    >>::from_request(&request, &mut raw, P_LIMIT.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let server = server?;
-                    let input = crate::pets::ListPetsInput {
-                        limit: p_limit.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::list_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /pets` (`createPets`): its route, description and endpoint.
 fn create_pets<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The pet to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::pets::CreatePetsInput {
+            body: body.0,
+        };
+        let call = <S as crate::pets::PetsApi>::create_pets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets",
         route: "/pets",
@@ -102,25 +103,7 @@ fn create_pets<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::pets::CreatePetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Pet,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::CreatePetsInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::create_pets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /pets/{petId}` (`showPetById`): its route, description and endpoint.
@@ -128,6 +111,15 @@ fn show_pet_by_id<S: Server>() -> Operation<S> {
     const P_PET_ID: Input = Input::named("petId")
         .key("param0")
         .described("The id of the pet to retrieve");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::pets::ShowPetByIdInput {
+            pet_id: p_pet_id.0,
+        };
+        let call = <S as crate::pets::PetsApi>::show_pet_by_id;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/pets/{petId}",
         route: "/pets/:param0",
@@ -138,27 +130,10 @@ fn show_pet_by_id<S: Server>() -> Operation<S> {
         operation_id: "showPetById",
         describe: |d| {
             d.tag(&ApiTags::Pets);
-            d.input::<Path<::std::string::String>>(&P_PET_ID);
+            d.input::<Path<String>>(&P_PET_ID);
             d.response::<crate::runtime::Answer<crate::pets::ShowPetByIdResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_pet_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_PET_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::pets::ShowPetByIdInput {
-                        pet_id: p_pet_id.0,
-                    };
-                    let call = <S as crate::pets::PetsApi>::show_pet_by_id;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

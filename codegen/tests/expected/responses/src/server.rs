@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::items::ItemsApi {}
 impl<T: crate::runtime::Hooks + crate::items::ItemsApi> Server for T {}
@@ -48,6 +47,17 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /items` (`create_item`): its route, description and endpoint.
 fn create_item<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The item to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<crate::models::Item, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::items::CreateItemInput {
+            body: body.0,
+        };
+        let call = <S as crate::items::ItemsApi>::create_item;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/items",
         route: "/items",
@@ -66,29 +76,17 @@ fn create_item<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::items::CreateItemResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Item,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::items::CreateItemInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::items::ItemsApi>::create_item;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /ping` (`ping`): its route, description and endpoint.
 fn ping<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::items::PingInput {};
+        let call = <S as crate::items::ItemsApi>::ping;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/ping",
         route: "/ping",
@@ -104,22 +102,18 @@ fn ping<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Items);
             d.response::<crate::runtime::Answer<crate::items::PingResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::items::PingInput {};
-                    let call = <S as crate::items::ItemsApi>::ping;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /ping` (`ping_unanswered`): its route, description and endpoint.
 fn ping_unanswered<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::items::PingUnansweredInput {
+        };
+        let call = <S as crate::items::ItemsApi>::ping_unanswered;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/ping",
         route: "/ping",
@@ -135,19 +129,7 @@ fn ping_unanswered<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Items);
             d.response::<crate::runtime::Answer<crate::items::PingUnansweredResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::items::PingUnansweredInput {
-                    };
-                    let call = <S as crate::items::ItemsApi>::ping_unanswered;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `PUT /items/{item_id}` (`put_item`): its route, description and endpoint.
@@ -156,6 +138,19 @@ fn put_item<S: Server>() -> Operation<S> {
         .key("param0")
         .described("Identifier of the item.");
     const BODY: Input = Input::named("body").described("The new item.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
+        let body: crate::runtime::JsonBody<crate::models::Item, crate::Document> = BODY
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::items::PutItemInput {
+            item_id: p_item_id.0,
+            body: body.0,
+        };
+        let call = <S as crate::items::ItemsApi>::put_item;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/items/{item_id}",
         route: "/items/:param0",
@@ -169,36 +164,13 @@ fn put_item<S: Server>() -> Operation<S> {
         operation_id: "put_item",
         describe: |d| {
             d.tag(&ApiTags::Items);
-            d.input::<Path<::std::string::String>>(&P_ITEM_ID);
+            d.input::<Path<String>>(&P_ITEM_ID);
             d.input::<
                     crate::runtime::JsonBody<crate::models::Item, crate::Document>,
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::items::PutItemResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_item_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ITEM_ID.options())
-                        .await?;
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::Item,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::items::PutItemInput {
-                        item_id: p_item_id.0,
-                        body: body.0,
-                    };
-                    let call = <S as crate::items::ItemsApi>::put_item;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `DELETE /items/{item_id}` (`delete_item`): its route, description and endpoint.
@@ -206,6 +178,15 @@ fn delete_item<S: Server>() -> Operation<S> {
     const P_ITEM_ID: Input = Input::named("item_id")
         .key("param0")
         .described("Identifier of the item.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::items::DeleteItemInput {
+            item_id: p_item_id.0,
+        };
+        let call = <S as crate::items::ItemsApi>::delete_item;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/items/{item_id}",
         route: "/items/:param0",
@@ -216,27 +197,10 @@ fn delete_item<S: Server>() -> Operation<S> {
         operation_id: "delete_item",
         describe: |d| {
             d.tag(&ApiTags::Items);
-            d.input::<Path<::std::string::String>>(&P_ITEM_ID);
+            d.input::<Path<String>>(&P_ITEM_ID);
             d.response::<crate::runtime::Answer<crate::items::DeleteItemResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_item_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_ITEM_ID.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::items::DeleteItemInput {
-                        item_id: p_item_id.0,
-                    };
-                    let call = <S as crate::items::ItemsApi>::delete_item;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -4,8 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::Auth;
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::account::AccountApi + crate::health::HealthApi {}
 impl<
@@ -49,6 +49,13 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `GET /me` (`get_me`): its route, description and endpoint.
 fn get_me<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, crate::Document, 0> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::account::GetMeInput {};
+        let call = <S as crate::account::AccountApi>::get_me;
+        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/me",
         route: "/me",
@@ -62,31 +69,20 @@ fn get_me<S: Server>() -> Operation<S> {
         operation_id: "get_me",
         describe: |d| {
             d.tag(&ApiTags::Account);
-            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
+            d.input::<Auth<S, crate::Document, 0>>(&AUTH);
             d.response::<crate::runtime::Answer<crate::account::GetMeResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let auth = <crate::runtime::Auth<
-                        S,
-                        crate::Document,
-                        0,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::account::GetMeInput {};
-                    let call = <S as crate::account::AccountApi>::get_me;
-                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /health` (`get_health`): its route, description and endpoint.
 fn get_health<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::health::GetHealthInput {};
+        let call = <S as crate::health::HealthApi>::get_health;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/health",
         route: "/health",
@@ -102,18 +98,7 @@ fn get_health<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Health);
             d.response::<crate::runtime::Answer<crate::health::GetHealthResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::health::GetHealthInput {};
-                    let call = <S as crate::health::HealthApi>::get_health;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -4,8 +4,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::{Auth, OptionalAuth};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::secured::SecuredApi {}
 impl<T: crate::runtime::Hooks + crate::secured::SecuredApi> Server for T {}
@@ -47,6 +47,13 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `GET /inherited` (`inherited`): its route, description and endpoint.
 fn inherited<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, crate::Document, 0> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::secured::InheritedInput {};
+        let call = <S as crate::secured::SecuredApi>::inherited;
+        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/inherited",
         route: "/inherited",
@@ -57,32 +64,22 @@ fn inherited<S: Server>() -> Operation<S> {
         operation_id: "inherited",
         describe: |d| {
             d.tag(&ApiTags::Secured);
-            d.input::<crate::runtime::Auth<S, crate::Document, 0>>(&AUTH);
+            d.input::<Auth<S, crate::Document, 0>>(&AUTH);
             d.response::<crate::runtime::Answer<crate::secured::InheritedResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let auth = <crate::runtime::Auth<
-                        S,
-                        crate::Document,
-                        0,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::secured::InheritedInput {};
-                    let call = <S as crate::secured::SecuredApi>::inherited;
-                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /scoped` (`scoped`): its route, description and endpoint.
 fn scoped<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, crate::Document, 1> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::secured::ScopedInput {};
+        let call = <S as crate::secured::SecuredApi>::scoped;
+        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/scoped",
         route: "/scoped",
@@ -93,32 +90,22 @@ fn scoped<S: Server>() -> Operation<S> {
         operation_id: "scoped",
         describe: |d| {
             d.tag(&ApiTags::Secured);
-            d.input::<crate::runtime::Auth<S, crate::Document, 1>>(&AUTH);
+            d.input::<Auth<S, crate::Document, 1>>(&AUTH);
             d.response::<crate::runtime::Answer<crate::secured::ScopedResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let auth = <crate::runtime::Auth<
-                        S,
-                        crate::Document,
-                        1,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::secured::ScopedInput {};
-                    let call = <S as crate::secured::SecuredApi>::scoped;
-                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /optional` (`optional`): its route, description and endpoint.
 fn optional<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: OptionalAuth<S, crate::Document, 2> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::secured::OptionalInput {};
+        let call = <S as crate::secured::SecuredApi>::optional;
+        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/optional",
         route: "/optional",
@@ -129,31 +116,20 @@ fn optional<S: Server>() -> Operation<S> {
         operation_id: "optional",
         describe: |d| {
             d.tag(&ApiTags::Secured);
-            d.input::<crate::runtime::OptionalAuth<S, crate::Document, 2>>(&AUTH);
+            d.input::<OptionalAuth<S, crate::Document, 2>>(&AUTH);
             d.response::<crate::runtime::Answer<crate::secured::OptionalResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let auth = <crate::runtime::OptionalAuth<
-                        S,
-                        crate::Document,
-                        2,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::secured::OptionalInput {};
-                    let call = <S as crate::secured::SecuredApi>::optional;
-                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /open` (`open`): its route, description and endpoint.
 fn open<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::secured::OpenInput {};
+        let call = <S as crate::secured::SecuredApi>::open;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/open",
         route: "/open",
@@ -166,23 +142,19 @@ fn open<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Secured);
             d.response::<crate::runtime::Answer<crate::secured::OpenResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::secured::OpenInput {};
-                    let call = <S as crate::secured::SecuredApi>::open;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /undeclared` (`undeclared`): its route, description and endpoint.
 fn undeclared<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, crate::Document, 4> = AUTH.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::secured::UndeclaredInput {};
+        let call = <S as crate::secured::SecuredApi>::undeclared;
+        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+    }
     Operation {
         path: "/undeclared",
         route: "/undeclared",
@@ -196,27 +168,10 @@ fn undeclared<S: Server>() -> Operation<S> {
         operation_id: "undeclared",
         describe: |d| {
             d.tag(&ApiTags::Secured);
-            d.input::<crate::runtime::Auth<S, crate::Document, 4>>(&AUTH);
+            d.input::<Auth<S, crate::Document, 4>>(&AUTH);
             d.response::<crate::runtime::Answer<crate::secured::UndeclaredResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let auth = <crate::runtime::Auth<
-                        S,
-                        crate::Document,
-                        4,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::secured::UndeclaredInput {};
-                    let call = <S as crate::secured::SecuredApi>::undeclared;
-                    crate::runtime::glue::respond(call(&server, auth.0, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shipments::ShipmentsApi {}
 impl<T: crate::runtime::Hooks + crate::shipments::ShipmentsApi> Server for T {}
@@ -48,6 +47,18 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `POST /shipments` (`create_shipment`): its route, description and endpoint.
 fn create_shipment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The shipment to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::NewShipment,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::shipments::CreateShipmentInput {
+            body: body.0,
+        };
+        let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/shipments",
         route: "/shipments",
@@ -68,25 +79,7 @@ fn create_shipment<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::shipments::CreateShipmentResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::NewShipment,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::shipments::CreateShipmentInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /shipments/{shipment_id}/route` (`get_route`): its route, description and endpoint.
@@ -96,6 +89,17 @@ fn get_route<S: Server>() -> Operation<S> {
         .described("Identifier of the shipment.");
     const P_MODE: Input = Input::named("mode")
         .described("Only legs travelled this way.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_shipment_id: Path<String> = P_SHIPMENT_ID.read(&mut cx).await?;
+        let p_mode: Query<Option<crate::models::Mode>> = P_MODE.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::shipments::GetRouteInput {
+            shipment_id: p_shipment_id.0,
+            mode: p_mode.0,
+        };
+        let call = <S as crate::shipments::ShipmentsApi>::get_route;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/shipments/{shipment_id}/route",
         route: "/shipments/:param0/route",
@@ -109,37 +113,22 @@ fn get_route<S: Server>() -> Operation<S> {
         operation_id: "get_route",
         describe: |d| {
             d.tag(&ApiTags::Shipments);
-            d.input::<Path<::std::string::String>>(&P_SHIPMENT_ID);
-            d.input::<Query<::std::option::Option<crate::models::Mode>>>(&P_MODE);
+            d.input::<Path<String>>(&P_SHIPMENT_ID);
+            d.input::<Query<Option<crate::models::Mode>>>(&P_MODE);
             d.response::<crate::runtime::Answer<crate::shipments::GetRouteResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_shipment_id = <Path<
-                        ::std::string::String,
-                    >>::from_request(&request, &mut raw, P_SHIPMENT_ID.options())
-                        .await?;
-                    let p_mode = <Query<
-                        ::std::option::Option<crate::models::Mode>,
-                    >>::from_request(&request, &mut raw, P_MODE.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::shipments::GetRouteInput {
-                        shipment_id: p_shipment_id.0,
-                        mode: p_mode.0,
-                    };
-                    let call = <S as crate::shipments::ShipmentsApi>::get_route;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /shipments/count` (`count_shipments`): its route, description and endpoint.
 fn count_shipments<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::shipments::CountShipmentsInput {
+        };
+        let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/shipments/count",
         route: "/shipments/count",
@@ -157,23 +146,18 @@ fn count_shipments<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::shipments::CountShipmentsResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::shipments::CountShipmentsInput {
-                    };
-                    let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /routes/count` (`count_routes`): its route, description and endpoint.
 fn count_routes<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::shipments::CountRoutesInput {
+        };
+        let call = <S as crate::shipments::ShipmentsApi>::count_routes;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/routes/count",
         route: "/routes/count",
@@ -191,23 +175,18 @@ fn count_routes<S: Server>() -> Operation<S> {
                     crate::runtime::Answer<crate::shipments::CountRoutesResponse>,
                 >();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::shipments::CountRoutesInput {
-                    };
-                    let call = <S as crate::shipments::ShipmentsApi>::count_routes;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `GET /stops/count` (`count_stops`): its route, description and endpoint.
 fn count_stops<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::shipments::CountStopsInput {
+        };
+        let call = <S as crate::shipments::ShipmentsApi>::count_stops;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/stops/count",
         route: "/stops/count",
@@ -223,19 +202,7 @@ fn count_stops<S: Server>() -> Operation<S> {
             d.tag(&ApiTags::Shipments);
             d.response::<crate::runtime::Answer<crate::shipments::CountStopsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |_, _| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = crate::shipments::CountStopsInput {
-                    };
-                    let call = <S as crate::shipments::ShipmentsApi>::count_stops;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.

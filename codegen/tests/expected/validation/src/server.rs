@@ -5,8 +5,7 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use ::poem_openapi::ApiExtractor;
-use crate::runtime::glue::{Input, Operation, Rule};
+use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::widgets::WidgetsApi {}
 impl<T: crate::runtime::Hooks + crate::widgets::WidgetsApi> Server for T {}
@@ -58,6 +57,24 @@ fn list_widgets<S: Server>() -> Operation<S> {
         );
     const P_COLOR: Input = Input::named("color")
         .described("Only widgets of this color (inline enum).");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let p_limit: Query<i32> = P_LIMIT
+            .or(__default_list_widgets_limit)
+            .checked(&mut cx)
+            .await?;
+        let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
+        let p_color: Query<Option<crate::models::ListWidgetsColor>> = P_COLOR
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = crate::widgets::ListWidgetsInput {
+            limit: p_limit.0,
+            prefix: p_prefix.0,
+            color: p_color.0,
+        };
+        let call = <S as crate::widgets::WidgetsApi>::list_widgets;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/widgets",
         route: "/widgets",
@@ -72,51 +89,28 @@ fn list_widgets<S: Server>() -> Operation<S> {
         describe: |d| {
             d.tag(&ApiTags::Widgets);
             d.defaulted::<Query<i32>, _>(&P_LIMIT, __default_list_widgets_limit);
-            d.input::<Query<::std::option::Option<::std::string::String>>>(&P_PREFIX);
-            d.input::<
-                    Query<::std::option::Option<crate::models::ListWidgetsColor>>,
-                >(&P_COLOR);
+            d.input::<Query<Option<String>>>(&P_PREFIX);
+            d.input::<Query<Option<crate::models::ListWidgetsColor>>>(&P_COLOR);
             d.response::<crate::runtime::Answer<crate::widgets::ListWidgetsResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let p_limit = <Query<
-                        i32,
-                    >>::from_request(
-                            &request,
-                            &mut raw,
-                            P_LIMIT.defaulted(__default_list_widgets_limit),
-                        )
-                        .await?;
-                    crate::runtime::glue::check(&p_limit, &P_LIMIT)?;
-                    let p_prefix = <Query<
-                        ::std::option::Option<::std::string::String>,
-                    >>::from_request(&request, &mut raw, P_PREFIX.options())
-                        .await?;
-                    crate::runtime::glue::check(&p_prefix, &P_PREFIX)?;
-                    let p_color = <Query<
-                        ::std::option::Option<crate::models::ListWidgetsColor>,
-                    >>::from_request(&request, &mut raw, P_COLOR.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::widgets::ListWidgetsInput {
-                        limit: p_limit.0,
-                        prefix: p_prefix.0,
-                        color: p_color.0,
-                    };
-                    let call = <S as crate::widgets::WidgetsApi>::list_widgets;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 /// `POST /widgets` (`create_widget`): its route, description and endpoint.
 fn create_widget<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The widget to create.");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let body: crate::runtime::JsonBody<
+            crate::models::CreateWidgetRequest,
+            crate::Document,
+        > = BODY.read(&mut cx).await?;
+        let server = server?;
+        let input = crate::widgets::CreateWidgetInput {
+            body: body.0,
+        };
+        let call = <S as crate::widgets::WidgetsApi>::create_widget;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/widgets",
         route: "/widgets",
@@ -138,25 +132,7 @@ fn create_widget<S: Server>() -> Operation<S> {
                 >(&BODY);
             d.response::<crate::runtime::Answer<crate::widgets::CreateWidgetResponse>>();
         },
-        endpoint: |server, id| crate::runtime::glue::endpoint(
-            id,
-            move |request, mut raw| {
-                let server = crate::runtime::glue::server(&server);
-                async move {
-                    let body = <crate::runtime::JsonBody<
-                        crate::models::CreateWidgetRequest,
-                        crate::Document,
-                    >>::from_request(&request, &mut raw, BODY.options())
-                        .await?;
-                    let server = server?;
-                    let input = crate::widgets::CreateWidgetInput {
-                        body: body.0,
-                    };
-                    let call = <S as crate::widgets::WidgetsApi>::create_widget;
-                    crate::runtime::glue::respond(call(&server, input).await)
-                }
-            },
-        ),
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
 }
 fn __default_list_widgets_limit() -> i32 {

@@ -13,8 +13,8 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use ::poem_openapi::ApiExtractor;
-use ::fixture_routes_apart::runtime::glue::{Input, Operation};
+use ::fixture_routes_apart::runtime::Auth;
+use ::fixture_routes_apart::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: ::fixture_routes_apart::runtime::Hooks + ::fixture_routes_apart::account::AccountApi + ::fixture_routes_apart::health::HealthApi {}
 impl<
@@ -67,6 +67,18 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 /// `GET /me` (`get_me`): its route, description and endpoint.
 fn get_me<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
+    async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
+        let auth: Auth<S, ::fixture_routes_apart::Document, 0> = AUTH
+            .read(&mut cx)
+            .await?;
+        let server = server?;
+        let input = ::fixture_routes_apart::account::GetMeInput {
+        };
+        let call = <S as ::fixture_routes_apart::account::AccountApi>::get_me;
+        ::fixture_routes_apart::runtime::glue::respond(
+            call(&server, auth.0, input).await,
+        )
+    }
     Operation {
         path: "/me",
         route: "/me",
@@ -80,44 +92,29 @@ fn get_me<S: Server>() -> Operation<S> {
         operation_id: "get_me",
         describe: |d| {
             d.tag(&ApiTags::Account);
-            d.input::<
-                    ::fixture_routes_apart::runtime::Auth<
-                        S,
-                        ::fixture_routes_apart::Document,
-                        0,
-                    >,
-                >(&AUTH);
+            d.input::<Auth<S, ::fixture_routes_apart::Document, 0>>(&AUTH);
             d.response::<
                     ::fixture_routes_apart::runtime::Answer<
                         ::fixture_routes_apart::account::GetMeResponse,
                     >,
                 >();
         },
-        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::endpoint(
+        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::serve(
             id,
-            move |request, mut raw| {
-                let server = ::fixture_routes_apart::runtime::glue::server(&server);
-                async move {
-                    let auth = <::fixture_routes_apart::runtime::Auth<
-                        S,
-                        ::fixture_routes_apart::Document,
-                        0,
-                    >>::from_request(&request, &mut raw, AUTH.options())
-                        .await?;
-                    let server = server?;
-                    let input = ::fixture_routes_apart::account::GetMeInput {
-                    };
-                    let call = <S as ::fixture_routes_apart::account::AccountApi>::get_me;
-                    ::fixture_routes_apart::runtime::glue::respond(
-                        call(&server, auth.0, input).await,
-                    )
-                }
-            },
+            server,
+            serve::<S>,
         ),
     }
 }
 /// `GET /health` (`get_health`): its route, description and endpoint.
 fn get_health<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = ::fixture_routes_apart::health::GetHealthInput {
+        };
+        let call = <S as ::fixture_routes_apart::health::HealthApi>::get_health;
+        ::fixture_routes_apart::runtime::glue::respond(call(&server, input).await)
+    }
     Operation {
         path: "/health",
         route: "/health",
@@ -137,20 +134,10 @@ fn get_health<S: Server>() -> Operation<S> {
                     >,
                 >();
         },
-        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::endpoint(
+        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::serve(
             id,
-            move |_, _| {
-                let server = ::fixture_routes_apart::runtime::glue::server(&server);
-                async move {
-                    let server = server?;
-                    let input = ::fixture_routes_apart::health::GetHealthInput {
-                    };
-                    let call = <S as ::fixture_routes_apart::health::HealthApi>::get_health;
-                    ::fixture_routes_apart::runtime::glue::respond(
-                        call(&server, input).await,
-                    )
-                }
-            },
+            server,
+            serve::<S>,
         ),
     }
 }
