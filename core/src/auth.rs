@@ -148,6 +148,16 @@ pub async fn authenticate(db: &Db, presented: &str) -> Result<Option<Principal>,
         return Ok(None);
     };
     let hash = key.hash();
+    authenticate_key(db, &key, hash).await
+}
+
+/// Resolves a well-formed key whose hash is `hash` to a principal; `None` for unknown or revoked
+/// keys.
+pub async fn authenticate_key(
+    db: &Db,
+    key: &ApiKey,
+    hash: String,
+) -> Result<Option<Principal>, StoreError> {
     // One statement is its own snapshot: no BEGIN/ROLLBACK around it (two round trips on
     // PostgreSQL, on every authenticated request). On SQLite, a GET's snapshot stays open for
     // its read (`store::request_snapshot`).
@@ -202,7 +212,9 @@ pub async fn create_api_key(
     .await
 }
 
-/// Revokes a key; effective for the next request. Revoking an already revoked key succeeds.
+/// Revokes a key; effective for the next request (a key whose rate limit bucket is empty stays
+/// refused with 429 until the bucket has room: `Services::admit`). Revoking an already revoked
+/// key succeeds.
 pub async fn revoke_api_key(db: &Db, clock: &dyn Clock, presented: &str) -> Result<(), AuthError> {
     let key = ApiKey::parse(presented).ok_or(AuthError::KeyNotFound)?;
     let hash = key.hash();

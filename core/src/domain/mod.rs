@@ -68,6 +68,23 @@ impl From<crate::store::StoreError> for Fault {
     }
 }
 
+/// What [`Services::admit`] decided for a request's key.
+#[derive(Debug)]
+pub enum Admission {
+    /// A malformed, unknown or revoked key.
+    Unknown,
+    /// The key's rate limit refuses the request; `platform_id` owns the key.
+    Limited {
+        decision: rate_limit::Decision,
+        platform_id: String,
+    },
+    /// The request may run; `decision` is `None` when limits are off.
+    Admitted {
+        principal: crate::auth::Principal,
+        decision: Option<rate_limit::Decision>,
+    },
+}
+
 /// The rules as services over one database and clock: what the API layer calls. Each service
 /// owns its transactions (and idempotency), so a handler parses, calls one method and maps the
 /// committed result.
@@ -104,14 +121,6 @@ impl Services {
         self
     }
 
-    /// Takes one request from the principal's key's budget; `None` when limits are off.
-    pub fn spend_request(
-        &self,
-        principal: &crate::auth::Principal,
-    ) -> Option<rate_limit::Decision> {
-        self.limiter.check(&principal.key_hash, self.clock.now())
-    }
-
     /// The same services with these webhook delivery settings.
     pub fn with_webhooks(mut self, settings: webhooks::WebhookSettings) -> Services {
         self.webhooks = settings;
@@ -123,13 +132,38 @@ impl Services {
         self.clock.as_ref()
     }
 
-    /// Resolves presented key text to a principal; `None` for malformed, unknown or revoked
-    /// keys.
-    pub async fn authenticate(
-        &self,
-        presented: &str,
-    ) -> Result<Option<crate::auth::Principal>, Fault> {
-        Ok(crate::auth::authenticate(&self.db, presented).await?)
+    /// Resolves presented key text to a principal and takes one request from its key's rate
+    /// limit. A key whose bucket is already empty is refused before it is looked up (a runaway
+    /// client costs no database read); a key revoked while its bucket is empty is therefore
+    /// refused, not unknown, until the bucket has room again.
+    pub async fn admit(&self, presented: &str) -> Result<Admission, Fault> {
+        let Some(key) = crate::auth::ApiKey::parse(presented) else {
+            return Ok(Admission::Unknown);
+        };
+        let hash = key.hash();
+        if let Some((decision, platform_id)) = self.limiter.refuses(&hash, self.clock.now()) {
+            return Ok(Admission::Limited {
+                decision,
+                platform_id,
+            });
+        }
+        let Some(principal) = crate::auth::authenticate_key(&self.db, &key, hash).await? else {
+            return Ok(Admission::Unknown);
+        };
+        let owner = principal.platform_id.as_str();
+        let decision = self
+            .limiter
+            .check(&principal.key_hash, owner, self.clock.now());
+        Ok(match decision {
+            Some(decision) if !decision.allowed => Admission::Limited {
+                decision,
+                platform_id: owner.to_owned(),
+            },
+            decision => Admission::Admitted {
+                principal,
+                decision,
+            },
+        })
     }
 
     pub fn webhook_endpoints(&self) -> webhooks::WebhookEndpoints<'_> {

@@ -53,10 +53,12 @@ pub struct Decision {
     pub retry_after_secs: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Bucket {
     micro_tokens: u64,
     at_micros: i64,
+    /// Whose key it is (a platform id), told with a refusal made before the key is read.
+    owner: String,
 }
 
 /// The buckets of every key seen by this process.
@@ -79,44 +81,81 @@ impl RateLimiter {
     }
 
     /// Takes one request from `key`'s bucket at `now`, or refuses it; `None` when limits are off.
-    pub fn check(&self, key: &str, now: DateTime<Utc>) -> Option<Decision> {
+    /// `owner` names whose key it is (a platform id) for [`Self::refuses`] to tell.
+    pub fn check(&self, key: &str, owner: &str, now: DateTime<Utc>) -> Option<Decision> {
         if !self.limit.is_on() {
             return None;
         }
         let now = now.timestamp_micros();
-        let capacity = u64::from(self.limit.burst) * MICRO;
-        // Millionths of a request added per microsecond.
-        let rate = u64::from(self.limit.per_second);
-        let shard = &self.shards[shard_of(key)];
-        let mut buckets = shard
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut buckets = self.shard(key);
         let bucket = match buckets.get_mut(key) {
             Some(bucket) => bucket,
             None => buckets.entry(key.to_owned()).or_insert(Bucket {
-                micro_tokens: capacity,
+                micro_tokens: self.capacity(),
                 at_micros: now,
+                owner: owner.to_owned(),
             }),
         };
-        let elapsed = u64::try_from(now.saturating_sub(bucket.at_micros)).unwrap_or(0);
-        bucket.micro_tokens = bucket
-            .micro_tokens
-            .saturating_add(elapsed.saturating_mul(rate))
-            .min(capacity);
-        bucket.at_micros = now;
+        self.refill(bucket, now);
         let allowed = bucket.micro_tokens >= MICRO;
         if allowed {
             bucket.micro_tokens -= MICRO;
         }
-        let tokens = bucket.micro_tokens;
-        let per_second = rate * MICRO;
-        Some(Decision {
+        Some(self.decision(allowed, bucket.micro_tokens))
+    }
+
+    /// The refusal of a request of `key` whose bucket holds less than one request at `now`,
+    /// with the bucket's owner, taking nothing: a request that would be refused is refused
+    /// before its key is looked up. `None` when the bucket has room, when the key has no bucket
+    /// (it never authenticated in this process), or when limits are off: the request goes on
+    /// to be authenticated and to [`Self::check`].
+    pub fn refuses(&self, key: &str, now: DateTime<Utc>) -> Option<(Decision, String)> {
+        if !self.limit.is_on() {
+            return None;
+        }
+        let mut buckets = self.shard(key);
+        let bucket = buckets.get_mut(key)?;
+        self.refill(bucket, now.timestamp_micros());
+        (bucket.micro_tokens < MICRO).then(|| {
+            (
+                self.decision(false, bucket.micro_tokens),
+                bucket.owner.clone(),
+            )
+        })
+    }
+
+    fn shard(&self, key: &str) -> std::sync::MutexGuard<'_, HashMap<String, Bucket>> {
+        self.shards[shard_of(key)]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn capacity(&self) -> u64 {
+        u64::from(self.limit.burst) * MICRO
+    }
+
+    /// Adds what `now` brings to `bucket` (nothing for a clock that went back), up to the burst.
+    fn refill(&self, bucket: &mut Bucket, now: i64) {
+        // Millionths of a request added per microsecond.
+        let rate = u64::from(self.limit.per_second);
+        let elapsed = u64::try_from(now.saturating_sub(bucket.at_micros)).unwrap_or(0);
+        bucket.micro_tokens = bucket
+            .micro_tokens
+            .saturating_add(elapsed.saturating_mul(rate))
+            .min(self.capacity());
+        bucket.at_micros = now;
+    }
+
+    /// What a client is told when its bucket holds `tokens` after the decision.
+    fn decision(&self, allowed: bool, tokens: u64) -> Decision {
+        let per_second = u64::from(self.limit.per_second) * MICRO;
+        Decision {
             allowed,
             limit: self.limit,
             remaining: tokens / MICRO,
-            reset_secs: (capacity - tokens).div_ceil(per_second),
+            reset_secs: (self.capacity() - tokens).div_ceil(per_second),
             retry_after_secs: MICRO.saturating_sub(tokens).div_ceil(per_second).max(1),
-        })
+        }
     }
 }
 
@@ -144,21 +183,44 @@ mod tests {
             burst: 3,
         });
         for left in [2, 1, 0] {
-            let d = limiter.check("a", at(0)).expect("limits are on");
+            let d = limiter.check("a", "p", at(0)).expect("limits are on");
             assert!(d.allowed);
             assert_eq!(d.remaining, left);
         }
-        let refused = limiter.check("a", at(0)).expect("on");
+        let refused = limiter.check("a", "p", at(0)).expect("on");
         assert!(!refused.allowed);
         assert_eq!(refused.retry_after_secs, 1);
         assert_eq!(refused.reset_secs, 2, "3 tokens at 2 a second");
         assert!(
-            limiter.check("b", at(0)).expect("on").allowed,
+            limiter.check("b", "p", at(0)).expect("on").allowed,
             "keys are apart"
         );
         // Half a second later one token is back (2 per second), not two.
-        assert!(limiter.check("a", at(500)).expect("on").allowed);
-        assert!(!limiter.check("a", at(500)).expect("on").allowed);
+        assert!(limiter.check("a", "p", at(500)).expect("on").allowed);
+        assert!(!limiter.check("a", "p", at(500)).expect("on").allowed);
+    }
+
+    #[test]
+    fn an_empty_bucket_refuses_before_the_key_is_read_and_takes_nothing() {
+        let limiter = RateLimiter::new(RateLimit {
+            per_second: 1,
+            burst: 2,
+        });
+        assert_eq!(limiter.refuses("a", at(0)), None, "a key never seen");
+        assert!(limiter.check("a", "plat_a", at(0)).expect("on").allowed);
+        assert_eq!(limiter.refuses("a", at(0)), None, "one request left");
+        assert!(limiter.check("a", "plat_a", at(0)).expect("on").allowed);
+        let (refused, owner) = limiter.refuses("a", at(0)).expect("the bucket is empty");
+        assert_eq!(owner, "plat_a");
+        assert!(!refused.allowed);
+        assert_eq!((refused.remaining, refused.retry_after_secs), (0, 1));
+        assert_eq!(refused.reset_secs, 2);
+        // Refusals take nothing: a second later there is room for exactly one request.
+        assert!(limiter.refuses("a", at(400)).is_some());
+        assert_eq!(limiter.refuses("a", at(1000)), None);
+        assert!(limiter.check("a", "plat_a", at(1000)).expect("on").allowed);
+        assert!(limiter.refuses("a", at(1000)).is_some());
+        assert_eq!(limiter.refuses("b", at(1000)), None, "keys are apart");
     }
 
     #[test]
@@ -168,9 +230,9 @@ mod tests {
             burst: 2,
         });
         let later = at(0) + TimeDelta::hours(5);
-        assert!(limiter.check("k", at(0)).expect("on").allowed);
+        assert!(limiter.check("k", "p", at(0)).expect("on").allowed);
         let allowed = (0..10)
-            .filter(|_| limiter.check("k", later).expect("on").allowed)
+            .filter(|_| limiter.check("k", "p", later).expect("on").allowed)
             .count();
         assert_eq!(allowed, 2);
     }
@@ -181,13 +243,13 @@ mod tests {
             per_second: 1,
             burst: 1,
         });
-        assert!(limiter.check("k", at(0)).expect("on").allowed);
+        assert!(limiter.check("k", "p", at(0)).expect("on").allowed);
         let earlier = at(0) - TimeDelta::hours(3);
-        assert!(!limiter.check("k", earlier).expect("on").allowed);
+        assert!(!limiter.check("k", "p", earlier).expect("on").allowed);
         // One second after the jump the key may send again, not three hours and a second.
         assert!(
             limiter
-                .check("k", earlier + TimeDelta::seconds(1))
+                .check("k", "p", earlier + TimeDelta::seconds(1))
                 .expect("on")
                 .allowed
         );
@@ -197,7 +259,8 @@ mod tests {
     fn limits_are_off_when_either_number_is_zero() {
         for (per_second, burst) in [(0, 10), (10, 0), (0, 0)] {
             let limiter = RateLimiter::new(RateLimit { per_second, burst });
-            assert_eq!(limiter.check("k", at(0)), None);
+            assert_eq!(limiter.check("k", "p", at(0)), None);
+            assert_eq!(limiter.refuses("k", at(0)), None);
         }
     }
 }

@@ -24,7 +24,7 @@ use bank_api::runtime::{Credential, Credentials, Hooks, RequestError};
 use poem::{IntoResponse, Response};
 
 use crate::auth::{self, Principal};
-use crate::domain::{Fault, Services};
+use crate::domain::{Admission, Fault, Services};
 
 /// The server: state shared by every handler.
 pub struct Bankd {
@@ -174,22 +174,26 @@ impl Hooks for Bankd {
         let Some(key) = basic_key(&credentials) else {
             return Err(RequestError::unauthorized());
         };
-        match self.services.authenticate(key).await {
-            Ok(Some(principal)) => {
+        match self.services.admit(key).await {
+            Ok(Admission::Admitted {
+                principal,
+                decision,
+            }) => {
                 errors::note_platform(principal.platform_id.as_str());
-                match self.services.spend_request(&principal) {
-                    Some(decision) if !decision.allowed => {
-                        errors::note_rate_limit(decision);
-                        Err(errors::rate_limited_request_error())
-                    }
-                    Some(decision) => {
-                        errors::note_rate_limit(decision);
-                        Ok(principal)
-                    }
-                    None => Ok(principal),
+                if let Some(decision) = decision {
+                    errors::note_rate_limit(decision);
                 }
+                Ok(principal)
             }
-            Ok(None) => Err(RequestError::unauthorized()),
+            Ok(Admission::Limited {
+                decision,
+                platform_id,
+            }) => {
+                errors::note_platform(&platform_id);
+                errors::note_rate_limit(decision);
+                Err(errors::rate_limited_request_error())
+            }
+            Ok(Admission::Unknown) => Err(RequestError::unauthorized()),
             Err(Fault::Conflict(_)) => Err(errors::conflict_request_error()),
             Err(Fault::Busy(e)) => {
                 let id = errors::request_id();

@@ -64,6 +64,18 @@ async fn a_key_over_its_rate_limit_is_answered_429_and_no_other_key_is(ctx: Ctx)
     assert_eq!(people, 0, "the refused create left nothing: {entities}");
     let again = app.get("/platform", &app.a.key).await;
     again.expect_error(429, "rate_limited");
+    // An empty bucket refuses before the key is looked up: revoked now, the key is refused
+    // until its bucket has room, and unknown after.
+    bankd::auth::revoke_api_key(&app.ctx.db, clock.as_ref(), &app.a.key)
+        .await
+        .expect("revoked");
+    let refused = app.get("/platform", &app.a.key).await;
+    assert_eq!(header(&refused, "ratelimit"), "\"per-key\";r=0;t=3");
+    refused.expect_error(429, "rate_limited");
+    clock.advance(chrono::Duration::seconds(1));
+    app.get("/platform", &app.a.key)
+        .await
+        .expect_error(401, "unauthorized");
 }
 
 /// Caps the SQLite database at its size now plus `pages` pages: past that it answers
