@@ -992,7 +992,10 @@ mod names {
     use fixture_names::default::{DefaultApi, GetPetsPetIdInput, GetPetsPetIdResponse};
     use fixture_names::models::{Error, Pet, V2Pet};
     use fixture_names::models2::{GetPetsInput, GetPetsResponse, ModelsApi};
-    use fixture_names::v2fa::{GetPets2Input, GetPets2Response, V2faApi};
+    use fixture_names::v2fa::{
+        DocumentInput, DocumentResponse, GetPets2Input, GetPets2Response, RoutesInput,
+        RoutesResponse, V2faApi,
+    };
     use fixture_names::{Hooks, Json};
 
     struct Server;
@@ -1044,6 +1047,32 @@ mod names {
         async fn get_pets2(&self, _input: GetPets2Input) -> GetPets2Response {
             GetPets2Response::Ok
         }
+        async fn document(&self, _input: DocumentInput) -> DocumentResponse {
+            DocumentResponse::Ok
+        }
+        async fn routes(&self, _input: RoutesInput) -> RoutesResponse {
+            RoutesResponse::Ok
+        }
+    }
+
+    /// Operations named like the glue's own functions (`document`, `routes`) are routed beside
+    /// them, and the served document is still the glue's.
+    #[tokio::test]
+    async fn operations_named_like_the_glues_functions_are_routed() {
+        let client = client!(fixture_names, Server);
+        assert!(matches!(
+            client.document(DocumentInput {}).await,
+            Ok(DocumentResponse::Ok)
+        ));
+        assert!(matches!(
+            client.routes(RoutesInput {}).await,
+            Ok(RoutesResponse::Ok)
+        ));
+        let document = fixture_names::document();
+        assert_eq!(
+            document["paths"]["/document"]["get"]["operationId"],
+            "document"
+        );
     }
 
     /// Parameters and properties whose names are not ASCII, start with a digit, are keywords or

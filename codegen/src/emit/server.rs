@@ -24,8 +24,7 @@ impl Emitter<'_> {
             .iter()
             .map(|o| self.glue(o, &mut defaults))
             .collect();
-        let names: Vec<proc_macro2::Ident> =
-            api.operations.iter().map(|o| ident(&o.rust)).collect();
+        let names: Vec<proc_macro2::Ident> = api.operations.iter().map(glue_fn).collect();
         let api_types = api_types(&names);
         let imports = glue_imports(api);
         let document_only = self.document_only();
@@ -156,6 +155,7 @@ impl Emitter<'_> {
     /// onto `defaults`.
     fn glue(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> TokenStream {
         let m = ident(&o.rust);
+        let f = glue_fn(o);
         let tag = self
             .api
             .tags
@@ -251,7 +251,7 @@ impl Emitter<'_> {
         };
         quote! {
             #docs
-            fn #m<S: Server>() -> Operation<S> {
+            fn #f<S: Server>() -> Operation<S> {
                 #(#consts)*
                 async fn serve<S: Server>(server: Served<S>, #incoming) -> Outcome {
                     #(#extracted)*
@@ -629,6 +629,12 @@ fn routed_paths(poem_path: &str) -> (String, String) {
         }
     }
     (path, route)
+}
+
+/// The glue's function of an operation: `op_` and the operation's method name, which cannot be
+/// the name of the glue's own functions (`routes`, `app`, `document`, `operations`, ...).
+fn glue_fn(o: &Operation) -> proc_macro2::Ident {
+    format_ident!("op_{}", o.rust)
 }
 
 /// One input of an operation's endpoint, as the glue reads and describes it.

@@ -41,31 +41,33 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        get_platform:: < S > (), update_platform:: < S > (), create_person_entity:: < S >
-        (), create_business_entity:: < S > (), update_person_entity:: < S > (),
-        update_business_entity:: < S > (), list_entities:: < S > (), get_entity:: < S >
-        (), delete_entity:: < S > (), list_associated_persons:: < S > (),
-        create_associated_person:: < S > (), get_additional_requirements:: < S > (),
-        submit_additional_requirements:: < S > (), list_bank_accounts:: < S > (),
-        create_bank_account:: < S > (), get_bank_account:: < S > (),
-        delete_bank_account:: < S > (), update_bank_account:: < S > (),
-        get_bank_account_history:: < S > (), add_bank_account_owner:: < S > (),
-        list_account_numbers:: < S > (), create_account_number:: < S > (),
-        get_account_number:: < S > (), update_account_number:: < S > (),
-        create_ach_positive_pay_rule:: < S > (), get_ach_positive_pay_rule:: < S > (),
-        delete_ach_positive_pay_rule:: < S > (), list_ach_positive_pay_rules:: < S > (),
-        list_counterparties:: < S > (), create_counterparty:: < S > (),
-        get_counterparty:: < S > (), delete_counterparty:: < S > (), list_documents:: < S
-        > (), upload_document:: < S > (), get_document:: < S > (), get_document_content::
-        < S > (), list_book_transfers:: < S > (), create_book_transfer:: < S > (),
-        get_book_transfer:: < S > (), clear_book_transfer:: < S > (),
-        cancel_book_transfer:: < S > (), list_ach_transfers:: < S > (),
-        get_ach_transfer:: < S > (), simulate_receive_ach_credit:: < S > (),
-        simulate_receive_ach_debit:: < S > (), list_events:: < S > (), get_event:: < S >
-        (), list_webhook_endpoints:: < S > (), create_webhook_endpoint:: < S > (),
-        get_webhook_endpoint:: < S > (), delete_webhook_endpoint:: < S > (),
-        update_webhook_endpoint:: < S > (), rotate_webhook_endpoint_secret:: < S > (),
-        list_webhook_deliveries:: < S > (), retry_webhook_delivery:: < S > ()
+        op_get_platform:: < S > (), op_update_platform:: < S > (),
+        op_create_person_entity:: < S > (), op_create_business_entity:: < S > (),
+        op_update_person_entity:: < S > (), op_update_business_entity:: < S > (),
+        op_list_entities:: < S > (), op_get_entity:: < S > (), op_delete_entity:: < S >
+        (), op_list_associated_persons:: < S > (), op_create_associated_person:: < S >
+        (), op_get_additional_requirements:: < S > (),
+        op_submit_additional_requirements:: < S > (), op_list_bank_accounts:: < S > (),
+        op_create_bank_account:: < S > (), op_get_bank_account:: < S > (),
+        op_delete_bank_account:: < S > (), op_update_bank_account:: < S > (),
+        op_get_bank_account_history:: < S > (), op_add_bank_account_owner:: < S > (),
+        op_list_account_numbers:: < S > (), op_create_account_number:: < S > (),
+        op_get_account_number:: < S > (), op_update_account_number:: < S > (),
+        op_create_ach_positive_pay_rule:: < S > (), op_get_ach_positive_pay_rule:: < S >
+        (), op_delete_ach_positive_pay_rule:: < S > (), op_list_ach_positive_pay_rules::
+        < S > (), op_list_counterparties:: < S > (), op_create_counterparty:: < S > (),
+        op_get_counterparty:: < S > (), op_delete_counterparty:: < S > (),
+        op_list_documents:: < S > (), op_upload_document:: < S > (), op_get_document:: <
+        S > (), op_get_document_content:: < S > (), op_list_book_transfers:: < S > (),
+        op_create_book_transfer:: < S > (), op_get_book_transfer:: < S > (),
+        op_clear_book_transfer:: < S > (), op_cancel_book_transfer:: < S > (),
+        op_list_ach_transfers:: < S > (), op_get_ach_transfer:: < S > (),
+        op_simulate_receive_ach_credit:: < S > (), op_simulate_receive_ach_debit:: < S >
+        (), op_list_events:: < S > (), op_get_event:: < S > (),
+        op_list_webhook_endpoints:: < S > (), op_create_webhook_endpoint:: < S > (),
+        op_get_webhook_endpoint:: < S > (), op_delete_webhook_endpoint:: < S > (),
+        op_update_webhook_endpoint:: < S > (), op_rotate_webhook_endpoint_secret:: < S >
+        (), op_list_webhook_deliveries:: < S > (), op_retry_webhook_delivery:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -87,7 +89,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /platform` (`get_platform`): its route, description and endpoint.
-fn get_platform<S: Server>() -> Operation<S> {
+fn op_get_platform<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, ::bank_api::Document, 0> = AUTH.read(&mut cx).await?;
@@ -110,7 +112,7 @@ fn get_platform<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /platform` (`update_platform`): its route, description and endpoint.
-fn update_platform<S: Server>() -> Operation<S> {
+fn op_update_platform<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -139,7 +141,7 @@ fn update_platform<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /entities/person` (`create_person_entity`): its route, description and endpoint.
-fn create_person_entity<S: Server>() -> Operation<S> {
+fn op_create_person_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
         .rules(
@@ -180,7 +182,7 @@ fn create_person_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /entities/business` (`create_business_entity`): its route, description and endpoint.
-fn create_business_entity<S: Server>() -> Operation<S> {
+fn op_create_business_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
         .rules(
@@ -221,7 +223,7 @@ fn create_business_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
-fn update_person_entity<S: Server>() -> Operation<S> {
+fn op_update_person_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -253,7 +255,7 @@ fn update_person_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
-fn update_business_entity<S: Server>() -> Operation<S> {
+fn op_update_business_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -285,7 +287,7 @@ fn update_business_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entities` (`list_entities`): its route, description and endpoint.
-fn list_entities<S: Server>() -> Operation<S> {
+fn op_list_entities<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_CREATED_GT: Input = Input::named("created.gt");
     const P_CREATED_GTE: Input = Input::named("created.gte");
@@ -366,7 +368,7 @@ fn list_entities<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
-fn get_entity<S: Server>() -> Operation<S> {
+fn op_get_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -392,7 +394,7 @@ fn get_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
-fn delete_entity<S: Server>() -> Operation<S> {
+fn op_delete_entity<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -418,7 +420,7 @@ fn delete_entity<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
-fn list_associated_persons<S: Server>() -> Operation<S> {
+fn op_list_associated_persons<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
@@ -463,7 +465,7 @@ fn list_associated_persons<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
-fn create_associated_person<S: Server>() -> Operation<S> {
+fn op_create_associated_person<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -495,7 +497,7 @@ fn create_associated_person<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
-fn get_additional_requirements<S: Server>() -> Operation<S> {
+fn op_get_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -521,7 +523,7 @@ fn get_additional_requirements<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
-fn submit_additional_requirements<S: Server>() -> Operation<S> {
+fn op_submit_additional_requirements<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -553,7 +555,7 @@ fn submit_additional_requirements<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
-fn list_bank_accounts<S: Server>() -> Operation<S> {
+fn op_list_bank_accounts<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BALANCE_GT: Input = Input::named("balance.gt");
     const P_BALANCE_GTE: Input = Input::named("balance.gte");
@@ -677,7 +679,7 @@ fn list_bank_accounts<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /bank-accounts` (`create_bank_account`): its route, description and endpoint.
-fn create_bank_account<S: Server>() -> Operation<S> {
+fn op_create_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
         .rules(
@@ -718,7 +720,7 @@ fn create_bank_account<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
-fn get_bank_account<S: Server>() -> Operation<S> {
+fn op_get_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -744,7 +746,7 @@ fn get_bank_account<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
-fn delete_bank_account<S: Server>() -> Operation<S> {
+fn op_delete_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -770,7 +772,7 @@ fn delete_bank_account<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
-fn update_bank_account<S: Server>() -> Operation<S> {
+fn op_update_bank_account<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -802,7 +804,7 @@ fn update_bank_account<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
-fn get_bank_account_history<S: Server>() -> Operation<S> {
+fn op_get_bank_account_history<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_FROM_DATE: Input = Input::named("from_date");
@@ -838,7 +840,7 @@ fn get_bank_account_history<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
-fn add_bank_account_owner<S: Server>() -> Operation<S> {
+fn op_add_bank_account_owner<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -870,7 +872,7 @@ fn add_bank_account_owner<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
-fn list_account_numbers<S: Server>() -> Operation<S> {
+fn op_list_account_numbers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
@@ -915,7 +917,7 @@ fn list_account_numbers<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
-fn create_account_number<S: Server>() -> Operation<S> {
+fn op_create_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
@@ -959,7 +961,7 @@ fn create_account_number<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
-fn get_account_number<S: Server>() -> Operation<S> {
+fn op_get_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -985,7 +987,7 @@ fn get_account_number<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
-fn update_account_number<S: Server>() -> Operation<S> {
+fn op_update_account_number<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -1017,7 +1019,7 @@ fn update_account_number<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
-fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+fn op_create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1046,7 +1048,7 @@ fn create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`get_ach_positive_pay_rule`): its route, description and endpoint.
-fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+fn op_get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
         .key("param0");
@@ -1075,7 +1077,7 @@ fn get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`delete_ach_positive_pay_rule`): its route, description and endpoint.
-fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
+fn op_delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
         .key("param0");
@@ -1104,7 +1106,7 @@ fn delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
-fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
+fn op_list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
@@ -1149,7 +1151,7 @@ fn list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /counterparties` (`list_counterparties`): its route, description and endpoint.
-fn list_counterparties<S: Server>() -> Operation<S> {
+fn op_list_counterparties<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACCOUNT_NUMBER: Input = Input::named("account_number")
         .rules(&[Rule::MaxLength(34usize)]);
@@ -1246,7 +1248,7 @@ fn list_counterparties<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
-fn create_counterparty<S: Server>() -> Operation<S> {
+fn op_create_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1275,7 +1277,7 @@ fn create_counterparty<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
-fn get_counterparty<S: Server>() -> Operation<S> {
+fn op_get_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1301,7 +1303,7 @@ fn get_counterparty<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
-fn delete_counterparty<S: Server>() -> Operation<S> {
+fn op_delete_counterparty<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1327,7 +1329,7 @@ fn delete_counterparty<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /documents` (`list_documents`): its route, description and endpoint.
-fn list_documents<S: Server>() -> Operation<S> {
+fn op_list_documents<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_CREATED_GT: Input = Input::named("created.gt");
     const P_CREATED_GTE: Input = Input::named("created.gte");
@@ -1405,7 +1407,7 @@ fn list_documents<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /documents` (`upload_document`): its route, description and endpoint.
-fn upload_document<S: Server>() -> Operation<S> {
+fn op_upload_document<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
         .rules(
@@ -1446,7 +1448,7 @@ fn upload_document<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
-fn get_document<S: Server>() -> Operation<S> {
+fn op_get_document<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1472,7 +1474,7 @@ fn get_document<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
-fn get_document_content<S: Server>() -> Operation<S> {
+fn op_get_document_content<S: Server>() -> Operation<S> {
     const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
     const P_EXPIRES: Input = Input::named("expires");
     const P_SIGNATURE: Input = Input::named("signature")
@@ -1503,7 +1505,7 @@ fn get_document_content<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /transfers/book` (`list_book_transfers`): its route, description and endpoint.
-fn list_book_transfers<S: Server>() -> Operation<S> {
+fn op_list_book_transfers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
         .rules(&[Rule::MaxLength(64usize)]);
@@ -1576,7 +1578,7 @@ fn list_book_transfers<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /transfers/book` (`create_book_transfer`): its route, description and endpoint.
-fn create_book_transfer<S: Server>() -> Operation<S> {
+fn op_create_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
         .rules(
@@ -1617,7 +1619,7 @@ fn create_book_transfer<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
-fn get_book_transfer<S: Server>() -> Operation<S> {
+fn op_get_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1643,7 +1645,7 @@ fn get_book_transfer<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
-fn clear_book_transfer<S: Server>() -> Operation<S> {
+fn op_clear_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     const BODY: Input = Input::named("body");
@@ -1675,7 +1677,7 @@ fn clear_book_transfer<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
-fn cancel_book_transfer<S: Server>() -> Operation<S> {
+fn op_cancel_book_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1701,7 +1703,7 @@ fn cancel_book_transfer<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /transfers/ach` (`list_ach_transfers`): its route, description and endpoint.
-fn list_ach_transfers<S: Server>() -> Operation<S> {
+fn op_list_ach_transfers<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
         .rules(&[Rule::MaxLength(64usize)]);
@@ -1743,7 +1745,7 @@ fn list_ach_transfers<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
-fn get_ach_transfer<S: Server>() -> Operation<S> {
+fn op_get_ach_transfer<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1769,7 +1771,7 @@ fn get_ach_transfer<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
-fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
+fn op_simulate_receive_ach_credit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1798,7 +1800,7 @@ fn simulate_receive_ach_credit<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
-fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
+fn op_simulate_receive_ach_debit<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1827,7 +1829,7 @@ fn simulate_receive_ach_debit<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /events` (`list_events`): its route, description and endpoint.
-fn list_events<S: Server>() -> Operation<S> {
+fn op_list_events<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_TYPE: Input = Input::named("type");
     const P_CREATED_GT: Input = Input::named("created.gt");
@@ -1894,7 +1896,7 @@ fn list_events<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
-fn get_event<S: Server>() -> Operation<S> {
+fn op_get_event<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_EVENT_ID: Input = Input::named("event_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1920,7 +1922,7 @@ fn get_event<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /webhook-endpoints` (`list_webhook_endpoints`): its route, description and endpoint.
-fn list_webhook_endpoints<S: Server>() -> Operation<S> {
+fn op_list_webhook_endpoints<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_STARTING_AFTER: Input = Input::named("starting_after")
         .rules(&[Rule::MaxLength(64usize)]);
@@ -1962,7 +1964,7 @@ fn list_webhook_endpoints<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
-fn create_webhook_endpoint<S: Server>() -> Operation<S> {
+fn op_create_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -1991,7 +1993,7 @@ fn create_webhook_endpoint<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}` (`get_webhook_endpoint`): its route, description and endpoint.
-fn get_webhook_endpoint<S: Server>() -> Operation<S> {
+fn op_get_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
@@ -2020,7 +2022,7 @@ fn get_webhook_endpoint<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (`delete_webhook_endpoint`): its route, description and endpoint.
-fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
+fn op_delete_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
@@ -2049,7 +2051,7 @@ fn delete_webhook_endpoint<S: Server>() -> Operation<S> {
     }
 }
 /// `PATCH /webhook-endpoints/{webhook_endpoint_id}` (`update_webhook_endpoint`): its route, description and endpoint.
-fn update_webhook_endpoint<S: Server>() -> Operation<S> {
+fn op_update_webhook_endpoint<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
@@ -2084,7 +2086,7 @@ fn update_webhook_endpoint<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/rotate-secret` (`rotate_webhook_endpoint_secret`): its route, description and endpoint.
-fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
+fn op_rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
@@ -2113,7 +2115,7 @@ fn rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}/deliveries` (`list_webhook_deliveries`): its route, description and endpoint.
-fn list_webhook_deliveries<S: Server>() -> Operation<S> {
+fn op_list_webhook_deliveries<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");
@@ -2161,7 +2163,7 @@ fn list_webhook_deliveries<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (`retry_webhook_delivery`): its route, description and endpoint.
-fn retry_webhook_delivery<S: Server>() -> Operation<S> {
+fn op_retry_webhook_delivery<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
         .key("param0");

@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_dog:: < S > (), create_dog:: < S > ()]
+    ::std::vec![op_get_dog:: < S > (), op_create_dog:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /dogs/{dog_id}` (`get_dog`): its route, description and endpoint.
-fn get_dog<S: Server>() -> Operation<S> {
+fn op_get_dog<S: Server>() -> Operation<S> {
     const P_DOG_ID: Input = Input::named("dog_id")
         .key("param0")
         .described("Identifier of the dog.");
@@ -75,7 +75,7 @@ fn get_dog<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /dogs` (`create_dog`): its route, description and endpoint.
-fn create_dog<S: Server>() -> Operation<S> {
+fn op_create_dog<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The dog to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Dog, crate::Document> = BODY

@@ -26,8 +26,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        list_collections:: < S > (), create_collection:: < S > (), replace_tags:: < S >
-        (), page_collections:: < S > ()
+        op_list_collections:: < S > (), op_create_collection:: < S > (),
+        op_replace_tags:: < S > (), op_page_collections:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +45,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /collections` (`list_collections`): its route, description and endpoint.
-fn list_collections<S: Server>() -> Operation<S> {
+fn op_list_collections<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::collections::ListCollectionsInput {
@@ -74,7 +74,7 @@ fn list_collections<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /collections` (`create_collection`): its route, description and endpoint.
-fn create_collection<S: Server>() -> Operation<S> {
+fn op_create_collection<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The collection to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<
@@ -115,7 +115,7 @@ fn create_collection<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /collections/tags` (`replace_tags`): its route, description and endpoint.
-fn replace_tags<S: Server>() -> Operation<S> {
+fn op_replace_tags<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The complete list of tags.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::TagList, crate::Document> = BODY
@@ -152,7 +152,7 @@ fn replace_tags<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /collections/pages` (`page_collections`): its route, description and endpoint.
-fn page_collections<S: Server>() -> Operation<S> {
+fn op_page_collections<S: Server>() -> Operation<S> {
     const P_STARTING_AFTER: Input = Input::named("starting_after")
         .described("The id of the last collection of the previous page.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {

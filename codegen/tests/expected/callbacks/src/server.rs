@@ -27,7 +27,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![subscribe:: < S > ()]
+    ::std::vec![op_subscribe:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -44,7 +44,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /subscriptions` (`subscribe`): its route, description and endpoint.
-fn subscribe<S: Server>() -> Operation<S> {
+fn op_subscribe<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<

@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![list_tasks:: < S > (), create_task:: < S > ()]
+    ::std::vec![op_list_tasks:: < S > (), op_create_task:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /tasks` (`list_tasks`): its route, description and endpoint.
-fn list_tasks<S: Server>() -> Operation<S> {
+fn op_list_tasks<S: Server>() -> Operation<S> {
     const P_STATUS: Input = Input::named("status")
         .described("Only return tasks with this status.");
     const P_KIND: Input = Input::named("kind")
@@ -81,7 +81,7 @@ fn list_tasks<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /tasks` (`create_task`): its route, description and endpoint.
-fn create_task<S: Server>() -> Operation<S> {
+fn op_create_task<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The task to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Task, crate::Document> = BODY

@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_event:: < S > (), download_attachment:: < S > ()]
+    ::std::vec![op_get_event:: < S > (), op_download_attachment:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
-fn get_event<S: Server>() -> Operation<S> {
+fn op_get_event<S: Server>() -> Operation<S> {
     const P_EVENT_ID: Input = Input::named("event_id")
         .key("param0")
         .described("Identifier of the event (int64 path parameter).");
@@ -91,7 +91,7 @@ fn get_event<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /events/{event_id}/attachment` (`download_attachment`): its route, description and endpoint.
-fn download_attachment<S: Server>() -> Operation<S> {
+fn op_download_attachment<S: Server>() -> Operation<S> {
     const P_EVENT_ID: Input = Input::named("event_id")
         .key("param0")
         .described("Identifier of the event.");

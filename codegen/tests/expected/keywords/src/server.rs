@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_record:: < S > (), create_type:: < S > ()]
+    ::std::vec![op_get_record:: < S > (), op_create_type:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /records/{record_id}` (`get_record`): its route, description and endpoint.
-fn get_record<S: Server>() -> Operation<S> {
+fn op_get_record<S: Server>() -> Operation<S> {
     const P_RECORD_ID: Input = Input::named("record_id")
         .key("param0")
         .described("Identifier of the record.");
@@ -75,7 +75,7 @@ fn get_record<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /types` (`create_type`): its route, description and endpoint.
-fn create_type<S: Server>() -> Operation<S> {
+fn op_create_type<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The type to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Type, crate::Document> = BODY

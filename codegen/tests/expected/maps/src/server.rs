@@ -24,7 +24,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_inventory:: < S > (), put_metadata:: < S > ()]
+    ::std::vec![op_get_inventory:: < S > (), op_put_metadata:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -41,7 +41,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /inventory` (`get_inventory`): its route, description and endpoint.
-fn get_inventory<S: Server>() -> Operation<S> {
+fn op_get_inventory<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::inventory::GetInventoryInput {
@@ -67,7 +67,7 @@ fn get_inventory<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /inventory/metadata` (`put_metadata`): its route, description and endpoint.
-fn put_metadata<S: Server>() -> Operation<S> {
+fn op_put_metadata<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The metadata map.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document> = BODY

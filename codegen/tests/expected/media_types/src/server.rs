@@ -26,9 +26,9 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        vendor_json:: < S > (), form:: < S > (), text:: < S > (), image:: < S > (),
-        either:: < S > (), markdown:: < S > (), anything:: < S > (), blob:: < S > (),
-        get_note:: < S > ()
+        op_vendor_json:: < S > (), op_form:: < S > (), op_text:: < S > (), op_image:: < S
+        > (), op_either:: < S > (), op_markdown:: < S > (), op_anything:: < S > (),
+        op_blob:: < S > (), op_get_note:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -46,7 +46,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /vendor` (`vendor_json`): its route, description and endpoint.
-fn vendor_json<S: Server>() -> Operation<S> {
+fn op_vendor_json<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -95,7 +95,7 @@ fn vendor_json<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /form` (`form`): its route, description and endpoint.
-fn form<S: Server>() -> Operation<S> {
+fn op_form<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -157,7 +157,7 @@ fn form<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /text` (`text`): its route, description and endpoint.
-fn text<S: Server>() -> Operation<S> {
+fn op_text<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
@@ -185,7 +185,7 @@ fn text<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /image` (`image`): its route, description and endpoint.
-fn image<S: Server>() -> Operation<S> {
+fn op_image<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
@@ -213,7 +213,7 @@ fn image<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /either` (`either`): its route, description and endpoint.
-fn either<S: Server>() -> Operation<S> {
+fn op_either<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document> = BODY
@@ -245,7 +245,7 @@ fn either<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /markdown` (`markdown`): its route, description and endpoint.
-fn markdown<S: Server>() -> Operation<S> {
+fn op_markdown<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
@@ -293,7 +293,7 @@ fn markdown<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /anything` (`anything`): its route, description and endpoint.
-fn anything<S: Server>() -> Operation<S> {
+fn op_anything<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
@@ -324,7 +324,7 @@ fn anything<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /blob` (`blob`): its route, description and endpoint.
-fn blob<S: Server>() -> Operation<S> {
+fn op_blob<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
@@ -352,7 +352,7 @@ fn blob<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /notes/{title}` (`get_note`): its route, description and endpoint.
-fn get_note<S: Server>() -> Operation<S> {
+fn op_get_note<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     const P_TITLE: Input = Input::named("title").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {

@@ -26,8 +26,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        list_pets:: < S > (), add_pet:: < S > (), get_animals:: < S > (), get_owner:: < S
-        > ()
+        op_list_pets:: < S > (), op_add_pet:: < S > (), op_get_animals:: < S > (),
+        op_get_owner:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +45,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /pets` (`listPets`): its route, description and endpoint.
-fn list_pets<S: Server>() -> Operation<S> {
+fn op_list_pets<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("At most this many.")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
@@ -75,7 +75,7 @@ fn list_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /pets` (`addPet`): its route, description and endpoint.
-fn add_pet<S: Server>() -> Operation<S> {
+fn op_add_pet<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Animal, crate::Document> = BODY
@@ -107,7 +107,7 @@ fn add_pet<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /animals` (`get_animals`): its route, description and endpoint.
-fn get_animals<S: Server>() -> Operation<S> {
+fn op_get_animals<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::pets::GetAnimalsInput {};
@@ -130,7 +130,7 @@ fn get_animals<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /owners/{owner_id}` (`getOwner`): its route, description and endpoint.
-fn get_owner<S: Server>() -> Operation<S> {
+fn op_get_owner<S: Server>() -> Operation<S> {
     const P_OWNER_ID: Input = Input::named("owner_id")
         .key("param0")
         .described("The owner's id.");

@@ -24,7 +24,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![upload_file:: < S > (), label_files:: < S > ()]
+    ::std::vec![op_upload_file:: < S > (), op_label_files:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -41,7 +41,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /files` (`upload_file`): its route, description and endpoint.
-fn upload_file<S: Server>() -> Operation<S> {
+fn op_upload_file<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The file and its metadata.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::MultipartBody<
@@ -77,7 +77,7 @@ fn upload_file<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /files/labels` (`label_files`): its route, description and endpoint.
-fn label_files<S: Server>() -> Operation<S> {
+fn op_label_files<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::MultipartBody<

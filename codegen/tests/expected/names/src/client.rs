@@ -5,7 +5,7 @@
 //! Credentials, retries, `Idempotency-Key`s and hooks are set once in a
 //! [`Config`](crate::runtime::client::Config).
 /// What the client knows of each operation, in document order.
-static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
+static OPERATIONS: [crate::runtime::client::Operation; 6usize] = [
     crate::runtime::client::Operation {
         id: "get_pets_pet_id",
         method: "GET",
@@ -35,6 +35,22 @@ static OPERATIONS: [crate::runtime::client::Operation; 4usize] = [
         method: "GET",
         path: "/PETS",
         security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
+        idempotency_key: ::std::option::Option::None,
+        streams: false,
+    },
+    crate::runtime::client::Operation {
+        id: "document",
+        method: "GET",
+        path: "/document",
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
+        idempotency_key: ::std::option::Option::None,
+        streams: false,
+    },
+    crate::runtime::client::Operation {
+        id: "routes",
+        method: "GET",
+        path: "/routes",
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[5usize],
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -113,6 +129,32 @@ impl Client {
         let received = self.core.send(write_get_pets2(&input)?).await?;
         read_get_pets2(received)
     }
+    /// An operationId named like the glue's `document` entry point
+    ///
+    /// `GET /document`
+    pub async fn document(
+        &self,
+        input: crate::v2fa::DocumentInput,
+    ) -> ::std::result::Result<
+        crate::v2fa::DocumentResponse,
+        crate::runtime::client::Error,
+    > {
+        let received = self.core.send(write_document(&input)?).await?;
+        read_document(received)
+    }
+    /// An operationId named like the glue's `routes` entry point
+    ///
+    /// `GET /routes`
+    pub async fn routes(
+        &self,
+        input: crate::v2fa::RoutesInput,
+    ) -> ::std::result::Result<
+        crate::v2fa::RoutesResponse,
+        crate::runtime::client::Error,
+    > {
+        let received = self.core.send(write_routes(&input)?).await?;
+        read_routes(received)
+    }
 }
 fn write_get_pets_pet_id(
     input: &crate::default::GetPetsPetIdInput,
@@ -181,6 +223,26 @@ fn write_get_pets2(
 > {
     let _ = &input;
     let r = crate::runtime::client::Request::new(&OPERATIONS[3usize]);
+    ::std::result::Result::Ok(r)
+}
+fn write_document(
+    input: &crate::v2fa::DocumentInput,
+) -> ::std::result::Result<
+    crate::runtime::client::Request,
+    crate::runtime::client::Error,
+> {
+    let _ = &input;
+    let r = crate::runtime::client::Request::new(&OPERATIONS[4usize]);
+    ::std::result::Result::Ok(r)
+}
+fn write_routes(
+    input: &crate::v2fa::RoutesInput,
+) -> ::std::result::Result<
+    crate::runtime::client::Request,
+    crate::runtime::client::Error,
+> {
+    let _ = &input;
+    let r = crate::runtime::client::Request::new(&OPERATIONS[5usize]);
     ::std::result::Result::Ok(r)
 }
 fn read_get_pets_pet_id(
@@ -279,6 +341,33 @@ fn read_get_pets2(
                     ),
                 )
             }
+            _ => return ::std::result::Result::Err(received.unexpected(op)),
+        },
+    )
+}
+fn read_document(
+    received: crate::runtime::client::Received,
+) -> ::std::result::Result<
+    crate::v2fa::DocumentResponse,
+    crate::runtime::client::Error,
+> {
+    let op = &OPERATIONS[4usize];
+    let _ = op;
+    ::std::result::Result::Ok(
+        match received.status.as_u16() {
+            200u16 => crate::v2fa::DocumentResponse::Ok,
+            _ => return ::std::result::Result::Err(received.unexpected(op)),
+        },
+    )
+}
+fn read_routes(
+    received: crate::runtime::client::Received,
+) -> ::std::result::Result<crate::v2fa::RoutesResponse, crate::runtime::client::Error> {
+    let op = &OPERATIONS[5usize];
+    let _ = op;
+    ::std::result::Result::Ok(
+        match received.status.as_u16() {
+            200u16 => crate::v2fa::RoutesResponse::Ok,
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
     )

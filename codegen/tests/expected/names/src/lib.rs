@@ -47,7 +47,7 @@ pub const TITLE: &str = "Names";
 pub const VERSION: &str = "1.0";
 /// `info.description` of the document.
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
-    "Names the generator must make into Rust: operations without an `operationId`, without a tag or with several, and schema, property, parameter and tag names that are not ASCII, start with a digit, are keywords or collide once converted.",
+    "Names the generator must make into Rust: operations without an `operationId`, without a tag or with several, and schema, property, parameter and tag names that are not ASCII, start with a digit, are keywords or collide once converted, and operations named like the routing glue's own functions.",
 );
 /// Header parameters some operation declares (checked to be text before routing).
 pub const DECLARED_HEADERS: &[&str] = &[];
@@ -84,6 +84,8 @@ impl runtime::ApiDocument for Document {
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
     /// By operation, in document order.
     const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
+        &[],
+        &[],
         &[],
         &[],
         &[],

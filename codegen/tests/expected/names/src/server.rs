@@ -39,8 +39,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        get_pets_pet_id:: < S > (), get_pets:: < S > (), post_pets:: < S > (),
-        get_pets2:: < S > ()
+        op_get_pets_pet_id:: < S > (), op_get_pets:: < S > (), op_post_pets:: < S > (),
+        op_get_pets2:: < S > (), op_document:: < S > (), op_routes:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -58,7 +58,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /pets/{petId}` (`get_pets_pet_id`): its route, description and endpoint.
-fn get_pets_pet_id<S: Server>() -> Operation<S> {
+fn op_get_pets_pet_id<S: Server>() -> Operation<S> {
     const P_PET_ID: Input = Input::named("petId").key("param0").described("The pet.");
     const P_TYPE: Input = Input::named("type").described("A keyword.");
     const P_TYPE2: Input = Input::named("Type")
@@ -103,7 +103,7 @@ fn get_pets_pet_id<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /pets` (`getPets`): its route, description and endpoint.
-fn get_pets<S: Server>() -> Operation<S> {
+fn op_get_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::models2::GetPetsInput {};
@@ -127,7 +127,7 @@ fn get_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /pets` (`post_pets`): its route, description and endpoint.
-fn post_pets<S: Server>() -> Operation<S> {
+fn op_post_pets<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
@@ -160,7 +160,7 @@ fn post_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /PETS` (`get_pets2`): its route, description and endpoint.
-fn get_pets2<S: Server>() -> Operation<S> {
+fn op_get_pets2<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::v2fa::GetPets2Input {};
@@ -181,6 +181,52 @@ fn get_pets2<S: Server>() -> Operation<S> {
         describe: |d| {
             d.tag(&ApiTags::V2fa);
             d.response::<crate::runtime::Answer<crate::v2fa::GetPets2Response>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
+    }
+}
+/// `GET /document` (`document`): its route, description and endpoint.
+fn op_document<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::v2fa::DocumentInput {};
+        let call = <S as crate::v2fa::V2faApi>::document;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
+    Operation {
+        path: "/document",
+        route: "/document",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("An operationId named like the glue's `document` entry point", ""),
+        deprecated: false,
+        operation_id: "document",
+        describe: |d| {
+            d.tag(&ApiTags::V2fa);
+            d.response::<crate::runtime::Answer<crate::v2fa::DocumentResponse>>();
+        },
+        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
+    }
+}
+/// `GET /routes` (`routes`): its route, description and endpoint.
+fn op_routes<S: Server>() -> Operation<S> {
+    async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
+        let server = server?;
+        let input = crate::v2fa::RoutesInput {};
+        let call = <S as crate::v2fa::V2faApi>::routes;
+        crate::runtime::glue::respond(call(&server, input).await)
+    }
+    Operation {
+        path: "/routes",
+        route: "/routes",
+        method: ::poem::http::Method::GET,
+        hidden: false,
+        doc: ("An operationId named like the glue's `routes` entry point", ""),
+        deprecated: false,
+        operation_id: "routes",
+        describe: |d| {
+            d.tag(&ApiTags::V2fa);
+            d.response::<crate::runtime::Answer<crate::v2fa::RoutesResponse>>();
         },
         endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
     }
@@ -230,6 +276,18 @@ impl crate::v2fa::V2faApi for DocumentOnly {
     ) -> impl ::std::future::Future<Output = crate::v2fa::GetPets2Response> + Send {
         async move { match *self {} }
     }
+    fn document(
+        &self,
+        _input: crate::v2fa::DocumentInput,
+    ) -> impl ::std::future::Future<Output = crate::v2fa::DocumentResponse> + Send {
+        async move { match *self {} }
+    }
+    fn routes(
+        &self,
+        _input: crate::v2fa::RoutesInput,
+    ) -> impl ::std::future::Future<Output = crate::v2fa::RoutesResponse> + Send {
+        async move { match *self {} }
+    }
 }
 impl crate::default::DefaultApi for DocumentOnly {
     fn get_pets_pet_id(
@@ -251,7 +309,7 @@ fn service<S: Server>(
     );
     let service = service
         .description(
-            "Names the generator must make into Rust: operations without an `operationId`, without a tag or with several, and schema, property, parameter and tag names that are not ASCII, start with a digit, are keywords or collide once converted.",
+            "Names the generator must make into Rust: operations without an `operationId`, without a tag or with several, and schema, property, parameter and tag names that are not ASCII, start with a digit, are keywords or collide once converted, and operations named like the routing glue's own functions.",
         );
     service
 }

@@ -12,10 +12,30 @@ pub trait V2faApi: crate::runtime::Hooks {
         &self,
         input: GetPets2Input,
     ) -> impl ::std::future::Future<Output = GetPets2Response> + Send;
+    /// An operationId named like the glue's `document` entry point
+    ///
+    /// `GET /document` (operationId `document`, `#/paths/~1document/get`)
+    fn document(
+        &self,
+        input: DocumentInput,
+    ) -> impl ::std::future::Future<Output = DocumentResponse> + Send;
+    /// An operationId named like the glue's `routes` entry point
+    ///
+    /// `GET /routes` (operationId `routes`, `#/paths/~1routes/get`)
+    fn routes(
+        &self,
+        input: RoutesInput,
+    ) -> impl ::std::future::Future<Output = RoutesResponse> + Send;
 }
 /// Input of `get_pets2`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetPets2Input {}
+/// Input of `document`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentInput {}
+/// Input of `routes`: its parameters and body, parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoutesInput {}
 /// Every response `get_pets2` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
 pub enum GetPets2Response {
@@ -60,3 +80,41 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetPets2Response {
         Some(variant)
     }
 }
+/// Every response `document` may give, one variant per declared status.
+#[cfg_attr(feature = "client", derive(Debug))]
+pub enum DocumentResponse {
+    /// OK.
+    Ok,
+}
+impl crate::runtime::Responses for DocumentResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 1] = ["OK."];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(DocumentResponse);
+/// Every response `routes` may give, one variant per declared status.
+#[cfg_attr(feature = "client", derive(Debug))]
+pub enum RoutesResponse {
+    /// OK.
+    Ok,
+}
+impl crate::runtime::Responses for RoutesResponse {
+    fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
+        const D: [&str; 1] = ["OK."];
+        d.code::<crate::runtime::NoBody>(200, D[0]);
+    }
+    fn reply(self) -> ::poem::Response {
+        use crate::runtime::responses::reply;
+        match self {
+            Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
+        }
+    }
+}
+crate::runtime::api_response!(RoutesResponse);

@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_order:: < S > (), create_order:: < S > ()]
+    ::std::vec![op_get_order:: < S > (), op_create_order:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /orders/{order_id}` (`get_order`): its route, description and endpoint.
-fn get_order<S: Server>() -> Operation<S> {
+fn op_get_order<S: Server>() -> Operation<S> {
     const P_ORDER_ID: Input = Input::named("order_id")
         .key("param0")
         .described("Identifier of the order.");
@@ -75,7 +75,7 @@ fn get_order<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /orders` (`create_order`): its route, description and endpoint.
-fn create_order<S: Server>() -> Operation<S> {
+fn op_create_order<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The order to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Order, crate::Document> = BODY

@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_profile:: < S > (), update_profile:: < S > ()]
+    ::std::vec![op_get_profile:: < S > (), op_update_profile:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /profiles/{profile_id}` (`get_profile`): its route, description and endpoint.
-fn get_profile<S: Server>() -> Operation<S> {
+fn op_get_profile<S: Server>() -> Operation<S> {
     const P_PROFILE_ID: Input = Input::named("profile_id")
         .key("param0")
         .described("Identifier of the profile.");
@@ -72,7 +72,7 @@ fn get_profile<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /profiles/{profile_id}` (`update_profile`): its route, description and endpoint.
-fn update_profile<S: Server>() -> Operation<S> {
+fn op_update_profile<S: Server>() -> Operation<S> {
     const P_PROFILE_ID: Input = Input::named("profile_id")
         .key("param0")
         .described("Identifier of the profile.");

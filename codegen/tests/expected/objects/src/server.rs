@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_account:: < S > (), create_account:: < S > ()]
+    ::std::vec![op_get_account:: < S > (), op_create_account:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /accounts/{account_id}` (`get_account`): its route, description and endpoint.
-fn get_account<S: Server>() -> Operation<S> {
+fn op_get_account<S: Server>() -> Operation<S> {
     const P_ACCOUNT_ID: Input = Input::named("account_id")
         .key("param0")
         .described("Identifier of the account.");
@@ -72,7 +72,7 @@ fn get_account<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /accounts` (`create_account`): its route, description and endpoint.
-fn create_account<S: Server>() -> Operation<S> {
+fn op_create_account<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The account to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<

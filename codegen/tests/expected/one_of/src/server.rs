@@ -29,7 +29,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![create_shape:: < S > (), create_payment:: < S > ()]
+    ::std::vec![op_create_shape:: < S > (), op_create_payment:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -46,7 +46,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /shapes` (`create_shape`): its route, description and endpoint.
-fn create_shape<S: Server>() -> Operation<S> {
+fn op_create_shape<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The shape to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Shape, crate::Document> = BODY
@@ -81,7 +81,7 @@ fn create_shape<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /payments` (`create_payment`): its route, description and endpoint.
-fn create_payment<S: Server>() -> Operation<S> {
+fn op_create_payment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The payment to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Payment, crate::Document> = BODY

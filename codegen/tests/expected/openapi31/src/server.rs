@@ -20,7 +20,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![create_payment:: < S > (), get_payment:: < S > ()]
+    ::std::vec![op_create_payment:: < S > (), op_get_payment:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -37,7 +37,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /payments` (`createPayment`): its route, description and endpoint.
-fn create_payment<S: Server>() -> Operation<S> {
+fn op_create_payment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<
@@ -64,7 +64,7 @@ fn create_payment<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /payments/{payment_id}` (`getPayment`): its route, description and endpoint.
-fn get_payment<S: Server>() -> Operation<S> {
+fn op_get_payment<S: Server>() -> Operation<S> {
     const P_PAYMENT_ID: Input = Input::named("payment_id")
         .key("param0")
         .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);

@@ -22,9 +22,9 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        list_entries:: < S > (), search_entries:: < S > (), search_entries_in_query:: < S
-        > (), get_entry:: < S > (), lock_entry:: < S > (), follow_entries:: < S > (),
-        export_entries:: < S > ()
+        op_list_entries:: < S > (), op_search_entries:: < S > (),
+        op_search_entries_in_query:: < S > (), op_get_entry:: < S > (), op_lock_entry:: <
+        S > (), op_follow_entries:: < S > (), op_export_entries:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /entries` (`list_entries`): its route, description and endpoint.
-fn list_entries<S: Server>() -> Operation<S> {
+fn op_list_entries<S: Server>() -> Operation<S> {
     const P_FILTER: Input = Input::named("filter");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_filter: crate::runtime::QueryString<
@@ -70,7 +70,7 @@ fn list_entries<S: Server>() -> Operation<S> {
     }
 }
 /// `QUERY /entries` (`search_entries`): its route, description and endpoint.
-fn search_entries<S: Server>() -> Operation<S> {
+fn op_search_entries<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<
@@ -97,7 +97,7 @@ fn search_entries<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entries/search` (`search_entries_in_query`): its route, description and endpoint.
-fn search_entries_in_query<S: Server>() -> Operation<S> {
+fn op_search_entries_in_query<S: Server>() -> Operation<S> {
     const P_Q: Input = Input::named("q");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_q: crate::runtime::QueryString<
@@ -125,7 +125,7 @@ fn search_entries_in_query<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entries/{entry_id}` (`get_entry`): its route, description and endpoint.
-fn get_entry<S: Server>() -> Operation<S> {
+fn op_get_entry<S: Server>() -> Operation<S> {
     const P_ENTRY_ID: Input = Input::named("entry_id")
         .key("param0")
         .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
@@ -151,7 +151,7 @@ fn get_entry<S: Server>() -> Operation<S> {
     }
 }
 /// `LOCK /entries/{entry_id}` (`lock_entry`): its route, description and endpoint.
-fn lock_entry<S: Server>() -> Operation<S> {
+fn op_lock_entry<S: Server>() -> Operation<S> {
     const P_ENTRY_ID: Input = Input::named("entry_id")
         .key("param0")
         .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
@@ -177,7 +177,7 @@ fn lock_entry<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entries/feed` (`follow_entries`): its route, description and endpoint.
-fn follow_entries<S: Server>() -> Operation<S> {
+fn op_follow_entries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::feeds::FollowEntriesInput {
@@ -198,7 +198,7 @@ fn follow_entries<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /entries/export` (`export_entries`): its route, description and endpoint.
-fn export_entries<S: Server>() -> Operation<S> {
+fn op_export_entries<S: Server>() -> Operation<S> {
     const ACCEPT: Input = Input::named("accept");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;

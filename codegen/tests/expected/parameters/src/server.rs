@@ -26,8 +26,9 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        list_owner_pets:: < S > (), create_owner_pet:: < S > (), get_owner_pet:: < S >
-        (), path_styles:: < S > (), grid:: < S > (), named_twice:: < S > ()
+        op_list_owner_pets:: < S > (), op_create_owner_pet:: < S > (), op_get_owner_pet::
+        < S > (), op_path_styles:: < S > (), op_grid:: < S > (), op_named_twice:: < S >
+        ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +46,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /owners/{owner_id}/pets` (`list_owner_pets`): its route, description and endpoint.
-fn list_owner_pets<S: Server>() -> Operation<S> {
+fn op_list_owner_pets<S: Server>() -> Operation<S> {
     const P_OWNER_ID: Input = Input::named("owner_id")
         .key("param0")
         .described("Identifier of the owner.");
@@ -237,7 +238,7 @@ fn list_owner_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /owners/{owner_id}/pets` (`create_owner_pet`): its route, description and endpoint.
-fn create_owner_pet<S: Server>() -> Operation<S> {
+fn op_create_owner_pet<S: Server>() -> Operation<S> {
     const P_OWNER_ID: Input = Input::named("owner_id")
         .key("param0")
         .described("Identifier of the owner.");
@@ -305,7 +306,7 @@ fn create_owner_pet<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /owners/{owner_id}/pets/{pet_id}` (`get_owner_pet`): its route, description and endpoint.
-fn get_owner_pet<S: Server>() -> Operation<S> {
+fn op_get_owner_pet<S: Server>() -> Operation<S> {
     const P_OWNER_ID: Input = Input::named("owner_id")
         .key("param0")
         .described("Identifier of the owner (first path parameter).");
@@ -366,7 +367,7 @@ fn get_owner_pet<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (`path_styles`): its route, description and endpoint.
-fn path_styles<S: Server>() -> Operation<S> {
+fn op_path_styles<S: Server>() -> Operation<S> {
     const P_LABEL: Input = Input::named("label")
         .key("param0")
         .described("A label value (`.7`).");
@@ -441,7 +442,7 @@ fn path_styles<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /grids/{cells}` (`grid`): its route, description and endpoint.
-fn grid<S: Server>() -> Operation<S> {
+fn op_grid<S: Server>() -> Operation<S> {
     const P_CELLS: Input = Input::named("cells")
         .key("param0")
         .described("Rows of cells (gambitcomm.local writes such a parameter).");
@@ -471,7 +472,7 @@ fn grid<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /twice/{name}/and/{name}` (`named_twice`): its route, description and endpoint.
-fn named_twice<S: Server>() -> Operation<S> {
+fn op_named_twice<S: Server>() -> Operation<S> {
     const P_NAME: Input = Input::named("name").key("param0").described("The name.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_name: Path<String> = P_NAME.read(&mut cx).await?;

@@ -25,7 +25,9 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![list_pets:: < S > (), create_pets:: < S > (), show_pet_by_id:: < S > ()]
+    ::std::vec![
+        op_list_pets:: < S > (), op_create_pets:: < S > (), op_show_pet_by_id:: < S > ()
+    ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +44,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /pets` (`listPets`): its route, description and endpoint.
-fn list_pets<S: Server>() -> Operation<S> {
+fn op_list_pets<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("How many items to return at one time (max 100)")
         .rules(&[Rule::Maximum(100f64, false)]);
@@ -75,7 +77,7 @@ fn list_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /pets` (`createPets`): its route, description and endpoint.
-fn create_pets<S: Server>() -> Operation<S> {
+fn op_create_pets<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The pet to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
@@ -107,7 +109,7 @@ fn create_pets<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /pets/{petId}` (`showPetById`): its route, description and endpoint.
-fn show_pet_by_id<S: Server>() -> Operation<S> {
+fn op_show_pet_by_id<S: Server>() -> Operation<S> {
     const P_PET_ID: Input = Input::named("petId")
         .key("param0")
         .described("The id of the pet to retrieve");

@@ -26,8 +26,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        create_item:: < S > (), ping:: < S > (), ping_unanswered:: < S > (), put_item:: <
-        S > (), delete_item:: < S > ()
+        op_create_item:: < S > (), op_ping:: < S > (), op_ping_unanswered:: < S > (),
+        op_put_item:: < S > (), op_delete_item:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +45,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /items` (`create_item`): its route, description and endpoint.
-fn create_item<S: Server>() -> Operation<S> {
+fn op_create_item<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The item to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<crate::models::Item, crate::Document> = BODY
@@ -80,7 +80,7 @@ fn create_item<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /ping` (`ping`): its route, description and endpoint.
-fn ping<S: Server>() -> Operation<S> {
+fn op_ping<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::items::PingInput {};
@@ -106,7 +106,7 @@ fn ping<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /ping` (`ping_unanswered`): its route, description and endpoint.
-fn ping_unanswered<S: Server>() -> Operation<S> {
+fn op_ping_unanswered<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::items::PingUnansweredInput {
@@ -133,7 +133,7 @@ fn ping_unanswered<S: Server>() -> Operation<S> {
     }
 }
 /// `PUT /items/{item_id}` (`put_item`): its route, description and endpoint.
-fn put_item<S: Server>() -> Operation<S> {
+fn op_put_item<S: Server>() -> Operation<S> {
     const P_ITEM_ID: Input = Input::named("item_id")
         .key("param0")
         .described("Identifier of the item.");
@@ -174,7 +174,7 @@ fn put_item<S: Server>() -> Operation<S> {
     }
 }
 /// `DELETE /items/{item_id}` (`delete_item`): its route, description and endpoint.
-fn delete_item<S: Server>() -> Operation<S> {
+fn op_delete_item<S: Server>() -> Operation<S> {
     const P_ITEM_ID: Input = Input::named("item_id")
         .key("param0")
         .described("Identifier of the item.");

@@ -26,8 +26,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        inherited:: < S > (), scoped:: < S > (), optional:: < S > (), open:: < S > (),
-        undeclared:: < S > ()
+        op_inherited:: < S > (), op_scoped:: < S > (), op_optional:: < S > (), op_open::
+        < S > (), op_undeclared:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +45,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /inherited` (`inherited`): its route, description and endpoint.
-fn inherited<S: Server>() -> Operation<S> {
+fn op_inherited<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, crate::Document, 0> = AUTH.read(&mut cx).await?;
@@ -71,7 +71,7 @@ fn inherited<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /scoped` (`scoped`): its route, description and endpoint.
-fn scoped<S: Server>() -> Operation<S> {
+fn op_scoped<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, crate::Document, 1> = AUTH.read(&mut cx).await?;
@@ -97,7 +97,7 @@ fn scoped<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /optional` (`optional`): its route, description and endpoint.
-fn optional<S: Server>() -> Operation<S> {
+fn op_optional<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: OptionalAuth<S, crate::Document, 2> = AUTH.read(&mut cx).await?;
@@ -123,7 +123,7 @@ fn optional<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /open` (`open`): its route, description and endpoint.
-fn open<S: Server>() -> Operation<S> {
+fn op_open<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::secured::OpenInput {};
@@ -146,7 +146,7 @@ fn open<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /undeclared` (`undeclared`): its route, description and endpoint.
-fn undeclared<S: Server>() -> Operation<S> {
+fn op_undeclared<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, crate::Document, 4> = AUTH.read(&mut cx).await?;

@@ -26,8 +26,8 @@ pub struct Api<S> {
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
     ::std::vec![
-        create_shipment:: < S > (), get_route:: < S > (), count_shipments:: < S > (),
-        count_routes:: < S > (), count_stops:: < S > ()
+        op_create_shipment:: < S > (), op_get_route:: < S > (), op_count_shipments:: < S
+        > (), op_count_routes:: < S > (), op_count_stops:: < S > ()
     ]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
@@ -45,7 +45,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `POST /shipments` (`create_shipment`): its route, description and endpoint.
-fn create_shipment<S: Server>() -> Operation<S> {
+fn op_create_shipment<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The shipment to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<
@@ -83,7 +83,7 @@ fn create_shipment<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /shipments/{shipment_id}/route` (`get_route`): its route, description and endpoint.
-fn get_route<S: Server>() -> Operation<S> {
+fn op_get_route<S: Server>() -> Operation<S> {
     const P_SHIPMENT_ID: Input = Input::named("shipment_id")
         .key("param0")
         .described("Identifier of the shipment.");
@@ -121,7 +121,7 @@ fn get_route<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /shipments/count` (`count_shipments`): its route, description and endpoint.
-fn count_shipments<S: Server>() -> Operation<S> {
+fn op_count_shipments<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::shipments::CountShipmentsInput {
@@ -150,7 +150,7 @@ fn count_shipments<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /routes/count` (`count_routes`): its route, description and endpoint.
-fn count_routes<S: Server>() -> Operation<S> {
+fn op_count_routes<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::shipments::CountRoutesInput {
@@ -179,7 +179,7 @@ fn count_routes<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /stops/count` (`count_stops`): its route, description and endpoint.
-fn count_stops<S: Server>() -> Operation<S> {
+fn op_count_stops<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = crate::shipments::CountStopsInput {

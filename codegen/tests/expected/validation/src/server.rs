@@ -25,7 +25,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![list_widgets:: < S > (), create_widget:: < S > ()]
+    ::std::vec![op_list_widgets:: < S > (), op_create_widget:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -42,7 +42,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /widgets` (`list_widgets`): its route, description and endpoint.
-fn list_widgets<S: Server>() -> Operation<S> {
+fn op_list_widgets<S: Server>() -> Operation<S> {
     const P_LIMIT: Input = Input::named("limit")
         .described("Maximum number of widgets to return (1 to 100, default 10).")
         .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
@@ -97,7 +97,7 @@ fn list_widgets<S: Server>() -> Operation<S> {
     }
 }
 /// `POST /widgets` (`create_widget`): its route, description and endpoint.
-fn create_widget<S: Server>() -> Operation<S> {
+fn op_create_widget<S: Server>() -> Operation<S> {
     const BODY: Input = Input::named("body").described("The widget to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: crate::runtime::JsonBody<

@@ -41,7 +41,7 @@ pub struct Api<S> {
 }
 /// Every operation, in document order.
 fn operations<S: Server>() -> ::std::vec::Vec<Operation<S>> {
-    ::std::vec![get_me:: < S > (), get_health:: < S > ()]
+    ::std::vec![op_get_me:: < S > (), op_get_health:: < S > ()]
 }
 impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
     fn meta() -> ::std::vec::Vec<::poem_openapi::registry::MetaApi> {
@@ -65,7 +65,7 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 /// `GET /me` (`get_me`): its route, description and endpoint.
-fn get_me<S: Server>() -> Operation<S> {
+fn op_get_me<S: Server>() -> Operation<S> {
     const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, ::fixture_routes_apart::Document, 0> = AUTH
@@ -107,7 +107,7 @@ fn get_me<S: Server>() -> Operation<S> {
     }
 }
 /// `GET /health` (`get_health`): its route, description and endpoint.
-fn get_health<S: Server>() -> Operation<S> {
+fn op_get_health<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
         let server = server?;
         let input = ::fixture_routes_apart::health::GetHealthInput {
