@@ -217,6 +217,9 @@ fn operations_without_an_id_or_a_tag_are_named_not_refused() {
             ("post_pets", false, "Café", "PostPets"),
             // `get /PETS` would be `get_pets` too: the next free suffix, in document order
             ("get_pets2", false, "2fa", "GetPets2"),
+            // named like the glue's own functions: the glue names its functions `op_<name>`
+            ("document", true, "2fa", "Document"),
+            ("routes", true, "2fa", "Routes"),
         ]
     );
     let tags: Vec<(&str, &str, &str, bool)> = api
