@@ -938,69 +938,75 @@ fn entry_points(api: &Api) -> TokenStream {
     }
 }
 
+/// `tokens`, in every group too, with each run of token trees that `replace` matches (given the
+/// trees of a level and a position, it answers the replacement and how many trees it takes)
+/// replaced.
+fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = TokenStream::new();
+    let mut i = 0;
+    while i < trees.len() {
+        if let Some((replacement, taken)) = replace(&trees, i) {
+            out.extend(replacement);
+            i += taken;
+            continue;
+        }
+        match &trees[i] {
+            TokenTree::Group(g) => {
+                let mut inner = Group::new(g.delimiter(), rewrite(g.stream(), replace));
+                inner.set_span(g.span());
+                out.extend([TokenTree::Group(inner)]);
+            }
+            other => out.extend([other.clone()]),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// What [`rewrite`] asks at each position: the replacement and how many trees it takes.
+type Replace<'a> = dyn Fn(&[proc_macro2::TokenTree], usize) -> Option<(TokenStream, usize)> + 'a;
+
+/// The text of the token tree at `i`, if any.
+fn text_at(trees: &[proc_macro2::TokenTree], i: usize) -> Option<String> {
+    trees.get(i).map(ToString::to_string)
+}
+
+/// Whether the token trees at `i` are `::`.
+fn path_sep_at(trees: &[proc_macro2::TokenTree], i: usize) -> bool {
+    text_at(trees, i).as_deref() == Some(":") && text_at(trees, i + 1).as_deref() == Some(":")
+}
+
 /// `tokens` with each path that starts at `crate` starting at `::contract` instead: the glue
 /// written for a module of the crate of the contract, as the root of a crate beside it.
 fn crate_paths(tokens: TokenStream, contract: &proc_macro2::Ident) -> TokenStream {
-    use proc_macro2::{Group, Punct, Spacing, TokenTree};
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let mut out = Vec::with_capacity(trees.len());
-    for (i, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Ident(id)
-                if id == "crate"
-                    && matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
-            {
-                out.push(TokenTree::Punct(Punct::new(':', Spacing::Joint)));
-                out.push(TokenTree::Punct(Punct::new(':', Spacing::Alone)));
-                out.push(TokenTree::Ident(contract.clone()));
-            }
-            TokenTree::Group(g) => {
-                let mut inner = Group::new(g.delimiter(), crate_paths(g.stream(), contract));
-                inner.set_span(g.span());
-                out.push(TokenTree::Group(inner));
-            }
-            other => out.push(other.clone()),
-        }
-    }
-    out.into_iter().collect()
+    rewrite(tokens, &|trees, i| {
+        (text_at(trees, i).as_deref() == Some("crate") && path_sep_at(trees, i + 1))
+            .then(|| (quote!(::#contract), 1))
+    })
 }
 
 /// `tokens` with `::std::option::Option`, `::std::string::String` and `::std::vec::Vec` named
 /// as the prelude names them: the glue's modules declare no type of those names, and its
 /// reads fit a line.
 fn prelude_paths(tokens: TokenStream) -> TokenStream {
-    use proc_macro2::{Group, TokenTree};
     const PRELUDE: [(&str, &str); 3] = [("option", "Option"), ("string", "String"), ("vec", "Vec")];
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    let text = |i: usize| trees.get(i).map(|t| t.to_string());
-    let mut out = Vec::with_capacity(trees.len());
-    let mut i = 0;
-    while i < trees.len() {
-        let sep =
-            |at: usize| text(at).as_deref() == Some(":") && text(at + 1).as_deref() == Some(":");
-        let prelude = (sep(i) && text(i + 2).as_deref() == Some("std") && sep(i + 3) && sep(i + 6))
-            .then(|| {
-                PRELUDE.iter().find(|(module, name)| {
-                    text(i + 5).as_deref() == Some(module) && text(i + 8).as_deref() == Some(name)
-                })
-            })
-            .flatten();
-        if let Some((_, name)) = prelude {
-            out.push(TokenTree::Ident(format_ident!("{name}")));
-            i += 9;
-            continue;
+    rewrite(tokens, &|trees, i| {
+        let text = |at: usize| text_at(trees, at);
+        if !(path_sep_at(trees, i)
+            && text(i + 2).as_deref() == Some("std")
+            && path_sep_at(trees, i + 3)
+            && path_sep_at(trees, i + 6))
+        {
+            return None;
         }
-        match &trees[i] {
-            TokenTree::Group(g) => {
-                let mut inner = Group::new(g.delimiter(), prelude_paths(g.stream()));
-                inner.set_span(g.span());
-                out.push(TokenTree::Group(inner));
-            }
-            other => out.push(other.clone()),
-        }
-        i += 1;
-    }
-    out.into_iter().collect()
+        let (_, name) = PRELUDE.iter().find(|(module, name)| {
+            text(i + 5).as_deref() == Some(module) && text(i + 8).as_deref() == Some(name)
+        })?;
+        let name = format_ident!("{name}");
+        Some((quote!(#name), 9))
+    })
 }
 
 #[cfg(test)]
