@@ -154,30 +154,18 @@ impl crate::runtime::Responses for ListAccountNumbersResponse {
 }
 crate::runtime::api_response!(ListAccountNumbersResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListAccountNumbersResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `create_account_number` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -254,41 +242,20 @@ impl crate::runtime::Responses for CreateAccountNumberResponse {
 crate::runtime::api_response!(CreateAccountNumberResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAccountNumberResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
+        use ::std::option::Option::{None, Some};
+        use crate::runtime::Json;
         &[
-            Some(400),
-            Some(401),
-            Some(404),
-            Some(409),
-            Some(422),
-            Some(429),
-            Some(500),
-            Some(503),
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(409), |_, b| Self::Conflict(Json(b))),
+            (Some(422), |_, b| Self::UnprocessableEntity(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
         ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            409 => Self::Conflict(body),
-            422 => Self::UnprocessableEntity(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `get_account_number` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -354,30 +321,18 @@ impl crate::runtime::Responses for GetAccountNumberResponse {
 }
 crate::runtime::api_response!(GetAccountNumberResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetAccountNumberResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `update_account_number` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -444,28 +399,16 @@ impl crate::runtime::Responses for UpdateAccountNumberResponse {
 crate::runtime::api_response!(UpdateAccountNumberResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateAccountNumberResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }

@@ -147,30 +147,18 @@ impl crate::runtime::Responses for CreateAchPositivePayRuleResponse {
 crate::runtime::api_response!(CreateAchPositivePayRuleResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAchPositivePayRuleResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `get_ach_positive_pay_rule` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -237,30 +225,18 @@ impl crate::runtime::Responses for GetAchPositivePayRuleResponse {
 crate::runtime::api_response!(GetAchPositivePayRuleResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAchPositivePayRuleResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `delete_ach_positive_pay_rule` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -327,30 +303,18 @@ impl crate::runtime::Responses for DeleteAchPositivePayRuleResponse {
 crate::runtime::api_response!(DeleteAchPositivePayRuleResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for DeleteAchPositivePayRuleResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `list_ach_positive_pay_rules` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -417,28 +381,16 @@ impl crate::runtime::Responses for ListAchPositivePayRulesResponse {
 crate::runtime::api_response!(ListAchPositivePayRulesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAchPositivePayRulesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }

@@ -323,41 +323,20 @@ impl crate::runtime::Responses for CreatePersonEntityResponse {
 }
 crate::runtime::api_response!(CreatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
+        use ::std::option::Option::{None, Some};
+        use crate::runtime::Json;
         &[
-            Some(400),
-            Some(401),
-            Some(404),
-            Some(409),
-            Some(422),
-            Some(429),
-            Some(500),
-            Some(503),
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(409), |_, b| Self::Conflict(Json(b))),
+            (Some(422), |_, b| Self::UnprocessableEntity(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
         ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            409 => Self::Conflict(body),
-            422 => Self::UnprocessableEntity(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `create_business_entity` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -434,41 +413,20 @@ impl crate::runtime::Responses for CreateBusinessEntityResponse {
 crate::runtime::api_response!(CreateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateBusinessEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
+        use ::std::option::Option::{None, Some};
+        use crate::runtime::Json;
         &[
-            Some(400),
-            Some(401),
-            Some(404),
-            Some(409),
-            Some(422),
-            Some(429),
-            Some(500),
-            Some(503),
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(409), |_, b| Self::Conflict(Json(b))),
+            (Some(422), |_, b| Self::UnprocessableEntity(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
         ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            409 => Self::Conflict(body),
-            422 => Self::UnprocessableEntity(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `update_person_entity` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -534,30 +492,18 @@ impl crate::runtime::Responses for UpdatePersonEntityResponse {
 }
 crate::runtime::api_response!(UpdatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `update_business_entity` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -624,30 +570,18 @@ impl crate::runtime::Responses for UpdateBusinessEntityResponse {
 crate::runtime::api_response!(UpdateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateBusinessEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `list_entities` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -713,30 +647,18 @@ impl crate::runtime::Responses for ListEntitiesResponse {
 }
 crate::runtime::api_response!(ListEntitiesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `get_entity` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -802,30 +724,18 @@ impl crate::runtime::Responses for GetEntityResponse {
 }
 crate::runtime::api_response!(GetEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `delete_entity` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -891,30 +801,18 @@ impl crate::runtime::Responses for DeleteEntityResponse {
 }
 crate::runtime::api_response!(DeleteEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `list_associated_persons` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -981,30 +879,18 @@ impl crate::runtime::Responses for ListAssociatedPersonsResponse {
 crate::runtime::api_response!(ListAssociatedPersonsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAssociatedPersonsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `create_associated_person` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -1071,30 +957,18 @@ impl crate::runtime::Responses for CreateAssociatedPersonResponse {
 crate::runtime::api_response!(CreateAssociatedPersonResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAssociatedPersonResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `get_additional_requirements` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -1161,30 +1035,18 @@ impl crate::runtime::Responses for GetAdditionalRequirementsResponse {
 crate::runtime::api_response!(GetAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAdditionalRequirementsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `submit_additional_requirements` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -1251,28 +1113,16 @@ impl crate::runtime::Responses for SubmitAdditionalRequirementsResponse {
 crate::runtime::api_response!(SubmitAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SubmitAdditionalRequirementsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }

@@ -99,30 +99,18 @@ impl crate::runtime::Responses for GetPlatformResponse {
 }
 crate::runtime::api_response!(GetPlatformResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetPlatformResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `update_platform` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -188,28 +176,16 @@ impl crate::runtime::Responses for UpdatePlatformResponse {
 }
 crate::runtime::api_response!(UpdatePlatformResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePlatformResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }

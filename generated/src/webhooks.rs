@@ -226,30 +226,18 @@ impl crate::runtime::Responses for ListWebhookEndpointsResponse {
 crate::runtime::api_response!(ListWebhookEndpointsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListWebhookEndpointsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `create_webhook_endpoint` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -316,30 +304,18 @@ impl crate::runtime::Responses for CreateWebhookEndpointResponse {
 crate::runtime::api_response!(CreateWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateWebhookEndpointResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `get_webhook_endpoint` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -405,30 +381,18 @@ impl crate::runtime::Responses for GetWebhookEndpointResponse {
 }
 crate::runtime::api_response!(GetWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `delete_webhook_endpoint` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -495,30 +459,18 @@ impl crate::runtime::Responses for DeleteWebhookEndpointResponse {
 crate::runtime::api_response!(DeleteWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for DeleteWebhookEndpointResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `update_webhook_endpoint` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -585,30 +537,18 @@ impl crate::runtime::Responses for UpdateWebhookEndpointResponse {
 crate::runtime::api_response!(UpdateWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateWebhookEndpointResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `rotate_webhook_endpoint_secret` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -675,30 +615,18 @@ impl crate::runtime::Responses for RotateWebhookEndpointSecretResponse {
 crate::runtime::api_response!(RotateWebhookEndpointSecretResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for RotateWebhookEndpointSecretResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `list_webhook_deliveries` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -765,30 +693,18 @@ impl crate::runtime::Responses for ListWebhookDeliveriesResponse {
 crate::runtime::api_response!(ListWebhookDeliveriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListWebhookDeliveriesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }
 /// Every response `retry_webhook_delivery` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -855,28 +771,16 @@ impl crate::runtime::Responses for RetryWebhookDeliveryResponse {
 crate::runtime::api_response!(RetryWebhookDeliveryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for RetryWebhookDeliveryResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::InternalServerError(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-        use ::std::option::Option::Some;
-        &[Some(400), Some(401), Some(404), Some(429), Some(500), Some(503)]
-    };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body, None),
-            404 => Self::NotFound(body),
-            429 => Self::TooManyRequests(body, None, None, None),
-            500 => Self::InternalServerError(body),
-            503 => Self::ServiceUnavailable(body, None),
-            _ => return None,
-        };
-        Some(variant)
-    }
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(500), |_, b| Self::InternalServerError(Json(b))),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+        ]
+    };
 }

@@ -43,7 +43,7 @@ pub use param_check::ParameterIndex;
 pub use params::{Csv, Date, DeepObject, Delimited, JsonParam, ParamPattern, PathStyled};
 pub use representation::{MediaTypes, OrOther, PayloadValue, Representation, media_listed};
 pub use response::{
-    CallbackRequest, ErrorVariants, Json, NoBody, date_time, form_bytes, json_bytes,
+    CallbackRequest, ErrorVariant, ErrorVariants, Json, NoBody, date_time, form_bytes, json_bytes,
 };
 pub use spec_type::{SpecType, spec_type};
 pub use validate::{

@@ -7,16 +7,41 @@ use poem_openapi::payload::Payload;
 use poem_openapi::registry::{MetaSchemaRef, Registry};
 use poem_openapi::types::Type;
 
+/// One error response of an operation: its status (`None` for `default`) and how its variant is
+/// built from a body (the status is the one answered, which only `default` keeps).
+pub type ErrorVariant<R, B> = (Option<u16>, fn(StatusCode, B) -> R);
+
 /// Response enums whose error statuses all carry one body type `B` implement this, so a server
 /// can map its errors once, generically, instead of once per operation.
-pub trait ErrorVariants<B>: Sized {
-    /// The variant for `status` with `body`, or `None` when the operation does not declare it.
-    fn from_error(status: u16, body: B) -> Option<Self>;
-    /// Every error status the operation declares (`None` stands for `default`).
-    const ERROR_STATUSES: &'static [Option<u16>];
-    /// The variant for a server failure: 500 if declared, else `default`, else the first
-    /// declared error. Total, so a server never needs a panic path to answer.
-    fn server_failure(body: B) -> Self;
+///
+/// The enum gives a table, [`ERRORS`](Self::ERRORS); what is the same for every operation
+/// (finding a status, the fallback to `default`, the server failure) is written here once.
+pub trait ErrorVariants<B: 'static>: Sized + 'static {
+    /// Every error response the operation declares, in document order; never empty (the
+    /// generator writes no implementation for an operation without errors).
+    const ERRORS: &'static [ErrorVariant<Self, B>];
+
+    /// The variant for `status` with `body`: the status's own, else `default`'s, else `None`
+    /// (the operation does not declare it).
+    fn from_error(status: u16, body: B) -> Option<Self> {
+        let code = StatusCode::from_u16(status).ok()?;
+        let (_, build) = find(Self::ERRORS, Some(status)).or_else(|| find(Self::ERRORS, None))?;
+        Some(build(code, body))
+    }
+
+    /// The variant for a server failure: 500 if declared, else `default` (as a 500), else the
+    /// first declared error. Total, so a server never needs a panic path to answer.
+    fn server_failure(body: B) -> Self {
+        const { assert!(!Self::ERRORS.is_empty(), "an error table is never empty") };
+        let (_, build) = find(Self::ERRORS, Some(500))
+            .or_else(|| find(Self::ERRORS, None))
+            .unwrap_or(&Self::ERRORS[0]);
+        build(StatusCode::INTERNAL_SERVER_ERROR, body)
+    }
+}
+
+fn find<R, B>(table: &[ErrorVariant<R, B>], status: Option<u16>) -> Option<&ErrorVariant<R, B>> {
+    table.iter().find(|(s, _)| *s == status)
 }
 
 /// A JSON response body, written straight from the typed value.
@@ -190,4 +215,70 @@ pub fn form_bytes<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, serde_json:
     serde_urlencoded::to_string(value)
         .map(String::into_bytes)
         .map_err(<serde_json::Error as serde::ser::Error>::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    enum Answer {
+        NotFound(&'static str),
+        Failed(&'static str, Option<String>),
+        Other(StatusCode, &'static str),
+    }
+
+    impl ErrorVariants<&'static str> for Answer {
+        const ERRORS: &'static [ErrorVariant<Self, &'static str>] = &[
+            (Some(404), |_, b| Self::NotFound(b)),
+            (Some(500), |_, b| Self::Failed(b, None)),
+            (None, |s, b| Self::Other(s, b)),
+        ];
+    }
+
+    enum Narrow {
+        Gone(&'static str),
+    }
+
+    impl ErrorVariants<&'static str> for Narrow {
+        const ERRORS: &'static [ErrorVariant<Self, &'static str>] =
+            &[(Some(410), |_, b| Self::Gone(b))];
+    }
+
+    #[test]
+    fn a_declared_status_is_its_variant_and_any_other_is_default() {
+        assert_eq!(Answer::from_error(404, "x"), Some(Answer::NotFound("x")));
+        assert_eq!(
+            Answer::from_error(409, "y"),
+            Some(Answer::Other(StatusCode::CONFLICT, "y"))
+        );
+        // Not a status at all: no variant, not a default with a made-up status.
+        assert_eq!(Answer::from_error(1000, "z"), None);
+        assert!(Narrow::from_error(404, "x").is_none());
+    }
+
+    #[test]
+    fn a_server_failure_is_500_else_default_else_the_first_error() {
+        assert_eq!(Answer::server_failure("f"), Answer::Failed("f", None));
+        enum Defaulted {
+            Other(StatusCode),
+            Teapot,
+        }
+        impl ErrorVariants<()> for Defaulted {
+            const ERRORS: &'static [ErrorVariant<Self, ()>] = &[
+                (Some(418), |_, _| Self::Teapot),
+                (None, |s, _| Self::Other(s)),
+            ];
+        }
+        assert!(matches!(
+            Defaulted::server_failure(()),
+            Defaulted::Other(StatusCode::INTERNAL_SERVER_ERROR)
+        ));
+        assert!(matches!(
+            Defaulted::from_error(418, ()),
+            Some(Defaulted::Teapot)
+        ));
+        let Narrow::Gone(body) = Narrow::server_failure("g");
+        assert_eq!(body, "g");
+    }
 }

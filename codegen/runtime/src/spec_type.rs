@@ -22,12 +22,42 @@ pub trait SpecType: Send + Sync + 'static {
 }
 
 /// Implements poem-openapi's traits for a [`SpecType`]. One line in generated code instead of
-/// sixty. `spec_type!(T)` for a type that goes both ways; `spec_type!(T, read)` for one that is
-/// only read from requests (`ParseFromJSON`, and `ParseFromParameter` for string enums used as
-/// parameters); `spec_type!(T, write)` for one that is only written (`ToJSON`).
+/// sixty. `spec_type!(T)` (or `spec_type!(T, both)`) for a type that goes both ways;
+/// `spec_type!(T, read)` for one that is only read from requests (`ParseFromJSON`, and
+/// `ParseFromParameter` for string enums used as parameters); `spec_type!(T, write)` for one that
+/// is only written (`ToJSON`).
+///
+/// With a schema, `spec_type!(T, read, "Name", "{json}", [Linked, …])` also implements
+/// [`SpecType`] itself: the component name (`_` for an inline schema), the schema's JSON and the
+/// types its `{"$ref": i}` entries point to (a [`SchemaData`]), so that a generated type's schema
+/// is one call rather than an impl block of a dozen lines.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __spec_type {
+    (@schema $ty:ty, _, $json:literal, [$($link:ty),* $(,)?]) => {
+        $crate::__spec_type!(@schema $ty, ::std::option::Option::None, $json, [$($link),*]);
+    };
+    (@schema $ty:ty, $name:literal, $json:literal, [$($link:ty),* $(,)?]) => {
+        $crate::__spec_type!(
+            @schema $ty, ::std::option::Option::Some($name), $json, [$($link),*]
+        );
+    };
+    (@schema $ty:ty, $name:expr, $json:literal, [$($link:ty),* $(,)?]) => {
+        impl $crate::SpecType for $ty {
+            const NAME: ::std::option::Option<&'static str> = $name;
+            const SCHEMA: $crate::SchemaData = $crate::SchemaData {
+                json: $json,
+                links: &[$($crate::link::<$link>()),*],
+            };
+        }
+    };
+    ($ty:ty, $way:ident, $name:tt, $json:literal, [$($link:ty),* $(,)?]) => {
+        $crate::__spec_type!(@schema $ty, $name, $json, [$($link),*]);
+        $crate::__spec_type!($ty, $way);
+    };
+    ($ty:ty, both) => {
+        $crate::__spec_type!($ty);
+    };
     ($ty:ty) => {
         $crate::__spec_type!($ty, type);
         $crate::__spec_type!($ty, read_impls);

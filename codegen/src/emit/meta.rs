@@ -27,15 +27,22 @@ impl Links {
 }
 
 impl Emitter<'_> {
-    /// A `SchemaData` expression of the schema itself (a `MetaSchema` once read); with
-    /// `rust_typename`, the name the validator finds its keywords and closedness by.
-    pub(super) fn schema_data(&self, schema: &Schema, rust_typename: Option<&str>) -> TokenStream {
+    /// What a `SchemaData` of the schema itself (a `MetaSchema` once read) holds: its JSON text,
+    /// and the paths of the types its `{"$ref": i}` entries stand for, in order. With
+    /// `rust_typename`, the JSON carries the name the validator finds its keywords and
+    /// closedness by.
+    pub(super) fn schema_parts(
+        &self,
+        schema: &Schema,
+        rust_typename: Option<&str>,
+    ) -> (String, Vec<TokenStream>) {
         let mut links = Links::default();
         let mut object = self.schema_json(schema, &mut links);
         if let Some(n) = rust_typename {
             object.insert("x-rust-typename".into(), n.into());
         }
-        self.data_tokens(Value::Object(object), links)
+        let paths = links.0.iter().map(|n| self.type_path(n)).collect();
+        (Value::Object(object).to_string(), paths)
     }
 
     /// A `SchemaData` expression of a reference to the schema (a `MetaSchemaRef` once read).

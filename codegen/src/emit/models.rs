@@ -132,23 +132,23 @@ impl Emitter<'_> {
                 }
             }
         };
-        let spec_type = match (direction.read, direction.write) {
-            (true, false) => quote!(crate::runtime::spec_type!(#name, read);),
-            (false, true) => quote!(crate::runtime::spec_type!(#name, write);),
-            _ => quote!(crate::runtime::spec_type!(#name);),
+        let way = match (direction.read, direction.write) {
+            (true, false) => quote!(read),
+            (false, true) => quote!(write),
+            _ => quote!(both),
         };
         let type_name = if t.inline {
-            quote!(::std::option::Option::None)
+            quote!(_)
         } else {
             let n = &t.name;
-            quote!(::std::option::Option::Some(#n))
+            quote!(#n)
         };
         // The validator finds the type's 2020-12 keywords (`Document::KEYWORDS`) and whether it
         // is closed (`closed_schemas`) by this name.
         let typename = (!t.schema.keywords.is_empty()
             || (t.inline && super::crate_root::closed(t)))
         .then_some(t.name.as_str());
-        let schema = self.schema_data(
+        let (json, links) = self.schema_parts(
             &Schema {
                 nullable: false,
                 ..t.schema.clone()
@@ -169,11 +169,7 @@ impl Emitter<'_> {
 
             #deserialize
 
-            impl crate::runtime::SpecType for #name {
-                const NAME: ::std::option::Option<&'static str> = #type_name;
-                const SCHEMA: crate::runtime::SchemaData = #schema;
-            }
-            #spec_type
+            crate::runtime::spec_type!(#name, #way, #type_name, #json, [#(#links),*]);
             #multipart
         }
     }

@@ -284,6 +284,22 @@ impl VisitMut for Rebase<'_> {
         syn::visit_mut::visit_use_tree_mut(self, tree);
     }
 
+    // A macro's own path is a `Path`; the paths among its tokens (`spec_type!`'s linked types)
+    // are tokens to syn.
+    fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+        use super::server::{path_sep_at, rewrite, text_at};
+        let segments = self.segments;
+        m.tokens = rewrite(std::mem::take(&mut m.tokens), &|trees, i| {
+            (text_at(trees, i).as_deref() == Some("crate") && path_sep_at(trees, i + 1)).then(
+                || {
+                    let tail = segments.iter().map(|s| quote::quote!(:: #s));
+                    (quote::quote!(crate #(#tail)*), 1)
+                },
+            )
+        });
+        syn::visit_mut::visit_macro_mut(self, m);
+    }
+
     fn visit_attribute_mut(&mut self, attr: &mut syn::Attribute) {
         // intra-doc links: [`crate::runtime::Hooks`]
         if let syn::Meta::NameValue(nv) = &mut attr.meta

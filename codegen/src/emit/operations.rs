@@ -375,40 +375,21 @@ impl Emitter<'_> {
     }
 
     /// `ErrorVariants` for operations whose error responses (4xx, 5xx, `default`) all carry the
-    /// same JSON body type and no required headers: how the runtime answers an error with the
-    /// operation's own variants.
+    /// same JSON body type and no required headers: the table of how the runtime answers an
+    /// error with the operation's own variants.
     fn error_variants(&self, o: &Operation, name: &syn::Ident) -> TokenStream {
         let errors = error_responses(o);
         let Some(body_ty) = self.common_error_body(&errors) else {
             return quote!();
         };
-        let ErrorArms {
-            arms,
-            statuses,
-            default_arm,
-            bind,
-            status_names,
-            arm_names,
-        } = error_arms(&errors);
-        let failure_expr = failure_expr(&errors);
+        let (entries, names) = error_table(&errors);
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {
-                fn server_failure(body: #body_ty) -> Self {
-                    #failure_expr
-                }
-                const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
-                    use ::std::option::Option::{#(#status_names),*};
-                    &[#(#statuses),*]
+                const ERRORS: &'static [crate::runtime::ErrorVariant<Self, #body_ty>] = {
+                    use ::std::option::Option::{#(#names),*};
+                    use crate::runtime::Json;
+                    &[#(#entries),*]
                 };
-                fn from_error(status: u16, body: #body_ty) -> ::std::option::Option<Self> {
-                    use ::std::option::Option::{#(#arm_names),*};
-                    #bind
-                    let variant = match status {
-                        #(#arms,)*
-                        #default_arm,
-                    };
-                    Some(variant)
-                }
             }
         }
     }
@@ -460,117 +441,43 @@ fn error_responses(o: &Operation) -> Vec<&Response> {
         .collect()
 }
 
-/// `, None` for each (optional) header of a response: its variant's header fields, left out.
-fn header_nones(r: &Response) -> Vec<TokenStream> {
-    r.headers
+/// `ErrorVariants::ERRORS`' entries, in document order, written where `None`, `Some` and `Json`
+/// are in scope (the `use`s of the generated block, which import no more than it names), so that
+/// a status is one short line: `(Some(404), |_, b| Self::NotFound(Json(b)))`.
+fn error_table(errors: &[&Response]) -> (Vec<TokenStream>, Vec<syn::Ident>) {
+    let (mut some, mut none) = (false, false);
+    let entries = errors
         .iter()
-        .map(|_| quote!(, ::std::option::Option::None))
-        .collect()
-}
-
-/// What `from_error` and `ERROR_STATUSES` are made of.
-struct ErrorArms {
-    /// One match arm per status code, in document order.
-    arms: Vec<TokenStream>,
-    /// `ERROR_STATUSES`' entries (`None` for `default`), in document order.
-    statuses: Vec<TokenStream>,
-    /// The last arm: `default` takes any other status, else there is no variant.
-    default_arm: TokenStream,
-    /// `let body = …;` when every error wraps the body alike (the arms then use `body`).
-    bind: TokenStream,
-    /// What `ERROR_STATUSES` uses of `None` and `Some`, so that its `use` imports no more.
-    status_names: Vec<syn::Ident>,
-    /// What `from_error` uses of them: `Some` for its answer, `None` for no variant or a header.
-    arm_names: Vec<syn::Ident>,
-}
-
-/// The parts of `from_error` and `ERROR_STATUSES`, written where `None` and `Some` are in scope
-/// (the generated `use` in both bodies), so that a status is one short line.
-fn error_arms(errors: &[&Response]) -> ErrorArms {
-    let payloads: Vec<TokenStream> = errors.iter().map(|r| json_payload(r)).collect();
-    let shared = payloads
-        .windows(2)
-        .all(|w| w[0].to_string() == w[1].to_string());
-    let bind = match payloads.first() {
-        Some(p) if shared => quote!(let body = #p;),
-        _ => quote!(),
-    };
-    let mut parts = ErrorArms {
-        arms: Vec::new(),
-        statuses: Vec::new(),
-        default_arm: quote!(_ => return None),
-        bind,
-        status_names: Vec::new(),
-        arm_names: Vec::new(),
-    };
-    let (mut codes, mut default, mut headers) = (false, false, false);
-    for (r, payload) in errors.iter().zip(payloads) {
-        let v = ident(&r.variant);
-        let nones = r.headers.iter().map(|_| quote!(, None));
-        headers |= !r.headers.is_empty();
-        let body = if shared { quote!(body) } else { payload };
-        match r.status {
-            Status::Code(c) => {
-                let c = proc_macro2::Literal::u16_unsuffixed(c);
-                parts.arms.push(quote!(#c => Self::#v(#body #(#nones)*)));
-                parts.statuses.push(quote!(Some(#c)));
-                codes = true;
+        .filter_map(|r| {
+            let v = ident(&r.variant);
+            let nones: Vec<TokenStream> = r.headers.iter().map(|_| quote!(, None)).collect();
+            none |= !nones.is_empty();
+            let body = if r.other_media.is_empty() {
+                quote!(Json(b))
+            } else {
+                quote!(crate::runtime::Representation::Primary(Json(b)))
+            };
+            match r.status {
+                Status::Code(c) => {
+                    some = true;
+                    let c = proc_macro2::Literal::u16_unsuffixed(c);
+                    Some(quote!((Some(#c), |_, b| Self::#v(#body #(#nones)*))))
+                }
+                // `common_error_body` leaves out operations with ranges.
+                Status::Range(_) => None,
+                Status::Default => {
+                    none = true;
+                    Some(quote!((None, |s, b| Self::#v(s, #body #(#nones)*))))
+                }
             }
-            Status::Range(_) => {}
-            Status::Default => {
-                parts.default_arm = quote!(other => Self::#v(
-                    ::poem::http::StatusCode::from_u16(other).ok()?, #body #(#nones)*
-                ));
-                parts.statuses.push(quote!(None));
-                default = true;
-            }
-        }
-    }
-    let names = |none: bool, some: bool| {
-        [("None", none), ("Some", some)]
-            .into_iter()
-            .filter(|(_, used)| *used)
-            .map(|(name, _)| format_ident!("{name}"))
-            .collect()
-    };
-    parts.status_names = names(default, codes);
-    parts.arm_names = names(!default || headers, true);
-    parts
-}
-
-/// `server_failure`'s answer: the 500 response, else `default` (as a 500), else the first error.
-fn failure_expr(errors: &[&Response]) -> TokenStream {
-    let failure = errors
-        .iter()
-        .find(|r| r.status == Status::Code(500))
-        .or_else(|| errors.iter().find(|r| r.status == Status::Default))
-        .or(errors.first());
-    let Some(failure) = failure else {
-        return quote!();
-    };
-    let fv = ident(&failure.variant);
-    let fnones = header_nones(failure);
-    let body = json_payload(failure);
-    match failure.status {
-        Status::Default => {
-            quote!(Self::#fv(::poem::http::StatusCode::INTERNAL_SERVER_ERROR, #body #(#fnones)*))
-        }
-        Status::Code(_) | Status::Range(_) => {
-            quote!(Self::#fv(#body #(#fnones)*))
-        }
-    }
-}
-
-/// The payload of a JSON response built from `body`: wrapped as `Representation::Primary` when
-/// the response lists media types the handler writes itself.
-fn json_payload(r: &Response) -> TokenStream {
-    if r.other_media.is_empty() {
-        quote!(crate::runtime::Json(body))
-    } else {
-        quote!(crate::runtime::Representation::Primary(
-            crate::runtime::Json(body)
-        ))
-    }
+        })
+        .collect();
+    let names = [("None", none), ("Some", some)]
+        .into_iter()
+        .filter(|(_, used)| *used)
+        .map(|(name, _)| format_ident!("{name}"))
+        .collect();
+    (entries, names)
 }
 
 /// `<STATUS>_MEDIA_TYPES` for each response that lists media types its payload cannot write:

@@ -941,7 +941,7 @@ fn entry_points(api: &Api) -> TokenStream {
 /// `tokens`, in every group too, with each run of token trees that `replace` matches (given the
 /// trees of a level and a position, it answers the replacement and how many trees it takes)
 /// replaced.
-fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
+pub(super) fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = TokenStream::new();
@@ -966,15 +966,16 @@ fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
 }
 
 /// What [`rewrite`] asks at each position: the replacement and how many trees it takes.
-type Replace<'a> = dyn Fn(&[proc_macro2::TokenTree], usize) -> Option<(TokenStream, usize)> + 'a;
+pub(super) type Replace<'a> =
+    dyn Fn(&[proc_macro2::TokenTree], usize) -> Option<(TokenStream, usize)> + 'a;
 
 /// The text of the token tree at `i`, if any.
-fn text_at(trees: &[proc_macro2::TokenTree], i: usize) -> Option<String> {
+pub(super) fn text_at(trees: &[proc_macro2::TokenTree], i: usize) -> Option<String> {
     trees.get(i).map(ToString::to_string)
 }
 
 /// Whether the token trees at `i` are `::`.
-fn path_sep_at(trees: &[proc_macro2::TokenTree], i: usize) -> bool {
+pub(super) fn path_sep_at(trees: &[proc_macro2::TokenTree], i: usize) -> bool {
     text_at(trees, i).as_deref() == Some(":") && text_at(trees, i + 1).as_deref() == Some(":")
 }
 

@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     AccountNumberEvent, false, { id : "id", r#type : "type", created_at : "created_at",
     data : "data" }
 );
-impl crate::runtime::SpecType for AccountNumberEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AccountNumberEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::AccountNumberEventType>(),
-            crate::runtime::link::<crate::models::AccountNumber>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(AccountNumberEvent, write);
+crate::runtime::spec_type!(
+    AccountNumberEvent, write, "AccountNumberEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an account number; `data` is the number as `GET /account-numbers/{account_number_id}` answered.\"}",
+    [crate ::models::AccountNumberEventType, crate ::models::AccountNumber]
+);

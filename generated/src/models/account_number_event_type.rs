@@ -25,11 +25,8 @@ impl AccountNumberEventType {
     }
 }
 crate::runtime::string_enum!(AccountNumberEventType);
-impl crate::runtime::SpecType for AccountNumberEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"account_number.created\",\"account_number.updated\"],\"description\":\"What happened to the account number.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AccountNumberEventType, write);
+crate::runtime::spec_type!(
+    AccountNumberEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"account_number.created\",\"account_number.updated\"],\"description\":\"What happened to the account number.\"}",
+    []
+);

@@ -15,13 +15,8 @@ crate::runtime::deserialize_object!(
     AccountNumberList, false, { account_numbers : "account_numbers", has_more :
     "has_more" }
 );
-impl crate::runtime::SpecType for AccountNumberList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AccountNumberList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"account_numbers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The account numbers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"account_numbers\",\"has_more\"],\"description\":\"One page of account numbers.\"}",
-        links: &[crate::runtime::link::<crate::models::AccountNumber>()],
-    };
-}
-crate::runtime::spec_type!(AccountNumberList, write);
+crate::runtime::spec_type!(
+    AccountNumberList, write, "AccountNumberList",
+    "{\"type\":\"object\",\"properties\":{\"account_numbers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The account numbers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"account_numbers\",\"has_more\"],\"description\":\"One page of account numbers.\"}",
+    [crate ::models::AccountNumber]
+);

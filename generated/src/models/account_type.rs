@@ -25,13 +25,8 @@ impl AccountType {
     }
 }
 crate::runtime::string_enum!(AccountType);
-impl crate::runtime::SpecType for AccountType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AccountType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"checking\",\"savings\"],\"description\":\"Kind of the counterparty's account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AccountType);
+crate::runtime::spec_type!(
+    AccountType, both, "AccountType",
+    "{\"type\":\"string\",\"enum\":[\"checking\",\"savings\"],\"description\":\"Kind of the counterparty's account.\"}",
+    []
+);

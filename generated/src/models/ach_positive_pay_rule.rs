@@ -26,13 +26,8 @@ crate::runtime::deserialize_object!(
     ach_company_id : "ach_company_id", amount_condition : "amount_condition", amount :
     "amount", description : "description", created_at : "created_at" }
 );
-impl crate::runtime::SpecType for AchPositivePayRule {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AchPositivePayRule",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Rule id, prefix `appr_`.\",\"example\":\"appr_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^appr_[0-9A-Za-z]{27}$\"},\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account the rule protects, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, 10 alphanumeric characters.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; null for `any_amount`.\",\"nullable\":true,\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule.\",\"example\":\"Utility company\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the rule was created.\"}},\"required\":[\"id\",\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"amount\",\"description\",\"created_at\"],\"description\":\"An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.\"}",
-        links: &[crate::runtime::link::<crate::models::AmountCondition>()],
-    };
-}
-crate::runtime::spec_type!(AchPositivePayRule, write);
+crate::runtime::spec_type!(
+    AchPositivePayRule, write, "AchPositivePayRule",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Rule id, prefix `appr_`.\",\"example\":\"appr_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^appr_[0-9A-Za-z]{27}$\"},\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account the rule protects, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, 10 alphanumeric characters.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; null for `any_amount`.\",\"nullable\":true,\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule.\",\"example\":\"Utility company\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the rule was created.\"}},\"required\":[\"id\",\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"amount\",\"description\",\"created_at\"],\"description\":\"An ACH positive pay rule of a bank account. Once an account has a rule, an incoming ACH debit that matches no rule (by `ach_company_id` and amount) is returned with `R29` and moves no money.\"}",
+    [crate ::models::AmountCondition]
+);

@@ -15,13 +15,8 @@ crate::runtime::deserialize_object!(
     AchPositivePayRuleList, false, { ach_positive_pay_rules : "ach_positive_pay_rules",
     has_more : "has_more" }
 );
-impl crate::runtime::SpecType for AchPositivePayRuleList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AchPositivePayRuleList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"ach_positive_pay_rules\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The rules of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"ach_positive_pay_rules\",\"has_more\"],\"description\":\"One page of ACH positive pay rules.\"}",
-        links: &[crate::runtime::link::<crate::models::AchPositivePayRule>()],
-    };
-}
-crate::runtime::spec_type!(AchPositivePayRuleList, write);
+crate::runtime::spec_type!(
+    AchPositivePayRuleList, write, "AchPositivePayRuleList",
+    "{\"type\":\"object\",\"properties\":{\"ach_positive_pay_rules\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The rules of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"ach_positive_pay_rules\",\"has_more\"],\"description\":\"One page of ACH positive pay rules.\"}",
+    [crate ::models::AchPositivePayRule]
+);

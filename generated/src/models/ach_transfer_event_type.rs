@@ -29,11 +29,8 @@ impl AchTransferEventType {
     }
 }
 crate::runtime::string_enum!(AchTransferEventType);
-impl crate::runtime::SpecType for AchTransferEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened to the ACH transfer.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AchTransferEventType, write);
+crate::runtime::spec_type!(
+    AchTransferEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened to the ACH transfer.\"}",
+    []
+);

@@ -14,13 +14,8 @@ pub struct AchTransferList {
 crate::runtime::deserialize_object!(
     AchTransferList, false, { transfers : "transfers", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for AchTransferList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AchTransferList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The ACH transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of ACH transfers.\"}",
-        links: &[crate::runtime::link::<crate::models::AchTransfer>()],
-    };
-}
-crate::runtime::spec_type!(AchTransferList, write);
+crate::runtime::spec_type!(
+    AchTransferList, write, "AchTransferList",
+    "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The ACH transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of ACH transfers.\"}",
+    [crate ::models::AchTransfer]
+);

@@ -25,13 +25,8 @@ impl AchTransferStatus {
     }
 }
 crate::runtime::string_enum!(AchTransferStatus);
-impl crate::runtime::SpecType for AchTransferStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AchTransferStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"COMPLETED\",\"RETURNED\"],\"description\":\"Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AchTransferStatus, write);
+crate::runtime::spec_type!(
+    AchTransferStatus, write, "AchTransferStatus",
+    "{\"type\":\"string\",\"enum\":[\"COMPLETED\",\"RETURNED\"],\"description\":\"Status of an ACH transfer; a `RETURNED` transfer moved no money and carries a `return_code`.\"}",
+    []
+);

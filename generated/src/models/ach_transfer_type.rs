@@ -25,13 +25,8 @@ impl AchTransferType {
     }
 }
 crate::runtime::string_enum!(AchTransferType);
-impl crate::runtime::SpecType for AchTransferType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AchTransferType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"CREDIT\",\"DEBIT\"],\"description\":\"Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AchTransferType, write);
+crate::runtime::spec_type!(
+    AchTransferType, write, "AchTransferType",
+    "{\"type\":\"string\",\"enum\":[\"CREDIT\",\"DEBIT\"],\"description\":\"Direction of an ACH transfer from the originator's point of view; an incoming `CREDIT` adds money, an incoming `DEBIT` takes it.\"}",
+    []
+);

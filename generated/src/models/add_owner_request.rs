@@ -10,13 +10,8 @@ pub struct AddOwnerRequest {
     pub entity_id: ::std::string::String,
 }
 crate::runtime::deserialize_object!(AddOwnerRequest, true, { entity_id : "entity_id" });
-impl crate::runtime::SpecType for AddOwnerRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AddOwnerRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of a `VERIFIED` entity of the same platform (prefix `enti_`).\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"maxLength\":64}},\"required\":[\"entity_id\"],\"description\":\"Names the entity to add as owner of the bank account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AddOwnerRequest, read);
+crate::runtime::spec_type!(
+    AddOwnerRequest, read, "AddOwnerRequest",
+    "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of a `VERIFIED` entity of the same platform (prefix `enti_`).\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"maxLength\":64}},\"required\":[\"entity_id\"],\"description\":\"Names the entity to add as owner of the bank account.\"}",
+    []
+);

@@ -21,13 +21,8 @@ crate::runtime::deserialize_object!(
     AdditionalRequirementField, true, { name : "name", r#type : "type", required :
     "required", values : "values", max_length : "max_length" }
 );
-impl crate::runtime::SpecType for AdditionalRequirementField {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AdditionalRequirementField",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Field name, the key used when submitting it; lowercase snake_case.\",\"example\":\"business_email\",\"pattern\":\"^[a-z][a-z0-9_]{0,63}$\"},\"type\":{\"$ref\":0},\"required\":{\"type\":\"boolean\",\"description\":\"Whether the field must be submitted; a missing required field is listed in `missing`.\"},\"values\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"One allowed value.\",\"minLength\":1,\"maxLength\":255},\"description\":\"Allowed values; required for (and only for) type `enum`, omitted otherwise.\",\"minItems\":1,\"maxItems\":100},\"max_length\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Maximum length in characters of a `string` value; omitted when unlimited or not a string.\",\"minimum\":1.0,\"maximum\":4096.0}},\"required\":[\"name\",\"type\",\"required\"],\"description\":\"One additional compliance field that the platform asks entities to submit.\"}",
-        links: &[crate::runtime::link::<crate::models::RequirementFieldType>()],
-    };
-}
-crate::runtime::spec_type!(AdditionalRequirementField);
+crate::runtime::spec_type!(
+    AdditionalRequirementField, both, "AdditionalRequirementField",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Field name, the key used when submitting it; lowercase snake_case.\",\"example\":\"business_email\",\"pattern\":\"^[a-z][a-z0-9_]{0,63}$\"},\"type\":{\"$ref\":0},\"required\":{\"type\":\"boolean\",\"description\":\"Whether the field must be submitted; a missing required field is listed in `missing`.\"},\"values\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"One allowed value.\",\"minLength\":1,\"maxLength\":255},\"description\":\"Allowed values; required for (and only for) type `enum`, omitted otherwise.\",\"minItems\":1,\"maxItems\":100},\"max_length\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Maximum length in characters of a `string` value; omitted when unlimited or not a string.\",\"minimum\":1.0,\"maximum\":4096.0}},\"required\":[\"name\",\"type\",\"required\"],\"description\":\"One additional compliance field that the platform asks entities to submit.\"}",
+    [crate ::models::RequirementFieldType]
+);

@@ -23,13 +23,8 @@ crate::runtime::deserialize_object!(
     AdditionalRequirements, false, { entity_id : "entity_id", submitted : "submitted",
     missing : "missing", updated_at : "updated_at" }
 );
-impl crate::runtime::SpecType for AdditionalRequirements {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AdditionalRequirements",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the entity, prefix `enti_`.\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"submitted\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"The submitted values, by field name.\"},\"missing\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A field name.\"},\"description\":\"Names of the platform's required fields that have not been submitted yet.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When fields were last submitted; null when nothing was submitted yet.\",\"nullable\":true}},\"required\":[\"entity_id\",\"submitted\",\"missing\",\"updated_at\"],\"description\":\"The additional compliance fields submitted for an entity and the required ones still missing.\"}",
-        links: &[crate::runtime::link::<crate::models::RequirementValue>()],
-    };
-}
-crate::runtime::spec_type!(AdditionalRequirements, write);
+crate::runtime::spec_type!(
+    AdditionalRequirements, write, "AdditionalRequirements",
+    "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the entity, prefix `enti_`.\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"submitted\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"The submitted values, by field name.\"},\"missing\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A field name.\"},\"description\":\"Names of the platform's required fields that have not been submitted yet.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When fields were last submitted; null when nothing was submitted yet.\",\"nullable\":true}},\"required\":[\"entity_id\",\"submitted\",\"missing\",\"updated_at\"],\"description\":\"The additional compliance fields submitted for an entity and the required ones still missing.\"}",
+    [crate ::models::RequirementValue]
+);

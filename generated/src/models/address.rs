@@ -24,13 +24,8 @@ crate::runtime::deserialize_object!(
     Address, true, { line_1 : "line_1", line_2 : "line_2", city : "city", state :
     "state", postal_code : "postal_code", country_code : "country_code" }
 );
-impl crate::runtime::SpecType for Address {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Address",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"line_1\":{\"type\":\"string\",\"description\":\"First address line.\",\"example\":\"101 Market Street\",\"minLength\":1,\"maxLength\":255},\"line_2\":{\"type\":\"string\",\"description\":\"Second address line; omitted when not set.\",\"example\":\"Suite 1913\",\"maxLength\":255},\"city\":{\"type\":\"string\",\"description\":\"City.\",\"example\":\"San Francisco\",\"minLength\":1,\"maxLength\":100},\"state\":{\"type\":\"string\",\"description\":\"State, province or region; omitted when not set.\",\"example\":\"CA\",\"maxLength\":100},\"postal_code\":{\"type\":\"string\",\"description\":\"Postal code.\",\"example\":\"94105\",\"minLength\":1,\"maxLength\":20},\"country_code\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"example\":\"US\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line_1\",\"city\",\"postal_code\",\"country_code\"],\"description\":\"A postal address.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Address);
+crate::runtime::spec_type!(
+    Address, both, "Address",
+    "{\"type\":\"object\",\"properties\":{\"line_1\":{\"type\":\"string\",\"description\":\"First address line.\",\"example\":\"101 Market Street\",\"minLength\":1,\"maxLength\":255},\"line_2\":{\"type\":\"string\",\"description\":\"Second address line; omitted when not set.\",\"example\":\"Suite 1913\",\"maxLength\":255},\"city\":{\"type\":\"string\",\"description\":\"City.\",\"example\":\"San Francisco\",\"minLength\":1,\"maxLength\":100},\"state\":{\"type\":\"string\",\"description\":\"State, province or region; omitted when not set.\",\"example\":\"CA\",\"maxLength\":100},\"postal_code\":{\"type\":\"string\",\"description\":\"Postal code.\",\"example\":\"94105\",\"minLength\":1,\"maxLength\":20},\"country_code\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"example\":\"US\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line_1\",\"city\",\"postal_code\",\"country_code\"],\"description\":\"A postal address.\"}",
+    []
+);

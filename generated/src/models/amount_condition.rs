@@ -29,13 +29,8 @@ impl AmountCondition {
     }
 }
 crate::runtime::string_enum!(AmountCondition);
-impl crate::runtime::SpecType for AmountCondition {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AmountCondition",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"equal\",\"less_than_or_equal_to\",\"any_amount\"],\"description\":\"How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AmountCondition);
+crate::runtime::spec_type!(
+    AmountCondition, both, "AmountCondition",
+    "{\"type\":\"string\",\"enum\":[\"equal\",\"less_than_or_equal_to\",\"any_amount\"],\"description\":\"How a rule matches the amount of an incoming ACH debit: `equal` to `amount`, `less_than_or_equal_to` `amount`, or `any_amount` (no `amount`).\"}",
+    []
+);

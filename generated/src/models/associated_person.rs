@@ -22,16 +22,8 @@ crate::runtime::deserialize_object!(
     title_in_business : "title_in_business", person_details : "person_details",
     created_at : "created_at" }
 );
-impl crate::runtime::SpecType for AssociatedPerson {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AssociatedPerson",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business.\",\"minItems\":1},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business; null when not given.\",\"nullable\":true,\"example\":\"CEO\"},\"person_details\":{\"$ref\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the link was created.\"}},\"required\":[\"person_entity_id\",\"roles\",\"title_in_business\",\"person_details\",\"created_at\"],\"description\":\"A PERSON entity linked to a BUSINESS entity.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::AssociatedPersonRole>(),
-            crate::runtime::link::<crate::models::PersonDetails>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(AssociatedPerson, write);
+crate::runtime::spec_type!(
+    AssociatedPerson, write, "AssociatedPerson",
+    "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of the PERSON entity, prefix `enti_`; also the pagination cursor of this list.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIN\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business.\",\"minItems\":1},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business; null when not given.\",\"nullable\":true,\"example\":\"CEO\"},\"person_details\":{\"$ref\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the link was created.\"}},\"required\":[\"person_entity_id\",\"roles\",\"title_in_business\",\"person_details\",\"created_at\"],\"description\":\"A PERSON entity linked to a BUSINESS entity.\"}",
+    [crate ::models::AssociatedPersonRole, crate ::models::PersonDetails]
+);

@@ -15,13 +15,8 @@ crate::runtime::deserialize_object!(
     AssociatedPersonList, false, { associated_persons : "associated_persons", has_more :
     "has_more" }
 );
-impl crate::runtime::SpecType for AssociatedPersonList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AssociatedPersonList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"associated_persons\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The associated persons of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"associated_persons\",\"has_more\"],\"description\":\"One page of persons associated with a business, newest link first.\"}",
-        links: &[crate::runtime::link::<crate::models::AssociatedPerson>()],
-    };
-}
-crate::runtime::spec_type!(AssociatedPersonList, write);
+crate::runtime::spec_type!(
+    AssociatedPersonList, write, "AssociatedPersonList",
+    "{\"type\":\"object\",\"properties\":{\"associated_persons\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The associated persons of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"associated_persons\",\"has_more\"],\"description\":\"One page of persons associated with a business, newest link first.\"}",
+    [crate ::models::AssociatedPerson]
+);

@@ -25,13 +25,8 @@ impl AssociatedPersonRole {
     }
 }
 crate::runtime::string_enum!(AssociatedPersonRole);
-impl crate::runtime::SpecType for AssociatedPersonRole {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "AssociatedPersonRole",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"control_person\",\"beneficial_owner\"],\"description\":\"Role of a person in a business.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(AssociatedPersonRole);
+crate::runtime::spec_type!(
+    AssociatedPersonRole, both, "AssociatedPersonRole",
+    "{\"type\":\"string\",\"enum\":[\"control_person\",\"beneficial_owner\"],\"description\":\"Role of a person in a business.\"}",
+    []
+);

@@ -20,13 +20,8 @@ crate::runtime::deserialize_object!(
     "pending_amount", holding_amount : "holding_amount", locked_amount : "locked_amount"
     }
 );
-impl crate::runtime::SpecType for Balances {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Balances",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"available_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.\",\"example\":125000},\"pending_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money pending settlement, in minor units.\",\"example\":0},\"holding_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money held by book transfers on hold, in minor units.\",\"example\":0},\"locked_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money locked, on an overdraft reserve account, to cover the shortfall of overdrawn accounts, in minor units.\",\"example\":0}},\"required\":[\"available_amount\",\"pending_amount\",\"holding_amount\",\"locked_amount\"],\"description\":\"Balances of a bank account, in minor units of its currency.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Balances, write);
+crate::runtime::spec_type!(
+    Balances, write, "Balances",
+    "{\"type\":\"object\",\"properties\":{\"available_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money available to spend, in minor units; negative only for an overdrawn account or the settlement account.\",\"example\":125000},\"pending_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money pending settlement, in minor units.\",\"example\":0},\"holding_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money held by book transfers on hold, in minor units.\",\"example\":0},\"locked_amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Money locked, on an overdraft reserve account, to cover the shortfall of overdrawn accounts, in minor units.\",\"example\":0}},\"required\":[\"available_amount\",\"pending_amount\",\"holding_amount\",\"locked_amount\"],\"description\":\"Balances of a bank account, in minor units of its currency.\"}",
+    []
+);

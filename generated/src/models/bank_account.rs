@@ -37,17 +37,9 @@ crate::runtime::deserialize_object!(
     overdraft_reserve_account_id : "overdraft_reserve_account_id", owners : "owners",
     created_at : "created_at", updated_at : "updated_at" }
 );
-impl crate::runtime::SpecType for BankAccount {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccount",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Bank account id, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"description\":{\"type\":\"string\",\"description\":\"Description of the account.\",\"example\":\"Operating account\"},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder; null when not set.\",\"nullable\":true,\"example\":\"Acme Operating\"},\"type\":{\"$ref\":0},\"status\":{\"$ref\":1},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"balances\":{\"$ref\":2},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may go below zero with `allow_overdraft`; false by default.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account that covers overdrafts (prefix `bacc_`); null when unset.\",\"nullable\":true,\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"owners\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"description\":\"Ids of the owning entities, primary owner first.\",\"minItems\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account last changed.\"}},\"required\":[\"id\",\"description\",\"display_name\",\"type\",\"status\",\"currency_code\",\"balances\",\"is_overdraftable\",\"overdraft_reserve_account_id\",\"owners\",\"created_at\",\"updated_at\"],\"description\":\"A bank account, as it appears in lists.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::BankAccountType>(),
-            crate::runtime::link::<crate::models::BankAccountStatus>(),
-            crate::runtime::link::<crate::models::Balances>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(BankAccount, write);
+crate::runtime::spec_type!(
+    BankAccount, write, "BankAccount",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Bank account id, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"description\":{\"type\":\"string\",\"description\":\"Description of the account.\",\"example\":\"Operating account\"},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder; null when not set.\",\"nullable\":true,\"example\":\"Acme Operating\"},\"type\":{\"$ref\":0},\"status\":{\"$ref\":1},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account.\",\"example\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"balances\":{\"$ref\":2},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may go below zero with `allow_overdraft`; false by default.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account that covers overdrafts (prefix `bacc_`); null when unset.\",\"nullable\":true,\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"owners\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"description\":\"Ids of the owning entities, primary owner first.\",\"minItems\":1},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the account last changed.\"}},\"required\":[\"id\",\"description\",\"display_name\",\"type\",\"status\",\"currency_code\",\"balances\",\"is_overdraftable\",\"overdraft_reserve_account_id\",\"owners\",\"created_at\",\"updated_at\"],\"description\":\"A bank account, as it appears in lists.\"}",
+    [crate ::models::BankAccountType, crate ::models::BankAccountStatus, crate
+    ::models::Balances]
+);

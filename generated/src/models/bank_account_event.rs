@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     BankAccountEvent, false, { id : "id", r#type : "type", created_at : "created_at",
     data : "data" }
 );
-impl crate::runtime::SpecType for BankAccountEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::BankAccountEventType>(),
-            crate::runtime::link::<crate::models::BankAccountWithDetails>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(BankAccountEvent, write);
+crate::runtime::spec_type!(
+    BankAccountEvent, write, "BankAccountEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a bank account; `data` is the account as `GET /bank-accounts/{bank_account_id}` answered.\"}",
+    [crate ::models::BankAccountEventType, crate ::models::BankAccountWithDetails]
+);

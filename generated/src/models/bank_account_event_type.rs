@@ -33,11 +33,8 @@ impl BankAccountEventType {
     }
 }
 crate::runtime::string_enum!(BankAccountEventType);
-impl crate::runtime::SpecType for BankAccountEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\"],\"description\":\"What happened to the bank account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccountEventType, write);
+crate::runtime::spec_type!(
+    BankAccountEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\"],\"description\":\"What happened to the bank account.\"}",
+    []
+);

@@ -17,13 +17,8 @@ crate::runtime::deserialize_object!(
     BankAccountHistory, false, { bank_account_id : "bank_account_id", time_zone :
     "time_zone", history : "history" }
 );
-impl crate::runtime::SpecType for BankAccountHistory {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountHistory",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"time_zone\":{\"type\":\"string\",\"description\":\"The platform's reporting time zone (IANA name) in which the days are counted.\",\"example\":\"America/New_York\"},\"history\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"One summary per day, newest first, including days without activity.\"}},\"required\":[\"bank_account_id\",\"time_zone\",\"history\"],\"description\":\"Daily summaries of a bank account.\"}",
-        links: &[crate::runtime::link::<crate::models::DailySummary>()],
-    };
-}
-crate::runtime::spec_type!(BankAccountHistory, write);
+crate::runtime::spec_type!(
+    BankAccountHistory, write, "BankAccountHistory",
+    "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of the bank account, prefix `bacc_`.\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^bacc_[0-9A-Za-z]{27}$\"},\"time_zone\":{\"type\":\"string\",\"description\":\"The platform's reporting time zone (IANA name) in which the days are counted.\",\"example\":\"America/New_York\"},\"history\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"One summary per day, newest first, including days without activity.\"}},\"required\":[\"bank_account_id\",\"time_zone\",\"history\"],\"description\":\"Daily summaries of a bank account.\"}",
+    [crate ::models::DailySummary]
+);

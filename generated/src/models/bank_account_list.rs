@@ -14,13 +14,8 @@ pub struct BankAccountList {
 crate::runtime::deserialize_object!(
     BankAccountList, false, { bank_accounts : "bank_accounts", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for BankAccountList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"bank_accounts\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The bank accounts of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"bank_accounts\",\"has_more\"],\"description\":\"One page of bank accounts.\"}",
-        links: &[crate::runtime::link::<crate::models::BankAccount>()],
-    };
-}
-crate::runtime::spec_type!(BankAccountList, write);
+crate::runtime::spec_type!(
+    BankAccountList, write, "BankAccountList",
+    "{\"type\":\"object\",\"properties\":{\"bank_accounts\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The bank accounts of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"bank_accounts\",\"has_more\"],\"description\":\"One page of bank accounts.\"}",
+    [crate ::models::BankAccount]
+);

@@ -29,13 +29,8 @@ impl BankAccountSort {
     }
 }
 crate::runtime::string_enum!(BankAccountSort);
-impl crate::runtime::SpecType for BankAccountSort {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountSort",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"created_at\",\"balance\",\"description\"],\"description\":\"Sort key of the bank account list; `balance` is `available_amount`.\",\"default\":\"created_at\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccountSort, read);
+crate::runtime::spec_type!(
+    BankAccountSort, read, "BankAccountSort",
+    "{\"type\":\"string\",\"enum\":[\"created_at\",\"balance\",\"description\"],\"description\":\"Sort key of the bank account list; `balance` is `available_amount`.\",\"default\":\"created_at\"}",
+    []
+);

@@ -29,13 +29,8 @@ impl BankAccountStatus {
     }
 }
 crate::runtime::string_enum!(BankAccountStatus);
-impl crate::runtime::SpecType for BankAccountStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"open\",\"closed\",\"frozen\"],\"description\":\"Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccountStatus);
+crate::runtime::spec_type!(
+    BankAccountStatus, both, "BankAccountStatus",
+    "{\"type\":\"string\",\"enum\":[\"open\",\"closed\",\"frozen\"],\"description\":\"Status of a bank account. A deleted account is `closed`; `closed` and `frozen` accounts take no money movements (400 `bank_account_not_open`).\"}",
+    []
+);

@@ -33,13 +33,8 @@ impl BankAccountType {
     }
 }
 crate::runtime::string_enum!(BankAccountType);
-impl crate::runtime::SpecType for BankAccountType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"CHECKING\",\"OVERDRAFT_RESERVE\",\"PROGRAM_RESERVE\",\"NETWORK_SETTLEMENT_ACCOUNT\"],\"description\":\"Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccountType);
+crate::runtime::spec_type!(
+    BankAccountType, both, "BankAccountType",
+    "{\"type\":\"string\",\"enum\":[\"CHECKING\",\"OVERDRAFT_RESERVE\",\"PROGRAM_RESERVE\",\"NETWORK_SETTLEMENT_ACCOUNT\"],\"description\":\"Classification of a bank account. Accounts made through the API are `CHECKING`; the three root types are made with the platform.\"}",
+    []
+);

@@ -47,16 +47,8 @@ crate::runtime::deserialize_object!(
     "default_account_number_id", default_account_number : "default_account_number",
     routing_number : "routing_number", bic : "bic" }
 );
-impl crate::runtime::SpecType for BankAccountWithDetails {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccountWithDetails",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A bank account with its default account number (answer of create, get, update and add owner).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::BankAccount>(),
-            crate::runtime::link::<crate::models::BankAccountWithDetails2>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(BankAccountWithDetails, write);
+crate::runtime::spec_type!(
+    BankAccountWithDetails, write, "BankAccountWithDetails",
+    "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A bank account with its default account number (answer of create, get, update and add owner).\"}",
+    [crate ::models::BankAccount, crate ::models::BankAccountWithDetails2]
+);

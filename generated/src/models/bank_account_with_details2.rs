@@ -20,11 +20,8 @@ crate::runtime::deserialize_object!(
     "default_account_number_id", default_account_number : "default_account_number",
     routing_number : "routing_number", bic : "bic" }
 );
-impl crate::runtime::SpecType for BankAccountWithDetails2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"default_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the default account number, created with the account (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"default_account_number\":{\"type\":\"string\",\"description\":\"The default account number, 12 to 17 digits.\",\"example\":\"238561049310527\",\"pattern\":\"^[0-9]{12,17}$\"},\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number of the default account number.\",\"example\":\"121145307\",\"pattern\":\"^[0-9]{9}$\"},\"bic\":{\"type\":\"string\",\"description\":\"BIC of the default account number.\",\"example\":\"CLNOUS66XXX\",\"pattern\":\"^[A-Z0-9]{8}([A-Z0-9]{3})?$\"}},\"required\":[\"default_account_number_id\",\"default_account_number\",\"routing_number\",\"bic\"],\"description\":\"The default account number of the bank account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccountWithDetails2, write);
+crate::runtime::spec_type!(
+    BankAccountWithDetails2, write, _,
+    "{\"type\":\"object\",\"properties\":{\"default_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the default account number, created with the account (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^acno_[0-9A-Za-z]{27}$\"},\"default_account_number\":{\"type\":\"string\",\"description\":\"The default account number, 12 to 17 digits.\",\"example\":\"238561049310527\",\"pattern\":\"^[0-9]{12,17}$\"},\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number of the default account number.\",\"example\":\"121145307\",\"pattern\":\"^[0-9]{9}$\"},\"bic\":{\"type\":\"string\",\"description\":\"BIC of the default account number.\",\"example\":\"CLNOUS66XXX\",\"pattern\":\"^[A-Z0-9]{8}([A-Z0-9]{3})?$\"}},\"required\":[\"default_account_number_id\",\"default_account_number\",\"routing_number\",\"bic\"],\"description\":\"The default account number of the bank account.\"}",
+    []
+);

@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     BookTransferEvent, false, { id : "id", r#type : "type", created_at : "created_at",
     data : "data" }
 );
-impl crate::runtime::SpecType for BookTransferEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BookTransferEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::BookTransferEventType>(),
-            crate::runtime::link::<crate::models::BookTransfer>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(BookTransferEvent, write);
+crate::runtime::spec_type!(
+    BookTransferEvent, write, "BookTransferEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a book transfer; `data` is the transfer as `GET /transfers/book/{book_transfer_id}` answered.\"}",
+    [crate ::models::BookTransferEventType, crate ::models::BookTransfer]
+);

@@ -31,11 +31,8 @@ impl BookTransferEventType {
     }
 }
 crate::runtime::string_enum!(BookTransferEventType);
-impl crate::runtime::SpecType for BookTransferEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\"],\"description\":\"What happened to the book transfer.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BookTransferEventType, write);
+crate::runtime::spec_type!(
+    BookTransferEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\"],\"description\":\"What happened to the book transfer.\"}",
+    []
+);

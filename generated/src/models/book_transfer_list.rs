@@ -14,13 +14,8 @@ pub struct BookTransferList {
 crate::runtime::deserialize_object!(
     BookTransferList, false, { transfers : "transfers", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for BookTransferList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BookTransferList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The book transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of book transfers.\"}",
-        links: &[crate::runtime::link::<crate::models::BookTransfer>()],
-    };
-}
-crate::runtime::spec_type!(BookTransferList, write);
+crate::runtime::spec_type!(
+    BookTransferList, write, "BookTransferList",
+    "{\"type\":\"object\",\"properties\":{\"transfers\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The book transfers of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"transfers\",\"has_more\"],\"description\":\"One page of book transfers.\"}",
+    [crate ::models::BookTransfer]
+);

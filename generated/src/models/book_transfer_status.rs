@@ -33,13 +33,8 @@ impl BookTransferStatus {
     }
 }
 crate::runtime::string_enum!(BookTransferStatus);
-impl crate::runtime::SpecType for BookTransferStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BookTransferStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"HOLD\",\"COMPLETED\",\"CANCELED\",\"REJECTED\"],\"description\":\"Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BookTransferStatus);
+crate::runtime::spec_type!(
+    BookTransferStatus, both, "BookTransferStatus",
+    "{\"type\":\"string\",\"enum\":[\"HOLD\",\"COMPLETED\",\"CANCELED\",\"REJECTED\"],\"description\":\"Status of a book transfer: `HOLD` (amount held on the sender until cleared or canceled), `COMPLETED`, `CANCELED` (a hold that was canceled), `REJECTED`.\"}",
+    []
+);

@@ -16,13 +16,8 @@ pub struct ClearBookTransferRequest {
 crate::runtime::deserialize_object!(
     ClearBookTransferRequest, true, { amount : "amount" }
 );
-impl crate::runtime::SpecType for ClearBookTransferRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "ClearBookTransferRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.\",\"example\":5000,\"minimum\":1.0}},\"description\":\"Optional body of a clear; without `amount` the whole held amount is cleared.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ClearBookTransferRequest, read);
+crate::runtime::spec_type!(
+    ClearBookTransferRequest, read, "ClearBookTransferRequest",
+    "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount to clear, at least 1 and at most the held amount; the remainder returns to the sender.\",\"example\":5000,\"minimum\":1.0}},\"description\":\"Optional body of a clear; without `amount` the whole held amount is cleared.\"}",
+    []
+);

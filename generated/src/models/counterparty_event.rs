@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     CounterpartyEvent, false, { id : "id", r#type : "type", created_at : "created_at",
     data : "data" }
 );
-impl crate::runtime::SpecType for CounterpartyEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CounterpartyEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::CounterpartyEventType>(),
-            crate::runtime::link::<crate::models::Counterparty>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(CounterpartyEvent, write);
+crate::runtime::spec_type!(
+    CounterpartyEvent, write, "CounterpartyEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a counterparty; `data` is the counterparty as `GET /counterparties/{counterparty_id}` answered.\"}",
+    [crate ::models::CounterpartyEventType, crate ::models::Counterparty]
+);

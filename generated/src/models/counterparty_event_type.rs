@@ -25,11 +25,8 @@ impl CounterpartyEventType {
     }
 }
 crate::runtime::string_enum!(CounterpartyEventType);
-impl crate::runtime::SpecType for CounterpartyEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"counterparty.created\",\"counterparty.deleted\"],\"description\":\"What happened to the counterparty.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CounterpartyEventType, write);
+crate::runtime::spec_type!(
+    CounterpartyEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"counterparty.created\",\"counterparty.deleted\"],\"description\":\"What happened to the counterparty.\"}",
+    []
+);

@@ -14,13 +14,8 @@ pub struct CounterpartyList {
 crate::runtime::deserialize_object!(
     CounterpartyList, false, { counterparties : "counterparties", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for CounterpartyList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CounterpartyList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"counterparties\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The counterparties of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"counterparties\",\"has_more\"],\"description\":\"One page of counterparties.\"}",
-        links: &[crate::runtime::link::<crate::models::Counterparty>()],
-    };
-}
-crate::runtime::spec_type!(CounterpartyList, write);
+crate::runtime::spec_type!(
+    CounterpartyList, write, "CounterpartyList",
+    "{\"type\":\"object\",\"properties\":{\"counterparties\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The counterparties of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"counterparties\",\"has_more\"],\"description\":\"One page of counterparties.\"}",
+    [crate ::models::Counterparty]
+);

@@ -25,13 +25,8 @@ impl CounterpartySort {
     }
 }
 crate::runtime::string_enum!(CounterpartySort);
-impl crate::runtime::SpecType for CounterpartySort {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CounterpartySort",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"created_at\",\"description\"],\"description\":\"Sort key of the counterparty list.\",\"default\":\"created_at\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CounterpartySort, read);
+crate::runtime::spec_type!(
+    CounterpartySort, read, "CounterpartySort",
+    "{\"type\":\"string\",\"enum\":[\"created_at\",\"description\"],\"description\":\"Sort key of the counterparty list.\",\"default\":\"created_at\"}",
+    []
+);

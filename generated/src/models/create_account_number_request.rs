@@ -23,13 +23,8 @@ crate::runtime::deserialize_object!(
     CreateAccountNumberRequest, true, { description : "description",
     check_issuing_positive_pay_required : "check_issuing_positive_pay_required" }
 );
-impl crate::runtime::SpecType for CreateAccountNumberRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateAccountNumberRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"default\":\"\",\"example\":\"Payroll deposits\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\",\"default\":false}},\"description\":\"Creation request of an account number.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreateAccountNumberRequest, read);
+crate::runtime::spec_type!(
+    CreateAccountNumberRequest, read, "CreateAccountNumberRequest",
+    "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"default\":\"\",\"example\":\"Payroll deposits\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\",\"default\":false}},\"description\":\"Creation request of an account number.\"}",
+    []
+);

@@ -25,13 +25,8 @@ crate::runtime::deserialize_object!(
     ach_company_id : "ach_company_id", amount_condition : "amount_condition", amount :
     "amount", description : "description" }
 );
-impl crate::runtime::SpecType for CreateAchPositivePayRuleRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateAchPositivePayRuleRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of a bank account of the platform (prefix `bacc_`).\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, exactly 10 alphanumeric characters; unique per bank account.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; required unless `amount_condition` is `any_amount`, where it must be absent.\",\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule, 1 to 255 characters.\",\"example\":\"Utility company\",\"minLength\":1,\"maxLength\":255}},\"required\":[\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"description\"],\"description\":\"Creation request of an ACH positive pay rule.\"}",
-        links: &[crate::runtime::link::<crate::models::AmountCondition>()],
-    };
-}
-crate::runtime::spec_type!(CreateAchPositivePayRuleRequest, read);
+crate::runtime::spec_type!(
+    CreateAchPositivePayRuleRequest, read, "CreateAchPositivePayRuleRequest",
+    "{\"type\":\"object\",\"properties\":{\"bank_account_id\":{\"type\":\"string\",\"description\":\"Id of a bank account of the platform (prefix `bacc_`).\",\"example\":\"bacc_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"ach_company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator allowed to debit, exactly 10 alphanumeric characters; unique per bank account.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"amount_condition\":{\"$ref\":0},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of the bank account's currency; required unless `amount_condition` is `any_amount`, where it must be absent.\",\"example\":5000,\"minimum\":1.0},\"description\":{\"type\":\"string\",\"description\":\"Description of the rule, 1 to 255 characters.\",\"example\":\"Utility company\",\"minLength\":1,\"maxLength\":255}},\"required\":[\"bank_account_id\",\"ach_company_id\",\"amount_condition\",\"description\"],\"description\":\"Creation request of an ACH positive pay rule.\"}",
+    [crate ::models::AmountCondition]
+);

@@ -21,13 +21,8 @@ crate::runtime::deserialize_object!(
     CreateAssociatedPersonRequest, true, { person_entity_id : "person_entity_id", roles :
     "roles", title_in_business : "title_in_business" }
 );
-impl crate::runtime::SpecType for CreateAssociatedPersonRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateAssociatedPersonRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of a PERSON entity of the same platform (prefix `enti_`).\",\"maxLength\":64},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business; at least one, no duplicates.\",\"minItems\":1,\"maxItems\":2},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business.\",\"example\":\"CEO\",\"maxLength\":255}},\"required\":[\"person_entity_id\",\"roles\"],\"description\":\"Links a PERSON entity to a BUSINESS entity.\"}",
-        links: &[crate::runtime::link::<crate::models::AssociatedPersonRole>()],
-    };
-}
-crate::runtime::spec_type!(CreateAssociatedPersonRequest, read);
+crate::runtime::spec_type!(
+    CreateAssociatedPersonRequest, read, "CreateAssociatedPersonRequest",
+    "{\"type\":\"object\",\"properties\":{\"person_entity_id\":{\"type\":\"string\",\"description\":\"Id of a PERSON entity of the same platform (prefix `enti_`).\",\"maxLength\":64},\"roles\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Roles of the person in the business; at least one, no duplicates.\",\"minItems\":1,\"maxItems\":2},\"title_in_business\":{\"type\":\"string\",\"description\":\"Title of the person in the business.\",\"example\":\"CEO\",\"maxLength\":255}},\"required\":[\"person_entity_id\",\"roles\"],\"description\":\"Links a PERSON entity to a BUSINESS entity.\"}",
+    [crate ::models::AssociatedPersonRole]
+);

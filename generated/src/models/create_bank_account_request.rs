@@ -41,13 +41,8 @@ crate::runtime::deserialize_object!(
     is_overdraftable : "is_overdraftable", overdraft_reserve_account_id :
     "overdraft_reserve_account_id" }
 );
-impl crate::runtime::SpecType for CreateBankAccountRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateBankAccountRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"example\":\"Operating account\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"example\":\"Acme Operating\",\"minLength\":1,\"maxLength\":255},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account; must be a supported currency (400 `unsupported_currency`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`.\",\"default\":false},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`); required when `is_overdraftable` is true.\",\"maxLength\":64}},\"required\":[\"entity_id\",\"description\"],\"description\":\"Creation request of a `CHECKING` bank account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreateBankAccountRequest, read);
+crate::runtime::spec_type!(
+    CreateBankAccountRequest, read, "CreateBankAccountRequest",
+    "{\"type\":\"object\",\"properties\":{\"entity_id\":{\"type\":\"string\",\"description\":\"Id of the owning entity (prefix `enti_`); it must be `VERIFIED` and belong to the platform.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"example\":\"Operating account\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"example\":\"Acme Operating\",\"minLength\":1,\"maxLength\":255},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code of the account; must be a supported currency (400 `unsupported_currency`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`.\",\"default\":false},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`); required when `is_overdraftable` is true.\",\"maxLength\":64}},\"required\":[\"entity_id\",\"description\"],\"description\":\"Creation request of a `CHECKING` bank account.\"}",
+    []
+);

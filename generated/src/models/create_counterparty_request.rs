@@ -81,18 +81,9 @@ crate::runtime::deserialize_object!(
     "legal_type", local_bank_code : "local_bank_code", local_account_number :
     "local_account_number" }
 );
-impl crate::runtime::SpecType for CreateCounterpartyRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateCounterpartyRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.\",\"example\":\"121000248\",\"pattern\":\"^([0-9]{9}|[A-Z0-9]{8}|[A-Z0-9]{11})$\"},\"routing_number_type\":{\"$ref\":0},\"account_number\":{\"type\":\"string\",\"description\":\"Account number, up to 17 digits for ABA, or an IBAN (checked with mod-97) for BIC.\",\"example\":\"123456789012\",\"pattern\":\"^[0-9A-Z]{1,34}$\"},\"account_type\":{\"$ref\":1},\"name\":{\"type\":\"string\",\"description\":\"Full name of the counterparty.\",\"example\":\"Jane Doe\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Description of the counterparty.\",\"example\":\"Landlord\",\"maxLength\":255},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"phone\":{\"type\":\"string\",\"description\":\"Phone number in E.164 format (`+` and 8 to 15 digits).\",\"example\":\"+14155550123\",\"pattern\":\"^\\\\+[0-9]{8,15}$\"},\"address\":{\"$ref\":2},\"legal_id\":{\"type\":\"string\",\"description\":\"Legal identifier (such as a tax id) of the counterparty.\",\"maxLength\":64},\"legal_type\":{\"$ref\":3},\"local_bank_code\":{\"type\":\"string\",\"description\":\"Local bank code, required by some countries for wires.\",\"maxLength\":64},\"local_account_number\":{\"type\":\"string\",\"description\":\"Local account number, required by some countries for wires.\",\"maxLength\":64}},\"required\":[\"routing_number\",\"account_number\"],\"description\":\"Creation request of a counterparty. Only `routing_number` and `account_number` are required.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::RoutingNumberType>(),
-            crate::runtime::link::<crate::models::AccountType>(),
-            crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::LegalType>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(CreateCounterpartyRequest, read);
+crate::runtime::spec_type!(
+    CreateCounterpartyRequest, read, "CreateCounterpartyRequest",
+    "{\"type\":\"object\",\"properties\":{\"routing_number\":{\"type\":\"string\",\"description\":\"ABA routing number (9 digits with a valid checksum) or BIC (8 or 11 characters), per `routing_number_type`.\",\"example\":\"121000248\",\"pattern\":\"^([0-9]{9}|[A-Z0-9]{8}|[A-Z0-9]{11})$\"},\"routing_number_type\":{\"$ref\":0},\"account_number\":{\"type\":\"string\",\"description\":\"Account number, up to 17 digits for ABA, or an IBAN (checked with mod-97) for BIC.\",\"example\":\"123456789012\",\"pattern\":\"^[0-9A-Z]{1,34}$\"},\"account_type\":{\"$ref\":1},\"name\":{\"type\":\"string\",\"description\":\"Full name of the counterparty.\",\"example\":\"Jane Doe\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Description of the counterparty.\",\"example\":\"Landlord\",\"maxLength\":255},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"phone\":{\"type\":\"string\",\"description\":\"Phone number in E.164 format (`+` and 8 to 15 digits).\",\"example\":\"+14155550123\",\"pattern\":\"^\\\\+[0-9]{8,15}$\"},\"address\":{\"$ref\":2},\"legal_id\":{\"type\":\"string\",\"description\":\"Legal identifier (such as a tax id) of the counterparty.\",\"maxLength\":64},\"legal_type\":{\"$ref\":3},\"local_bank_code\":{\"type\":\"string\",\"description\":\"Local bank code, required by some countries for wires.\",\"maxLength\":64},\"local_account_number\":{\"type\":\"string\",\"description\":\"Local account number, required by some countries for wires.\",\"maxLength\":64}},\"required\":[\"routing_number\",\"account_number\"],\"description\":\"Creation request of a counterparty. Only `routing_number` and `account_number` are required.\"}",
+    [crate ::models::RoutingNumberType, crate ::models::AccountType, crate
+    ::models::Address, crate ::models::LegalType]
+);

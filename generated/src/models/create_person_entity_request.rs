@@ -45,13 +45,8 @@ crate::runtime::deserialize_object!(
     "middle_name", last_name : "last_name", date_of_birth : "date_of_birth", email :
     "email", ssn : "ssn", address : "address" }
 );
-impl crate::runtime::SpecType for CreatePersonEntityRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreatePersonEntityRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"example\":\"Lovelace\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\",\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"example\":\"ada@example.org\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators. Only the last four are ever returned.\",\"example\":\"123456789\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"required\":[\"first_name\",\"last_name\"],\"description\":\"Creation request of a PERSON entity (flat; the record nests these fields under `person_details`).\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(CreatePersonEntityRequest, read);
+crate::runtime::spec_type!(
+    CreatePersonEntityRequest, read, "CreatePersonEntityRequest",
+    "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"example\":\"Lovelace\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\",\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"example\":\"ada@example.org\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators. Only the last four are ever returned.\",\"example\":\"123456789\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"required\":[\"first_name\",\"last_name\"],\"description\":\"Creation request of a PERSON entity (flat; the record nests these fields under `person_details`).\"}",
+    [crate ::models::Address]
+);

@@ -27,13 +27,8 @@ crate::runtime::deserialize_object!(
     CreateWebhookEndpointRequest, true, { url : "url", description : "description",
     enabled_events : "enabled_events" }
 );
-impl crate::runtime::SpecType for CreateWebhookEndpointRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateWebhookEndpointRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; absent or empty means every event.\",\"maxItems\":64}},\"required\":[\"url\"],\"description\":\"A webhook endpoint to register.\"}",
-        links: &[crate::runtime::link::<crate::models::EventSelector>()],
-    };
-}
-crate::runtime::spec_type!(CreateWebhookEndpointRequest, read);
+crate::runtime::spec_type!(
+    CreateWebhookEndpointRequest, read, "CreateWebhookEndpointRequest",
+    "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; absent or empty means every event.\",\"maxItems\":64}},\"required\":[\"url\"],\"description\":\"A webhook endpoint to register.\"}",
+    [crate ::models::EventSelector]
+);

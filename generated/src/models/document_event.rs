@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     DocumentEvent, false, { id : "id", r#type : "type", created_at : "created_at", data :
     "data" }
 );
-impl crate::runtime::SpecType for DocumentEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "DocumentEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::DocumentEventType>(),
-            crate::runtime::link::<crate::models::Document>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(DocumentEvent, write);
+crate::runtime::spec_type!(
+    DocumentEvent, write, "DocumentEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about a document; `data` is the document as `GET /documents/{document_id}` answered (its signed download link expires like that answer's).\"}",
+    [crate ::models::DocumentEventType, crate ::models::Document]
+);

@@ -19,11 +19,8 @@ impl DocumentEventType {
     }
 }
 crate::runtime::string_enum!(DocumentEventType);
-impl crate::runtime::SpecType for DocumentEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"document.created\"],\"description\":\"What happened to the document.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(DocumentEventType, write);
+crate::runtime::spec_type!(
+    DocumentEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"document.created\"],\"description\":\"What happened to the document.\"}",
+    []
+);

@@ -14,13 +14,8 @@ pub struct DocumentList {
 crate::runtime::deserialize_object!(
     DocumentList, false, { documents : "documents", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for DocumentList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "DocumentList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The documents of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"documents\",\"has_more\"],\"description\":\"One page of documents.\"}",
-        links: &[crate::runtime::link::<crate::models::Document>()],
-    };
-}
-crate::runtime::spec_type!(DocumentList, write);
+crate::runtime::spec_type!(
+    DocumentList, write, "DocumentList",
+    "{\"type\":\"object\",\"properties\":{\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The documents of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"documents\",\"has_more\"],\"description\":\"One page of documents.\"}",
+    [crate ::models::Document]
+);

@@ -67,13 +67,8 @@ impl DocumentType {
     }
 }
 crate::runtime::string_enum!(DocumentType);
-impl crate::runtime::SpecType for DocumentType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "DocumentType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"identity_license\",\"identity_passport\",\"identity_utility\",\"bank_statement\",\"w9\",\"irs_letter\",\"certificate_of_business_formation\",\"ein_confirmation\",\"check_attachment\",\"monthly_statement\",\"card_dispute_evidence\",\"other\"],\"description\":\"Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(DocumentType);
+crate::runtime::spec_type!(
+    DocumentType, both, "DocumentType",
+    "{\"type\":\"string\",\"enum\":[\"identity_license\",\"identity_passport\",\"identity_utility\",\"bank_statement\",\"w9\",\"irs_letter\",\"certificate_of_business_formation\",\"ein_confirmation\",\"check_attachment\",\"monthly_statement\",\"card_dispute_evidence\",\"other\"],\"description\":\"Kind of document. `card_dispute_evidence` cannot be uploaded through `POST /documents` (400 `document_type_not_allowed`); it goes through `POST /issuing/card-disputes/documents`.\"}",
+    []
+);

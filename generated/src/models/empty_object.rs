@@ -7,13 +7,7 @@
 pub struct EmptyObject {}
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(EmptyObject, true, {});
-impl crate::runtime::SpecType for EmptyObject {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EmptyObject",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"description\":\"An empty JSON object, `{}`.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EmptyObject, write);
+crate::runtime::spec_type!(
+    EmptyObject, write, "EmptyObject",
+    "{\"type\":\"object\",\"description\":\"An empty JSON object, `{}`.\"}", []
+);

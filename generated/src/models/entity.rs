@@ -38,16 +38,8 @@ crate::runtime::deserialize_object!(
     "created_at", updated_at : "updated_at", person_details : "person_details",
     business_details : "business_details" }
 );
-impl crate::runtime::SpecType for Entity {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Entity",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"An entity (PERSON or BUSINESS) with its details.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::EntityListItem>(),
-            crate::runtime::link::<crate::models::Entity2>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Entity, write);
+crate::runtime::spec_type!(
+    Entity, write, "Entity",
+    "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"An entity (PERSON or BUSINESS) with its details.\"}",
+    [crate ::models::EntityListItem, crate ::models::Entity2]
+);

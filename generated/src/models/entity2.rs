@@ -15,14 +15,8 @@ crate::runtime::deserialize_object!(
     Entity2, false, { person_details : "person_details", business_details :
     "business_details" }
 );
-impl crate::runtime::SpecType for Entity2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"person_details\":{\"$ref\":0},\"business_details\":{\"$ref\":1}},\"description\":\"The type-specific details of the entity.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::PersonDetails>(),
-            crate::runtime::link::<crate::models::BusinessDetails>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Entity2, write);
+crate::runtime::spec_type!(
+    Entity2, write, _,
+    "{\"type\":\"object\",\"properties\":{\"person_details\":{\"$ref\":0},\"business_details\":{\"$ref\":1}},\"description\":\"The type-specific details of the entity.\"}",
+    [crate ::models::PersonDetails, crate ::models::BusinessDetails]
+);

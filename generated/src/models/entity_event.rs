@@ -18,16 +18,8 @@ crate::runtime::deserialize_object!(
     EntityEvent, false, { id : "id", r#type : "type", created_at : "created_at", data :
     "data" }
 );
-impl crate::runtime::SpecType for EntityEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntityEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::EntityEventType>(),
-            crate::runtime::link::<crate::models::Entity>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(EntityEvent, write);
+crate::runtime::spec_type!(
+    EntityEvent, write, "EntityEvent",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the event (prefix `evnt_`).\",\"pattern\":\"^evnt_[0-9A-Za-z]{27}$\"},\"type\":{\"$ref\":0},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the change was committed.\"},\"data\":{\"$ref\":1}},\"required\":[\"id\",\"type\",\"created_at\",\"data\"],\"description\":\"An event about an entity; `data` is the entity as `GET /entities/{entity_id}` answered.\"}",
+    [crate ::models::EntityEventType, crate ::models::Entity]
+);

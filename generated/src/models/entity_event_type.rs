@@ -29,11 +29,8 @@ impl EntityEventType {
     }
 }
 crate::runtime::string_enum!(EntityEventType);
-impl crate::runtime::SpecType for EntityEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\"],\"description\":\"What happened to the entity.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EntityEventType, write);
+crate::runtime::spec_type!(
+    EntityEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\"],\"description\":\"What happened to the entity.\"}",
+    []
+);

@@ -14,13 +14,8 @@ pub struct EntityList {
 crate::runtime::deserialize_object!(
     EntityList, false, { entities : "entities", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for EntityList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntityList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"entities\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The entities of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"entities\",\"has_more\"],\"description\":\"One page of entities.\"}",
-        links: &[crate::runtime::link::<crate::models::EntityListItem>()],
-    };
-}
-crate::runtime::spec_type!(EntityList, write);
+crate::runtime::spec_type!(
+    EntityList, write, "EntityList",
+    "{\"type\":\"object\",\"properties\":{\"entities\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The entities of the page, in list order.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"entities\",\"has_more\"],\"description\":\"One page of entities.\"}",
+    [crate ::models::EntityListItem]
+);

@@ -33,17 +33,9 @@ crate::runtime::deserialize_object!(
     "review_reasons", documents : "documents", verification_status :
     "verification_status", created_at : "created_at", updated_at : "updated_at" }
 );
-impl crate::runtime::SpecType for EntityListItem {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntityListItem",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"`first_name last_name` for a PERSON, `business_name` for a BUSINESS.\",\"example\":\"Acme Robotics LLC\"},\"type\":{\"$ref\":0},\"is_root\":{\"type\":\"boolean\",\"description\":\"Whether this is the platform's root BUSINESS entity, created with the platform.\"},\"requires_screening\":{\"type\":\"boolean\",\"description\":\"Whether the entity requires further screening; false by default.\"},\"review_reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A review reason, such as `other_review_reason`.\",\"example\":\"other_review_reason\"},\"description\":\"Why the entity is under review; empty unless `MANUAL_REVIEW`.\"},\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The documents uploaded with this `entity_id`, newest first.\"},\"verification_status\":{\"$ref\":2},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity last changed.\"}},\"required\":[\"id\",\"name\",\"type\",\"is_root\",\"requires_screening\",\"review_reasons\",\"documents\",\"verification_status\",\"created_at\",\"updated_at\"],\"description\":\"An entity as it appears in lists.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::EntityType>(),
-            crate::runtime::link::<crate::models::Document>(),
-            crate::runtime::link::<crate::models::VerificationStatus>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(EntityListItem, write);
+crate::runtime::spec_type!(
+    EntityListItem, write, "EntityListItem",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Entity id, prefix `enti_`.\",\"example\":\"enti_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^enti_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"`first_name last_name` for a PERSON, `business_name` for a BUSINESS.\",\"example\":\"Acme Robotics LLC\"},\"type\":{\"$ref\":0},\"is_root\":{\"type\":\"boolean\",\"description\":\"Whether this is the platform's root BUSINESS entity, created with the platform.\"},\"requires_screening\":{\"type\":\"boolean\",\"description\":\"Whether the entity requires further screening; false by default.\"},\"review_reasons\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A review reason, such as `other_review_reason`.\",\"example\":\"other_review_reason\"},\"description\":\"Why the entity is under review; empty unless `MANUAL_REVIEW`.\"},\"documents\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The documents uploaded with this `entity_id`, newest first.\"},\"verification_status\":{\"$ref\":2},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the entity last changed.\"}},\"required\":[\"id\",\"name\",\"type\",\"is_root\",\"requires_screening\",\"review_reasons\",\"documents\",\"verification_status\",\"created_at\",\"updated_at\"],\"description\":\"An entity as it appears in lists.\"}",
+    [crate ::models::EntityType, crate ::models::Document, crate
+    ::models::VerificationStatus]
+);

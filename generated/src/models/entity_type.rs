@@ -22,13 +22,8 @@ impl EntityType {
     }
 }
 crate::runtime::string_enum!(EntityType);
-impl crate::runtime::SpecType for EntityType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntityType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"PERSON\",\"BUSINESS\"],\"description\":\"Kind of entity.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EntityType);
+crate::runtime::spec_type!(
+    EntityType, both, "EntityType",
+    "{\"type\":\"string\",\"enum\":[\"PERSON\",\"BUSINESS\"],\"description\":\"Kind of entity.\"}",
+    []
+);

@@ -77,13 +77,8 @@ impl ErrorType {
     }
 }
 crate::runtime::string_enum!(ErrorType);
-impl crate::runtime::SpecType for ErrorType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "ErrorType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"request_validation_error\",\"authentication_error\",\"entity_error\",\"bank_account_error\",\"account_number_error\",\"counterparty_error\",\"document_error\",\"positive_pay_error\",\"transfer_error\",\"idempotency_error\",\"platform_error\",\"event_error\",\"webhook_error\",\"rate_limit_error\",\"server_error\"],\"description\":\"Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `rate_limit_error`: 429; `server_error`: 500 and 503.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ErrorType, write);
+crate::runtime::spec_type!(
+    ErrorType, write, "ErrorType",
+    "{\"type\":\"string\",\"enum\":[\"request_validation_error\",\"authentication_error\",\"entity_error\",\"bank_account_error\",\"account_number_error\",\"counterparty_error\",\"document_error\",\"positive_pay_error\",\"transfer_error\",\"idempotency_error\",\"platform_error\",\"event_error\",\"webhook_error\",\"rate_limit_error\",\"server_error\"],\"description\":\"Category of an error. `request_validation_error`: shape of the request (400); `authentication_error`: credentials, signature or sandbox-only (401, 403); `entity_error`, `bank_account_error`, `account_number_error`, `counterparty_error`, `document_error`, `positive_pay_error`, `transfer_error`, `platform_error`, `event_error`, `webhook_error`: business rules and missing resources of that area (400, 404); `idempotency_error`: 409 and 422; `rate_limit_error`: 429; `server_error`: 500 and 503.\"}",
+    []
+);

@@ -15,21 +15,11 @@ pub enum Event {
     BookTransferEvent(crate::models::BookTransferEvent),
     AchTransferEvent(crate::models::AchTransferEvent),
 }
-impl crate::runtime::SpecType for Event {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Event",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1},{\"$ref\":2},{\"$ref\":3},{\"$ref\":4},{\"$ref\":5},{\"$ref\":6}],\"discriminator\":{\"propertyName\":\"type\",\"mapping\":{\"entity.created\":\"#/components/schemas/EntityEvent\",\"entity.updated\":\"#/components/schemas/EntityEvent\",\"entity.deleted\":\"#/components/schemas/EntityEvent\",\"bank_account.created\":\"#/components/schemas/BankAccountEvent\",\"bank_account.updated\":\"#/components/schemas/BankAccountEvent\",\"bank_account.closed\":\"#/components/schemas/BankAccountEvent\",\"bank_account.overdrafted\":\"#/components/schemas/BankAccountEvent\",\"account_number.created\":\"#/components/schemas/AccountNumberEvent\",\"account_number.updated\":\"#/components/schemas/AccountNumberEvent\",\"counterparty.created\":\"#/components/schemas/CounterpartyEvent\",\"counterparty.deleted\":\"#/components/schemas/CounterpartyEvent\",\"document.created\":\"#/components/schemas/DocumentEvent\",\"book.transfer.completed\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.hold_created\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.canceled\":\"#/components/schemas/BookTransferEvent\",\"ach.incoming_transfer.completed\":\"#/components/schemas/AchTransferEvent\",\"ach.incoming_transfer.returned\":\"#/components/schemas/AchTransferEvent\"}},\"description\":\"Something that happened to a resource of the platform, selected by `type`.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::EntityEvent>(),
-            crate::runtime::link::<crate::models::BankAccountEvent>(),
-            crate::runtime::link::<crate::models::AccountNumberEvent>(),
-            crate::runtime::link::<crate::models::CounterpartyEvent>(),
-            crate::runtime::link::<crate::models::DocumentEvent>(),
-            crate::runtime::link::<crate::models::BookTransferEvent>(),
-            crate::runtime::link::<crate::models::AchTransferEvent>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Event, write);
+crate::runtime::spec_type!(
+    Event, write, "Event",
+    "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1},{\"$ref\":2},{\"$ref\":3},{\"$ref\":4},{\"$ref\":5},{\"$ref\":6}],\"discriminator\":{\"propertyName\":\"type\",\"mapping\":{\"entity.created\":\"#/components/schemas/EntityEvent\",\"entity.updated\":\"#/components/schemas/EntityEvent\",\"entity.deleted\":\"#/components/schemas/EntityEvent\",\"bank_account.created\":\"#/components/schemas/BankAccountEvent\",\"bank_account.updated\":\"#/components/schemas/BankAccountEvent\",\"bank_account.closed\":\"#/components/schemas/BankAccountEvent\",\"bank_account.overdrafted\":\"#/components/schemas/BankAccountEvent\",\"account_number.created\":\"#/components/schemas/AccountNumberEvent\",\"account_number.updated\":\"#/components/schemas/AccountNumberEvent\",\"counterparty.created\":\"#/components/schemas/CounterpartyEvent\",\"counterparty.deleted\":\"#/components/schemas/CounterpartyEvent\",\"document.created\":\"#/components/schemas/DocumentEvent\",\"book.transfer.completed\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.hold_created\":\"#/components/schemas/BookTransferEvent\",\"book.transfer.canceled\":\"#/components/schemas/BookTransferEvent\",\"ach.incoming_transfer.completed\":\"#/components/schemas/AchTransferEvent\",\"ach.incoming_transfer.returned\":\"#/components/schemas/AchTransferEvent\"}},\"description\":\"Something that happened to a resource of the platform, selected by `type`.\"}",
+    [crate ::models::EntityEvent, crate ::models::BankAccountEvent, crate
+    ::models::AccountNumberEvent, crate ::models::CounterpartyEvent, crate
+    ::models::DocumentEvent, crate ::models::BookTransferEvent, crate
+    ::models::AchTransferEvent]
+);

@@ -14,13 +14,8 @@ pub struct EventList {
 crate::runtime::deserialize_object!(
     EventList, false, { events : "events", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for EventList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EventList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The events of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"events\",\"has_more\"],\"description\":\"One page of events.\"}",
-        links: &[crate::runtime::link::<crate::models::Event>()],
-    };
-}
-crate::runtime::spec_type!(EventList, write);
+crate::runtime::spec_type!(
+    EventList, write, "EventList",
+    "{\"type\":\"object\",\"properties\":{\"events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The events of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"events\",\"has_more\"],\"description\":\"One page of events.\"}",
+    [crate ::models::Event]
+);

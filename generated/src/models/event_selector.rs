@@ -6,13 +6,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct EventSelector(pub ::std::string::String);
-impl crate::runtime::SpecType for EventSelector {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EventSelector",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"description\":\"An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).\",\"minLength\":1,\"maxLength\":64}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EventSelector);
+crate::runtime::spec_type!(
+    EventSelector, both, "EventSelector",
+    "{\"type\":\"string\",\"description\":\"An event type (`book.transfer.completed`) or a prefix of types ending in `.*` (`book.transfer.*`).\",\"minLength\":1,\"maxLength\":64}",
+    []
+);

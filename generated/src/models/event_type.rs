@@ -85,13 +85,8 @@ impl EventType {
     }
 }
 crate::runtime::string_enum!(EventType);
-impl crate::runtime::SpecType for EventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EventType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\",\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\",\"account_number.created\",\"account_number.updated\",\"counterparty.created\",\"counterparty.deleted\",\"document.created\",\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\",\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EventType, read);
+crate::runtime::spec_type!(
+    EventType, read, "EventType",
+    "{\"type\":\"string\",\"enum\":[\"entity.created\",\"entity.updated\",\"entity.deleted\",\"bank_account.created\",\"bank_account.updated\",\"bank_account.closed\",\"bank_account.overdrafted\",\"account_number.created\",\"account_number.updated\",\"counterparty.created\",\"counterparty.deleted\",\"document.created\",\"book.transfer.completed\",\"book.transfer.hold_created\",\"book.transfer.canceled\",\"ach.incoming_transfer.completed\",\"ach.incoming_transfer.returned\"],\"description\":\"What happened. `bank_account.overdrafted`: an overdraft drew on the account's reserve. `book.transfer.completed` is also emitted when a hold is cleared (with the cleared amount). `bank_account.updated` follows `PATCH` and a new owner; balances move with the transfer events (`book.transfer.*`, `ach.incoming_transfer.*`), which do not repeat the accounts. `bank_account.created` covers the account's default account number; `account_number.created` is for the numbers added later.\"}",
+    []
+);

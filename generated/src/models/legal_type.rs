@@ -33,13 +33,8 @@ impl LegalType {
     }
 }
 crate::runtime::string_enum!(LegalType);
-impl crate::runtime::SpecType for LegalType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "LegalType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"business\",\"non_profit\",\"individual\",\"sole_proprietor\"],\"description\":\"Legal type of the counterparty.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(LegalType);
+crate::runtime::spec_type!(
+    LegalType, both, "LegalType",
+    "{\"type\":\"string\",\"enum\":[\"business\",\"non_profit\",\"individual\",\"sole_proprietor\"],\"description\":\"Legal type of the counterparty.\"}",
+    []
+);

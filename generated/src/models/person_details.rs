@@ -26,13 +26,8 @@ crate::runtime::deserialize_object!(
     last_name : "last_name", date_of_birth : "date_of_birth", email : "email", address :
     "address", ssn_last_4 : "ssn_last_4" }
 );
-impl crate::runtime::SpecType for PersonDetails {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PersonDetails",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\"},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name; null when not given.\",\"nullable\":true},\"last_name\":{\"type\":\"string\",\"description\":\"Last name.\",\"example\":\"Lovelace\"},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth; null when not given.\",\"nullable\":true,\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address; null when not given.\",\"nullable\":true,\"example\":\"ada@example.org\"},\"address\":{\"$ref\":0},\"ssn_last_4\":{\"type\":\"string\",\"description\":\"Last four digits of the SSN; null when no SSN was given.\",\"nullable\":true,\"example\":\"6789\",\"pattern\":\"^[0-9]{4}$\"}},\"required\":[\"first_name\",\"middle_name\",\"last_name\",\"date_of_birth\",\"email\",\"ssn_last_4\"],\"description\":\"Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(PersonDetails, write);
+crate::runtime::spec_type!(
+    PersonDetails, write, "PersonDetails",
+    "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"example\":\"Ada\"},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name; null when not given.\",\"nullable\":true},\"last_name\":{\"type\":\"string\",\"description\":\"Last name.\",\"example\":\"Lovelace\"},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth; null when not given.\",\"nullable\":true,\"example\":\"1990-12-10\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address; null when not given.\",\"nullable\":true,\"example\":\"ada@example.org\"},\"address\":{\"$ref\":0},\"ssn_last_4\":{\"type\":\"string\",\"description\":\"Last four digits of the SSN; null when no SSN was given.\",\"nullable\":true,\"example\":\"6789\",\"pattern\":\"^[0-9]{4}$\"}},\"required\":[\"first_name\",\"middle_name\",\"last_name\",\"date_of_birth\",\"email\",\"ssn_last_4\"],\"description\":\"Details of a PERSON entity; present only for type PERSON. The full SSN is never returned.\"}",
+    [crate ::models::Address]
+);

@@ -28,13 +28,8 @@ crate::runtime::deserialize_object!(
     "reporting_time_zone", additional_requirements : "additional_requirements",
     created_at : "created_at", updated_at : "updated_at" }
 );
-impl crate::runtime::SpecType for Platform {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Platform",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Platform id, prefix `plat_`.\",\"example\":\"plat_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^plat_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the platform, as given at creation.\",\"example\":\"Acme Financial\"},\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone in which the bank account history counts days; null until set.\",\"nullable\":true,\"example\":\"America/New_York\"},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The platform's additional compliance fields that entities submit.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform settings last changed.\"}},\"required\":[\"id\",\"name\",\"reporting_time_zone\",\"additional_requirements\",\"created_at\",\"updated_at\"],\"description\":\"The calling platform (tenant) and its settings.\"}",
-        links: &[crate::runtime::link::<crate::models::AdditionalRequirementField>()],
-    };
-}
-crate::runtime::spec_type!(Platform, write);
+crate::runtime::spec_type!(
+    Platform, write, "Platform",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Platform id, prefix `plat_`.\",\"example\":\"plat_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"pattern\":\"^plat_[0-9A-Za-z]{27}$\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the platform, as given at creation.\",\"example\":\"Acme Financial\"},\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone in which the bank account history counts days; null until set.\",\"nullable\":true,\"example\":\"America/New_York\"},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The platform's additional compliance fields that entities submit.\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the platform settings last changed.\"}},\"required\":[\"id\",\"name\",\"reporting_time_zone\",\"additional_requirements\",\"created_at\",\"updated_at\"],\"description\":\"The calling platform (tenant) and its settings.\"}",
+    [crate ::models::AdditionalRequirementField]
+);

@@ -25,13 +25,8 @@ crate::runtime::deserialize_object!(
     PlatformUpdate, true, { reporting_time_zone : "reporting_time_zone",
     additional_requirements : "additional_requirements" }
 );
-impl crate::runtime::SpecType for PlatformUpdate {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PlatformUpdate",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.\",\"example\":\"America/New_York\",\"minLength\":1,\"maxLength\":64},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The complete new list of additional compliance fields; replaces the current list. Names must be unique.\",\"maxItems\":100}},\"description\":\"Platform settings to change; absent fields keep their values.\"}",
-        links: &[crate::runtime::link::<crate::models::AdditionalRequirementField>()],
-    };
-}
-crate::runtime::spec_type!(PlatformUpdate, read);
+crate::runtime::spec_type!(
+    PlatformUpdate, read, "PlatformUpdate",
+    "{\"type\":\"object\",\"properties\":{\"reporting_time_zone\":{\"type\":\"string\",\"description\":\"IANA time zone name, such as `America/New_York`; 400 `invalid_request` for an unknown name.\",\"example\":\"America/New_York\",\"minLength\":1,\"maxLength\":64},\"additional_requirements\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The complete new list of additional compliance fields; replaces the current list. Names must be unique.\",\"maxItems\":100}},\"description\":\"Platform settings to change; absent fields keep their values.\"}",
+    [crate ::models::AdditionalRequirementField]
+);

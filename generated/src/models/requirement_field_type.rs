@@ -45,13 +45,8 @@ impl RequirementFieldType {
     }
 }
 crate::runtime::string_enum!(RequirementFieldType);
-impl crate::runtime::SpecType for RequirementFieldType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "RequirementFieldType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"string\",\"boolean\",\"integer\",\"email\",\"phone\",\"date\",\"enum\"],\"description\":\"Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(RequirementFieldType);
+crate::runtime::spec_type!(
+    RequirementFieldType, both, "RequirementFieldType",
+    "{\"type\":\"string\",\"enum\":[\"string\",\"boolean\",\"integer\",\"email\",\"phone\",\"date\",\"enum\"],\"description\":\"Type of an additional requirement value. `string`, `email` (a plain address), `phone` (E.164: `+` and 8 to 15 digits), `date` (`YYYY-MM-DD`) and `enum` (one of `values`) are JSON strings; `boolean` is a JSON boolean; `integer` is a JSON integer.\"}",
+    []
+);

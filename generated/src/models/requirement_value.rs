@@ -11,13 +11,8 @@ pub enum RequirementValue {
     Boolean(bool),
     Integer(i64),
 }
-impl crate::runtime::SpecType for RequirementValue {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "RequirementValue",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"type\":\"string\",\"description\":\"Value of a `string`, `email`, `phone`, `date` or `enum` field.\"},{\"type\":\"boolean\",\"description\":\"Value of a `boolean` field.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Value of an `integer` field.\"}],\"description\":\"A submitted additional requirement value; its JSON type follows the field's type.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(RequirementValue, write);
+crate::runtime::spec_type!(
+    RequirementValue, write, "RequirementValue",
+    "{\"oneOf\":[{\"type\":\"string\",\"description\":\"Value of a `string`, `email`, `phone`, `date` or `enum` field.\"},{\"type\":\"boolean\",\"description\":\"Value of a `boolean` field.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Value of an `integer` field.\"}],\"description\":\"A submitted additional requirement value; its JSON type follows the field's type.\"}",
+    []
+);

@@ -25,13 +25,8 @@ impl RoutingNumberType {
     }
 }
 crate::runtime::string_enum!(RoutingNumberType);
-impl crate::runtime::SpecType for RoutingNumberType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "RoutingNumberType",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"aba\",\"bic\"],\"description\":\"Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.\",\"default\":\"aba\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(RoutingNumberType);
+crate::runtime::spec_type!(
+    RoutingNumberType, both, "RoutingNumberType",
+    "{\"type\":\"string\",\"enum\":[\"aba\",\"bic\"],\"description\":\"Kind of `routing_number`; `aba` (9-digit US routing number) by default, or `bic`.\",\"default\":\"aba\"}",
+    []
+);

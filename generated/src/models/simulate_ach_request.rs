@@ -33,13 +33,8 @@ crate::runtime::deserialize_object!(
     company_id : "company_id", company_name : "company_name", description : "description"
     }
 );
-impl crate::runtime::SpecType for SimulateAchRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "SimulateAchRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"destination_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number the transfer is addressed to (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`, at least 1.\",\"example\":2500,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code; must be the bank account's currency (400 `currency_mismatch`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator, exactly 10 alphanumeric characters; matched against positive pay rules.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"company_name\":{\"type\":\"string\",\"description\":\"Name of the originating company.\",\"example\":\"ACME UTILITIES\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Entry description of the transfer.\",\"example\":\"PAYROLL\",\"maxLength\":255}},\"required\":[\"destination_account_number_id\",\"amount\",\"company_id\",\"company_name\"],\"description\":\"An incoming ACH credit or debit to simulate.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SimulateAchRequest, read);
+crate::runtime::spec_type!(
+    SimulateAchRequest, read, "SimulateAchRequest",
+    "{\"type\":\"object\",\"properties\":{\"destination_account_number_id\":{\"type\":\"string\",\"description\":\"Id of the account number the transfer is addressed to (prefix `acno_`).\",\"example\":\"acno_2Ks1MnvPLKTGvSG9QWJrCQPYqIM\",\"maxLength\":64},\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor units of `currency_code`, at least 1.\",\"example\":2500,\"minimum\":1.0},\"currency_code\":{\"type\":\"string\",\"description\":\"ISO 4217 currency code; must be the bank account's currency (400 `currency_mismatch`).\",\"default\":\"USD\",\"pattern\":\"^[A-Z]{3}$\"},\"company_id\":{\"type\":\"string\",\"description\":\"ACH company id of the originator, exactly 10 alphanumeric characters; matched against positive pay rules.\",\"example\":\"1234567890\",\"pattern\":\"^[0-9A-Za-z]{10}$\"},\"company_name\":{\"type\":\"string\",\"description\":\"Name of the originating company.\",\"example\":\"ACME UTILITIES\",\"minLength\":1,\"maxLength\":255},\"description\":{\"type\":\"string\",\"description\":\"Entry description of the transfer.\",\"example\":\"PAYROLL\",\"maxLength\":255}},\"required\":[\"destination_account_number_id\",\"amount\",\"company_id\",\"company_name\"],\"description\":\"An incoming ACH credit or debit to simulate.\"}",
+    []
+);

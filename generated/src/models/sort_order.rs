@@ -22,13 +22,8 @@ impl SortOrder {
     }
 }
 crate::runtime::string_enum!(SortOrder);
-impl crate::runtime::SpecType for SortOrder {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "SortOrder",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"description\":\"Sort direction; `desc` (newest or largest first) by default.\",\"default\":\"desc\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SortOrder, read);
+crate::runtime::spec_type!(
+    SortOrder, read, "SortOrder",
+    "{\"type\":\"string\",\"enum\":[\"asc\",\"desc\"],\"description\":\"Sort direction; `desc` (newest or largest first) by default.\",\"default\":\"desc\"}",
+    []
+);

@@ -9,13 +9,8 @@
 pub struct SubmitAdditionalRequirementsRequest(
     pub ::std::collections::BTreeMap<::std::string::String, ::serde_json::Value>,
 );
-impl crate::runtime::SpecType for SubmitAdditionalRequirementsRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "SubmitAdditionalRequirementsRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"additionalProperties\":{\"description\":\"The value for the field of that name, of the JSON type its field's `type` calls for (as in `RequirementValue`). Any other JSON value, such as `12.5` for an `integer` field or `null`, is 400 `invalid_additional_requirements` naming the field in `details`, like every other invalid value.\"},\"description\":\"Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SubmitAdditionalRequirementsRequest, read);
+crate::runtime::spec_type!(
+    SubmitAdditionalRequirementsRequest, read, "SubmitAdditionalRequirementsRequest",
+    "{\"type\":\"object\",\"additionalProperties\":{\"description\":\"The value for the field of that name, of the JSON type its field's `type` calls for (as in `RequirementValue`). Any other JSON value, such as `12.5` for an `integer` field or `null`, is 400 `invalid_additional_requirements` naming the field in `details`, like every other invalid value.\"},\"description\":\"Additional compliance fields to merge, by field name. Names and value types must match the platform's `additional_requirements` list (400 `invalid_additional_requirements` with per-field `details` otherwise).\"}",
+    []
+);

@@ -23,13 +23,8 @@ crate::runtime::deserialize_object!(
     UpdateAccountNumberRequest, true, { description : "description",
     check_issuing_positive_pay_required : "check_issuing_positive_pay_required" }
 );
-impl crate::runtime::SpecType for UpdateAccountNumberRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UpdateAccountNumberRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\"}},\"description\":\"Fields of an account number to change; absent fields keep their values.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(UpdateAccountNumberRequest, read);
+crate::runtime::spec_type!(
+    UpdateAccountNumberRequest, read, "UpdateAccountNumberRequest",
+    "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Free-text description, 0 to 255 characters.\",\"maxLength\":255},\"check_issuing_positive_pay_required\":{\"type\":\"boolean\",\"description\":\"Whether issued checks drawn on this number need positive pay.\"}},\"description\":\"Fields of an account number to change; absent fields keep their values.\"}",
+    []
+);

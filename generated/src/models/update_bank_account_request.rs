@@ -36,13 +36,8 @@ crate::runtime::deserialize_object!(
     "display_name", is_overdraftable : "is_overdraftable", overdraft_reserve_account_id :
     "overdraft_reserve_account_id" }
 );
-impl crate::runtime::SpecType for UpdateBankAccountRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UpdateBankAccountRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"minLength\":1,\"maxLength\":255},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`; true needs an overdraft reserve account.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`).\",\"maxLength\":64}},\"description\":\"Fields of a bank account to change; absent fields keep their values.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(UpdateBankAccountRequest, read);
+crate::runtime::spec_type!(
+    UpdateBankAccountRequest, read, "UpdateBankAccountRequest",
+    "{\"type\":\"object\",\"properties\":{\"description\":{\"type\":\"string\",\"description\":\"Description of the account, 3 to 255 characters.\",\"minLength\":3,\"maxLength\":255},\"display_name\":{\"type\":\"string\",\"description\":\"Name shown to the account holder.\",\"minLength\":1,\"maxLength\":255},\"is_overdraftable\":{\"type\":\"boolean\",\"description\":\"Whether the account may be overdrawn with `allow_overdraft`; true needs an overdraft reserve account.\"},\"overdraft_reserve_account_id\":{\"type\":\"string\",\"description\":\"Id of the platform's `OVERDRAFT_RESERVE` account (prefix `bacc_`).\",\"maxLength\":64}},\"description\":\"Fields of a bank account to change; absent fields keep their values.\"}",
+    []
+);

@@ -75,13 +75,8 @@ crate::runtime::deserialize_object!(
     state_of_incorporation : "state_of_incorporation", website : "website",
     year_of_incorporation : "year_of_incorporation" }
 );
-impl crate::runtime::SpecType for UpdateBusinessEntityRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UpdateBusinessEntityRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"business_name\":{\"type\":\"string\",\"description\":\"Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":255},\"address\":{\"$ref\":0},\"countries_of_operation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"pattern\":\"^[A-Z]{2}$\"},\"description\":\"Countries the business operates in; replaces the current list.\",\"maxItems\":250},\"description\":{\"type\":\"string\",\"description\":\"What the business does.\",\"maxLength\":255},\"ein\":{\"type\":\"string\",\"description\":\"Employer Identification Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"industry\":{\"type\":\"string\",\"description\":\"Industry of the business.\",\"maxLength\":255},\"legal_type\":{\"type\":\"string\",\"description\":\"Legal form of the business, for example `llc`.\",\"maxLength\":64},\"state_of_incorporation\":{\"type\":\"string\",\"description\":\"State of incorporation.\",\"maxLength\":100},\"website\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Website URL.\",\"maxLength\":255},\"year_of_incorporation\":{\"type\":\"string\",\"description\":\"Year of incorporation, four digits.\",\"pattern\":\"^[0-9]{4}$\"}},\"description\":\"Fields of a BUSINESS entity to change; absent fields keep their values.\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(UpdateBusinessEntityRequest, read);
+crate::runtime::spec_type!(
+    UpdateBusinessEntityRequest, read, "UpdateBusinessEntityRequest",
+    "{\"type\":\"object\",\"properties\":{\"business_name\":{\"type\":\"string\",\"description\":\"Legal name of the business. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":255},\"address\":{\"$ref\":0},\"countries_of_operation\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 country code.\",\"pattern\":\"^[A-Z]{2}$\"},\"description\":\"Countries the business operates in; replaces the current list.\",\"maxItems\":250},\"description\":{\"type\":\"string\",\"description\":\"What the business does.\",\"maxLength\":255},\"ein\":{\"type\":\"string\",\"description\":\"Employer Identification Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"industry\":{\"type\":\"string\",\"description\":\"Industry of the business.\",\"maxLength\":255},\"legal_type\":{\"type\":\"string\",\"description\":\"Legal form of the business, for example `llc`.\",\"maxLength\":64},\"state_of_incorporation\":{\"type\":\"string\",\"description\":\"State of incorporation.\",\"maxLength\":100},\"website\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Website URL.\",\"maxLength\":255},\"year_of_incorporation\":{\"type\":\"string\",\"description\":\"Year of incorporation, four digits.\",\"pattern\":\"^[0-9]{4}$\"}},\"description\":\"Fields of a BUSINESS entity to change; absent fields keep their values.\"}",
+    [crate ::models::Address]
+);

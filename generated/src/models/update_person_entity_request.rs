@@ -53,13 +53,8 @@ crate::runtime::deserialize_object!(
     "middle_name", last_name : "last_name", date_of_birth : "date_of_birth", email :
     "email", ssn : "ssn", address : "address" }
 );
-impl crate::runtime::SpecType for UpdatePersonEntityRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UpdatePersonEntityRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"description\":\"Fields of a PERSON entity to change; absent fields keep their values.\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(UpdatePersonEntityRequest, read);
+crate::runtime::spec_type!(
+    UpdatePersonEntityRequest, read, "UpdatePersonEntityRequest",
+    "{\"type\":\"object\",\"properties\":{\"first_name\":{\"type\":\"string\",\"description\":\"First name.\",\"minLength\":1,\"maxLength\":100},\"middle_name\":{\"type\":\"string\",\"description\":\"Middle name.\",\"maxLength\":100},\"last_name\":{\"type\":\"string\",\"description\":\"Last name. In the sandbox `Review` leads to `MANUAL_REVIEW` and `Denied` to `DENIED`.\",\"minLength\":1,\"maxLength\":100},\"date_of_birth\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Date of birth.\"},\"email\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Email address.\",\"maxLength\":254},\"ssn\":{\"type\":\"string\",\"description\":\"US Social Security Number, 9 digits without separators.\",\"pattern\":\"^[0-9]{9}$\"},\"address\":{\"$ref\":0}},\"description\":\"Fields of a PERSON entity to change; absent fields keep their values.\"}",
+    [crate ::models::Address]
+);

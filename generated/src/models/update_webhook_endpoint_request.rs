@@ -37,13 +37,8 @@ crate::runtime::deserialize_object!(
     UpdateWebhookEndpointRequest, true, { url : "url", description : "description",
     enabled_events : "enabled_events", is_disabled : "is_disabled" }
 );
-impl crate::runtime::SpecType for UpdateWebhookEndpointRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UpdateWebhookEndpointRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; empty means every event.\",\"maxItems\":64},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"Whether the endpoint stops receiving events.\"}},\"description\":\"The fields of a webhook endpoint to change.\"}",
-        links: &[crate::runtime::link::<crate::models::EventSelector>()],
-    };
-}
-crate::runtime::spec_type!(UpdateWebhookEndpointRequest, read);
+crate::runtime::spec_type!(
+    UpdateWebhookEndpointRequest, read, "UpdateWebhookEndpointRequest",
+    "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"description\":\"An `http` or `https` URL, at most 2 048 characters.\",\"minLength\":1,\"maxLength\":2048},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use.\",\"maxLength\":500},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Event types and prefixes to receive; empty means every event.\",\"maxItems\":64},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"Whether the endpoint stops receiving events.\"}},\"description\":\"The fields of a webhook endpoint to change.\"}",
+    [crate ::models::EventSelector]
+);

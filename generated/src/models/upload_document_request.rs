@@ -32,16 +32,11 @@ crate::runtime::deserialize_object!(
     UploadDocumentRequest, true, { file : "file", r#type : "type", description :
     "description", tag : "tag", entity_id : "entity_id" }
 );
-impl crate::runtime::SpecType for UploadDocumentRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "UploadDocumentRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.\"},\"type\":{\"$ref\":0},\"description\":{\"type\":\"string\",\"description\":\"Description, 0 to 127 characters.\",\"maxLength\":127},\"tag\":{\"type\":\"string\",\"description\":\"Free-form tag, 0 to 255 characters.\",\"maxLength\":255},\"entity_id\":{\"type\":\"string\",\"description\":\"Id of an entity of the platform to attach the document to (prefix `enti_`).\",\"maxLength\":64}},\"required\":[\"file\",\"type\"],\"description\":\"The `multipart/form-data` fields of a document upload.\"}",
-        links: &[crate::runtime::link::<crate::models::DocumentType>()],
-    };
-}
-crate::runtime::spec_type!(UploadDocumentRequest, read);
+crate::runtime::spec_type!(
+    UploadDocumentRequest, read, "UploadDocumentRequest",
+    "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file; at most 10 MiB by default (400 `document_too_large`). Its part's file name and content type are recorded.\"},\"type\":{\"$ref\":0},\"description\":{\"type\":\"string\",\"description\":\"Description, 0 to 127 characters.\",\"maxLength\":127},\"tag\":{\"type\":\"string\",\"description\":\"Free-form tag, 0 to 255 characters.\",\"maxLength\":255},\"entity_id\":{\"type\":\"string\",\"description\":\"Id of an entity of the platform to attach the document to (prefix `enti_`).\",\"maxLength\":64}},\"required\":[\"file\",\"type\"],\"description\":\"The `multipart/form-data` fields of a document upload.\"}",
+    [crate ::models::DocumentType]
+);
 impl crate::runtime::MultipartForm for UploadDocumentRequest {
     const FILE_FIELDS: &'static [&'static str] = &["file"];
     fn attach_files(

@@ -37,13 +37,8 @@ impl VerificationStatus {
     }
 }
 crate::runtime::string_enum!(VerificationStatus);
-impl crate::runtime::SpecType for VerificationStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "VerificationStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"UNVERIFIED\",\"PENDING\",\"MANUAL_REVIEW\",\"VERIFIED\",\"DENIED\"],\"description\":\"Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(VerificationStatus);
+crate::runtime::spec_type!(
+    VerificationStatus, both, "VerificationStatus",
+    "{\"type\":\"string\",\"enum\":[\"UNVERIFIED\",\"PENDING\",\"MANUAL_REVIEW\",\"VERIFIED\",\"DENIED\"],\"description\":\"Verification state of an entity. In the sandbox verification runs on create and update: `VERIFIED`, except a `last_name` or `business_name` of `Review` (`MANUAL_REVIEW`) or `Denied` (`DENIED`).\"}",
+    []
+);

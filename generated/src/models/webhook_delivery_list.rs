@@ -14,13 +14,8 @@ pub struct WebhookDeliveryList {
 crate::runtime::deserialize_object!(
     WebhookDeliveryList, false, { deliveries : "deliveries", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for WebhookDeliveryList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "WebhookDeliveryList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"deliveries\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The attempts of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"deliveries\",\"has_more\"],\"description\":\"One page of delivery attempts.\"}",
-        links: &[crate::runtime::link::<crate::models::WebhookDelivery>()],
-    };
-}
-crate::runtime::spec_type!(WebhookDeliveryList, write);
+crate::runtime::spec_type!(
+    WebhookDeliveryList, write, "WebhookDeliveryList",
+    "{\"type\":\"object\",\"properties\":{\"deliveries\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The attempts of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"deliveries\",\"has_more\"],\"description\":\"One page of delivery attempts.\"}",
+    [crate ::models::WebhookDelivery]
+);

@@ -29,13 +29,8 @@ impl WebhookDeliveryStatus {
     }
 }
 crate::runtime::string_enum!(WebhookDeliveryStatus);
-impl crate::runtime::SpecType for WebhookDeliveryStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "WebhookDeliveryStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"succeeded\",\"failed\"],\"description\":\"`pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(WebhookDeliveryStatus, write);
+crate::runtime::spec_type!(
+    WebhookDeliveryStatus, write, "WebhookDeliveryStatus",
+    "{\"type\":\"string\",\"enum\":[\"pending\",\"succeeded\",\"failed\"],\"description\":\"`pending`: scheduled at `next_attempt_at`; `succeeded`: the receiver answered 2xx; `failed`: it did not.\"}",
+    []
+);

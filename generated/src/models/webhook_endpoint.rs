@@ -30,13 +30,8 @@ crate::runtime::deserialize_object!(
     enabled_events : "enabled_events", is_disabled : "is_disabled", secret : "secret",
     created_at : "created_at", updated_at : "updated_at" }
 );
-impl crate::runtime::SpecType for WebhookEndpoint {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "WebhookEndpoint",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the endpoint (prefix `wend_`).\",\"pattern\":\"^wend_[0-9A-Za-z]{27}$\"},\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Where events are sent (`POST`).\"},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use; empty by default.\"},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The event types and prefixes the endpoint receives; empty means every event.\"},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"A disabled endpoint receives nothing.\"},\"secret\":{\"type\":\"string\",\"description\":\"The signing secret, `whsec_` followed by the base64 of 32 random bytes.\",\"pattern\":\"^whsec_[A-Za-z0-9+/]{43}=$\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint last changed.\"}},\"required\":[\"id\",\"url\",\"description\",\"enabled_events\",\"is_disabled\",\"secret\",\"created_at\",\"updated_at\"],\"description\":\"A URL that receives the platform's events, signed with `secret`.\"}",
-        links: &[crate::runtime::link::<crate::models::EventSelector>()],
-    };
-}
-crate::runtime::spec_type!(WebhookEndpoint, write);
+crate::runtime::spec_type!(
+    WebhookEndpoint, write, "WebhookEndpoint",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Id of the endpoint (prefix `wend_`).\",\"pattern\":\"^wend_[0-9A-Za-z]{27}$\"},\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Where events are sent (`POST`).\"},\"description\":{\"type\":\"string\",\"description\":\"Free text for the platform's own use; empty by default.\"},\"enabled_events\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The event types and prefixes the endpoint receives; empty means every event.\"},\"is_disabled\":{\"type\":\"boolean\",\"description\":\"A disabled endpoint receives nothing.\"},\"secret\":{\"type\":\"string\",\"description\":\"The signing secret, `whsec_` followed by the base64 of 32 random bytes.\",\"pattern\":\"^whsec_[A-Za-z0-9+/]{43}=$\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint was created.\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"When the endpoint last changed.\"}},\"required\":[\"id\",\"url\",\"description\",\"enabled_events\",\"is_disabled\",\"secret\",\"created_at\",\"updated_at\"],\"description\":\"A URL that receives the platform's events, signed with `secret`.\"}",
+    [crate ::models::EventSelector]
+);

@@ -15,13 +15,8 @@ crate::runtime::deserialize_object!(
     WebhookEndpointList, false, { webhook_endpoints : "webhook_endpoints", has_more :
     "has_more" }
 );
-impl crate::runtime::SpecType for WebhookEndpointList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "WebhookEndpointList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"webhook_endpoints\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The webhook endpoints of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"webhook_endpoints\",\"has_more\"],\"description\":\"One page of webhook endpoints.\"}",
-        links: &[crate::runtime::link::<crate::models::WebhookEndpoint>()],
-    };
-}
-crate::runtime::spec_type!(WebhookEndpointList, write);
+crate::runtime::spec_type!(
+    WebhookEndpointList, write, "WebhookEndpointList",
+    "{\"type\":\"object\",\"properties\":{\"webhook_endpoints\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The webhook endpoints of the page, newest first.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether more objects exist beyond this page in the direction of travel.\"}},\"required\":[\"webhook_endpoints\",\"has_more\"],\"description\":\"One page of webhook endpoints.\"}",
+    [crate ::models::WebhookEndpoint]
+);

@@ -226,27 +226,19 @@ impl FormResponse {
     ];
 }
 impl crate::runtime::ErrorVariants<crate::models::Problem> for FormResponse {
-    fn server_failure(body: crate::models::Problem) -> Self {
-        Self::BadRequest(
-            crate::runtime::Representation::Primary(crate::runtime::Json(body)),
-        )
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<
+        Self,
+        crate::models::Problem,
+    >] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[
+            (
+                Some(400),
+                |_, b| Self::BadRequest(crate::runtime::Representation::Primary(Json(b))),
+            ),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Problem,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Representation::Primary(crate::runtime::Json(body));
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `text` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]

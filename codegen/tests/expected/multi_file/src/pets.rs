@@ -83,25 +83,11 @@ impl crate::runtime::Responses for ListPetsResponse {
 }
 crate::runtime::api_response!(ListPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for ListPetsResponse {
-    fn server_failure(body: crate::models::Error2) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error2>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error2,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `addPet` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -127,25 +113,11 @@ impl crate::runtime::Responses for AddPetResponse {
 }
 crate::runtime::api_response!(AddPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for AddPetResponse {
-    fn server_failure(body: crate::models::Error2) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error2>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error2,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `get_animals` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -173,25 +145,11 @@ impl crate::runtime::Responses for GetAnimalsResponse {
 }
 crate::runtime::api_response!(GetAnimalsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error2> for GetAnimalsResponse {
-    fn server_failure(body: crate::models::Error2) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error2>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error2,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `getOwner` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]

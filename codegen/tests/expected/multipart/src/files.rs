@@ -59,25 +59,11 @@ impl crate::runtime::Responses for UploadFileResponse {
 }
 crate::runtime::api_response!(UploadFileResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UploadFileResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `label_files` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -103,23 +89,9 @@ impl crate::runtime::Responses for LabelFilesResponse {
 }
 crate::runtime::api_response!(LabelFilesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for LabelFilesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }

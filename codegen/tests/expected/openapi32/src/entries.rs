@@ -61,25 +61,11 @@ impl crate::runtime::Responses for ListEntriesResponse {
 }
 crate::runtime::api_response!(ListEntriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntriesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `get_entry` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -100,25 +86,11 @@ impl crate::runtime::Responses for GetEntryResponse {
 }
 crate::runtime::api_response!(GetEntryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntryResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::NotFound(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(404)]
+        use crate::runtime::Json;
+        &[(Some(404), |_, b| Self::NotFound(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            404 => Self::NotFound(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `lock_entry` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -139,23 +111,9 @@ impl crate::runtime::Responses for LockEntryResponse {
 }
 crate::runtime::api_response!(LockEntryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for LockEntryResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::NotFound(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(404)]
+        use crate::runtime::Json;
+        &[(Some(404), |_, b| Self::NotFound(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            404 => Self::NotFound(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }

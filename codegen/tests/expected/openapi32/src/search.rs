@@ -49,25 +49,11 @@ impl crate::runtime::Responses for SearchEntriesResponse {
 }
 crate::runtime::api_response!(SearchEntriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for SearchEntriesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `search_entries_in_query` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -89,23 +75,9 @@ impl crate::runtime::Responses for SearchEntriesInQueryResponse {
 crate::runtime::api_response!(SearchEntriesInQueryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SearchEntriesInQueryResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }

@@ -222,25 +222,11 @@ impl crate::runtime::Responses for ListOwnerPetsResponse {
 }
 crate::runtime::api_response!(ListOwnerPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListOwnerPetsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `create_owner_pet` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -266,25 +252,11 @@ impl crate::runtime::Responses for CreateOwnerPetResponse {
 }
 crate::runtime::api_response!(CreateOwnerPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateOwnerPetResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `get_owner_pet` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -310,25 +282,11 @@ impl crate::runtime::Responses for GetOwnerPetResponse {
 }
 crate::runtime::api_response!(GetOwnerPetResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetOwnerPetResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `path_styles` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -357,25 +315,11 @@ impl crate::runtime::Responses for PathStylesResponse {
 }
 crate::runtime::api_response!(PathStylesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PathStylesResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `grid` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]

@@ -91,28 +91,14 @@ impl crate::runtime::Responses for ListPetsResponse {
 }
 crate::runtime::api_response!(ListPetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListPetsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::Default(
-            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            crate::runtime::Json(body),
-        )
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        &[Some(400), None]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (None, |s, b| Self::Default(s, Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::Some;
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
-        };
-        Some(variant)
-    }
 }
 /// Every response `createPets` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -146,28 +132,14 @@ impl crate::runtime::Responses for CreatePetsResponse {
 }
 crate::runtime::api_response!(CreatePetsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePetsResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::Default(
-            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            crate::runtime::Json(body),
-        )
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        &[Some(400), None]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (None, |s, b| Self::Default(s, Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::Some;
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
-        };
-        Some(variant)
-    }
 }
 /// Every response `showPetById` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -201,26 +173,12 @@ impl crate::runtime::Responses for ShowPetByIdResponse {
 }
 crate::runtime::api_response!(ShowPetByIdResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ShowPetByIdResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::Default(
-            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            crate::runtime::Json(body),
-        )
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        &[Some(400), None]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (None, |s, b| Self::Default(s, Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::Some;
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
-        };
-        Some(variant)
-    }
 }

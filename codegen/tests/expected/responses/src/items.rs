@@ -112,25 +112,11 @@ impl crate::runtime::Responses for CreateItemResponse {
 }
 crate::runtime::api_response!(CreateItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreateItemResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400)]
+        use crate::runtime::Json;
+        &[(Some(400), |_, b| Self::BadRequest(Json(b)))]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }
 /// Every response `ping` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -228,30 +214,16 @@ impl crate::runtime::Responses for PutItemResponse {
 }
 crate::runtime::api_response!(PutItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::Default(
-            ::poem::http::StatusCode::INTERNAL_SERVER_ERROR,
-            crate::runtime::Json(body),
-        )
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::{None, Some};
-        &[Some(400), Some(404), Some(409), None]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(409), |_, b| Self::Conflict(Json(b))),
+            (None, |s, b| Self::Default(s, Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::Some;
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            404 => Self::NotFound(body),
-            409 => Self::Conflict(body),
-            other => Self::Default(::poem::http::StatusCode::from_u16(other).ok()?, body),
-        };
-        Some(variant)
-    }
 }
 /// Every response `delete_item` may give, one variant per declared status.
 #[cfg_attr(feature = "client", derive(Debug))]
@@ -285,24 +257,12 @@ impl crate::runtime::Responses for DeleteItemResponse {
 }
 crate::runtime::api_response!(DeleteItemResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400), Some(404)]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(404), |_, b| Self::NotFound(Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            404 => Self::NotFound(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }

@@ -51,24 +51,12 @@ impl crate::runtime::Responses for GetMeResponse {
 }
 crate::runtime::api_response!(GetMeResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetMeResponse {
-    fn server_failure(body: crate::models::Error) -> Self {
-        Self::BadRequest(crate::runtime::Json(body))
-    }
-    const ERROR_STATUSES: &'static [::std::option::Option<u16>] = {
+    const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
         use ::std::option::Option::Some;
-        &[Some(400), Some(401)]
+        use crate::runtime::Json;
+        &[
+            (Some(400), |_, b| Self::BadRequest(Json(b))),
+            (Some(401), |_, b| Self::Unauthorized(Json(b))),
+        ]
     };
-    fn from_error(
-        status: u16,
-        body: crate::models::Error,
-    ) -> ::std::option::Option<Self> {
-        use ::std::option::Option::{None, Some};
-        let body = crate::runtime::Json(body);
-        let variant = match status {
-            400 => Self::BadRequest(body),
-            401 => Self::Unauthorized(body),
-            _ => return None,
-        };
-        Some(variant)
-    }
 }

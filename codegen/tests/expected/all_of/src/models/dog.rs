@@ -24,14 +24,8 @@ crate::runtime::deserialize_object!(
     Dog, false, { id : "id", name : "name", tag : "tag", breed : "breed", good_boy :
     "good_boy", owner : "owner" }
 );
-impl crate::runtime::SpecType for Dog {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A pet with dog-specific fields; the generator merges both allOf members into one struct.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Pet>(),
-            crate::runtime::link::<crate::models::Dog2>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Dog);
+crate::runtime::spec_type!(
+    Dog, both, "Dog",
+    "{\"allOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A pet with dog-specific fields; the generator merges both allOf members into one struct.\"}",
+    [crate ::models::Pet, crate ::models::Dog2]
+);

@@ -16,11 +16,8 @@ pub struct Dog2 {
 crate::runtime::deserialize_object!(
     Dog2, false, { breed : "breed", good_boy : "good_boy", owner : "owner" }
 );
-impl crate::runtime::SpecType for Dog2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"breed\":{\"type\":\"string\",\"description\":\"Breed of the dog.\"},\"good_boy\":{\"type\":\"boolean\",\"description\":\"Optional flag.\"},\"owner\":{\"$ref\":0}},\"required\":[\"breed\"],\"description\":\"Dog-specific fields added to the base pet.\"}",
-        links: &[crate::runtime::link::<crate::models::Owner>()],
-    };
-}
-crate::runtime::spec_type!(Dog2);
+crate::runtime::spec_type!(
+    Dog2, both, _,
+    "{\"type\":\"object\",\"properties\":{\"breed\":{\"type\":\"string\",\"description\":\"Breed of the dog.\"},\"good_boy\":{\"type\":\"boolean\",\"description\":\"Optional flag.\"},\"owner\":{\"$ref\":0}},\"required\":[\"breed\"],\"description\":\"Dog-specific fields added to the base pet.\"}",
+    [crate ::models::Owner]
+);

@@ -9,13 +9,8 @@ pub struct Owner {
     pub name: ::std::string::String,
 }
 crate::runtime::deserialize_object!(Owner, false, { name : "name" });
-impl crate::runtime::SpecType for Owner {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Owner",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the owner.\"}},\"required\":[\"name\"],\"description\":\"The owner of a dog, referenced from the inline allOf member.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Owner);
+crate::runtime::spec_type!(
+    Owner, both, "Owner",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the owner.\"}},\"required\":[\"name\"],\"description\":\"The owner of a dog, referenced from the inline allOf member.\"}",
+    []
+);

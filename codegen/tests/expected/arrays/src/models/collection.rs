@@ -26,13 +26,8 @@ crate::runtime::deserialize_object!(
     Collection, false, { id : "id", anything : "anything", labels : "labels", scores :
     "scores", flags : "flags", tags : "tags" }
 );
-impl crate::runtime::SpecType for Collection {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Collection",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the collection.\"},\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A single score.\"},\"description\":\"Optional array of 64-bit integers.\",\"maxItems\":5},\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\",\"description\":\"A single flag.\"},\"description\":\"Optional array of booleans.\"},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Required array of referenced tag objects.\",\"minItems\":0,\"maxItems\":20}},\"required\":[\"id\",\"labels\",\"tags\"],\"description\":\"A collection with array fields.\"}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(Collection, write);
+crate::runtime::spec_type!(
+    Collection, write, "Collection",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the collection.\"},\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A single score.\"},\"description\":\"Optional array of 64-bit integers.\",\"maxItems\":5},\"flags\":{\"type\":\"array\",\"items\":{\"type\":\"boolean\",\"description\":\"A single flag.\"},\"description\":\"Optional array of booleans.\"},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Required array of referenced tag objects.\",\"minItems\":0,\"maxItems\":20}},\"required\":[\"id\",\"labels\",\"tags\"],\"description\":\"A collection with array fields.\"}",
+    [crate ::models::Tag]
+);

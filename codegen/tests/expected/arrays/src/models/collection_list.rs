@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct CollectionList(pub ::std::vec::Vec<crate::models::Collection>);
-impl crate::runtime::SpecType for CollectionList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CollectionList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of collections.\",\"maxItems\":100}",
-        links: &[crate::runtime::link::<crate::models::Collection>()],
-    };
-}
-crate::runtime::spec_type!(CollectionList, write);
+crate::runtime::spec_type!(
+    CollectionList, write, "CollectionList",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of collections.\",\"maxItems\":100}",
+    [crate ::models::Collection]
+);

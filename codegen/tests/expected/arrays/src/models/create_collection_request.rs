@@ -31,13 +31,8 @@ crate::runtime::deserialize_object!(
     CreateCollectionRequest, false, { anything : "anything", labels : "labels", scores :
     "scores", tags : "tags" }
 );
-impl crate::runtime::SpecType for CreateCollectionRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateCollectionRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A single score.\"},\"description\":\"Optional array of 32-bit integers.\",\"minItems\":1,\"maxItems\":5},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Optional array of referenced tag objects.\",\"maxItems\":20}},\"required\":[\"labels\"],\"description\":\"Request body used to create a collection.\"}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(CreateCollectionRequest, read);
+crate::runtime::spec_type!(
+    CreateCollectionRequest, read, "CreateCollectionRequest",
+    "{\"type\":\"object\",\"properties\":{\"anything\":{\"type\":\"array\",\"items\":{},\"description\":\"An array without `items` (OpenAPI 3.0 requires them); its items are any JSON values.\"},\"labels\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single label.\"},\"description\":\"Required array of strings.\",\"minItems\":1,\"maxItems\":10},\"scores\":{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"A single score.\"},\"description\":\"Optional array of 32-bit integers.\",\"minItems\":1,\"maxItems\":5},\"tags\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Optional array of referenced tag objects.\",\"maxItems\":20}},\"required\":[\"labels\"],\"description\":\"Request body used to create a collection.\"}",
+    [crate ::models::Tag]
+);

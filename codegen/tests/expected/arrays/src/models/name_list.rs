@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct NameList(pub ::std::vec::Vec<::std::string::String>);
-impl crate::runtime::SpecType for NameList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "NameList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A tag name.\"},\"description\":\"A top-level array of strings.\",\"maxItems\":50}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(NameList, write);
+crate::runtime::spec_type!(
+    NameList, write, "NameList",
+    "{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A tag name.\"},\"description\":\"A top-level array of strings.\",\"maxItems\":50}",
+    []
+);

@@ -14,11 +14,8 @@ pub struct PageCollectionsOkBody {
 crate::runtime::deserialize_object!(
     PageCollectionsOkBody, false, { data : "data", has_more : "has_more" }
 );
-impl crate::runtime::SpecType for PageCollectionsOkBody {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The collections of the page.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether a page follows.\"}},\"required\":[\"data\",\"has_more\"],\"description\":\"A page of collections.\"}",
-        links: &[crate::runtime::link::<crate::models::Collection>()],
-    };
-}
-crate::runtime::spec_type!(PageCollectionsOkBody, write);
+crate::runtime::spec_type!(
+    PageCollectionsOkBody, write, _,
+    "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The collections of the page.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether a page follows.\"}},\"required\":[\"data\",\"has_more\"],\"description\":\"A page of collections.\"}",
+    [crate ::models::Collection]
+);

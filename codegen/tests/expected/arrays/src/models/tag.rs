@@ -12,11 +12,8 @@ pub struct Tag {
     pub weight: ::std::option::Option<i32>,
 }
 crate::runtime::deserialize_object!(Tag, false, { name : "name", weight : "weight" });
-impl crate::runtime::SpecType for Tag {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the tag.\"},\"weight\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional sort weight.\"}},\"required\":[\"name\"],\"description\":\"A label attached to a collection.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Tag);
+crate::runtime::spec_type!(
+    Tag, both, "Tag",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the tag.\"},\"weight\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional sort weight.\"}},\"required\":[\"name\"],\"description\":\"A label attached to a collection.\"}",
+    []
+);

@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct TagList(pub ::std::vec::Vec<crate::models::Tag>);
-impl crate::runtime::SpecType for TagList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "TagList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of tags.\",\"minItems\":1,\"maxItems\":50}",
-        links: &[crate::runtime::link::<crate::models::Tag>()],
-    };
-}
-crate::runtime::spec_type!(TagList, read);
+crate::runtime::spec_type!(
+    TagList, read, "TagList",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A top-level array of tags.\",\"minItems\":1,\"maxItems\":50}",
+    [crate ::models::Tag]
+);

@@ -11,13 +11,8 @@ pub struct Event {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Event, false, { id : "id", r#type : "type" });
-impl crate::runtime::SpecType for Event {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Event",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"The event's id.\"},\"type\":{\"$ref\":0}},\"required\":[\"id\",\"type\"],\"description\":\"Something that happened.\"}",
-        links: &[crate::runtime::link::<crate::models::EventType>()],
-    };
-}
-crate::runtime::spec_type!(Event, write);
+crate::runtime::spec_type!(
+    Event, write, "Event",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"The event's id.\"},\"type\":{\"$ref\":0}},\"required\":[\"id\",\"type\"],\"description\":\"Something that happened.\"}",
+    [crate ::models::EventType]
+);

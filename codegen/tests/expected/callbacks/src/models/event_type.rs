@@ -22,11 +22,8 @@ impl EventType {
     }
 }
 crate::runtime::string_enum!(EventType);
-impl crate::runtime::SpecType for EventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"created\",\"deleted\"],\"description\":\"What happened.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(EventType, write);
+crate::runtime::spec_type!(
+    EventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"created\",\"deleted\"],\"description\":\"What happened.\"}",
+    []
+);

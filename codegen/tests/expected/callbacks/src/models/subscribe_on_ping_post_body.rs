@@ -12,11 +12,8 @@ pub struct SubscribeOnPingPostBody {
 crate::runtime::deserialize_object!(
     SubscribeOnPingPostBody, false, { sequence : "sequence" }
 );
-impl crate::runtime::SpecType for SubscribeOnPingPostBody {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Increases by one per ping.\"}},\"required\":[\"sequence\"],\"description\":\"The ping.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SubscribeOnPingPostBody, write);
+crate::runtime::spec_type!(
+    SubscribeOnPingPostBody, write, _,
+    "{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Increases by one per ping.\"}},\"required\":[\"sequence\"],\"description\":\"The ping.\"}",
+    []
+);

@@ -10,13 +10,8 @@ pub struct Subscription {
     pub url: ::std::string::String,
 }
 crate::runtime::deserialize_object!(Subscription, false, { url : "url" });
-impl crate::runtime::SpecType for Subscription {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Subscription",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"The receiver.\"}},\"required\":[\"url\"],\"description\":\"Where to send events.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Subscription, read);
+crate::runtime::spec_type!(
+    Subscription, read, "Subscription",
+    "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"The receiver.\"}},\"required\":[\"url\"],\"description\":\"Where to send events.\"}",
+    []
+);

@@ -17,16 +17,8 @@ crate::runtime::deserialize_object!(
     Task, false, { id : "id", status : "status", previous_status : "previous_status",
     kinds : "kinds" }
 );
-impl crate::runtime::SpecType for Task {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Task",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the task.\"},\"status\":{\"$ref\":0},\"previous_status\":{\"$ref\":0},\"kinds\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Kinds of the task (array of enum items).\",\"minItems\":1}},\"required\":[\"id\",\"status\",\"kinds\"],\"description\":\"A task that uses enums as properties and array items.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::TaskStatus>(),
-            crate::runtime::link::<crate::models::TaskKind>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Task);
+crate::runtime::spec_type!(
+    Task, both, "Task",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the task.\"},\"status\":{\"$ref\":0},\"previous_status\":{\"$ref\":0},\"kinds\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Kinds of the task (array of enum items).\",\"minItems\":1}},\"required\":[\"id\",\"status\",\"kinds\"],\"description\":\"A task that uses enums as properties and array items.\"}",
+    [crate ::models::TaskStatus, crate ::models::TaskKind]
+);

@@ -33,13 +33,8 @@ impl TaskKind {
     }
 }
 crate::runtime::string_enum!(TaskKind);
-impl crate::runtime::SpecType for TaskKind {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "TaskKind",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"type\",\"self\",\"v1.2\",\"plain\"],\"description\":\"Kind of a task; includes Rust keywords and a value with a dot.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(TaskKind);
+crate::runtime::spec_type!(
+    TaskKind, both, "TaskKind",
+    "{\"type\":\"string\",\"enum\":[\"type\",\"self\",\"v1.2\",\"plain\"],\"description\":\"Kind of a task; includes Rust keywords and a value with a dot.\"}",
+    []
+);

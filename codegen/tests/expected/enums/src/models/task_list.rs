@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct TaskList(pub ::std::vec::Vec<crate::models::Task>);
-impl crate::runtime::SpecType for TaskList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "TaskList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of tasks.\"}",
-        links: &[crate::runtime::link::<crate::models::Task>()],
-    };
-}
-crate::runtime::spec_type!(TaskList, write);
+crate::runtime::spec_type!(
+    TaskList, write, "TaskList",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of tasks.\"}",
+    [crate ::models::Task]
+);

@@ -29,13 +29,8 @@ impl TaskStatus {
     }
 }
 crate::runtime::string_enum!(TaskStatus);
-impl crate::runtime::SpecType for TaskStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "TaskStatus",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"in-progress\",\"done\",\"pending\"],\"description\":\"Lifecycle status of a task; includes a value with a dash, and one listed twice.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(TaskStatus);
+crate::runtime::spec_type!(
+    TaskStatus, both, "TaskStatus",
+    "{\"type\":\"string\",\"enum\":[\"pending\",\"in-progress\",\"done\",\"pending\"],\"description\":\"Lifecycle status of a task; includes a value with a dash, and one listed twice.\"}",
+    []
+);

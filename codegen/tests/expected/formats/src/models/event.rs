@@ -31,13 +31,8 @@ crate::runtime::deserialize_object!(
     created_at : "created_at", updated_at : "updated_at", contact : "contact", homepage :
     "homepage" }
 );
-impl crate::runtime::SpecType for Event {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Event",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier (int64).\"},\"sequence\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Sequence number (int32).\"},\"occurred_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Calendar day of the event (date).\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Creation instant (date-time).\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Optional last update instant (date-time).\"},\"contact\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Optional contact e-mail address (email).\"},\"homepage\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Optional home page (uri).\"}},\"required\":[\"id\",\"sequence\",\"occurred_on\",\"created_at\"],\"description\":\"An event with one field per format.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Event, write);
+crate::runtime::spec_type!(
+    Event, write, "Event",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier (int64).\"},\"sequence\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Sequence number (int32).\"},\"occurred_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"Calendar day of the event (date).\"},\"created_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Creation instant (date-time).\"},\"updated_at\":{\"type\":\"string\",\"format\":\"date-time\",\"description\":\"Optional last update instant (date-time).\"},\"contact\":{\"type\":\"string\",\"format\":\"email\",\"description\":\"Optional contact e-mail address (email).\"},\"homepage\":{\"type\":\"string\",\"format\":\"uri\",\"description\":\"Optional home page (uri).\"}},\"required\":[\"id\",\"sequence\",\"occurred_on\",\"created_at\"],\"description\":\"An event with one field per format.\"}",
+    []
+);

@@ -37,13 +37,8 @@ crate::runtime::deserialize_object!(
     crate_ : "crate", r#gen : "gen", r#match : "match", camel_case_name :
     "camelCaseName", kebab_name : "kebab-name" }
 );
-impl crate::runtime::SpecType for Record {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Record",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"ref\":{\"type\":\"string\",\"description\":\"Property named ref (Rust keyword).\"},\"async\":{\"type\":\"boolean\",\"description\":\"Property named async (Rust keyword).\"},\"self\":{\"type\":\"string\",\"description\":\"Property named self (cannot be a raw identifier).\"},\"crate\":{\"type\":\"string\",\"description\":\"Property named crate (cannot be a raw identifier).\"},\"gen\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Property named gen (reserved in Rust 2024).\"},\"match\":{\"type\":\"string\",\"description\":\"Property named match (Rust keyword).\"},\"camelCaseName\":{\"type\":\"string\",\"description\":\"Property in camelCase that must be renamed to snake_case.\"},\"kebab-name\":{\"type\":\"string\",\"description\":\"Property in kebab-case that must be renamed to snake_case.\"}},\"required\":[\"type\",\"ref\",\"self\",\"camelCaseName\",\"kebab-name\"],\"description\":\"A record whose property names are Rust keywords or not snake_case.\"}",
-        links: &[crate::runtime::link::<crate::models::Type>()],
-    };
-}
-crate::runtime::spec_type!(Record, write);
+crate::runtime::spec_type!(
+    Record, write, "Record",
+    "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"ref\":{\"type\":\"string\",\"description\":\"Property named ref (Rust keyword).\"},\"async\":{\"type\":\"boolean\",\"description\":\"Property named async (Rust keyword).\"},\"self\":{\"type\":\"string\",\"description\":\"Property named self (cannot be a raw identifier).\"},\"crate\":{\"type\":\"string\",\"description\":\"Property named crate (cannot be a raw identifier).\"},\"gen\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Property named gen (reserved in Rust 2024).\"},\"match\":{\"type\":\"string\",\"description\":\"Property named match (Rust keyword).\"},\"camelCaseName\":{\"type\":\"string\",\"description\":\"Property in camelCase that must be renamed to snake_case.\"},\"kebab-name\":{\"type\":\"string\",\"description\":\"Property in kebab-case that must be renamed to snake_case.\"}},\"required\":[\"type\",\"ref\",\"self\",\"camelCaseName\",\"kebab-name\"],\"description\":\"A record whose property names are Rust keywords or not snake_case.\"}",
+    [crate ::models::Type]
+);

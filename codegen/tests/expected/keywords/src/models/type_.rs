@@ -13,13 +13,8 @@ pub struct Type {
     pub self_: ::std::option::Option<bool>,
 }
 crate::runtime::deserialize_object!(Type, false, { name : "name", self_ : "self" });
-impl crate::runtime::SpecType for Type {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Type",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the type.\"},\"self\":{\"type\":\"boolean\",\"description\":\"Optional property named self.\"}},\"required\":[\"name\"],\"description\":\"A schema named Type, whose snake_case form (type) is a Rust keyword.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Type);
+crate::runtime::spec_type!(
+    Type, both, "Type",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the type.\"},\"self\":{\"type\":\"boolean\",\"description\":\"Optional property named self.\"}},\"required\":[\"name\"],\"description\":\"A schema named Type, whose snake_case form (type) is a Rust keyword.\"}",
+    []
+);

@@ -22,16 +22,8 @@ crate::runtime::deserialize_object!(
     Inventory, false, { counts : "counts", labels : "labels", items : "items", metadata :
     "metadata" }
 );
-impl crate::runtime::SpecType for Inventory {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Inventory",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"counts\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Count for one SKU.\"},\"description\":\"Required map from SKU to count (primitive values).\"},\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Label text.\"},\"description\":\"Optional map from key to label (primitive values).\"},\"items\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"Required map from SKU to item (referenced values).\"},\"metadata\":{\"$ref\":1}},\"required\":[\"counts\",\"items\"],\"description\":\"An object with map-typed properties.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Item>(),
-            crate::runtime::link::<crate::models::Metadata>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Inventory, write);
+crate::runtime::spec_type!(
+    Inventory, write, "Inventory",
+    "{\"type\":\"object\",\"properties\":{\"counts\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Count for one SKU.\"},\"description\":\"Required map from SKU to count (primitive values).\"},\"labels\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Label text.\"},\"description\":\"Optional map from key to label (primitive values).\"},\"items\":{\"type\":\"object\",\"additionalProperties\":{\"$ref\":0},\"description\":\"Required map from SKU to item (referenced values).\"},\"metadata\":{\"$ref\":1}},\"required\":[\"counts\",\"items\"],\"description\":\"An object with map-typed properties.\"}",
+    [crate ::models::Item, crate ::models::Metadata]
+);

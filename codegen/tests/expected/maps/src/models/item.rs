@@ -13,13 +13,8 @@ pub struct Item {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Item, false, { sku : "sku", quantity : "quantity" });
-impl crate::runtime::SpecType for Item {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Item",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"sku\":{\"type\":\"string\",\"description\":\"Stock keeping unit.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity on hand.\"}},\"required\":[\"sku\"],\"description\":\"An inventory item, used as a map value.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Item, write);
+crate::runtime::spec_type!(
+    Item, write, "Item",
+    "{\"type\":\"object\",\"properties\":{\"sku\":{\"type\":\"string\",\"description\":\"Stock keeping unit.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity on hand.\"}},\"required\":[\"sku\"],\"description\":\"An inventory item, used as a map value.\"}",
+    []
+);

@@ -8,13 +8,8 @@
 pub struct Metadata(
     pub ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
 );
-impl crate::runtime::SpecType for Metadata {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Metadata",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Metadata value.\"},\"description\":\"A named top-level map from string keys to string values.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Metadata);
+crate::runtime::spec_type!(
+    Metadata, both, "Metadata",
+    "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\",\"description\":\"Metadata value.\"},\"description\":\"A named top-level map from string keys to string values.\"}",
+    []
+);

@@ -15,13 +15,8 @@ pub struct MetadataSummary {
 crate::runtime::deserialize_object!(
     MetadataSummary, true, { key_count : "key_count", truncated : "truncated" }
 );
-impl crate::runtime::SpecType for MetadataSummary {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "MetadataSummary",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"key_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Number of stored keys.\"},\"truncated\":{\"type\":\"boolean\",\"description\":\"Optional flag set when some keys were dropped.\"}},\"required\":[\"key_count\"],\"description\":\"An object that does not allow any additional properties.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(MetadataSummary, write);
+crate::runtime::spec_type!(
+    MetadataSummary, write, "MetadataSummary",
+    "{\"type\":\"object\",\"properties\":{\"key_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Number of stored keys.\"},\"truncated\":{\"type\":\"boolean\",\"description\":\"Optional flag set when some keys were dropped.\"}},\"required\":[\"key_count\"],\"description\":\"An object that does not allow any additional properties.\"}",
+    []
+);

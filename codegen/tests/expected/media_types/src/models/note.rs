@@ -17,13 +17,8 @@ pub struct Note {
 crate::runtime::deserialize_object!(
     Note, false, { title : "title", stars : "stars", tags : "tags" }
 );
-impl crate::runtime::SpecType for Note {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Note",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"The title.\",\"minLength\":1},\"stars\":{\"type\":\"integer\",\"description\":\"Stars.\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Tags.\"}},\"required\":[\"title\"],\"description\":\"A note.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Note);
+crate::runtime::spec_type!(
+    Note, both, "Note",
+    "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"The title.\",\"minLength\":1},\"stars\":{\"type\":\"integer\",\"description\":\"Stars.\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Tags.\"}},\"required\":[\"title\"],\"description\":\"A note.\"}",
+    []
+);

@@ -15,13 +15,8 @@ pub struct Problem {
 crate::runtime::deserialize_object!(
     Problem, false, { title : "title", status : "status" }
 );
-impl crate::runtime::SpecType for Problem {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Problem",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"What went wrong.\"},\"status\":{\"type\":\"integer\",\"description\":\"The status.\"}},\"required\":[\"title\"],\"description\":\"An RFC 9457 problem.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Problem, write);
+crate::runtime::spec_type!(
+    Problem, write, "Problem",
+    "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\",\"description\":\"What went wrong.\"},\"status\":{\"type\":\"integer\",\"description\":\"The status.\"}},\"required\":[\"title\"],\"description\":\"An RFC 9457 problem.\"}",
+    []
+);

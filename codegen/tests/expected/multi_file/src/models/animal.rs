@@ -9,16 +9,8 @@ pub enum Animal {
     Cat(crate::models::Cat),
     Dog(crate::models::Dog),
 }
-impl crate::runtime::SpecType for Animal {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Animal",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"kind\",\"mapping\":{\"cat\":\"#/components/schemas/Cat\",\"dog\":\"#/components/schemas/Dog\"}},\"description\":\"A cat or a dog, told apart by `kind`.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Cat>(),
-            crate::runtime::link::<crate::models::Dog>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Animal);
+crate::runtime::spec_type!(
+    Animal, both, "Animal",
+    "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"kind\",\"mapping\":{\"cat\":\"#/components/schemas/Cat\",\"dog\":\"#/components/schemas/Dog\"}},\"description\":\"A cat or a dog, told apart by `kind`.\"}",
+    [crate ::models::Cat, crate ::models::Dog]
+);

@@ -11,11 +11,8 @@ pub struct Cat {
     pub lives: i32,
 }
 crate::runtime::deserialize_object!(Cat, false, { kind : "kind", lives : "lives" });
-impl crate::runtime::SpecType for Cat {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Cat");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `cat`.\"},\"lives\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Lives left.\",\"minimum\":0.0,\"maximum\":9.0}},\"required\":[\"kind\",\"lives\"],\"description\":\"A cat.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Cat);
+crate::runtime::spec_type!(
+    Cat, both, "Cat",
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `cat`.\"},\"lives\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Lives left.\",\"minimum\":0.0,\"maximum\":9.0}},\"required\":[\"kind\",\"lives\"],\"description\":\"A cat.\"}",
+    []
+);

@@ -12,11 +12,8 @@ pub struct Dog {
     pub good: ::std::option::Option<bool>,
 }
 crate::runtime::deserialize_object!(Dog, false, { kind : "kind", good : "good" });
-impl crate::runtime::SpecType for Dog {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Dog");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `dog`.\"},\"good\":{\"type\":\"boolean\",\"description\":\"Whether the dog is good.\"}},\"required\":[\"kind\"],\"description\":\"A dog.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Dog);
+crate::runtime::spec_type!(
+    Dog, both, "Dog",
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"Always `dog`.\"},\"good\":{\"type\":\"boolean\",\"description\":\"Whether the dog is good.\"}},\"required\":[\"kind\"],\"description\":\"A dog.\"}",
+    []
+);

@@ -14,13 +14,8 @@ pub struct Error2 {
 crate::runtime::deserialize_object!(
     Error2, false, { code : "code", message : "message" }
 );
-impl crate::runtime::SpecType for Error2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error2",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"The shared error of the other files.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error2, write);
+crate::runtime::spec_type!(
+    Error2, write, "Error2",
+    "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"message\":{\"type\":\"string\",\"description\":\"What went wrong.\"}},\"required\":[\"code\",\"message\"],\"description\":\"The shared error of the other files.\"}",
+    []
+);

@@ -15,13 +15,8 @@ pub struct Node {
 crate::runtime::deserialize_object!(
     Node, false, { name : "name", children : "children" }
 );
-impl crate::runtime::SpecType for Node {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Node",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"This node's name.\"},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Its children.\"}},\"required\":[\"name\"],\"description\":\"A tree of names.\"}",
-        links: &[crate::runtime::link::<crate::models::Node>()],
-    };
-}
-crate::runtime::spec_type!(Node, write);
+crate::runtime::spec_type!(
+    Node, write, "Node",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"This node's name.\"},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Its children.\"}},\"required\":[\"name\"],\"description\":\"A tree of names.\"}",
+    [crate ::models::Node]
+);

@@ -16,16 +16,8 @@ pub struct Owner {
 crate::runtime::deserialize_object!(
     Owner, false, { name : "name", pets : "pets", tree : "tree" }
 );
-impl crate::runtime::SpecType for Owner {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Owner",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The owner's name.\"},\"pets\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The owner's pets.\"},\"tree\":{\"$ref\":1}},\"required\":[\"name\",\"pets\"],\"description\":\"An owner.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Pet>(),
-            crate::runtime::link::<crate::models::Node>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Owner, write);
+crate::runtime::spec_type!(
+    Owner, write, "Owner",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The owner's name.\"},\"pets\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The owner's pets.\"},\"tree\":{\"$ref\":1}},\"required\":[\"name\",\"pets\"],\"description\":\"An owner.\"}",
+    [crate ::models::Pet, crate ::models::Node]
+);

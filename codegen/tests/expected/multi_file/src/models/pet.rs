@@ -18,14 +18,8 @@ pub struct Pet {
 crate::runtime::deserialize_object!(
     Pet, false, { id : "id", name : "name", tag : "tag", parent : "parent" }
 );
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"The pet's id.\"},\"name\":{\"type\":\"string\",\"description\":\"The pet's name.\"},\"tag\":{\"$ref\":0},\"parent\":{\"$ref\":1}},\"required\":[\"id\",\"name\"],\"description\":\"A pet.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Tag>(),
-            crate::runtime::link::<crate::models::Pet>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Pet, write);
+crate::runtime::spec_type!(
+    Pet, write, "Pet",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"The pet's id.\"},\"name\":{\"type\":\"string\",\"description\":\"The pet's name.\"},\"tag\":{\"$ref\":0},\"parent\":{\"$ref\":1}},\"required\":[\"id\",\"name\"],\"description\":\"A pet.\"}",
+    [crate ::models::Tag, crate ::models::Pet]
+);

@@ -7,11 +7,7 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Tag(pub ::std::string::String);
-impl crate::runtime::SpecType for Tag {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Tag");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"description\":\"A label.\",\"maxLength\":32}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Tag, write);
+crate::runtime::spec_type!(
+    Tag, write, "Tag",
+    "{\"type\":\"string\",\"description\":\"A label.\",\"maxLength\":32}", []
+);

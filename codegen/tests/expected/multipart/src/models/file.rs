@@ -19,13 +19,8 @@ pub struct File {
 crate::runtime::deserialize_object!(
     File, false, { id : "id", purpose : "purpose", size : "size", title : "title" }
 );
-impl crate::runtime::SpecType for File {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "File",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the file.\"},\"purpose\":{\"type\":\"string\",\"description\":\"Purpose given at upload.\"},\"size\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Size of the file in bytes.\"},\"title\":{\"type\":\"string\",\"description\":\"Optional title given at upload.\"}},\"required\":[\"id\",\"purpose\",\"size\"],\"description\":\"Metadata of a stored file.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(File, write);
+crate::runtime::spec_type!(
+    File, write, "File",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the file.\"},\"purpose\":{\"type\":\"string\",\"description\":\"Purpose given at upload.\"},\"size\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Size of the file in bytes.\"},\"title\":{\"type\":\"string\",\"description\":\"Optional title given at upload.\"}},\"required\":[\"id\",\"purpose\",\"size\"],\"description\":\"Metadata of a stored file.\"}",
+    []
+);

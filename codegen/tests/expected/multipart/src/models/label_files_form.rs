@@ -10,14 +10,11 @@ pub struct LabelFilesForm {
     pub label: ::std::string::String,
 }
 crate::runtime::deserialize_object!(LabelFilesForm, false, { label : "label" });
-impl crate::runtime::SpecType for LabelFilesForm {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"description\":\"The label to set.\",\"maxLength\":50}},\"required\":[\"label\"],\"description\":\"Form fields of the labelling, none of them a file.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(LabelFilesForm, read);
+crate::runtime::spec_type!(
+    LabelFilesForm, read, _,
+    "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"description\":\"The label to set.\",\"maxLength\":50}},\"required\":[\"label\"],\"description\":\"Form fields of the labelling, none of them a file.\"}",
+    []
+);
 impl crate::runtime::MultipartForm for LabelFilesForm {
     const FILE_FIELDS: &'static [&'static str] = &[];
     fn attach_files(

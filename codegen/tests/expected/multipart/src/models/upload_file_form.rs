@@ -26,14 +26,11 @@ crate::runtime::deserialize_object!(
     UploadFileForm, false, { file : "file", purpose : "purpose", title : "title", note :
     "note" }
 );
-impl crate::runtime::SpecType for UploadFileForm {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file content.\"},\"purpose\":{\"$ref\":0},\"title\":{\"type\":\"string\",\"description\":\"Optional title of the file.\",\"maxLength\":100},\"note\":{\"type\":\"string\",\"description\":\"Optional free-form note.\",\"maxLength\":500}},\"required\":[\"file\",\"purpose\"],\"description\":\"Form fields of the upload.\"}",
-        links: &[crate::runtime::link::<crate::models::UploadFileFormPurpose>()],
-    };
-}
-crate::runtime::spec_type!(UploadFileForm, read);
+crate::runtime::spec_type!(
+    UploadFileForm, read, _,
+    "{\"type\":\"object\",\"properties\":{\"file\":{\"type\":\"string\",\"format\":\"binary\",\"description\":\"The file content.\"},\"purpose\":{\"$ref\":0},\"title\":{\"type\":\"string\",\"description\":\"Optional title of the file.\",\"maxLength\":100},\"note\":{\"type\":\"string\",\"description\":\"Optional free-form note.\",\"maxLength\":500}},\"required\":[\"file\",\"purpose\"],\"description\":\"Form fields of the upload.\"}",
+    [crate ::models::UploadFileFormPurpose]
+);
 impl crate::runtime::MultipartForm for UploadFileForm {
     const FILE_FIELDS: &'static [&'static str] = &["file"];
     fn attach_files(

@@ -29,11 +29,8 @@ impl UploadFileFormPurpose {
     }
 }
 crate::runtime::string_enum!(UploadFileFormPurpose);
-impl crate::runtime::SpecType for UploadFileFormPurpose {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"avatar\",\"document\",\"dispute_evidence\"],\"description\":\"What the file will be used for.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(UploadFileFormPurpose, read);
+crate::runtime::spec_type!(
+    UploadFileFormPurpose, read, _,
+    "{\"type\":\"string\",\"enum\":[\"avatar\",\"document\",\"dispute_evidence\"],\"description\":\"What the file will be used for.\"}",
+    []
+);

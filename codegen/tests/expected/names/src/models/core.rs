@@ -11,13 +11,8 @@ pub struct Core {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Core, false, { id : "id" });
-impl crate::runtime::SpecType for Core {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Core",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"An id.\"}},\"description\":\"Its file's module is named like a crate every crate can reach (`core`).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Core, write);
+crate::runtime::spec_type!(
+    Core, write, "Core",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"An id.\"}},\"description\":\"Its file's module is named like a crate every crate can reach (`core`).\"}",
+    []
+);

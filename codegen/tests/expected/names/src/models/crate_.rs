@@ -11,13 +11,8 @@ pub struct Crate {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Crate, false, { id : "id" });
-impl crate::runtime::SpecType for Crate {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Crate",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"An id.\"}},\"description\":\"Its file's module name would be a keyword (`crate`).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Crate, write);
+crate::runtime::spec_type!(
+    Crate, write, "Crate",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"An id.\"}},\"description\":\"Its file's module name would be a keyword (`crate`).\"}",
+    []
+);

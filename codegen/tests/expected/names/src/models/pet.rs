@@ -15,11 +15,8 @@ pub struct Pet {
     pub gr_u00f6_u00df_e: ::std::option::Option<::std::string::String>,
 }
 crate::runtime::deserialize_object!(Pet, false, { gr_u00f6_u00df_e : "Größe" });
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"Größe\":{\"type\":\"string\",\"description\":\"Not ASCII, capitalised.\"}},\"description\":\"Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet, read);
+crate::runtime::spec_type!(
+    Pet, read, "pet",
+    "{\"type\":\"object\",\"properties\":{\"Größe\":{\"type\":\"string\",\"description\":\"Not ASCII, capitalised.\"}},\"description\":\"Differs from `Pet` only by case (and `Pet` does not exist; `2Pet` does).\"}",
+    []
+);

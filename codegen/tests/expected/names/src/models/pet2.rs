@@ -11,11 +11,8 @@ pub struct Pet2 {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Pet2, false, { kind : "kind" });
-impl crate::runtime::SpecType for Pet2 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"A kind.\"}},\"description\":\"Differs from `pet` only by case.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet2, write);
+crate::runtime::spec_type!(
+    Pet2, write, "Pet",
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"A kind.\"}},\"description\":\"Differs from `pet` only by case.\"}",
+    []
+);

@@ -29,13 +29,8 @@ crate::runtime::deserialize_object!(
     V2Pet, false, { name : "name", name2 : "Name", _1st : "1st", gr_u00f6_u00df_e :
     "größe", self_ : "self" }
 );
-impl crate::runtime::SpecType for V2Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "2Pet",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The name.\"},\"Name\":{\"type\":\"string\",\"description\":\"Collides with `name` once converted.\"},\"1st\":{\"type\":\"boolean\",\"description\":\"Starts with a digit.\"},\"größe\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Not ASCII.\"},\"self\":{\"type\":\"string\",\"description\":\"A keyword that cannot be raw.\"}},\"required\":[\"name\"],\"description\":\"A schema name starting with a digit.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(V2Pet, write);
+crate::runtime::spec_type!(
+    V2Pet, write, "2Pet",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The name.\"},\"Name\":{\"type\":\"string\",\"description\":\"Collides with `name` once converted.\"},\"1st\":{\"type\":\"boolean\",\"description\":\"Starts with a digit.\"},\"größe\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Not ASCII.\"},\"self\":{\"type\":\"string\",\"description\":\"A keyword that cannot be raw.\"}},\"required\":[\"name\"],\"description\":\"A schema name starting with a digit.\"}",
+    []
+);

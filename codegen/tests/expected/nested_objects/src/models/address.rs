@@ -20,13 +20,8 @@ crate::runtime::deserialize_object!(
     Address, false, { line1 : "line1", line2 : "line2", city : "city", postal_code :
     "postal_code" }
 );
-impl crate::runtime::SpecType for Address {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Address",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First address line.\"},\"line2\":{\"type\":\"string\",\"description\":\"Optional second address line.\"},\"city\":{\"type\":\"string\",\"description\":\"City name.\"},\"postal_code\":{\"type\":\"string\",\"description\":\"Optional postal code.\"}},\"required\":[\"line1\",\"city\"],\"description\":\"A postal address (third level of nesting).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Address);
+crate::runtime::spec_type!(
+    Address, both, "Address",
+    "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First address line.\"},\"line2\":{\"type\":\"string\",\"description\":\"Optional second address line.\"},\"city\":{\"type\":\"string\",\"description\":\"City name.\"},\"postal_code\":{\"type\":\"string\",\"description\":\"Optional postal code.\"}},\"required\":[\"line1\",\"city\"],\"description\":\"A postal address (third level of nesting).\"}",
+    []
+);

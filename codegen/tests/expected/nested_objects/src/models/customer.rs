@@ -12,13 +12,8 @@ pub struct Customer {
 crate::runtime::deserialize_object!(
     Customer, false, { name : "name", address : "address" }
 );
-impl crate::runtime::SpecType for Customer {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Customer",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the customer.\"},\"address\":{\"$ref\":0}},\"required\":[\"name\",\"address\"],\"description\":\"The customer who placed an order (second level of nesting).\"}",
-        links: &[crate::runtime::link::<crate::models::Address>()],
-    };
-}
-crate::runtime::spec_type!(Customer);
+crate::runtime::spec_type!(
+    Customer, both, "Customer",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the customer.\"},\"address\":{\"$ref\":0}},\"required\":[\"name\",\"address\"],\"description\":\"The customer who placed an order (second level of nesting).\"}",
+    [crate ::models::Address]
+);

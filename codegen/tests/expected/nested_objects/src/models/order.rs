@@ -15,13 +15,8 @@ crate::runtime::deserialize_object!(
     Order, false, { id : "id", customer : "customer", billing_customer :
     "billing_customer" }
 );
-impl crate::runtime::SpecType for Order {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Order",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the order.\"},\"customer\":{\"$ref\":0},\"billing_customer\":{\"$ref\":0}},\"required\":[\"id\",\"customer\"],\"description\":\"An order placed by a customer (first level of nesting).\"}",
-        links: &[crate::runtime::link::<crate::models::Customer>()],
-    };
-}
-crate::runtime::spec_type!(Order);
+crate::runtime::spec_type!(
+    Order, both, "Order",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the order.\"},\"customer\":{\"$ref\":0},\"billing_customer\":{\"$ref\":0}},\"required\":[\"id\",\"customer\"],\"description\":\"An order placed by a customer (first level of nesting).\"}",
+    [crate ::models::Customer]
+);

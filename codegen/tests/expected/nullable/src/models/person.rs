@@ -9,13 +9,8 @@ pub struct Person {
     pub name: ::std::string::String,
 }
 crate::runtime::deserialize_object!(Person, false, { name : "name" });
-impl crate::runtime::SpecType for Person {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Person",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the person.\"}},\"required\":[\"name\"],\"description\":\"A person referenced from a profile.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Person);
+crate::runtime::spec_type!(
+    Person, both, "Person",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Full name of the person.\"}},\"required\":[\"name\"],\"description\":\"A person referenced from a profile.\"}",
+    []
+);

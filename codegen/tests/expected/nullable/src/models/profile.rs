@@ -33,13 +33,8 @@ crate::runtime::deserialize_object!(
     "nickname", score : "score", verified : "verified", manager : "manager", mentor :
     "mentor", owner : "owner" }
 );
-impl crate::runtime::SpecType for Profile {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Profile",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Required, not nullable.\"},\"display_name\":{\"type\":\"string\",\"description\":\"Required and nullable string (key must be present, value may be null).\",\"nullable\":true},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Required and nullable integer.\",\"nullable\":true},\"nickname\":{\"type\":\"string\",\"description\":\"Optional and nullable string (key may be absent or null).\",\"nullable\":true},\"score\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional and nullable integer.\",\"nullable\":true},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional and nullable boolean.\",\"nullable\":true},\"manager\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Required and nullable reference to a person.\",\"nullable\":true},\"mentor\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Optional and nullable reference to a person.\",\"nullable\":true},\"owner\":{\"$ref\":0}},\"required\":[\"id\",\"display_name\",\"age\",\"manager\"],\"description\":\"A profile mixing required/optional and nullable/non-nullable fields.\"}",
-        links: &[crate::runtime::link::<crate::models::Person>()],
-    };
-}
-crate::runtime::spec_type!(Profile);
+crate::runtime::spec_type!(
+    Profile, both, "Profile",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Required, not nullable.\"},\"display_name\":{\"type\":\"string\",\"description\":\"Required and nullable string (key must be present, value may be null).\",\"nullable\":true},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Required and nullable integer.\",\"nullable\":true},\"nickname\":{\"type\":\"string\",\"description\":\"Optional and nullable string (key may be absent or null).\",\"nullable\":true},\"score\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional and nullable integer.\",\"nullable\":true},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional and nullable boolean.\",\"nullable\":true},\"manager\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Required and nullable reference to a person.\",\"nullable\":true},\"mentor\":{\"type\":\"object\",\"allOf\":[{\"$ref\":0}],\"description\":\"Optional and nullable reference to a person.\",\"nullable\":true},\"owner\":{\"$ref\":0}},\"required\":[\"id\",\"display_name\",\"age\",\"manager\"],\"description\":\"A profile mixing required/optional and nullable/non-nullable fields.\"}",
+    [crate ::models::Person]
+);

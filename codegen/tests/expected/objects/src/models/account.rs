@@ -34,13 +34,8 @@ crate::runtime::deserialize_object!(
     : "active", nickname : "nickname", login_count : "login_count", credit_limit :
     "credit_limit", verified : "verified" }
 );
-impl crate::runtime::SpecType for Account {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Account",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the account.\"},\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Whether the account is active.\"},\"nickname\":{\"type\":\"string\",\"description\":\"Optional nickname.\"},\"login_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional number of logins.\"},\"credit_limit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional credit limit in minor currency units.\"},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional verification flag.\"}},\"required\":[\"id\",\"name\",\"age\",\"balance\",\"active\"],\"description\":\"An account with required and optional fields of every primitive type.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Account, write);
+crate::runtime::spec_type!(
+    Account, write, "Account",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the account.\"},\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Whether the account is active.\"},\"nickname\":{\"type\":\"string\",\"description\":\"Optional nickname.\"},\"login_count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional number of logins.\"},\"credit_limit\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional credit limit in minor currency units.\"},\"verified\":{\"type\":\"boolean\",\"description\":\"Optional verification flag.\"}},\"required\":[\"id\",\"name\",\"age\",\"balance\",\"active\"],\"description\":\"An account with required and optional fields of every primitive type.\"}",
+    []
+);

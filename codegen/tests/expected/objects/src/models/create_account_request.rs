@@ -27,13 +27,8 @@ crate::runtime::deserialize_object!(
     CreateAccountRequest, false, { name : "name", age : "age", initial_balance :
     "initial_balance", active : "active" }
 );
-impl crate::runtime::SpecType for CreateAccountRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateAccountRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"initial_balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional opening balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Optional initial active flag.\"}},\"required\":[\"name\",\"age\"],\"description\":\"Request body used to create an account.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreateAccountRequest, read);
+crate::runtime::spec_type!(
+    CreateAccountRequest, read, "CreateAccountRequest",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Display name of the account holder.\"},\"age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Age of the account holder in years.\"},\"initial_balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional opening balance in minor currency units.\"},\"active\":{\"type\":\"boolean\",\"description\":\"Optional initial active flag.\"}},\"required\":[\"name\",\"age\"],\"description\":\"Request body used to create an account.\"}",
+    []
+);

@@ -12,13 +12,8 @@ pub struct BankAccount {
     pub bic: ::std::option::Option<::std::string::String>,
 }
 crate::runtime::deserialize_object!(BankAccount, false, { iban : "iban", bic : "bic" });
-impl crate::runtime::SpecType for BankAccount {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "BankAccount",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"iban\":{\"type\":\"string\",\"description\":\"International bank account number.\"},\"bic\":{\"type\":\"string\",\"description\":\"Optional bank identifier code.\"}},\"required\":[\"iban\"],\"description\":\"Bank account payment method; its required fields are disjoint from Card's.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(BankAccount);
+crate::runtime::spec_type!(
+    BankAccount, both, "BankAccount",
+    "{\"type\":\"object\",\"properties\":{\"iban\":{\"type\":\"string\",\"description\":\"International bank account number.\"},\"bic\":{\"type\":\"string\",\"description\":\"Optional bank identifier code.\"}},\"required\":[\"iban\"],\"description\":\"Bank account payment method; its required fields are disjoint from Card's.\"}",
+    []
+);

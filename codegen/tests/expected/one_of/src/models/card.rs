@@ -13,13 +13,8 @@ pub struct Card {
 crate::runtime::deserialize_object!(
     Card, false, { card_number : "card_number", expiry : "expiry" }
 );
-impl crate::runtime::SpecType for Card {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Card",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"card_number\":{\"type\":\"string\",\"description\":\"Card number.\"},\"expiry\":{\"type\":\"string\",\"description\":\"Expiry date as MM/YY.\"}},\"required\":[\"card_number\",\"expiry\"],\"description\":\"Card payment method; its required fields are disjoint from BankAccount's.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Card);
+crate::runtime::spec_type!(
+    Card, both, "Card",
+    "{\"type\":\"object\",\"properties\":{\"card_number\":{\"type\":\"string\",\"description\":\"Card number.\"},\"expiry\":{\"type\":\"string\",\"description\":\"Expiry date as MM/YY.\"}},\"required\":[\"card_number\",\"expiry\"],\"description\":\"Card payment method; its required fields are disjoint from BankAccount's.\"}",
+    []
+);

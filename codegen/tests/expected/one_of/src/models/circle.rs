@@ -12,13 +12,8 @@ pub struct Circle {
 crate::runtime::deserialize_object!(
     Circle, false, { shape_type : "shape_type", radius : "radius" }
 );
-impl crate::runtime::SpecType for Circle {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Circle",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"radius\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Radius of the circle.\"}},\"required\":[\"shape_type\",\"radius\"],\"description\":\"A circle variant of Shape.\"}",
-        links: &[crate::runtime::link::<crate::models::CircleShapeType>()],
-    };
-}
-crate::runtime::spec_type!(Circle);
+crate::runtime::spec_type!(
+    Circle, both, "Circle",
+    "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"radius\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Radius of the circle.\"}},\"required\":[\"shape_type\",\"radius\"],\"description\":\"A circle variant of Shape.\"}",
+    [crate ::models::CircleShapeType]
+);

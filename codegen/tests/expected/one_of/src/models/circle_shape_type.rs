@@ -19,11 +19,8 @@ impl CircleShapeType {
     }
 }
 crate::runtime::string_enum!(CircleShapeType);
-impl crate::runtime::SpecType for CircleShapeType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"circle\"],\"description\":\"Discriminator value; always circle.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CircleShapeType);
+crate::runtime::spec_type!(
+    CircleShapeType, both, _,
+    "{\"type\":\"string\",\"enum\":[\"circle\"],\"description\":\"Discriminator value; always circle.\"}",
+    []
+);

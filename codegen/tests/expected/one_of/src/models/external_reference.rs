@@ -9,13 +9,8 @@ pub enum ExternalReference {
     String(::std::string::String),
     Integer(i64),
 }
-impl crate::runtime::SpecType for ExternalReference {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "ExternalReference",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"type\":\"string\",\"description\":\"A textual reference.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A numeric reference.\"}],\"description\":\"An external reference, either a string or an integer (oneOf of primitives).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ExternalReference);
+crate::runtime::spec_type!(
+    ExternalReference, both, "ExternalReference",
+    "{\"oneOf\":[{\"type\":\"string\",\"description\":\"A textual reference.\"},{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"A numeric reference.\"}],\"description\":\"An external reference, either a string or an integer (oneOf of primitives).\"}",
+    []
+);

@@ -14,16 +14,8 @@ pub struct Payment {
 crate::runtime::deserialize_object!(
     Payment, false, { amount : "amount", method : "method", reference : "reference" }
 );
-impl crate::runtime::SpecType for Payment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Payment",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor currency units.\"},\"method\":{\"$ref\":0},\"reference\":{\"$ref\":1}},\"required\":[\"amount\",\"method\"],\"description\":\"A payment using the untagged oneOf schemas.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::PaymentMethod>(),
-            crate::runtime::link::<crate::models::ExternalReference>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Payment);
+crate::runtime::spec_type!(
+    Payment, both, "Payment",
+    "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Amount in minor currency units.\"},\"method\":{\"$ref\":0},\"reference\":{\"$ref\":1}},\"required\":[\"amount\",\"method\"],\"description\":\"A payment using the untagged oneOf schemas.\"}",
+    [crate ::models::PaymentMethod, crate ::models::ExternalReference]
+);

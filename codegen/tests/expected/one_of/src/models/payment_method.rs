@@ -9,16 +9,8 @@ pub enum PaymentMethod {
     Card(crate::models::Card),
     BankAccount(crate::models::BankAccount),
 }
-impl crate::runtime::SpecType for PaymentMethod {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PaymentMethod",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A payment method, either a card or a bank account (untagged oneOf).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Card>(),
-            crate::runtime::link::<crate::models::BankAccount>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(PaymentMethod);
+crate::runtime::spec_type!(
+    PaymentMethod, both, "PaymentMethod",
+    "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"description\":\"A payment method, either a card or a bank account (untagged oneOf).\"}",
+    [crate ::models::Card, crate ::models::BankAccount]
+);

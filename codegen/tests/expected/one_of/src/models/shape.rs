@@ -9,16 +9,8 @@ pub enum Shape {
     Circle(crate::models::Circle),
     Square(crate::models::Square),
 }
-impl crate::runtime::SpecType for Shape {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Shape",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"shape_type\",\"mapping\":{\"circle\":\"#/components/schemas/Circle\",\"square\":\"#/components/schemas/Square\"}},\"description\":\"A shape, tagged by the shape_type property.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Circle>(),
-            crate::runtime::link::<crate::models::Square>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Shape);
+crate::runtime::spec_type!(
+    Shape, both, "Shape",
+    "{\"oneOf\":[{\"$ref\":0},{\"$ref\":1}],\"discriminator\":{\"propertyName\":\"shape_type\",\"mapping\":{\"circle\":\"#/components/schemas/Circle\",\"square\":\"#/components/schemas/Square\"}},\"description\":\"A shape, tagged by the shape_type property.\"}",
+    [crate ::models::Circle, crate ::models::Square]
+);

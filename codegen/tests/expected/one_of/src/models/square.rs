@@ -12,13 +12,8 @@ pub struct Square {
 crate::runtime::deserialize_object!(
     Square, false, { shape_type : "shape_type", side : "side" }
 );
-impl crate::runtime::SpecType for Square {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Square",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"side\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Side length of the square.\"}},\"required\":[\"shape_type\",\"side\"],\"description\":\"A square variant of Shape.\"}",
-        links: &[crate::runtime::link::<crate::models::SquareShapeType>()],
-    };
-}
-crate::runtime::spec_type!(Square);
+crate::runtime::spec_type!(
+    Square, both, "Square",
+    "{\"type\":\"object\",\"properties\":{\"shape_type\":{\"$ref\":0},\"side\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Side length of the square.\"}},\"required\":[\"shape_type\",\"side\"],\"description\":\"A square variant of Shape.\"}",
+    [crate ::models::SquareShapeType]
+);

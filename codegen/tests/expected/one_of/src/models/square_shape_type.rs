@@ -19,11 +19,8 @@ impl SquareShapeType {
     }
 }
 crate::runtime::string_enum!(SquareShapeType);
-impl crate::runtime::SpecType for SquareShapeType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"square\"],\"description\":\"Discriminator value; always square.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(SquareShapeType);
+crate::runtime::spec_type!(
+    SquareShapeType, both, _,
+    "{\"type\":\"string\",\"enum\":[\"square\"],\"description\":\"Discriminator value; always square.\"}",
+    []
+);

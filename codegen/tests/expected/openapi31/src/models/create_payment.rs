@@ -64,22 +64,11 @@ crate::runtime::deserialize_object!(
     "reference", attachment : "attachment", settle_on : "settle_on", scheme : "scheme",
     location : "location", tags : "tags", channel : "channel", metadata : "metadata" }
 );
-impl crate::runtime::SpecType for CreatePayment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreatePayment",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"amount\":{\"allOf\":[{\"$ref\":1}],\"description\":\"What moves.\"},\"memo\":{\"type\":\"string\",\"description\":\"A note for the receiver, or null.\",\"nullable\":true,\"maxLength\":140},\"reference\":{\"$ref\":2},\"attachment\":{\"type\":\"string\",\"format\":\"byte\",\"description\":\"A base64 document.\"},\"settle_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"A settlement date, or null for today.\",\"nullable\":true},\"scheme\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The currency by its anchor.\"},\"location\":{\"$ref\":4},\"tags\":{\"$ref\":5},\"channel\":{\"$ref\":6},\"metadata\":{\"$ref\":7}},\"required\":[\"kind\",\"amount\"],\"description\":\"A payment to create.\",\"x-rust-typename\":\"CreatePayment\"}",
-        links: &[
-            crate::runtime::link::<crate::models::CreatePaymentKind>(),
-            crate::runtime::link::<crate::models::Money>(),
-            crate::runtime::link::<crate::models::CreatePaymentReference>(),
-            crate::runtime::link::<crate::models::CurrencyCode>(),
-            crate::runtime::link::<crate::models::CreatePaymentLocation>(),
-            crate::runtime::link::<crate::models::CreatePaymentTags>(),
-            crate::runtime::link::<crate::models::CreatePaymentChannel>(),
-            crate::runtime::link::<crate::models::CreatePaymentMetadata>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(CreatePayment, read);
+crate::runtime::spec_type!(
+    CreatePayment, read, "CreatePayment",
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"amount\":{\"allOf\":[{\"$ref\":1}],\"description\":\"What moves.\"},\"memo\":{\"type\":\"string\",\"description\":\"A note for the receiver, or null.\",\"nullable\":true,\"maxLength\":140},\"reference\":{\"$ref\":2},\"attachment\":{\"type\":\"string\",\"format\":\"byte\",\"description\":\"A base64 document.\"},\"settle_on\":{\"type\":\"string\",\"format\":\"date\",\"description\":\"A settlement date, or null for today.\",\"nullable\":true},\"scheme\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The currency by its anchor.\"},\"location\":{\"$ref\":4},\"tags\":{\"$ref\":5},\"channel\":{\"$ref\":6},\"metadata\":{\"$ref\":7}},\"required\":[\"kind\",\"amount\"],\"description\":\"A payment to create.\",\"x-rust-typename\":\"CreatePayment\"}",
+    [crate ::models::CreatePaymentKind, crate ::models::Money, crate
+    ::models::CreatePaymentReference, crate ::models::CurrencyCode, crate
+    ::models::CreatePaymentLocation, crate ::models::CreatePaymentTags, crate
+    ::models::CreatePaymentChannel, crate ::models::CreatePaymentMetadata]
+);

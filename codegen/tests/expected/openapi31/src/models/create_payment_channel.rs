@@ -21,11 +21,8 @@ pub struct CreatePaymentChannel {
 crate::runtime::deserialize_object!(
     CreatePaymentChannel, false, { kind : "kind", device : "device" }
 );
-impl crate::runtime::SpecType for CreatePaymentChannel {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"device\":{\"type\":\"string\",\"description\":\"The card reader.\"}},\"description\":\"How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.\",\"x-rust-typename\":\"CreatePaymentChannel\"}",
-        links: &[crate::runtime::link::<crate::models::CreatePaymentChannelKind>()],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentChannel, read);
+crate::runtime::spec_type!(
+    CreatePaymentChannel, read, _,
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"device\":{\"type\":\"string\",\"description\":\"The card reader.\"}},\"description\":\"How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.\",\"x-rust-typename\":\"CreatePaymentChannel\"}",
+    [crate ::models::CreatePaymentChannelKind]
+);

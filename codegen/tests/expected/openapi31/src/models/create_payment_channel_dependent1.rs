@@ -14,11 +14,8 @@ pub struct CreatePaymentChannelDependent1 {
 crate::runtime::deserialize_object!(
     CreatePaymentChannelDependent1, false, { device : "device" }
 );
-impl crate::runtime::SpecType for CreatePaymentChannelDependent1 {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"device\":{\"type\":\"string\",\"minLength\":4}}}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentChannelDependent1, read);
+crate::runtime::spec_type!(
+    CreatePaymentChannelDependent1, read, _,
+    "{\"type\":\"object\",\"properties\":{\"device\":{\"type\":\"string\",\"minLength\":4}}}",
+    []
+);

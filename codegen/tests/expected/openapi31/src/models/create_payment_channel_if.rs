@@ -8,11 +8,8 @@ pub struct CreatePaymentChannelIf {
     pub kind: crate::models::CreatePaymentChannelIfKind,
 }
 crate::runtime::deserialize_object!(CreatePaymentChannelIf, false, { kind : "kind" });
-impl crate::runtime::SpecType for CreatePaymentChannelIf {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0}},\"required\":[\"kind\"]}",
-        links: &[crate::runtime::link::<crate::models::CreatePaymentChannelIfKind>()],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentChannelIf, read);
+crate::runtime::spec_type!(
+    CreatePaymentChannelIf, read, _,
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0}},\"required\":[\"kind\"]}",
+    [crate ::models::CreatePaymentChannelIfKind]
+);

@@ -20,11 +20,6 @@ impl CreatePaymentChannelIfKind {
     }
 }
 crate::runtime::string_enum!(CreatePaymentChannelIfKind);
-impl crate::runtime::SpecType for CreatePaymentChannelIfKind {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"card\"]}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentChannelIfKind, read);
+crate::runtime::spec_type!(
+    CreatePaymentChannelIfKind, read, _, "{\"type\":\"string\",\"enum\":[\"card\"]}", []
+);

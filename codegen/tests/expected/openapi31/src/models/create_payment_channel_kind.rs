@@ -25,11 +25,8 @@ impl CreatePaymentChannelKind {
     }
 }
 crate::runtime::string_enum!(CreatePaymentChannelKind);
-impl crate::runtime::SpecType for CreatePaymentChannelKind {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"api\",\"card\"],\"description\":\"The channel.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentChannelKind, read);
+crate::runtime::spec_type!(
+    CreatePaymentChannelKind, read, _,
+    "{\"type\":\"string\",\"enum\":[\"api\",\"card\"],\"description\":\"The channel.\"}",
+    []
+);

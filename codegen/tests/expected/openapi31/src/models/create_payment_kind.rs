@@ -19,11 +19,8 @@ impl CreatePaymentKind {
     }
 }
 crate::runtime::string_enum!(CreatePaymentKind);
-impl crate::runtime::SpecType for CreatePaymentKind {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"Only book payments are created here.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentKind, read);
+crate::runtime::spec_type!(
+    CreatePaymentKind, read, _,
+    "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"Only book payments are created here.\"}",
+    []
+);

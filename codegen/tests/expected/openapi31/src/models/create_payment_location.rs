@@ -7,11 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentLocation(pub ::std::vec::Vec<::serde_json::Value>);
-impl crate::runtime::SpecType for CreatePaymentLocation {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{},\"description\":\"Where it was made, latitude then longitude; nothing after.\",\"x-rust-typename\":\"CreatePaymentLocation\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentLocation, read);
+crate::runtime::spec_type!(
+    CreatePaymentLocation, read, _,
+    "{\"type\":\"array\",\"items\":{},\"description\":\"Where it was made, latitude then longitude; nothing after.\",\"x-rust-typename\":\"CreatePaymentLocation\"}",
+    []
+);

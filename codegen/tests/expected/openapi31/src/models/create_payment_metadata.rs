@@ -7,11 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentMetadata(pub ::serde_json::Value);
-impl crate::runtime::SpecType for CreatePaymentMetadata {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"description\":\"Text values by short lowercase keys; keys `n_...` hold integers.\",\"x-rust-typename\":\"CreatePaymentMetadata\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentMetadata, read);
+crate::runtime::spec_type!(
+    CreatePaymentMetadata, read, _,
+    "{\"type\":\"object\",\"description\":\"Text values by short lowercase keys; keys `n_...` hold integers.\",\"x-rust-typename\":\"CreatePaymentMetadata\"}",
+    []
+);

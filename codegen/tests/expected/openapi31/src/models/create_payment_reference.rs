@@ -10,11 +10,8 @@ pub enum CreatePaymentReference {
     String(::std::string::String),
     Integer(i64),
 }
-impl crate::runtime::SpecType for CreatePaymentReference {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"anyOf\":[{\"type\":\"string\",\"maxLength\":35},{\"type\":\"integer\",\"minimum\":1.0}],\"description\":\"The caller's reference, text or a number.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentReference, read);
+crate::runtime::spec_type!(
+    CreatePaymentReference, read, _,
+    "{\"anyOf\":[{\"type\":\"string\",\"maxLength\":35},{\"type\":\"integer\",\"minimum\":1.0}],\"description\":\"The caller's reference, text or a number.\"}",
+    []
+);

@@ -7,11 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CreatePaymentTags(pub ::std::vec::Vec<::std::string::String>);
-impl crate::runtime::SpecType for CreatePaymentTags {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Labels; `ops` at least once and at most twice.\",\"x-rust-typename\":\"CreatePaymentTags\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentTags, read);
+crate::runtime::spec_type!(
+    CreatePaymentTags, read, _,
+    "{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Labels; `ops` at least once and at most twice.\",\"x-rust-typename\":\"CreatePaymentTags\"}",
+    []
+);

@@ -20,11 +20,6 @@ impl CreatePaymentTagsContains {
     }
 }
 crate::runtime::string_enum!(CreatePaymentTagsContains);
-impl crate::runtime::SpecType for CreatePaymentTagsContains {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"ops\"]}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePaymentTagsContains, read);
+crate::runtime::spec_type!(
+    CreatePaymentTagsContains, read, _, "{\"type\":\"string\",\"enum\":[\"ops\"]}", []
+);

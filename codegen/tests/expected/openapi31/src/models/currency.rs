@@ -7,13 +7,6 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Currency(pub ::serde_json::Value);
-impl crate::runtime::SpecType for Currency {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Currency",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"description\":\"Currencies.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Currency, write);
+crate::runtime::spec_type!(
+    Currency, write, "Currency", "{\"description\":\"Currencies.\"}", []
+);

@@ -6,11 +6,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 #[serde(transparent)]
 pub struct CurrencyCode(pub ::std::string::String);
-impl crate::runtime::SpecType for CurrencyCode {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"description\":\"An ISO 4217 code.\",\"pattern\":\"^[A-Z]{3}$\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CurrencyCode);
+crate::runtime::spec_type!(
+    CurrencyCode, both, _,
+    "{\"type\":\"string\",\"description\":\"An ISO 4217 code.\",\"pattern\":\"^[A-Z]{3}$\"}",
+    []
+);

@@ -12,13 +12,8 @@ pub struct Money {
 crate::runtime::deserialize_object!(
     Money, true, { amount : "amount", currency : "currency" }
 );
-impl crate::runtime::SpecType for Money {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Money",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Minor units, above zero.\",\"example\":1250,\"minimum\":0.0,\"exclusiveMinimum\":true},\"currency\":{\"$ref\":0}},\"required\":[\"amount\",\"currency\"],\"description\":\"An amount in minor units of a currency.\"}",
-        links: &[crate::runtime::link::<crate::models::CurrencyCode>()],
-    };
-}
-crate::runtime::spec_type!(Money);
+crate::runtime::spec_type!(
+    Money, both, "Money",
+    "{\"type\":\"object\",\"properties\":{\"amount\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Minor units, above zero.\",\"example\":1250,\"minimum\":0.0,\"exclusiveMinimum\":true},\"currency\":{\"$ref\":0}},\"required\":[\"amount\",\"currency\"],\"description\":\"An amount in minor units of a currency.\"}",
+    [crate ::models::CurrencyCode]
+);

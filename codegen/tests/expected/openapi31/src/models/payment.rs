@@ -21,18 +21,9 @@ crate::runtime::deserialize_object!(
     Payment, false, { id : "id", kind : "kind", amount : "amount", status : "status",
     memo : "memo", parent : "parent" }
 );
-impl crate::runtime::SpecType for Payment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Payment",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Its id.\"},\"kind\":{\"$ref\":0},\"amount\":{\"$ref\":1},\"status\":{\"$ref\":2},\"memo\":{\"type\":\"string\",\"description\":\"The note, or null.\",\"nullable\":true},\"parent\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The payment this one reverses, if any.\",\"nullable\":true}},\"required\":[\"id\",\"kind\",\"amount\",\"status\",\"memo\"],\"description\":\"A payment.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::PaymentKind>(),
-            crate::runtime::link::<crate::models::Money>(),
-            crate::runtime::link::<crate::models::PaymentStatus>(),
-            crate::runtime::link::<crate::models::Payment>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Payment, write);
+crate::runtime::spec_type!(
+    Payment, write, "Payment",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Its id.\"},\"kind\":{\"$ref\":0},\"amount\":{\"$ref\":1},\"status\":{\"$ref\":2},\"memo\":{\"type\":\"string\",\"description\":\"The note, or null.\",\"nullable\":true},\"parent\":{\"allOf\":[{\"$ref\":3}],\"description\":\"The payment this one reverses, if any.\",\"nullable\":true}},\"required\":[\"id\",\"kind\",\"amount\",\"status\",\"memo\"],\"description\":\"A payment.\"}",
+    [crate ::models::PaymentKind, crate ::models::Money, crate ::models::PaymentStatus,
+    crate ::models::Payment]
+);

@@ -12,16 +12,8 @@ pub struct PaymentEvent {
 crate::runtime::deserialize_object!(
     PaymentEvent, false, { r#type : "type", payment : "payment" }
 );
-impl crate::runtime::SpecType for PaymentEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PaymentEvent",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"payment\":{\"$ref\":1}},\"required\":[\"type\",\"payment\"],\"description\":\"A payment event.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::PaymentEventType>(),
-            crate::runtime::link::<crate::models::Payment>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(PaymentEvent, write);
+crate::runtime::spec_type!(
+    PaymentEvent, write, "PaymentEvent",
+    "{\"type\":\"object\",\"properties\":{\"type\":{\"$ref\":0},\"payment\":{\"$ref\":1}},\"required\":[\"type\",\"payment\"],\"description\":\"A payment event.\"}",
+    [crate ::models::PaymentEventType, crate ::models::Payment]
+);

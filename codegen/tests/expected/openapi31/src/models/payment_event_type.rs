@@ -19,11 +19,8 @@ impl PaymentEventType {
     }
 }
 crate::runtime::string_enum!(PaymentEventType);
-impl crate::runtime::SpecType for PaymentEventType {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"payment.settled\"],\"description\":\"The event's type.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(PaymentEventType, write);
+crate::runtime::spec_type!(
+    PaymentEventType, write, _,
+    "{\"type\":\"string\",\"enum\":[\"payment.settled\"],\"description\":\"The event's type.\"}",
+    []
+);

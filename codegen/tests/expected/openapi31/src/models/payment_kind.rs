@@ -19,11 +19,8 @@ impl PaymentKind {
     }
 }
 crate::runtime::string_enum!(PaymentKind);
-impl crate::runtime::SpecType for PaymentKind {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"The payment's kind.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(PaymentKind, write);
+crate::runtime::spec_type!(
+    PaymentKind, write, _,
+    "{\"type\":\"string\",\"enum\":[\"book\"],\"description\":\"The payment's kind.\"}",
+    []
+);

@@ -25,11 +25,8 @@ impl PaymentStatus {
     }
 }
 crate::runtime::string_enum!(PaymentStatus);
-impl crate::runtime::SpecType for PaymentStatus {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"pending\",\"settled\"],\"description\":\"Where it stands.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(PaymentStatus, write);
+crate::runtime::spec_type!(
+    PaymentStatus, write, _,
+    "{\"type\":\"string\",\"enum\":[\"pending\",\"settled\"],\"description\":\"Where it stands.\"}",
+    []
+);

@@ -21,13 +21,6 @@ impl Currency {
     }
 }
 crate::runtime::string_enum!(Currency);
-impl crate::runtime::SpecType for Currency {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Currency",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"EUR\",\"USD\"]}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Currency);
+crate::runtime::spec_type!(
+    Currency, both, "Currency", "{\"type\":\"string\",\"enum\":[\"EUR\",\"USD\"]}", []
+);

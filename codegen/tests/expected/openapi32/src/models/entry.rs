@@ -16,13 +16,8 @@ crate::runtime::deserialize_object!(
     Entry, false, { id : "id", account : "account", amount : "amount", currency :
     "currency", memo : "memo" }
 );
-impl crate::runtime::SpecType for Entry {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Entry",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"account\":{\"type\":\"string\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\"},\"currency\":{\"$ref\":0},\"memo\":{\"type\":\"string\",\"nullable\":true}},\"required\":[\"id\",\"account\",\"amount\",\"currency\"]}",
-        links: &[crate::runtime::link::<crate::models::Currency>()],
-    };
-}
-crate::runtime::spec_type!(Entry, write);
+crate::runtime::spec_type!(
+    Entry, write, "Entry",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"},\"account\":{\"type\":\"string\"},\"amount\":{\"type\":\"integer\",\"format\":\"int64\"},\"currency\":{\"$ref\":0},\"memo\":{\"type\":\"string\",\"nullable\":true}},\"required\":[\"id\",\"account\",\"amount\",\"currency\"]}",
+    [crate ::models::Currency]
+);

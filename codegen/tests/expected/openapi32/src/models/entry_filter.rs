@@ -25,13 +25,8 @@ crate::runtime::deserialize_object!(
     EntryFilter, true, { account : "account", min_amount : "min_amount", currency :
     "currency" }
 );
-impl crate::runtime::SpecType for EntryFilter {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntryFilter",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}}}",
-        links: &[crate::runtime::link::<crate::models::Currency>()],
-    };
-}
-crate::runtime::spec_type!(EntryFilter, read);
+crate::runtime::spec_type!(
+    EntryFilter, read, "EntryFilter",
+    "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}}}",
+    [crate ::models::Currency]
+);

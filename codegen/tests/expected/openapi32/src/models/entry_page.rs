@@ -8,13 +8,8 @@ pub struct EntryPage {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(EntryPage, false, { data : "data" });
-impl crate::runtime::SpecType for EntryPage {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "EntryPage",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"required\":[\"data\"]}",
-        links: &[crate::runtime::link::<crate::models::Entry>()],
-    };
-}
-crate::runtime::spec_type!(EntryPage, write);
+crate::runtime::spec_type!(
+    EntryPage, write, "EntryPage",
+    "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"required\":[\"data\"]}",
+    [crate ::models::Entry]
+);

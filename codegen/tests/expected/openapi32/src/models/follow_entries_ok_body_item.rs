@@ -14,14 +14,8 @@ pub struct FollowEntriesOkBodyItem {
 crate::runtime::deserialize_object!(
     FollowEntriesOkBodyItem, false, { event : "event", id : "id", data : "data" }
 );
-impl crate::runtime::SpecType for FollowEntriesOkBodyItem {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"event\":{\"$ref\":0},\"id\":{\"type\":\"string\"},\"data\":{\"$ref\":1}},\"required\":[\"data\"]}",
-        links: &[
-            crate::runtime::link::<crate::models::FollowEntriesOkBodyItemEvent>(),
-            crate::runtime::link::<crate::models::Entry>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(FollowEntriesOkBodyItem, write);
+crate::runtime::spec_type!(
+    FollowEntriesOkBodyItem, write, _,
+    "{\"type\":\"object\",\"properties\":{\"event\":{\"$ref\":0},\"id\":{\"type\":\"string\"},\"data\":{\"$ref\":1}},\"required\":[\"data\"]}",
+    [crate ::models::FollowEntriesOkBodyItemEvent, crate ::models::Entry]
+);

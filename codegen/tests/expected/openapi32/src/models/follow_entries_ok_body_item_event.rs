@@ -20,11 +20,7 @@ impl FollowEntriesOkBodyItemEvent {
     }
 }
 crate::runtime::string_enum!(FollowEntriesOkBodyItemEvent);
-impl crate::runtime::SpecType for FollowEntriesOkBodyItemEvent {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"entry\"]}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(FollowEntriesOkBodyItemEvent, write);
+crate::runtime::spec_type!(
+    FollowEntriesOkBodyItemEvent, write, _, "{\"type\":\"string\",\"enum\":[\"entry\"]}",
+    []
+);

@@ -25,11 +25,8 @@ crate::runtime::deserialize_object!(
     ListEntriesFilter, true, { account : "account", min_amount : "min_amount", currency :
     "currency" }
 );
-impl crate::runtime::SpecType for ListEntriesFilter {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"x-rust-typename\":\"ListEntriesFilter\"}",
-        links: &[crate::runtime::link::<crate::models::Currency>()],
-    };
-}
-crate::runtime::spec_type!(ListEntriesFilter, read);
+crate::runtime::spec_type!(
+    ListEntriesFilter, read, _,
+    "{\"type\":\"object\",\"properties\":{\"account\":{\"type\":\"string\",\"pattern\":\"^acc_[a-z0-9]+$\"},\"min_amount\":{\"type\":\"integer\",\"minimum\":0.0},\"currency\":{\"type\":\"array\",\"items\":{\"$ref\":0}}},\"x-rust-typename\":\"ListEntriesFilter\"}",
+    [crate ::models::Currency]
+);

@@ -18,13 +18,8 @@ pub struct CreatePetRequest {
 crate::runtime::deserialize_object!(
     CreatePetRequest, false, { name : "name", r#type : "type" }
 );
-impl crate::runtime::SpecType for CreatePetRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreatePetRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"}},\"required\":[\"name\"],\"description\":\"Request body used to create a pet.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreatePetRequest, read);
+crate::runtime::spec_type!(
+    CreatePetRequest, read, "CreatePetRequest",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"}},\"required\":[\"name\"],\"description\":\"Request body used to create a pet.\"}",
+    []
+);

@@ -21,11 +21,8 @@ pub struct ListOwnerPetsWhere {
 crate::runtime::deserialize_object!(
     ListOwnerPetsWhere, false, { color : "color", max : "max" }
 );
-impl crate::runtime::SpecType for ListOwnerPetsWhere {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\",\"description\":\"A color.\"},\"max\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"At most this many.\"}}}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ListOwnerPetsWhere, read);
+crate::runtime::spec_type!(
+    ListOwnerPetsWhere, read, _,
+    "{\"type\":\"object\",\"properties\":{\"color\":{\"type\":\"string\",\"description\":\"A color.\"},\"max\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"At most this many.\"}}}",
+    []
+);

@@ -23,11 +23,8 @@ crate::runtime::deserialize_object!(
     Pet, false, { id : "id", owner_id : "owner_id", name : "name", r#type : "type",
     balance : "balance" }
 );
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"owner_id\":{\"type\":\"string\",\"description\":\"Identifier of the owner.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional balance in minor currency units.\"}},\"required\":[\"id\",\"owner_id\",\"name\"],\"description\":\"A pet belonging to an owner.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet, write);
+crate::runtime::spec_type!(
+    Pet, write, "Pet",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"owner_id\":{\"type\":\"string\",\"description\":\"Identifier of the owner.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"type\":{\"type\":\"string\",\"description\":\"Optional type of the pet.\"},\"balance\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional balance in minor currency units.\"}},\"required\":[\"id\",\"owner_id\",\"name\"],\"description\":\"A pet belonging to an owner.\"}",
+    []
+);

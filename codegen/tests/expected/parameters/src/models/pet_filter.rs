@@ -35,13 +35,8 @@ crate::runtime::deserialize_object!(
     PetFilter, false, { name : "name", min_age : "min_age", vaccinated : "vaccinated",
     kinds : "kinds" }
 );
-impl crate::runtime::SpecType for PetFilter {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PetFilter",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The exact name.\"},\"min_age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"The youngest age.\"},\"vaccinated\":{\"type\":\"boolean\",\"description\":\"Only vaccinated pets.\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Any of these kinds.\"}},\"description\":\"What a listed pet must match.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(PetFilter, read);
+crate::runtime::spec_type!(
+    PetFilter, read, "PetFilter",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"The exact name.\"},\"min_age\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"The youngest age.\"},\"vaccinated\":{\"type\":\"boolean\",\"description\":\"Only vaccinated pets.\"},\"kinds\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Any of these kinds.\"}},\"description\":\"What a listed pet must match.\"}",
+    []
+);

@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct PetList(pub ::std::vec::Vec<crate::models::Pet>);
-impl crate::runtime::SpecType for PetList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "PetList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\"}",
-        links: &[crate::runtime::link::<crate::models::Pet>()],
-    };
-}
-crate::runtime::spec_type!(PetList, write);
+crate::runtime::spec_type!(
+    PetList, write, "PetList",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\"}",
+    [crate ::models::Pet]
+);

@@ -16,11 +16,8 @@ pub struct Pet {
 crate::runtime::deserialize_object!(
     Pet, false, { id : "id", name : "name", tag : "tag" }
 );
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional tag of the pet.\"}},\"required\":[\"id\",\"name\"],\"description\":\"A pet in the store.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Pet);
+crate::runtime::spec_type!(
+    Pet, both, "Pet",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Unique identifier of the pet.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the pet.\"},\"tag\":{\"type\":\"string\",\"description\":\"Optional tag of the pet.\"}},\"required\":[\"id\",\"name\"],\"description\":\"A pet in the store.\"}",
+    []
+);

@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct Pets(pub ::std::vec::Vec<crate::models::Pet>);
-impl crate::runtime::SpecType for Pets {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Pets",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\",\"maxItems\":100}",
-        links: &[crate::runtime::link::<crate::models::Pet>()],
-    };
-}
-crate::runtime::spec_type!(Pets, write);
+crate::runtime::spec_type!(
+    Pets, write, "Pets",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of pets.\",\"maxItems\":100}",
+    [crate ::models::Pet]
+);

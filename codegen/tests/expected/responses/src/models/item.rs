@@ -14,13 +14,8 @@ pub struct Item {
 crate::runtime::deserialize_object!(
     Item, false, { name : "name", quantity : "quantity" }
 );
-impl crate::runtime::SpecType for Item {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Item",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the item.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity.\"}},\"required\":[\"name\"],\"description\":\"An item.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Item);
+crate::runtime::spec_type!(
+    Item, both, "Item",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name of the item.\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional quantity.\"}},\"required\":[\"name\"],\"description\":\"An item.\"}",
+    []
+);

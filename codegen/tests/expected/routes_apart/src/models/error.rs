@@ -14,13 +14,8 @@ pub struct Error {
 crate::runtime::deserialize_object!(
     Error, false, { code : "code", message : "message" }
 );
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+crate::runtime::spec_type!(
+    Error, write, "Error",
+    "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable error code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable error message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"Error returned by every operation on failure.\"}",
+    []
+);

@@ -10,13 +10,8 @@ pub struct Health {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Health, false, { ok : "ok" });
-impl crate::runtime::SpecType for Health {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Health",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\",\"description\":\"True when the service is healthy.\"}},\"required\":[\"ok\"],\"description\":\"Service health status.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Health, write);
+crate::runtime::spec_type!(
+    Health, write, "Health",
+    "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\",\"description\":\"True when the service is healthy.\"}},\"required\":[\"ok\"],\"description\":\"Service health status.\"}",
+    []
+);

@@ -13,13 +13,8 @@ pub struct User {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(User, false, { id : "id", email : "email" });
-impl crate::runtime::SpecType for User {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "User",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the user.\"},\"email\":{\"type\":\"string\",\"description\":\"Optional e-mail address.\"}},\"required\":[\"id\"],\"description\":\"The authenticated user.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(User, write);
+crate::runtime::spec_type!(
+    User, write, "User",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the user.\"},\"email\":{\"type\":\"string\",\"description\":\"Optional e-mail address.\"}},\"required\":[\"id\"],\"description\":\"The authenticated user.\"}",
+    []
+);

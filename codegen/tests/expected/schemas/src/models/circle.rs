@@ -9,13 +9,8 @@ pub struct Circle {
     pub radius: f64,
 }
 crate::runtime::deserialize_object!(Circle, false, { radius : "radius" });
-impl crate::runtime::SpecType for Circle {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Circle",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"radius\":{\"type\":\"number\",\"description\":\"Radius.\"}},\"required\":[\"radius\"],\"description\":\"A circle.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Circle);
+crate::runtime::spec_type!(
+    Circle, both, "Circle",
+    "{\"type\":\"object\",\"properties\":{\"radius\":{\"type\":\"number\",\"description\":\"Radius.\"}},\"required\":[\"radius\"],\"description\":\"A circle.\"}",
+    []
+);

@@ -17,13 +17,8 @@ pub struct Error {
 crate::runtime::deserialize_object!(
     Error, false, { code : "code", details : "details" }
 );
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}},\"required\":[\"code\"],\"description\":\"An error.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+crate::runtime::spec_type!(
+    Error, write, "Error",
+    "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"A code.\"},\"details\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}},\"required\":[\"code\"],\"description\":\"An error.\"}",
+    []
+);

@@ -8,11 +8,8 @@
 pub struct ErrorDetails(
     pub ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
 );
-impl crate::runtime::SpecType for ErrorDetails {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ErrorDetails);
+crate::runtime::spec_type!(
+    ErrorDetails, both, _,
+    "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"},\"description\":\"Field messages.\"}",
+    []
+);

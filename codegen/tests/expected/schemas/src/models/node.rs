@@ -16,13 +16,8 @@ pub struct Node {
 crate::runtime::deserialize_object!(
     Node, false, { value : "value", next : "next", children : "children" }
 );
-impl crate::runtime::SpecType for Node {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Node",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"integer\",\"description\":\"A value.\"},\"next\":{\"$ref\":0},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Children.\"}},\"required\":[\"value\"],\"description\":\"A recursive tree.\"}",
-        links: &[crate::runtime::link::<crate::models::Node>()],
-    };
-}
-crate::runtime::spec_type!(Node);
+crate::runtime::spec_type!(
+    Node, both, "Node",
+    "{\"type\":\"object\",\"properties\":{\"value\":{\"type\":\"integer\",\"description\":\"A value.\"},\"next\":{\"$ref\":0},\"children\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"Children.\"}},\"required\":[\"value\"],\"description\":\"A recursive tree.\"}",
+    [crate ::models::Node]
+);

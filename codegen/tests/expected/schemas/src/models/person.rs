@@ -11,13 +11,8 @@ pub struct Person {
     pub pet: ::std::option::Option<::std::boxed::Box<crate::models::Pet>>,
 }
 crate::runtime::deserialize_object!(Person, false, { name : "name", pet : "pet" });
-impl crate::runtime::SpecType for Person {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Person",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"pet\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Pet.\"}",
-        links: &[crate::runtime::link::<crate::models::Pet>()],
-    };
-}
-crate::runtime::spec_type!(Person);
+crate::runtime::spec_type!(
+    Person, both, "Person",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"pet\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Pet.\"}",
+    [crate ::models::Pet]
+);

@@ -11,11 +11,8 @@ pub struct Pet {
     pub owner: ::std::option::Option<::std::boxed::Box<crate::models::Person>>,
 }
 crate::runtime::deserialize_object!(Pet, false, { name : "name", owner : "owner" });
-impl crate::runtime::SpecType for Pet {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Pet");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"owner\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Person.\"}",
-        links: &[crate::runtime::link::<crate::models::Person>()],
-    };
-}
-crate::runtime::spec_type!(Pet);
+crate::runtime::spec_type!(
+    Pet, both, "Pet",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"A name.\"},\"owner\":{\"$ref\":0}},\"required\":[\"name\"],\"description\":\"Mutually recursive with Person.\"}",
+    [crate ::models::Person]
+);

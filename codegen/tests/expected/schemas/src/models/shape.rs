@@ -10,16 +10,8 @@ pub enum Shape {
     Circle(crate::models::Circle),
     Number(f64),
 }
-impl crate::runtime::SpecType for Shape {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Shape",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"anyOf\":[{\"$ref\":0},{\"$ref\":1},{\"type\":\"number\"}],\"description\":\"A circle or a square or a bare number (anyOf).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Circle>(),
-            crate::runtime::link::<crate::models::Square>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Shape);
+crate::runtime::spec_type!(
+    Shape, both, "Shape",
+    "{\"anyOf\":[{\"$ref\":0},{\"$ref\":1},{\"type\":\"number\"}],\"description\":\"A circle or a square or a bare number (anyOf).\"}",
+    [crate ::models::Circle, crate ::models::Square]
+);

@@ -11,13 +11,8 @@ pub struct Square {
     pub side: f64,
 }
 crate::runtime::deserialize_object!(Square, false, { radius : "radius", side : "side" });
-impl crate::runtime::SpecType for Square {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Square",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"side\":{\"type\":\"number\",\"description\":\"Side.\"}},\"required\":[\"side\"],\"allOf\":[{\"$ref\":0}],\"description\":\"A square, a shape with a side (allOf beside properties and a type).\"}",
-        links: &[crate::runtime::link::<crate::models::Circle>()],
-    };
-}
-crate::runtime::spec_type!(Square);
+crate::runtime::spec_type!(
+    Square, both, "Square",
+    "{\"type\":\"object\",\"properties\":{\"side\":{\"type\":\"number\",\"description\":\"Side.\"}},\"required\":[\"side\"],\"allOf\":[{\"$ref\":0}],\"description\":\"A square, a shape with a side (allOf beside properties and a type).\"}",
+    [crate ::models::Circle]
+);

@@ -6,11 +6,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct ThingStrict {}
 crate::runtime::deserialize_object!(ThingStrict, true, {});
-impl crate::runtime::SpecType for ThingStrict {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"description\":\"No properties at all.\",\"x-rust-typename\":\"ThingStrict\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ThingStrict);
+crate::runtime::spec_type!(
+    ThingStrict, both, _,
+    "{\"type\":\"object\",\"description\":\"No properties at all.\",\"x-rust-typename\":\"ThingStrict\"}",
+    []
+);

@@ -10,13 +10,8 @@ pub struct Seen {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Seen, false, { principal : "principal" });
-impl crate::runtime::SpecType for Seen {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Seen",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\",\"description\":\"The matched alternative, its schemes, scopes and credentials, or `anonymous`.\"}},\"required\":[\"principal\"],\"description\":\"What the server saw.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Seen, write);
+crate::runtime::spec_type!(
+    Seen, write, "Seen",
+    "{\"type\":\"object\",\"properties\":{\"principal\":{\"type\":\"string\",\"description\":\"The matched alternative, its schemes, scopes and credentials, or `anonymous`.\"}},\"required\":[\"principal\"],\"description\":\"What the server saw.\"}",
+    []
+);

@@ -44,16 +44,8 @@ crate::runtime::deserialize_object!(
     discount_percent : "discount_percent", color : "color", tags : "tags", dimensions :
     "dimensions", extra_dimensions : "extra_dimensions" }
 );
-impl crate::runtime::SpecType for CreateWidgetRequest {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "CreateWidgetRequest",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name (1 to 64 characters, lower snake case).\",\"minLength\":1,\"maxLength\":64,\"pattern\":\"^[a-z][a-z0-9_]*$\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Quantity (1 to 1000 inclusive).\",\"minimum\":1.0,\"maximum\":1000.0},\"price\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional price in minor units (strictly positive).\",\"minimum\":0.0,\"exclusiveMinimum\":true},\"discount_percent\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional discount percentage (0 inclusive to 100 exclusive).\",\"minimum\":0.0,\"maximum\":100.0,\"exclusiveMaximum\":true},\"color\":{\"$ref\":0},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single tag.\",\"minLength\":1,\"maxLength\":20},\"description\":\"Between 1 and 5 tags, each 1 to 20 characters.\",\"minItems\":1,\"maxItems\":5},\"dimensions\":{\"$ref\":1},\"extra_dimensions\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Optional list of at most 3 nested validated bodies.\",\"minItems\":0,\"maxItems\":3}},\"required\":[\"name\",\"quantity\",\"tags\",\"dimensions\"],\"description\":\"Request body with validation keywords on every field.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::CreateWidgetRequestColor>(),
-            crate::runtime::link::<crate::models::Dimensions>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(CreateWidgetRequest, read);
+crate::runtime::spec_type!(
+    CreateWidgetRequest, read, "CreateWidgetRequest",
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"description\":\"Name (1 to 64 characters, lower snake case).\",\"minLength\":1,\"maxLength\":64,\"pattern\":\"^[a-z][a-z0-9_]*$\"},\"quantity\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Quantity (1 to 1000 inclusive).\",\"minimum\":1.0,\"maximum\":1000.0},\"price\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Optional price in minor units (strictly positive).\",\"minimum\":0.0,\"exclusiveMinimum\":true},\"discount_percent\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Optional discount percentage (0 inclusive to 100 exclusive).\",\"minimum\":0.0,\"maximum\":100.0,\"exclusiveMaximum\":true},\"color\":{\"$ref\":0},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"description\":\"A single tag.\",\"minLength\":1,\"maxLength\":20},\"description\":\"Between 1 and 5 tags, each 1 to 20 characters.\",\"minItems\":1,\"maxItems\":5},\"dimensions\":{\"$ref\":1},\"extra_dimensions\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Optional list of at most 3 nested validated bodies.\",\"minItems\":0,\"maxItems\":3}},\"required\":[\"name\",\"quantity\",\"tags\",\"dimensions\"],\"description\":\"Request body with validation keywords on every field.\"}",
+    [crate ::models::CreateWidgetRequestColor, crate ::models::Dimensions]
+);

@@ -29,11 +29,8 @@ impl CreateWidgetRequestColor {
     }
 }
 crate::runtime::string_enum!(CreateWidgetRequestColor);
-impl crate::runtime::SpecType for CreateWidgetRequestColor {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"],\"description\":\"Optional color (inline enum).\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CreateWidgetRequestColor, read);
+crate::runtime::spec_type!(
+    CreateWidgetRequestColor, read, _,
+    "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"],\"description\":\"Optional color (inline enum).\"}",
+    []
+);

@@ -16,13 +16,8 @@ pub struct Dimensions {
 crate::runtime::deserialize_object!(
     Dimensions, false, { width : "width", height : "height", label : "label" }
 );
-impl crate::runtime::SpecType for Dimensions {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Dimensions",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"width\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Width in millimetres (1 to 10000 inclusive).\",\"minimum\":1.0,\"maximum\":10000.0},\"height\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Height in millimetres (strictly between 0 and 10000).\",\"minimum\":0.0,\"maximum\":10000.0,\"exclusiveMinimum\":true,\"exclusiveMaximum\":true},\"label\":{\"type\":\"string\",\"description\":\"Optional label starting with an upper-case letter.\",\"maxLength\":32,\"pattern\":\"^[A-Z]\"}},\"required\":[\"width\",\"height\"],\"description\":\"A nested body whose fields are validated as well.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Dimensions);
+crate::runtime::spec_type!(
+    Dimensions, both, "Dimensions",
+    "{\"type\":\"object\",\"properties\":{\"width\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Width in millimetres (1 to 10000 inclusive).\",\"minimum\":1.0,\"maximum\":10000.0},\"height\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"Height in millimetres (strictly between 0 and 10000).\",\"minimum\":0.0,\"maximum\":10000.0,\"exclusiveMinimum\":true,\"exclusiveMaximum\":true},\"label\":{\"type\":\"string\",\"description\":\"Optional label starting with an upper-case letter.\",\"maxLength\":32,\"pattern\":\"^[A-Z]\"}},\"required\":[\"width\",\"height\"],\"description\":\"A nested body whose fields are validated as well.\"}",
+    []
+);

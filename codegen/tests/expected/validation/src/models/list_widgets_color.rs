@@ -28,11 +28,7 @@ impl ListWidgetsColor {
     }
 }
 crate::runtime::string_enum!(ListWidgetsColor);
-impl crate::runtime::SpecType for ListWidgetsColor {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"]}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(ListWidgetsColor, read);
+crate::runtime::spec_type!(
+    ListWidgetsColor, read, _,
+    "{\"type\":\"string\",\"enum\":[\"red\",\"green\",\"blue\"]}", []
+);

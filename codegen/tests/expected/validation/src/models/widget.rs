@@ -16,13 +16,8 @@ pub struct Widget {
 crate::runtime::deserialize_object!(
     Widget, false, { id : "id", name : "name", dimensions : "dimensions" }
 );
-impl crate::runtime::SpecType for Widget {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Widget",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the widget.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the widget.\"},\"dimensions\":{\"$ref\":0}},\"required\":[\"id\",\"name\"],\"description\":\"A stored widget.\"}",
-        links: &[crate::runtime::link::<crate::models::Dimensions>()],
-    };
-}
-crate::runtime::spec_type!(Widget, write);
+crate::runtime::spec_type!(
+    Widget, write, "Widget",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Unique identifier of the widget.\"},\"name\":{\"type\":\"string\",\"description\":\"Name of the widget.\"},\"dimensions\":{\"$ref\":0}},\"required\":[\"id\",\"name\"],\"description\":\"A stored widget.\"}",
+    [crate ::models::Dimensions]
+);

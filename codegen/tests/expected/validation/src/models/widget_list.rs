@@ -7,13 +7,8 @@
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 #[serde(transparent)]
 pub struct WidgetList(pub ::std::vec::Vec<crate::models::Widget>);
-impl crate::runtime::SpecType for WidgetList {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "WidgetList",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of widgets.\",\"maxItems\":100}",
-        links: &[crate::runtime::link::<crate::models::Widget>()],
-    };
-}
-crate::runtime::spec_type!(WidgetList, write);
+crate::runtime::spec_type!(
+    WidgetList, write, "WidgetList",
+    "{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"A list of widgets.\",\"maxItems\":100}",
+    [crate ::models::Widget]
+);

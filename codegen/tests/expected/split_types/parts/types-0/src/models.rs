@@ -18,16 +18,11 @@ pub struct Error {
 crate::runtime::deserialize_object!(
     Error, false, { code : "code", message : "message" }
 );
-impl crate::runtime::SpecType for Error {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Error",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Error, write);
+crate::runtime::spec_type!(
+    Error, write, "Error",
+    "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
+    []
+);
 /// How a leg is travelled.
 ///
 /// Schema: `#/components/schemas/Mode`.
@@ -53,16 +48,11 @@ impl Mode {
     }
 }
 crate::runtime::string_enum!(Mode);
-impl crate::runtime::SpecType for Mode {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Mode",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"string\",\"enum\":[\"road\",\"rail\",\"sea\"],\"description\":\"How a leg is travelled.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Mode);
+crate::runtime::spec_type!(
+    Mode, both, "Mode",
+    "{\"type\":\"string\",\"enum\":[\"road\",\"rail\",\"sea\"],\"description\":\"How a leg is travelled.\"}",
+    []
+);
 /// A postal address.
 ///
 /// Schema: `#/components/schemas/Address`.
@@ -76,13 +66,8 @@ pub struct Address {
 crate::runtime::deserialize_object!(
     Address, false, { line1 : "line1", country : "country" }
 );
-impl crate::runtime::SpecType for Address {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Address",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First line.\",\"maxLength\":100},\"country\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 code.\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line1\",\"country\"],\"description\":\"A postal address.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Address);
+crate::runtime::spec_type!(
+    Address, both, "Address",
+    "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First line.\",\"maxLength\":100},\"country\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 code.\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line1\",\"country\"],\"description\":\"A postal address.\"}",
+    []
+);

@@ -13,16 +13,11 @@ pub struct Weight {
     pub grams: i64,
 }
 crate::runtime::deserialize_object!(Weight, false, { grams : "grams" });
-impl crate::runtime::SpecType for Weight {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Weight",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"grams\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Grams.\",\"minimum\":1.0}},\"required\":[\"grams\"],\"description\":\"A weight in grams.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(Weight);
+crate::runtime::spec_type!(
+    Weight, both, "Weight",
+    "{\"type\":\"object\",\"properties\":{\"grams\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Grams.\",\"minimum\":1.0}},\"required\":[\"grams\"],\"description\":\"A weight in grams.\"}",
+    []
+);
 /// A count.
 ///
 /// Schema: `#/paths/~1shipments~1count/get/responses/200/content/application~1json/schema`.
@@ -33,14 +28,11 @@ pub struct CountShipmentsOkBody {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(CountShipmentsOkBody, false, { count : "count" });
-impl crate::runtime::SpecType for CountShipmentsOkBody {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CountShipmentsOkBody, write);
+crate::runtime::spec_type!(
+    CountShipmentsOkBody, write, _,
+    "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count.\"}",
+    []
+);
 /// A count of stops.
 ///
 /// Schema: `#/paths/~1stops~1count/get/responses/200/content/application~1json/schema`.
@@ -51,11 +43,8 @@ pub struct CountStopsOkBody {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(CountStopsOkBody, false, { count : "count" });
-impl crate::runtime::SpecType for CountStopsOkBody {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count of stops.\"}",
-        links: &[],
-    };
-}
-crate::runtime::spec_type!(CountStopsOkBody, write);
+crate::runtime::spec_type!(
+    CountStopsOkBody, write, _,
+    "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count of stops.\"}",
+    []
+);

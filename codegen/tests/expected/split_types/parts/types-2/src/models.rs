@@ -19,16 +19,11 @@ pub struct Parcel {
 crate::runtime::deserialize_object!(
     Parcel, false, { weight : "weight", label : "label" }
 );
-impl crate::runtime::SpecType for Parcel {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Parcel",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"weight\":{\"$ref\":0},\"label\":{\"type\":\"string\",\"description\":\"Free text on the label.\"}},\"required\":[\"weight\"],\"description\":\"One parcel of a shipment.\"}",
-        links: &[crate::runtime::link::<crate::models::Weight>()],
-    };
-}
-crate::runtime::spec_type!(Parcel);
+crate::runtime::spec_type!(
+    Parcel, both, "Parcel",
+    "{\"type\":\"object\",\"properties\":{\"weight\":{\"$ref\":0},\"label\":{\"type\":\"string\",\"description\":\"Free text on the label.\"}},\"required\":[\"weight\"],\"description\":\"One parcel of a shipment.\"}",
+    [crate ::models::Weight]
+);
 /// Where the shipment was last seen (an inline schema, named after its property).
 ///
 /// Schema: `#/components/schemas/Shipment/properties/tracking`.
@@ -43,17 +38,11 @@ pub struct ShipmentTracking {
 crate::runtime::deserialize_object!(
     ShipmentTracking, false, { at : "at", mode : "mode" }
 );
-impl crate::runtime::SpecType for ShipmentTracking {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::None;
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"at\":{\"$ref\":0},\"mode\":{\"$ref\":1}},\"description\":\"Where the shipment was last seen (an inline schema, named after its property).\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::Mode>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(ShipmentTracking, write);
+crate::runtime::spec_type!(
+    ShipmentTracking, write, _,
+    "{\"type\":\"object\",\"properties\":{\"at\":{\"$ref\":0},\"mode\":{\"$ref\":1}},\"description\":\"Where the shipment was last seen (an inline schema, named after its property).\"}",
+    [crate ::models::Address, crate ::models::Mode]
+);
 /// A stop of a route; its legs lead to the next stops.
 ///
 /// Schema: `#/components/schemas/Stop`.
@@ -66,19 +55,11 @@ pub struct Stop {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Stop, false, { address : "address", legs : "legs" });
-impl crate::runtime::SpecType for Stop {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Stop",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"address\":{\"$ref\":0},\"legs\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Legs leaving this stop.\"}},\"required\":[\"address\"],\"description\":\"A stop of a route; its legs lead to the next stops.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::Leg>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Stop, write);
+crate::runtime::spec_type!(
+    Stop, write, "Stop",
+    "{\"type\":\"object\",\"properties\":{\"address\":{\"$ref\":0},\"legs\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Legs leaving this stop.\"}},\"required\":[\"address\"],\"description\":\"A stop of a route; its legs lead to the next stops.\"}",
+    [crate ::models::Address, crate ::models::Leg]
+);
 /// A leg between two stops.
 ///
 /// Schema: `#/components/schemas/Leg`.
@@ -89,14 +70,8 @@ pub struct Leg {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(Leg, false, { mode : "mode", to : "to" });
-impl crate::runtime::SpecType for Leg {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some("Leg");
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"mode\":{\"$ref\":0},\"to\":{\"$ref\":1}},\"required\":[\"mode\",\"to\"],\"description\":\"A leg between two stops.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Mode>(),
-            crate::runtime::link::<crate::models::Stop>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Leg, write);
+crate::runtime::spec_type!(
+    Leg, write, "Leg",
+    "{\"type\":\"object\",\"properties\":{\"mode\":{\"$ref\":0},\"to\":{\"$ref\":1}},\"required\":[\"mode\",\"to\"],\"description\":\"A leg between two stops.\"}",
+    [crate ::models::Mode, crate ::models::Stop]
+);

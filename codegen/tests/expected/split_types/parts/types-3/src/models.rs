@@ -22,20 +22,11 @@ pub struct NewShipment {
 crate::runtime::deserialize_object!(
     NewShipment, false, { from : "from", to : "to", parcels : "parcels", mode : "mode" }
 );
-impl crate::runtime::SpecType for NewShipment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "NewShipment",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"from\":{\"$ref\":0},\"to\":{\"$ref\":0},\"parcels\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The parcels, at least one.\",\"minItems\":1},\"mode\":{\"$ref\":2}},\"required\":[\"from\",\"to\",\"parcels\"],\"description\":\"A shipment to create.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Address>(),
-            crate::runtime::link::<crate::models::Parcel>(),
-            crate::runtime::link::<crate::models::Mode>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(NewShipment);
+crate::runtime::spec_type!(
+    NewShipment, both, "NewShipment",
+    "{\"type\":\"object\",\"properties\":{\"from\":{\"$ref\":0},\"to\":{\"$ref\":0},\"parcels\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The parcels, at least one.\",\"minItems\":1},\"mode\":{\"$ref\":2}},\"required\":[\"from\",\"to\",\"parcels\"],\"description\":\"A shipment to create.\"}",
+    [crate ::models::Address, crate ::models::Parcel, crate ::models::Mode]
+);
 /// A shipment as stored.
 ///
 /// Schema: `#/components/schemas/Shipment`.
@@ -51,19 +42,11 @@ pub struct Shipment {
 crate::runtime::deserialize_object!(
     Shipment, false, { id : "id", shipment : "shipment", tracking : "tracking" }
 );
-impl crate::runtime::SpecType for Shipment {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Shipment",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Shipment id.\"},\"shipment\":{\"$ref\":0},\"tracking\":{\"$ref\":1}},\"required\":[\"id\",\"shipment\"],\"description\":\"A shipment as stored.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::NewShipment>(),
-            crate::runtime::link::<crate::models::ShipmentTracking>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Shipment, write);
+crate::runtime::spec_type!(
+    Shipment, write, "Shipment",
+    "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Shipment id.\"},\"shipment\":{\"$ref\":0},\"tracking\":{\"$ref\":1}},\"required\":[\"id\",\"shipment\"],\"description\":\"A shipment as stored.\"}",
+    [crate ::models::NewShipment, crate ::models::ShipmentTracking]
+);
 /// A route from its first stop.
 ///
 /// Schema: `#/components/schemas/Route`.
@@ -77,16 +60,8 @@ pub struct Route {
 crate::runtime::deserialize_object!(
     Route, false, { first : "first", weight : "weight" }
 );
-impl crate::runtime::SpecType for Route {
-    const NAME: ::std::option::Option<&'static str> = ::std::option::Option::Some(
-        "Route",
-    );
-    const SCHEMA: crate::runtime::SchemaData = crate::runtime::SchemaData {
-        json: "{\"type\":\"object\",\"properties\":{\"first\":{\"$ref\":0},\"weight\":{\"$ref\":1}},\"required\":[\"first\"],\"description\":\"A route from its first stop.\"}",
-        links: &[
-            crate::runtime::link::<crate::models::Stop>(),
-            crate::runtime::link::<crate::models::Weight>(),
-        ],
-    };
-}
-crate::runtime::spec_type!(Route, write);
+crate::runtime::spec_type!(
+    Route, write, "Route",
+    "{\"type\":\"object\",\"properties\":{\"first\":{\"$ref\":0},\"weight\":{\"$ref\":1}},\"required\":[\"first\"],\"description\":\"A route from its first stop.\"}",
+    [crate ::models::Stop, crate ::models::Weight]
+);
