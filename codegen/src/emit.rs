@@ -8,6 +8,8 @@
 //!   incremental compilation sees); `models.rs` declares and re-exports them
 //! - `src/<tag>.rs`: per tag, a trait with one method per operation, its input structs and its
 //!   response enums
+//! - `src/responses.rs`: each component response with headers, as a type its operations' enums
+//!   hold (the headers named fields), when the document has any
 //! - `src/server.rs`: poem-openapi routing glue and the served documents
 //! - `parts/types-<k>/`: when the document has more schemas than `--types-per-crate`, the
 //!   types are crates of their own (see `split`) and `src/models.rs` re-exports them
@@ -21,7 +23,7 @@
 //! - `crate_root`: `src/lib.rs`, with `DOCUMENT_PATCH`.
 //! - `meta`: the `MetaSchema` expressions that serve each schema as the document writes it.
 //! - `models`: `src/models.rs` and its files.
-//! - `operations`: `src/<tag>.rs`.
+//! - `operations`: `src/<tag>.rs`, and `src/responses.rs`.
 //! - `server`: `src/server.rs`.
 //! - `callbacks`: `src/callbacks.rs`.
 //! - `split`: which crate of types each type goes to.
@@ -366,6 +368,9 @@ fn jobs<'a>(
     if !e.outgoing_sets().is_empty() {
         jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
     }
+    if !e.typed_responses.is_empty() {
+        jobs.push(("src/responses.rs".into(), Job::Responses));
+    }
     // The client in pieces of operations rendered apart (a large document's is most of the
     // generation time otherwise); the first piece holds the file's head, the last the receivers.
     let ops = api.operations.len();
@@ -460,6 +465,8 @@ enum Job<'a> {
     Tag(&'a Tag),
     Server,
     Callbacks,
+    /// `src/responses.rs`: the component responses that are types of their own.
+    Responses,
     /// The client's operations in a range of [`Api::operations`], with the file's head (first
     /// piece) and the receivers (last piece).
     Client(std::ops::Range<usize>, bool, bool),
@@ -605,6 +612,10 @@ pub(crate) struct Emitter<'a> {
     directions: std::collections::HashMap<&'a str, Direction>,
     /// The glue is the routes crate's, not a module of the crate (`Options::routes_apart`).
     routes_apart: bool,
+    /// The component responses that are types of the `responses` module ([`Response::typed`]),
+    /// in the order operations first refer to them: the component's name, the type's name, and
+    /// the first reference (each reference to a component reads the same).
+    typed_responses: Vec<(&'a str, String, &'a Response)>,
 }
 
 impl<'a> Emitter<'a> {
@@ -616,12 +627,34 @@ impl<'a> Emitter<'a> {
             .map(|t| t.name.as_str())
             .zip(api.directions())
             .collect();
+        let mut typed_responses: Vec<(&str, String, &Response)> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
+        for r in api.operations.iter().flat_map(|o| &o.responses) {
+            if let Some(component) = r.component.as_deref().filter(|_| r.typed())
+                && !typed_responses.iter().any(|(c, _, _)| *c == component)
+            {
+                let rust = crate::names::unique(crate::names::camel(component), &mut taken);
+                typed_responses.push((component, rust, r));
+            }
+        }
         Emitter {
             api,
             types,
             directions,
             routes_apart: false,
+            typed_responses,
         }
+    }
+
+    /// The path of the type of a typed response ([`Response::typed`]).
+    pub(crate) fn typed_response_path(&self, r: &Response) -> Option<TokenStream> {
+        let component = r.component.as_deref().filter(|_| r.typed())?;
+        let (_, rust, _) = self
+            .typed_responses
+            .iter()
+            .find(|(c, _, _)| *c == component)?;
+        let id = ident(rust);
+        Some(quote!(crate::responses::#id))
     }
 
     pub(crate) fn typedef(&self, name: &str) -> &'a TypeDef {
@@ -712,6 +745,7 @@ impl<'a> Emitter<'a> {
             Job::Server => self.server(),
             Job::Routes(contract) => self.routes_root(contract),
             Job::Callbacks => self.callbacks_file(),
+            Job::Responses => self.responses_file(),
             Job::Client(ops, head, receivers) => self.client_file(ops.clone(), *head, *receivers),
         }
     }

@@ -870,6 +870,17 @@ pub struct Response {
     pub headers: Vec<ResponseHeader>,
     /// The `links` object as JSON text (applied to the served document).
     pub links: Option<String>,
+    /// The name in `#/components/responses` the response is a `$ref` to, if it is one.
+    pub component: Option<String>,
+}
+
+impl Response {
+    /// Whether the variant holds the response as a type of its own in the crate's `responses`
+    /// module (a component response with headers: its headers are named fields there, written
+    /// once for every operation that refers to it), rather than as its parts.
+    pub fn typed(&self) -> bool {
+        self.component.is_some() && !self.headers.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -3631,12 +3631,12 @@ fn read_get_platform(
                 )
             }
             401u16 => {
-                crate::platform::GetPlatformResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::platform::GetPlatformResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::platform::GetPlatformResponse::NotFound(
@@ -3646,14 +3646,14 @@ fn read_get_platform(
                 )
             }
             429u16 => {
-                crate::platform::GetPlatformResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::platform::GetPlatformResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::platform::GetPlatformResponse::InternalServerError(
@@ -3663,12 +3663,12 @@ fn read_get_platform(
                 )
             }
             503u16 => {
-                crate::platform::GetPlatformResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::platform::GetPlatformResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -3699,12 +3699,12 @@ fn read_update_platform(
                 )
             }
             401u16 => {
-                crate::platform::UpdatePlatformResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::platform::UpdatePlatformResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::platform::UpdatePlatformResponse::NotFound(
@@ -3714,14 +3714,14 @@ fn read_update_platform(
                 )
             }
             429u16 => {
-                crate::platform::UpdatePlatformResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::platform::UpdatePlatformResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::platform::UpdatePlatformResponse::InternalServerError(
@@ -3731,12 +3731,12 @@ fn read_update_platform(
                 )
             }
             503u16 => {
-                crate::platform::UpdatePlatformResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::platform::UpdatePlatformResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -3768,12 +3768,12 @@ fn read_create_person_entity(
                 )
             }
             401u16 => {
-                crate::entities::CreatePersonEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::CreatePersonEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::CreatePersonEntityResponse::NotFound(
@@ -3797,14 +3797,14 @@ fn read_create_person_entity(
                 )
             }
             429u16 => {
-                crate::entities::CreatePersonEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::CreatePersonEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::CreatePersonEntityResponse::InternalServerError(
@@ -3814,12 +3814,12 @@ fn read_create_person_entity(
                 )
             }
             503u16 => {
-                crate::entities::CreatePersonEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::CreatePersonEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -3851,12 +3851,12 @@ fn read_create_business_entity(
                 )
             }
             401u16 => {
-                crate::entities::CreateBusinessEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::CreateBusinessEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::CreateBusinessEntityResponse::NotFound(
@@ -3880,14 +3880,14 @@ fn read_create_business_entity(
                 )
             }
             429u16 => {
-                crate::entities::CreateBusinessEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::CreateBusinessEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::CreateBusinessEntityResponse::InternalServerError(
@@ -3897,12 +3897,12 @@ fn read_create_business_entity(
                 )
             }
             503u16 => {
-                crate::entities::CreateBusinessEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::CreateBusinessEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -3933,12 +3933,12 @@ fn read_update_person_entity(
                 )
             }
             401u16 => {
-                crate::entities::UpdatePersonEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::UpdatePersonEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::UpdatePersonEntityResponse::NotFound(
@@ -3948,14 +3948,14 @@ fn read_update_person_entity(
                 )
             }
             429u16 => {
-                crate::entities::UpdatePersonEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::UpdatePersonEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::UpdatePersonEntityResponse::InternalServerError(
@@ -3965,12 +3965,12 @@ fn read_update_person_entity(
                 )
             }
             503u16 => {
-                crate::entities::UpdatePersonEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::UpdatePersonEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4001,12 +4001,12 @@ fn read_update_business_entity(
                 )
             }
             401u16 => {
-                crate::entities::UpdateBusinessEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::UpdateBusinessEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::UpdateBusinessEntityResponse::NotFound(
@@ -4016,14 +4016,14 @@ fn read_update_business_entity(
                 )
             }
             429u16 => {
-                crate::entities::UpdateBusinessEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::UpdateBusinessEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::UpdateBusinessEntityResponse::InternalServerError(
@@ -4033,12 +4033,12 @@ fn read_update_business_entity(
                 )
             }
             503u16 => {
-                crate::entities::UpdateBusinessEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::UpdateBusinessEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4069,12 +4069,12 @@ fn read_list_entities(
                 )
             }
             401u16 => {
-                crate::entities::ListEntitiesResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::ListEntitiesResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::ListEntitiesResponse::NotFound(
@@ -4084,14 +4084,14 @@ fn read_list_entities(
                 )
             }
             429u16 => {
-                crate::entities::ListEntitiesResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::ListEntitiesResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::ListEntitiesResponse::InternalServerError(
@@ -4101,12 +4101,12 @@ fn read_list_entities(
                 )
             }
             503u16 => {
-                crate::entities::ListEntitiesResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::ListEntitiesResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4137,12 +4137,12 @@ fn read_get_entity(
                 )
             }
             401u16 => {
-                crate::entities::GetEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::GetEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::GetEntityResponse::NotFound(
@@ -4152,14 +4152,14 @@ fn read_get_entity(
                 )
             }
             429u16 => {
-                crate::entities::GetEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::GetEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::GetEntityResponse::InternalServerError(
@@ -4169,12 +4169,12 @@ fn read_get_entity(
                 )
             }
             503u16 => {
-                crate::entities::GetEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::GetEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4205,12 +4205,12 @@ fn read_delete_entity(
                 )
             }
             401u16 => {
-                crate::entities::DeleteEntityResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::DeleteEntityResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::DeleteEntityResponse::NotFound(
@@ -4220,14 +4220,14 @@ fn read_delete_entity(
                 )
             }
             429u16 => {
-                crate::entities::DeleteEntityResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::DeleteEntityResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::DeleteEntityResponse::InternalServerError(
@@ -4237,12 +4237,12 @@ fn read_delete_entity(
                 )
             }
             503u16 => {
-                crate::entities::DeleteEntityResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::DeleteEntityResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4273,12 +4273,12 @@ fn read_list_associated_persons(
                 )
             }
             401u16 => {
-                crate::entities::ListAssociatedPersonsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::ListAssociatedPersonsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::ListAssociatedPersonsResponse::NotFound(
@@ -4288,14 +4288,14 @@ fn read_list_associated_persons(
                 )
             }
             429u16 => {
-                crate::entities::ListAssociatedPersonsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::ListAssociatedPersonsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::ListAssociatedPersonsResponse::InternalServerError(
@@ -4305,12 +4305,12 @@ fn read_list_associated_persons(
                 )
             }
             503u16 => {
-                crate::entities::ListAssociatedPersonsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::ListAssociatedPersonsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4341,12 +4341,12 @@ fn read_create_associated_person(
                 )
             }
             401u16 => {
-                crate::entities::CreateAssociatedPersonResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::CreateAssociatedPersonResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::CreateAssociatedPersonResponse::NotFound(
@@ -4356,14 +4356,14 @@ fn read_create_associated_person(
                 )
             }
             429u16 => {
-                crate::entities::CreateAssociatedPersonResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::CreateAssociatedPersonResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::CreateAssociatedPersonResponse::InternalServerError(
@@ -4373,12 +4373,12 @@ fn read_create_associated_person(
                 )
             }
             503u16 => {
-                crate::entities::CreateAssociatedPersonResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::CreateAssociatedPersonResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4409,12 +4409,12 @@ fn read_get_additional_requirements(
                 )
             }
             401u16 => {
-                crate::entities::GetAdditionalRequirementsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::GetAdditionalRequirementsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::NotFound(
@@ -4424,14 +4424,14 @@ fn read_get_additional_requirements(
                 )
             }
             429u16 => {
-                crate::entities::GetAdditionalRequirementsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::GetAdditionalRequirementsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::GetAdditionalRequirementsResponse::InternalServerError(
@@ -4441,12 +4441,12 @@ fn read_get_additional_requirements(
                 )
             }
             503u16 => {
-                crate::entities::GetAdditionalRequirementsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::GetAdditionalRequirementsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4477,12 +4477,12 @@ fn read_submit_additional_requirements(
                 )
             }
             401u16 => {
-                crate::entities::SubmitAdditionalRequirementsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::entities::SubmitAdditionalRequirementsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::NotFound(
@@ -4492,14 +4492,14 @@ fn read_submit_additional_requirements(
                 )
             }
             429u16 => {
-                crate::entities::SubmitAdditionalRequirementsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::entities::SubmitAdditionalRequirementsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::entities::SubmitAdditionalRequirementsResponse::InternalServerError(
@@ -4509,12 +4509,12 @@ fn read_submit_additional_requirements(
                 )
             }
             503u16 => {
-                crate::entities::SubmitAdditionalRequirementsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::entities::SubmitAdditionalRequirementsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4545,12 +4545,12 @@ fn read_list_bank_accounts(
                 )
             }
             401u16 => {
-                crate::bank_accounts::ListBankAccountsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::ListBankAccountsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::NotFound(
@@ -4560,14 +4560,14 @@ fn read_list_bank_accounts(
                 )
             }
             429u16 => {
-                crate::bank_accounts::ListBankAccountsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::ListBankAccountsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::ListBankAccountsResponse::InternalServerError(
@@ -4577,12 +4577,12 @@ fn read_list_bank_accounts(
                 )
             }
             503u16 => {
-                crate::bank_accounts::ListBankAccountsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::ListBankAccountsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4614,12 +4614,12 @@ fn read_create_bank_account(
                 )
             }
             401u16 => {
-                crate::bank_accounts::CreateBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::CreateBankAccountResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::NotFound(
@@ -4643,14 +4643,14 @@ fn read_create_bank_account(
                 )
             }
             429u16 => {
-                crate::bank_accounts::CreateBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::CreateBankAccountResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::CreateBankAccountResponse::InternalServerError(
@@ -4660,12 +4660,12 @@ fn read_create_bank_account(
                 )
             }
             503u16 => {
-                crate::bank_accounts::CreateBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::CreateBankAccountResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4696,12 +4696,12 @@ fn read_get_bank_account(
                 )
             }
             401u16 => {
-                crate::bank_accounts::GetBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::GetBankAccountResponse::NotFound(
@@ -4711,14 +4711,14 @@ fn read_get_bank_account(
                 )
             }
             429u16 => {
-                crate::bank_accounts::GetBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::GetBankAccountResponse::InternalServerError(
@@ -4728,12 +4728,12 @@ fn read_get_bank_account(
                 )
             }
             503u16 => {
-                crate::bank_accounts::GetBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4758,12 +4758,12 @@ fn read_delete_bank_account(
                 )
             }
             401u16 => {
-                crate::bank_accounts::DeleteBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::DeleteBankAccountResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::NotFound(
@@ -4773,14 +4773,14 @@ fn read_delete_bank_account(
                 )
             }
             429u16 => {
-                crate::bank_accounts::DeleteBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::DeleteBankAccountResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::DeleteBankAccountResponse::InternalServerError(
@@ -4790,12 +4790,12 @@ fn read_delete_bank_account(
                 )
             }
             503u16 => {
-                crate::bank_accounts::DeleteBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::DeleteBankAccountResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4826,12 +4826,12 @@ fn read_update_bank_account(
                 )
             }
             401u16 => {
-                crate::bank_accounts::UpdateBankAccountResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::UpdateBankAccountResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::NotFound(
@@ -4841,14 +4841,14 @@ fn read_update_bank_account(
                 )
             }
             429u16 => {
-                crate::bank_accounts::UpdateBankAccountResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::UpdateBankAccountResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::UpdateBankAccountResponse::InternalServerError(
@@ -4858,12 +4858,12 @@ fn read_update_bank_account(
                 )
             }
             503u16 => {
-                crate::bank_accounts::UpdateBankAccountResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::UpdateBankAccountResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4894,12 +4894,12 @@ fn read_get_bank_account_history(
                 )
             }
             401u16 => {
-                crate::bank_accounts::GetBankAccountHistoryResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountHistoryResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::NotFound(
@@ -4909,14 +4909,14 @@ fn read_get_bank_account_history(
                 )
             }
             429u16 => {
-                crate::bank_accounts::GetBankAccountHistoryResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountHistoryResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::GetBankAccountHistoryResponse::InternalServerError(
@@ -4926,12 +4926,12 @@ fn read_get_bank_account_history(
                 )
             }
             503u16 => {
-                crate::bank_accounts::GetBankAccountHistoryResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::GetBankAccountHistoryResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -4962,12 +4962,12 @@ fn read_add_bank_account_owner(
                 )
             }
             401u16 => {
-                crate::bank_accounts::AddBankAccountOwnerResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::bank_accounts::AddBankAccountOwnerResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::NotFound(
@@ -4977,14 +4977,14 @@ fn read_add_bank_account_owner(
                 )
             }
             429u16 => {
-                crate::bank_accounts::AddBankAccountOwnerResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::bank_accounts::AddBankAccountOwnerResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::bank_accounts::AddBankAccountOwnerResponse::InternalServerError(
@@ -4994,12 +4994,12 @@ fn read_add_bank_account_owner(
                 )
             }
             503u16 => {
-                crate::bank_accounts::AddBankAccountOwnerResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::bank_accounts::AddBankAccountOwnerResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5030,12 +5030,12 @@ fn read_list_account_numbers(
                 )
             }
             401u16 => {
-                crate::account_numbers::ListAccountNumbersResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::account_numbers::ListAccountNumbersResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::NotFound(
@@ -5045,14 +5045,14 @@ fn read_list_account_numbers(
                 )
             }
             429u16 => {
-                crate::account_numbers::ListAccountNumbersResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::account_numbers::ListAccountNumbersResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::account_numbers::ListAccountNumbersResponse::InternalServerError(
@@ -5062,12 +5062,12 @@ fn read_list_account_numbers(
                 )
             }
             503u16 => {
-                crate::account_numbers::ListAccountNumbersResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::account_numbers::ListAccountNumbersResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5099,12 +5099,12 @@ fn read_create_account_number(
                 )
             }
             401u16 => {
-                crate::account_numbers::CreateAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::account_numbers::CreateAccountNumberResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::NotFound(
@@ -5128,14 +5128,14 @@ fn read_create_account_number(
                 )
             }
             429u16 => {
-                crate::account_numbers::CreateAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::account_numbers::CreateAccountNumberResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::account_numbers::CreateAccountNumberResponse::InternalServerError(
@@ -5145,12 +5145,12 @@ fn read_create_account_number(
                 )
             }
             503u16 => {
-                crate::account_numbers::CreateAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::account_numbers::CreateAccountNumberResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5181,12 +5181,12 @@ fn read_get_account_number(
                 )
             }
             401u16 => {
-                crate::account_numbers::GetAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::account_numbers::GetAccountNumberResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::account_numbers::GetAccountNumberResponse::NotFound(
@@ -5196,14 +5196,14 @@ fn read_get_account_number(
                 )
             }
             429u16 => {
-                crate::account_numbers::GetAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::account_numbers::GetAccountNumberResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::account_numbers::GetAccountNumberResponse::InternalServerError(
@@ -5213,12 +5213,12 @@ fn read_get_account_number(
                 )
             }
             503u16 => {
-                crate::account_numbers::GetAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::account_numbers::GetAccountNumberResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5249,12 +5249,12 @@ fn read_update_account_number(
                 )
             }
             401u16 => {
-                crate::account_numbers::UpdateAccountNumberResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::account_numbers::UpdateAccountNumberResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::NotFound(
@@ -5264,14 +5264,14 @@ fn read_update_account_number(
                 )
             }
             429u16 => {
-                crate::account_numbers::UpdateAccountNumberResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::account_numbers::UpdateAccountNumberResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::account_numbers::UpdateAccountNumberResponse::InternalServerError(
@@ -5281,12 +5281,12 @@ fn read_update_account_number(
                 )
             }
             503u16 => {
-                crate::account_numbers::UpdateAccountNumberResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::account_numbers::UpdateAccountNumberResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5317,12 +5317,12 @@ fn read_create_ach_positive_pay_rule(
                 )
             }
             401u16 => {
-                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::NotFound(
@@ -5332,14 +5332,14 @@ fn read_create_ach_positive_pay_rule(
                 )
             }
             429u16 => {
-                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::InternalServerError(
@@ -5349,12 +5349,12 @@ fn read_create_ach_positive_pay_rule(
                 )
             }
             503u16 => {
-                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::CreateAchPositivePayRuleResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5385,12 +5385,12 @@ fn read_get_ach_positive_pay_rule(
                 )
             }
             401u16 => {
-                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::NotFound(
@@ -5400,14 +5400,14 @@ fn read_get_ach_positive_pay_rule(
                 )
             }
             429u16 => {
-                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::InternalServerError(
@@ -5417,12 +5417,12 @@ fn read_get_ach_positive_pay_rule(
                 )
             }
             503u16 => {
-                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::GetAchPositivePayRuleResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5447,12 +5447,12 @@ fn read_delete_ach_positive_pay_rule(
                 )
             }
             401u16 => {
-                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::NotFound(
@@ -5462,14 +5462,14 @@ fn read_delete_ach_positive_pay_rule(
                 )
             }
             429u16 => {
-                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::InternalServerError(
@@ -5479,12 +5479,12 @@ fn read_delete_ach_positive_pay_rule(
                 )
             }
             503u16 => {
-                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5515,12 +5515,12 @@ fn read_list_ach_positive_pay_rules(
                 )
             }
             401u16 => {
-                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::NotFound(
@@ -5530,14 +5530,14 @@ fn read_list_ach_positive_pay_rules(
                 )
             }
             429u16 => {
-                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::InternalServerError(
@@ -5547,12 +5547,12 @@ fn read_list_ach_positive_pay_rules(
                 )
             }
             503u16 => {
-                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_positive_pay_rules::ListAchPositivePayRulesResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5583,12 +5583,12 @@ fn read_list_counterparties(
                 )
             }
             401u16 => {
-                crate::counterparties::ListCounterpartiesResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::counterparties::ListCounterpartiesResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::counterparties::ListCounterpartiesResponse::NotFound(
@@ -5598,14 +5598,14 @@ fn read_list_counterparties(
                 )
             }
             429u16 => {
-                crate::counterparties::ListCounterpartiesResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::counterparties::ListCounterpartiesResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::counterparties::ListCounterpartiesResponse::InternalServerError(
@@ -5615,12 +5615,12 @@ fn read_list_counterparties(
                 )
             }
             503u16 => {
-                crate::counterparties::ListCounterpartiesResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::counterparties::ListCounterpartiesResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5651,12 +5651,12 @@ fn read_create_counterparty(
                 )
             }
             401u16 => {
-                crate::counterparties::CreateCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::counterparties::CreateCounterpartyResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::counterparties::CreateCounterpartyResponse::NotFound(
@@ -5666,14 +5666,14 @@ fn read_create_counterparty(
                 )
             }
             429u16 => {
-                crate::counterparties::CreateCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::counterparties::CreateCounterpartyResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::counterparties::CreateCounterpartyResponse::InternalServerError(
@@ -5683,12 +5683,12 @@ fn read_create_counterparty(
                 )
             }
             503u16 => {
-                crate::counterparties::CreateCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::counterparties::CreateCounterpartyResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5719,12 +5719,12 @@ fn read_get_counterparty(
                 )
             }
             401u16 => {
-                crate::counterparties::GetCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::counterparties::GetCounterpartyResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::counterparties::GetCounterpartyResponse::NotFound(
@@ -5734,14 +5734,14 @@ fn read_get_counterparty(
                 )
             }
             429u16 => {
-                crate::counterparties::GetCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::counterparties::GetCounterpartyResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::counterparties::GetCounterpartyResponse::InternalServerError(
@@ -5751,12 +5751,12 @@ fn read_get_counterparty(
                 )
             }
             503u16 => {
-                crate::counterparties::GetCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::counterparties::GetCounterpartyResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5787,12 +5787,12 @@ fn read_delete_counterparty(
                 )
             }
             401u16 => {
-                crate::counterparties::DeleteCounterpartyResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::counterparties::DeleteCounterpartyResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::NotFound(
@@ -5802,14 +5802,14 @@ fn read_delete_counterparty(
                 )
             }
             429u16 => {
-                crate::counterparties::DeleteCounterpartyResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::counterparties::DeleteCounterpartyResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::counterparties::DeleteCounterpartyResponse::InternalServerError(
@@ -5819,12 +5819,12 @@ fn read_delete_counterparty(
                 )
             }
             503u16 => {
-                crate::counterparties::DeleteCounterpartyResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::counterparties::DeleteCounterpartyResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5855,12 +5855,12 @@ fn read_list_documents(
                 )
             }
             401u16 => {
-                crate::documents::ListDocumentsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::documents::ListDocumentsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::documents::ListDocumentsResponse::NotFound(
@@ -5870,14 +5870,14 @@ fn read_list_documents(
                 )
             }
             429u16 => {
-                crate::documents::ListDocumentsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::documents::ListDocumentsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::documents::ListDocumentsResponse::InternalServerError(
@@ -5887,12 +5887,12 @@ fn read_list_documents(
                 )
             }
             503u16 => {
-                crate::documents::ListDocumentsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::documents::ListDocumentsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -5924,12 +5924,12 @@ fn read_upload_document(
                 )
             }
             401u16 => {
-                crate::documents::UploadDocumentResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::documents::UploadDocumentResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::documents::UploadDocumentResponse::NotFound(
@@ -5953,14 +5953,14 @@ fn read_upload_document(
                 )
             }
             429u16 => {
-                crate::documents::UploadDocumentResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::documents::UploadDocumentResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::documents::UploadDocumentResponse::InternalServerError(
@@ -5970,12 +5970,12 @@ fn read_upload_document(
                 )
             }
             503u16 => {
-                crate::documents::UploadDocumentResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::documents::UploadDocumentResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6006,12 +6006,12 @@ fn read_get_document(
                 )
             }
             401u16 => {
-                crate::documents::GetDocumentResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::documents::GetDocumentResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::documents::GetDocumentResponse::NotFound(
@@ -6021,14 +6021,14 @@ fn read_get_document(
                 )
             }
             429u16 => {
-                crate::documents::GetDocumentResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::documents::GetDocumentResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::documents::GetDocumentResponse::InternalServerError(
@@ -6038,12 +6038,12 @@ fn read_get_document(
                 )
             }
             503u16 => {
-                crate::documents::GetDocumentResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::documents::GetDocumentResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6073,12 +6073,12 @@ fn read_get_document_content(
                 )
             }
             401u16 => {
-                crate::documents::GetDocumentContentResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::documents::GetDocumentContentResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::documents::GetDocumentContentResponse::NotFound(
@@ -6095,12 +6095,12 @@ fn read_get_document_content(
                 )
             }
             503u16 => {
-                crate::documents::GetDocumentContentResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::documents::GetDocumentContentResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6131,12 +6131,12 @@ fn read_list_book_transfers(
                 )
             }
             401u16 => {
-                crate::book_transfers::ListBookTransfersResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::book_transfers::ListBookTransfersResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::book_transfers::ListBookTransfersResponse::NotFound(
@@ -6146,14 +6146,14 @@ fn read_list_book_transfers(
                 )
             }
             429u16 => {
-                crate::book_transfers::ListBookTransfersResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::book_transfers::ListBookTransfersResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::book_transfers::ListBookTransfersResponse::InternalServerError(
@@ -6163,12 +6163,12 @@ fn read_list_book_transfers(
                 )
             }
             503u16 => {
-                crate::book_transfers::ListBookTransfersResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::book_transfers::ListBookTransfersResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6200,12 +6200,12 @@ fn read_create_book_transfer(
                 )
             }
             401u16 => {
-                crate::book_transfers::CreateBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::book_transfers::CreateBookTransferResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::book_transfers::CreateBookTransferResponse::NotFound(
@@ -6229,14 +6229,14 @@ fn read_create_book_transfer(
                 )
             }
             429u16 => {
-                crate::book_transfers::CreateBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::book_transfers::CreateBookTransferResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::book_transfers::CreateBookTransferResponse::InternalServerError(
@@ -6246,12 +6246,12 @@ fn read_create_book_transfer(
                 )
             }
             503u16 => {
-                crate::book_transfers::CreateBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::book_transfers::CreateBookTransferResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6282,12 +6282,12 @@ fn read_get_book_transfer(
                 )
             }
             401u16 => {
-                crate::book_transfers::GetBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::book_transfers::GetBookTransferResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::book_transfers::GetBookTransferResponse::NotFound(
@@ -6297,14 +6297,14 @@ fn read_get_book_transfer(
                 )
             }
             429u16 => {
-                crate::book_transfers::GetBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::book_transfers::GetBookTransferResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::book_transfers::GetBookTransferResponse::InternalServerError(
@@ -6314,12 +6314,12 @@ fn read_get_book_transfer(
                 )
             }
             503u16 => {
-                crate::book_transfers::GetBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::book_transfers::GetBookTransferResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6350,12 +6350,12 @@ fn read_clear_book_transfer(
                 )
             }
             401u16 => {
-                crate::book_transfers::ClearBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::book_transfers::ClearBookTransferResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::book_transfers::ClearBookTransferResponse::NotFound(
@@ -6365,14 +6365,14 @@ fn read_clear_book_transfer(
                 )
             }
             429u16 => {
-                crate::book_transfers::ClearBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::book_transfers::ClearBookTransferResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::book_transfers::ClearBookTransferResponse::InternalServerError(
@@ -6382,12 +6382,12 @@ fn read_clear_book_transfer(
                 )
             }
             503u16 => {
-                crate::book_transfers::ClearBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::book_transfers::ClearBookTransferResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6418,12 +6418,12 @@ fn read_cancel_book_transfer(
                 )
             }
             401u16 => {
-                crate::book_transfers::CancelBookTransferResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::book_transfers::CancelBookTransferResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::book_transfers::CancelBookTransferResponse::NotFound(
@@ -6433,14 +6433,14 @@ fn read_cancel_book_transfer(
                 )
             }
             429u16 => {
-                crate::book_transfers::CancelBookTransferResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::book_transfers::CancelBookTransferResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::book_transfers::CancelBookTransferResponse::InternalServerError(
@@ -6450,12 +6450,12 @@ fn read_cancel_book_transfer(
                 )
             }
             503u16 => {
-                crate::book_transfers::CancelBookTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::book_transfers::CancelBookTransferResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6486,12 +6486,12 @@ fn read_list_ach_transfers(
                 )
             }
             401u16 => {
-                crate::ach_transfers::ListAchTransfersResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_transfers::ListAchTransfersResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::NotFound(
@@ -6501,14 +6501,14 @@ fn read_list_ach_transfers(
                 )
             }
             429u16 => {
-                crate::ach_transfers::ListAchTransfersResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_transfers::ListAchTransfersResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_transfers::ListAchTransfersResponse::InternalServerError(
@@ -6518,12 +6518,12 @@ fn read_list_ach_transfers(
                 )
             }
             503u16 => {
-                crate::ach_transfers::ListAchTransfersResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_transfers::ListAchTransfersResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6554,12 +6554,12 @@ fn read_get_ach_transfer(
                 )
             }
             401u16 => {
-                crate::ach_transfers::GetAchTransferResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::ach_transfers::GetAchTransferResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::ach_transfers::GetAchTransferResponse::NotFound(
@@ -6569,14 +6569,14 @@ fn read_get_ach_transfer(
                 )
             }
             429u16 => {
-                crate::ach_transfers::GetAchTransferResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::ach_transfers::GetAchTransferResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::ach_transfers::GetAchTransferResponse::InternalServerError(
@@ -6586,12 +6586,12 @@ fn read_get_ach_transfer(
                 )
             }
             503u16 => {
-                crate::ach_transfers::GetAchTransferResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::ach_transfers::GetAchTransferResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6622,12 +6622,12 @@ fn read_simulate_receive_ach_credit(
                 )
             }
             401u16 => {
-                crate::simulations::SimulateReceiveAchCreditResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchCreditResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             403u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::Forbidden(
@@ -6644,14 +6644,14 @@ fn read_simulate_receive_ach_credit(
                 )
             }
             429u16 => {
-                crate::simulations::SimulateReceiveAchCreditResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchCreditResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::simulations::SimulateReceiveAchCreditResponse::InternalServerError(
@@ -6661,12 +6661,12 @@ fn read_simulate_receive_ach_credit(
                 )
             }
             503u16 => {
-                crate::simulations::SimulateReceiveAchCreditResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchCreditResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6697,12 +6697,12 @@ fn read_simulate_receive_ach_debit(
                 )
             }
             401u16 => {
-                crate::simulations::SimulateReceiveAchDebitResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchDebitResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             403u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::Forbidden(
@@ -6719,14 +6719,14 @@ fn read_simulate_receive_ach_debit(
                 )
             }
             429u16 => {
-                crate::simulations::SimulateReceiveAchDebitResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchDebitResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::simulations::SimulateReceiveAchDebitResponse::InternalServerError(
@@ -6736,12 +6736,12 @@ fn read_simulate_receive_ach_debit(
                 )
             }
             503u16 => {
-                crate::simulations::SimulateReceiveAchDebitResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::simulations::SimulateReceiveAchDebitResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6772,12 +6772,12 @@ fn read_list_events(
                 )
             }
             401u16 => {
-                crate::events::ListEventsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::events::ListEventsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::events::ListEventsResponse::NotFound(
@@ -6787,14 +6787,14 @@ fn read_list_events(
                 )
             }
             429u16 => {
-                crate::events::ListEventsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::events::ListEventsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::events::ListEventsResponse::InternalServerError(
@@ -6804,12 +6804,12 @@ fn read_list_events(
                 )
             }
             503u16 => {
-                crate::events::ListEventsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::events::ListEventsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6840,12 +6840,12 @@ fn read_get_event(
                 )
             }
             401u16 => {
-                crate::events::GetEventResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::events::GetEventResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::events::GetEventResponse::NotFound(
@@ -6855,14 +6855,14 @@ fn read_get_event(
                 )
             }
             429u16 => {
-                crate::events::GetEventResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::events::GetEventResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::events::GetEventResponse::InternalServerError(
@@ -6872,12 +6872,12 @@ fn read_get_event(
                 )
             }
             503u16 => {
-                crate::events::GetEventResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::events::GetEventResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6908,12 +6908,12 @@ fn read_list_webhook_endpoints(
                 )
             }
             401u16 => {
-                crate::webhooks::ListWebhookEndpointsResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookEndpointsResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::NotFound(
@@ -6923,14 +6923,14 @@ fn read_list_webhook_endpoints(
                 )
             }
             429u16 => {
-                crate::webhooks::ListWebhookEndpointsResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookEndpointsResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::ListWebhookEndpointsResponse::InternalServerError(
@@ -6940,12 +6940,12 @@ fn read_list_webhook_endpoints(
                 )
             }
             503u16 => {
-                crate::webhooks::ListWebhookEndpointsResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookEndpointsResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -6976,12 +6976,12 @@ fn read_create_webhook_endpoint(
                 )
             }
             401u16 => {
-                crate::webhooks::CreateWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::CreateWebhookEndpointResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::NotFound(
@@ -6991,14 +6991,14 @@ fn read_create_webhook_endpoint(
                 )
             }
             429u16 => {
-                crate::webhooks::CreateWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::CreateWebhookEndpointResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::CreateWebhookEndpointResponse::InternalServerError(
@@ -7008,12 +7008,12 @@ fn read_create_webhook_endpoint(
                 )
             }
             503u16 => {
-                crate::webhooks::CreateWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::CreateWebhookEndpointResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7044,12 +7044,12 @@ fn read_get_webhook_endpoint(
                 )
             }
             401u16 => {
-                crate::webhooks::GetWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::GetWebhookEndpointResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::NotFound(
@@ -7059,14 +7059,14 @@ fn read_get_webhook_endpoint(
                 )
             }
             429u16 => {
-                crate::webhooks::GetWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::GetWebhookEndpointResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::GetWebhookEndpointResponse::InternalServerError(
@@ -7076,12 +7076,12 @@ fn read_get_webhook_endpoint(
                 )
             }
             503u16 => {
-                crate::webhooks::GetWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::GetWebhookEndpointResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7112,12 +7112,12 @@ fn read_delete_webhook_endpoint(
                 )
             }
             401u16 => {
-                crate::webhooks::DeleteWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::DeleteWebhookEndpointResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::NotFound(
@@ -7127,14 +7127,14 @@ fn read_delete_webhook_endpoint(
                 )
             }
             429u16 => {
-                crate::webhooks::DeleteWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::DeleteWebhookEndpointResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::DeleteWebhookEndpointResponse::InternalServerError(
@@ -7144,12 +7144,12 @@ fn read_delete_webhook_endpoint(
                 )
             }
             503u16 => {
-                crate::webhooks::DeleteWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::DeleteWebhookEndpointResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7180,12 +7180,12 @@ fn read_update_webhook_endpoint(
                 )
             }
             401u16 => {
-                crate::webhooks::UpdateWebhookEndpointResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::UpdateWebhookEndpointResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::NotFound(
@@ -7195,14 +7195,14 @@ fn read_update_webhook_endpoint(
                 )
             }
             429u16 => {
-                crate::webhooks::UpdateWebhookEndpointResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::UpdateWebhookEndpointResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::UpdateWebhookEndpointResponse::InternalServerError(
@@ -7212,12 +7212,12 @@ fn read_update_webhook_endpoint(
                 )
             }
             503u16 => {
-                crate::webhooks::UpdateWebhookEndpointResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::UpdateWebhookEndpointResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7248,12 +7248,12 @@ fn read_rotate_webhook_endpoint_secret(
                 )
             }
             401u16 => {
-                crate::webhooks::RotateWebhookEndpointSecretResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::RotateWebhookEndpointSecretResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::NotFound(
@@ -7263,14 +7263,14 @@ fn read_rotate_webhook_endpoint_secret(
                 )
             }
             429u16 => {
-                crate::webhooks::RotateWebhookEndpointSecretResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::RotateWebhookEndpointSecretResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::RotateWebhookEndpointSecretResponse::InternalServerError(
@@ -7280,12 +7280,12 @@ fn read_rotate_webhook_endpoint_secret(
                 )
             }
             503u16 => {
-                crate::webhooks::RotateWebhookEndpointSecretResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::RotateWebhookEndpointSecretResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7316,12 +7316,12 @@ fn read_list_webhook_deliveries(
                 )
             }
             401u16 => {
-                crate::webhooks::ListWebhookDeliveriesResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookDeliveriesResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::NotFound(
@@ -7331,14 +7331,14 @@ fn read_list_webhook_deliveries(
                 )
             }
             429u16 => {
-                crate::webhooks::ListWebhookDeliveriesResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookDeliveriesResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::ListWebhookDeliveriesResponse::InternalServerError(
@@ -7348,12 +7348,12 @@ fn read_list_webhook_deliveries(
                 )
             }
             503u16 => {
-                crate::webhooks::ListWebhookDeliveriesResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::ListWebhookDeliveriesResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },
@@ -7384,12 +7384,12 @@ fn read_retry_webhook_delivery(
                 )
             }
             401u16 => {
-                crate::webhooks::RetryWebhookDeliveryResponse::Unauthorized(
-                    crate::runtime::Json(
+                crate::webhooks::RetryWebhookDeliveryResponse::Unauthorized(crate::responses::Unauthorized {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("WWW-Authenticate"),
-                )
+                    www_authenticate: received.header("WWW-Authenticate"),
+                })
             }
             404u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::NotFound(
@@ -7399,14 +7399,14 @@ fn read_retry_webhook_delivery(
                 )
             }
             429u16 => {
-                crate::webhooks::RetryWebhookDeliveryResponse::TooManyRequests(
-                    crate::runtime::Json(
+                crate::webhooks::RetryWebhookDeliveryResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                    received.header("RateLimit-Policy"),
-                    received.header("RateLimit"),
-                )
+                    retry_after: received.header("Retry-After"),
+                    rate_limit_policy: received.header("RateLimit-Policy"),
+                    rate_limit: received.header("RateLimit"),
+                })
             }
             500u16 => {
                 crate::webhooks::RetryWebhookDeliveryResponse::InternalServerError(
@@ -7416,12 +7416,12 @@ fn read_retry_webhook_delivery(
                 )
             }
             503u16 => {
-                crate::webhooks::RetryWebhookDeliveryResponse::ServiceUnavailable(
-                    crate::runtime::Json(
+                crate::webhooks::RetryWebhookDeliveryResponse::ServiceUnavailable(crate::responses::ServiceUnavailable {
+                    body: crate::runtime::Json(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
-                    received.header("Retry-After"),
-                )
+                    retry_after: received.header("Retry-After"),
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },

@@ -261,11 +261,7 @@ pub enum CreatePersonEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
@@ -273,23 +269,11 @@ pub enum CreatePersonEntityResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreatePersonEntityResponse {
     fn reply(self) -> ::poem::Response {
@@ -297,44 +281,30 @@ impl crate::runtime::Responses for CreatePersonEntityResponse {
         match self {
             Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
             Self::Conflict(b) => reply(b, 409, &[]),
             Self::UnprocessableEntity(b) => reply(b, 422, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(CreatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePersonEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
             (Some(409), |_, b| Self::Conflict(Json(b))),
             (Some(422), |_, b| Self::UnprocessableEntity(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -350,11 +320,7 @@ pub enum CreateBusinessEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
@@ -362,23 +328,11 @@ pub enum CreateBusinessEntityResponse {
     /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
     UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreateBusinessEntityResponse {
     fn reply(self) -> ::poem::Response {
@@ -386,27 +340,13 @@ impl crate::runtime::Responses for CreateBusinessEntityResponse {
         match self {
             Self::Ok(b, h0) => reply(b, 200, &[("IDEMPOTENT-REPLAYED", header(&h0))]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
             Self::Conflict(b) => reply(b, 409, &[]),
             Self::UnprocessableEntity(b) => reply(b, 422, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -414,17 +354,17 @@ crate::runtime::api_response!(CreateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateBusinessEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
             (Some(409), |_, b| Self::Conflict(Json(b))),
             (Some(422), |_, b| Self::UnprocessableEntity(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -436,72 +376,42 @@ pub enum UpdatePersonEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for UpdatePersonEntityResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(UpdatePersonEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for UpdatePersonEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -513,57 +423,27 @@ pub enum UpdateBusinessEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for UpdateBusinessEntityResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -571,15 +451,15 @@ crate::runtime::api_response!(UpdateBusinessEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateBusinessEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -591,72 +471,42 @@ pub enum ListEntitiesResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListEntitiesResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(ListEntitiesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntitiesResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -668,72 +518,42 @@ pub enum GetEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetEntityResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(GetEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -745,72 +565,42 @@ pub enum DeleteEntityResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for DeleteEntityResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(DeleteEntityResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteEntityResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -822,57 +612,27 @@ pub enum ListAssociatedPersonsResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListAssociatedPersonsResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -880,15 +640,15 @@ crate::runtime::api_response!(ListAssociatedPersonsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListAssociatedPersonsResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -900,57 +660,27 @@ pub enum CreateAssociatedPersonResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreateAssociatedPersonResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -958,15 +688,15 @@ crate::runtime::api_response!(CreateAssociatedPersonResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateAssociatedPersonResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -978,57 +708,27 @@ pub enum GetAdditionalRequirementsResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetAdditionalRequirementsResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -1036,15 +736,15 @@ crate::runtime::api_response!(GetAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for GetAdditionalRequirementsResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -1056,57 +756,27 @@ pub enum SubmitAdditionalRequirementsResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for SubmitAdditionalRequirementsResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -1114,15 +784,15 @@ crate::runtime::api_response!(SubmitAdditionalRequirementsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for SubmitAdditionalRequirementsResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }

@@ -57,6 +57,10 @@ pub mod webhooks;
 /// The `Callbacks` and `Webhooks` traits: the requests the server sends.
 #[rustfmt::skip]
 pub mod callbacks;
+/// The component responses with headers, each a type the operations' response
+/// enums hold.
+#[rustfmt::skip]
+pub mod responses;
 /// A typed client of the API (feature `client`).
 #[cfg(feature = "client")]
 #[rustfmt::skip]

@@ -169,57 +169,27 @@ pub enum ListWebhookEndpointsResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListWebhookEndpointsResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -227,15 +197,15 @@ crate::runtime::api_response!(ListWebhookEndpointsResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListWebhookEndpointsResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -247,57 +217,27 @@ pub enum CreateWebhookEndpointResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreateWebhookEndpointResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -305,15 +245,15 @@ crate::runtime::api_response!(CreateWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for CreateWebhookEndpointResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -325,72 +265,42 @@ pub enum GetWebhookEndpointResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetWebhookEndpointResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
 crate::runtime::api_response!(GetWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -402,57 +312,27 @@ pub enum DeleteWebhookEndpointResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for DeleteWebhookEndpointResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -460,15 +340,15 @@ crate::runtime::api_response!(DeleteWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for DeleteWebhookEndpointResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -480,57 +360,27 @@ pub enum UpdateWebhookEndpointResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for UpdateWebhookEndpointResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -538,15 +388,15 @@ crate::runtime::api_response!(UpdateWebhookEndpointResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for UpdateWebhookEndpointResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -558,57 +408,27 @@ pub enum RotateWebhookEndpointSecretResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for RotateWebhookEndpointSecretResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -616,15 +436,15 @@ crate::runtime::api_response!(RotateWebhookEndpointSecretResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for RotateWebhookEndpointSecretResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -636,57 +456,27 @@ pub enum ListWebhookDeliveriesResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListWebhookDeliveriesResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -694,15 +484,15 @@ crate::runtime::api_response!(ListWebhookDeliveriesResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for ListWebhookDeliveriesResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }
@@ -714,57 +504,27 @@ pub enum RetryWebhookDeliveryResponse {
     /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
-    Unauthorized(
-        crate::runtime::Json<crate::models::Error>,
-        /// The authentication challenge `Basic realm="bankd"`, sent with code `unauthorized`.
-        ::std::option::Option<::std::string::String>,
-    ),
+    Unauthorized(crate::responses::Unauthorized),
     /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
     NotFound(crate::runtime::Json<crate::models::Error>),
     /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
-    TooManyRequests(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds until the key may send a request again (always sent with 429).
-        ::std::option::Option<::std::string::String>,
-        /// The limit of the key: `"per-key";q=BURST;w=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-        /// What is left of it: `"per-key";r=REMAINING;t=SECONDS` (IETF HTTPAPI draft).
-        ::std::option::Option<::std::string::String>,
-    ),
+    TooManyRequests(crate::responses::TooManyRequests),
     /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
     InternalServerError(crate::runtime::Json<crate::models::Error>),
     /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
-    ServiceUnavailable(
-        crate::runtime::Json<crate::models::Error>,
-        /// Seconds to wait before sending the request again.
-        ::std::option::Option<::std::string::String>,
-    ),
+    ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for RetryWebhookDeliveryResponse {
     fn reply(self) -> ::poem::Response {
-        use crate::runtime::responses::{header, reply};
+        use crate::runtime::responses::reply;
         match self {
             Self::Ok(b) => reply(b, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
-            Self::Unauthorized(b, h0) => {
-                reply(b, 401, &[("WWW-AUTHENTICATE", header(&h0))])
-            }
+            Self::Unauthorized(r) => r.reply(401),
             Self::NotFound(b) => reply(b, 404, &[]),
-            Self::TooManyRequests(b, h0, h1, h2) => {
-                reply(
-                    b,
-                    429,
-                    &[
-                        ("RETRY-AFTER", header(&h0)),
-                        ("RATELIMIT-POLICY", header(&h1)),
-                        ("RATELIMIT", header(&h2)),
-                    ],
-                )
-            }
+            Self::TooManyRequests(r) => r.reply(429),
             Self::InternalServerError(b) => reply(b, 500, &[]),
-            Self::ServiceUnavailable(b, h0) => {
-                reply(b, 503, &[("RETRY-AFTER", header(&h0))])
-            }
+            Self::ServiceUnavailable(r) => r.reply(503),
         }
     }
 }
@@ -772,15 +532,15 @@ crate::runtime::api_response!(RetryWebhookDeliveryResponse);
 impl crate::runtime::ErrorVariants<crate::models::Error>
 for RetryWebhookDeliveryResponse {
     const ERRORS: &'static [crate::runtime::ErrorVariant<Self, crate::models::Error>] = {
-        use ::std::option::Option::{None, Some};
+        use ::std::option::Option::Some;
         use crate::runtime::Json;
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
-            (Some(401), |_, b| Self::Unauthorized(Json(b), None)),
+            (Some(401), |_, b| Self::Unauthorized(Json(b).into())),
             (Some(404), |_, b| Self::NotFound(Json(b))),
-            (Some(429), |_, b| Self::TooManyRequests(Json(b), None, None, None)),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
             (Some(500), |_, b| Self::InternalServerError(Json(b))),
-            (Some(503), |_, b| Self::ServiceUnavailable(Json(b), None)),
+            (Some(503), |_, b| Self::ServiceUnavailable(Json(b).into())),
         ]
     };
 }

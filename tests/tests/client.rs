@@ -466,15 +466,28 @@ async fn answers_of_429_are_retried_only_when_safe() {
         })
         .await
         .unwrap();
-    let limited = [answer, answer2]
+    let limited: Vec<_> = [answer, answer2]
         .into_iter()
-        .filter(|a| {
-            matches!(
-                a,
-                counterparties::CreateCounterpartyResponse::TooManyRequests(..)
-            )
+        .filter_map(|a| match a {
+            counterparties::CreateCounterpartyResponse::TooManyRequests(r) => Some(r),
+            _ => None,
         })
-        .count();
+        .collect();
+    // The refusal's headers, read into the response's named fields.
+    for r in &limited {
+        assert_eq!(r.body.code, "rate_limited");
+        let seconds: u64 = r.retry_after.as_deref().unwrap().parse().unwrap();
+        assert!(seconds >= 1, "Retry-After {seconds}");
+        assert!(
+            r.rate_limit_policy
+                .as_deref()
+                .is_some_and(|p| p.starts_with("\"per-key\";q=")),
+            "{:?}",
+            r.rate_limit_policy
+        );
+        assert!(r.rate_limit.is_some());
+    }
+    let limited = limited.len();
     assert!(
         limited >= 1,
         "one of two writes in a second is refused and not repeated"

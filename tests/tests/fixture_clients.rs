@@ -1829,7 +1829,8 @@ mod responses {
     use super::*;
     use fixture_responses::items::*;
     use fixture_responses::models::{Error, Item};
-    use fixture_responses::runtime::NoBody;
+    use fixture_responses::responses::{TooManyRequests, UnexpectedError};
+    use fixture_responses::runtime::{ErrorVariants, NoBody};
     use fixture_responses::{Hooks, Json};
     use poem::http::StatusCode;
 
@@ -1882,17 +1883,27 @@ mod responses {
                 "queued" => PutItemResponse::Accepted,
                 "missing" => PutItemResponse::NotFound(error("missing")),
                 "busy" => PutItemResponse::Conflict(error("busy")),
-                "gone" => PutItemResponse::Default(StatusCode::GONE, error("gone")),
+                "gone" => PutItemResponse::Default(
+                    StatusCode::GONE,
+                    UnexpectedError {
+                        body: error("gone"),
+                        x_request_id: Some("req-1".into()),
+                    },
+                ),
                 _ if input.body.quantity.is_some_and(|q| q < 0) => {
                     PutItemResponse::BadRequest(error("negative"))
                 }
                 _ => PutItemResponse::Ok(Json(input.body)),
             }
         }
-        /// `missing` is a 404; any other item is deleted.
+        /// `missing` is a 404, `busy` a 429; any other item is deleted.
         async fn delete_item(&self, input: DeleteItemInput) -> DeleteItemResponse {
             match input.item_id.as_str() {
                 "missing" => DeleteItemResponse::NotFound(error("missing")),
+                "busy" => DeleteItemResponse::TooManyRequests(TooManyRequests {
+                    body: error("slow"),
+                    retry_after: Some(7),
+                }),
                 _ => DeleteItemResponse::Ok,
             }
         }
@@ -1943,9 +1954,11 @@ mod responses {
         assert_eq!(body!(answer, PutItemResponse::NotFound).code, "missing");
         let answer = client.put_item(put("busy", None)).await;
         assert_eq!(body!(answer, PutItemResponse::Conflict).code, "busy");
+        // A component response with a header is a type of its own: the header a named field.
         match client.put_item(put("gone", None)).await.expect("an answer") {
-            PutItemResponse::Default(status, Json(e)) => {
-                assert_eq!((status, e.code.as_str()), (StatusCode::GONE, "gone"));
+            PutItemResponse::Default(status, UnexpectedError { body, x_request_id }) => {
+                assert_eq!((status, body.code.as_str()), (StatusCode::GONE, "gone"));
+                assert_eq!(x_request_id.as_deref(), Some("req-1"));
             }
             other => panic!("{other:?}"),
         }
@@ -1957,6 +1970,40 @@ mod responses {
         );
         let answer = client.delete_item(delete("missing")).await;
         assert_eq!(body!(answer, DeleteItemResponse::NotFound).code, "missing");
+        match client.delete_item(delete("busy")).await.expect("an answer") {
+            DeleteItemResponse::TooManyRequests(r) => {
+                assert_eq!((r.body.code.as_str(), r.retry_after), ("slow", Some(7)));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A server's error mapping builds a typed response from its body alone, without headers,
+    /// under its status or, for `default`, the status it was given.
+    #[test]
+    fn an_error_body_becomes_the_typed_response_without_headers() {
+        let body = || Error {
+            code: "c".into(),
+            message: String::new(),
+        };
+        match DeleteItemResponse::from_error(429, body()) {
+            Some(DeleteItemResponse::TooManyRequests(r)) => {
+                assert_eq!((r.body.code.as_str(), r.retry_after), ("c", None));
+            }
+            _ => panic!("429 is TooManyRequests"),
+        }
+        match PutItemResponse::from_error(418, body()) {
+            Some(PutItemResponse::Default(status, r)) => {
+                assert_eq!(status, StatusCode::IM_A_TEAPOT);
+                assert!(r.x_request_id.is_none());
+            }
+            _ => panic!("418 is default"),
+        }
+        assert!(matches!(
+            PutItemResponse::server_failure(body()),
+            PutItemResponse::Default(StatusCode::INTERNAL_SERVER_ERROR, _)
+        ));
+        assert!(DeleteItemResponse::from_error(409, body()).is_none());
     }
 
     /// Status ranges and `default` keep the status that came: a 2XX with its body, a 5XX and

@@ -209,8 +209,32 @@ impl Emitter<'_> {
     }
 
     /// The expressions that read a response variant's fields from `received`, in the order of
-    /// [`Emitter::response_fields`].
+    /// [`Emitter::variant_fields`]: the parts, or the status and the typed response built of
+    /// them.
     fn read_fields(&self, r: &Response) -> Vec<TokenStream> {
+        let mut parts = self.read_parts(r);
+        let Some(path) = self.typed_response_path(r) else {
+            return parts;
+        };
+        let carries_status = matches!(r.status, Status::Default | Status::Range(_));
+        let mut fields = Vec::new();
+        if carries_status {
+            fields.push(parts.remove(0));
+        }
+        let headers = parts.split_off(parts.len() - r.headers.len());
+        let names = super::operations::typed_header_fields(r);
+        let body = r
+            .content
+            .as_ref()
+            .and_then(|_| parts.pop())
+            .map(|b| quote!(body: #b,));
+        fields.push(quote!(#path { #body #(#names: #headers),* }));
+        fields
+    }
+
+    /// The expressions that read a response's parts from `received`, in the order of
+    /// [`Emitter::response_fields`].
+    fn read_parts(&self, r: &Response) -> Vec<TokenStream> {
         let mut fields = Vec::new();
         if matches!(r.status, Status::Default | Status::Range(_)) {
             fields.push(quote!(received.status));

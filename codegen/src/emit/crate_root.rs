@@ -29,6 +29,16 @@ impl Emitter<'_> {
                 pub mod callbacks;
             }
         };
+        let responses_mod = if self.typed_responses.is_empty() {
+            quote!()
+        } else {
+            quote! {
+                /// The component responses with headers, each a type the operations' response
+                /// enums hold.
+                #[rustfmt::skip]
+                pub mod responses;
+            }
+        };
         let title = &api.title;
         let version = &api.version;
         let description = opt_str(&api.description);
@@ -74,6 +84,7 @@ impl Emitter<'_> {
             #(#mods)*
             #server_mod
             #callbacks_mod
+            #responses_mod
             /// A typed client of the API (feature `client`).
             #[cfg(feature = "client")]
             #[rustfmt::skip]

@@ -169,11 +169,13 @@ impl Emitter<'_> {
                 } else {
                     &r.description
                 });
-                let mut fields = self.response_fields(r);
-                let first_header = fields.len() - r.headers.len();
-                for (f, h) in fields[first_header..].iter_mut().zip(&r.headers) {
-                    let hd = doc(&h.description);
-                    *f = quote!(#hd #f);
+                let mut fields = self.variant_fields(r);
+                if !r.typed() {
+                    let first_header = fields.len() - r.headers.len();
+                    for (f, h) in fields[first_header..].iter_mut().zip(&r.headers) {
+                        let hd = doc(&h.description);
+                        *f = quote!(#hd #f);
+                    }
                 }
                 if fields.is_empty() {
                     quote!(#docs #v)
@@ -253,6 +255,19 @@ impl Emitter<'_> {
                 .collect();
             describe.push(quote!(#call #(#headers)*;));
 
+            let status = match r.status {
+                Status::Code(c) => proc_macro2::Literal::u16_unsuffixed(c).into_token_stream(),
+                _ => quote!(status),
+            };
+            if r.typed() {
+                let pattern = if carries_status {
+                    quote!(Self::#v(status, r))
+                } else {
+                    quote!(Self::#v(r))
+                };
+                arms.push(quote!(#pattern => r.reply(#status)));
+                continue;
+            }
             let mut binds = Vec::new();
             if carries_status {
                 binds.push(quote!(status));
@@ -282,18 +297,15 @@ impl Emitter<'_> {
             } else {
                 quote!(crate::runtime::NoBody)
             };
-            let status = match r.status {
-                Status::Code(c) => proc_macro2::Literal::u16_unsuffixed(c).into_token_stream(),
-                _ => quote!(status),
-            };
             arms.push(quote!(#pattern => reply(#body, #status, &[#(#values),*])));
         }
-        let uses = match (arms.is_empty(), any_header) {
-            (true, _) => quote!(),
-            (false, true) => quote!(
+        let any_reply = o.responses.iter().any(|r| !r.typed());
+        let uses = match (any_reply, any_header) {
+            (false, _) => quote!(),
+            (true, true) => quote!(
                 use crate::runtime::responses::{header, reply};
             ),
-            (false, false) => quote!(
+            (true, false) => quote!(
                 use crate::runtime::responses::reply;
             ),
         };
@@ -325,6 +337,106 @@ impl Emitter<'_> {
     }
 
     /// The field types of a response's variant, in order: the status (a range or `default`),
+    /// then the response as a type of the `responses` module ([`Response::typed`]) or its
+    /// parts ([`response_fields`](Self::response_fields)).
+    pub(crate) fn variant_fields(&self, r: &Response) -> Vec<TokenStream> {
+        let Some(path) = self.typed_response_path(r) else {
+            return self.response_fields(r);
+        };
+        let mut fields = Vec::new();
+        if matches!(r.status, Status::Default | Status::Range(_)) {
+            fields.push(quote!(::poem::http::StatusCode));
+        }
+        fields.push(path);
+        fields
+    }
+
+    /// `src/responses.rs`: each typed component response ([`Response::typed`]) as a struct of
+    /// its body and its headers, named, with the `reply` its variants answer through.
+    pub(super) fn responses_file(&self) -> TokenStream {
+        let items = self.typed_responses.iter().map(|(component, rust, r)| {
+            let name = ident(rust);
+            let docs = doc_str(if r.description.is_empty() {
+                " "
+            } else {
+                &r.description
+            });
+            let pointer = format!(
+                " Response: `#/components/responses/{}`.",
+                crate::names::escape(component)
+            );
+            let body = self.typed_body(r);
+            let body_field = body.as_ref().map(|t| quote!(#[doc = " The body."] pub body: #t,));
+            let names = typed_header_fields(r);
+            let headers = r.headers.iter().zip(&names).map(|(h, f)| {
+                let hd = doc(&h.description);
+                let t = header_type(h.ty);
+                let t = if h.required {
+                    t
+                } else {
+                    quote!(::std::option::Option<#t>)
+                };
+                quote!(#hd pub #f: #t,)
+            });
+            let sent = r.headers.iter().zip(&names).map(|(h, f)| {
+                let n = h.name.to_uppercase();
+                quote!((#n, header(&self.#f)))
+            });
+            let reply_body = if body.is_some() {
+                quote!(self.body)
+            } else {
+                quote!(crate::runtime::NoBody)
+            };
+            // Every header optional: the response from its body alone, none of its headers
+            // sent (what a server's error mapping builds).
+            let from = match &body {
+                Some(t) if r.headers.iter().all(|h| !h.required) => {
+                    let nones = names.iter().map(|f| quote!(#f: ::std::option::Option::None));
+                    quote! {
+                        impl ::std::convert::From<#t> for #name {
+                            fn from(body: #t) -> Self {
+                                Self { body, #(#nones),* }
+                            }
+                        }
+                    }
+                }
+                _ => quote!(),
+            };
+            quote! {
+                #docs
+                #[doc = ""]
+                #[doc = #pointer]
+                #[cfg_attr(feature = "client", derive(Debug))]
+                pub struct #name {
+                    #body_field
+                    #(#headers)*
+                }
+                #from
+                impl #name {
+                    /// The response, answered with `status` and the headers that have a value.
+                    pub fn reply(self, status: impl crate::runtime::responses::IntoStatus) -> ::poem::Response {
+                        use crate::runtime::responses::{header, reply};
+                        reply(#reply_body, status, &[#(#sent),*])
+                    }
+                }
+            }
+        });
+        quote! {
+            //! The component responses with headers, each a type that the response enums of the
+            //! operations referring to it hold: its headers are named fields, written once.
+            #(#items)*
+        }
+    }
+
+    /// The body type of a typed response's struct, if it has content.
+    fn typed_body(&self, r: &Response) -> Option<TokenStream> {
+        r.content.as_ref()?;
+        let fields = self.response_fields(r);
+        let at = usize::from(matches!(r.status, Status::Default | Status::Range(_)));
+        fields.get(at).cloned()
+    }
+
+    /// The field types of a response's parts, in order: the status (a range or `default`),
     /// the body, then each header.
     pub(crate) fn response_fields(&self, r: &Response) -> Vec<TokenStream> {
         let mut fields = Vec::new();
@@ -441,6 +553,20 @@ fn error_responses(o: &Operation) -> Vec<&Response> {
         .collect()
 }
 
+/// The names of a typed response's header fields: each header's own, but never `body`.
+pub(crate) fn typed_header_fields(r: &Response) -> Vec<syn::Ident> {
+    r.headers
+        .iter()
+        .map(|h| {
+            if h.rust == "body" {
+                format_ident!("body_header")
+            } else {
+                ident(&h.rust)
+            }
+        })
+        .collect()
+}
+
 /// `ErrorVariants::ERRORS`' entries, in document order, written where `None`, `Some` and `Json`
 /// are in scope (the `use`s of the generated block, which import no more than it names), so that
 /// a status is one short line: `(Some(404), |_, b| Self::NotFound(Json(b)))`.
@@ -450,13 +576,18 @@ fn error_table(errors: &[&Response]) -> (Vec<TokenStream>, Vec<syn::Ident>) {
         .iter()
         .filter_map(|r| {
             let v = ident(&r.variant);
-            let nones: Vec<TokenStream> = r.headers.iter().map(|_| quote!(, None)).collect();
-            none |= !nones.is_empty();
-            let body = if r.other_media.is_empty() {
+            let mut body = if r.other_media.is_empty() {
                 quote!(Json(b))
             } else {
                 quote!(crate::runtime::Representation::Primary(Json(b)))
             };
+            let nones: Vec<TokenStream> = if r.typed() {
+                body = quote!(#body.into());
+                Vec::new()
+            } else {
+                r.headers.iter().map(|_| quote!(, None)).collect()
+            };
+            none |= !nones.is_empty();
             match r.status {
                 Status::Code(c) => {
                     some = true;

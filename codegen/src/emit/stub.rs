@@ -219,7 +219,7 @@ impl Emitter<'_> {
             .iter()
             .map(|r| {
                 let v = ident(&r.variant);
-                let types = self.response_fields(r);
+                let types = self.variant_fields(r);
                 if types.is_empty() {
                     return quote!(crate::#module::#output::#v => {});
                 }

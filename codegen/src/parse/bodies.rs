@@ -192,6 +192,9 @@ impl<'a> Parser<'a> {
             content,
             headers,
             links,
+            component: pointer
+                .strip_prefix("#/components/responses/")
+                .map(|name| name.replace("~1", "/").replace("~0", "~")),
         })
     }
 

@@ -91,10 +91,11 @@ pub(super) fn tags_of(doc: &oa::OpenAPI, operations: &[Operation], outgoing: boo
         out.push((String::new(), None, false));
     }
     let mut rust_taken = BTreeSet::new();
-    let mut modules_taken: BTreeSet<String> = ["models", "server", "runtime", "lib"]
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let mut modules_taken: BTreeSet<String> =
+        ["models", "server", "runtime", "lib", "client", "responses"]
+            .into_iter()
+            .map(String::from)
+            .collect();
     if outgoing {
         // The module of the `Callbacks` and `Webhooks` traits.
         modules_taken.insert("callbacks".into());
@@ -431,6 +432,7 @@ impl<'a> Parser<'a> {
                 other_media: Vec::new(),
                 headers: Vec::new(),
                 links: None,
+                component: None,
             });
         }
         Ok(responses)

@@ -306,9 +306,12 @@ fn read_put_item(
             _ => {
                 crate::items::PutItemResponse::Default(
                     received.status,
-                    crate::runtime::Json(
-                        received.checked_json::<_, crate::Document>(op)?,
-                    ),
+                    crate::responses::UnexpectedError {
+                        body: crate::runtime::Json(
+                            received.checked_json::<_, crate::Document>(op)?,
+                        ),
+                        x_request_id: received.header("X-Request-Id"),
+                    },
                 )
             }
         },
@@ -338,6 +341,14 @@ fn read_delete_item(
                         received.checked_json::<_, crate::Document>(op)?,
                     ),
                 )
+            }
+            429u16 => {
+                crate::items::DeleteItemResponse::TooManyRequests(crate::responses::TooManyRequests {
+                    body: crate::runtime::Json(
+                        received.checked_json::<_, crate::Document>(op)?,
+                    ),
+                    retry_after: received.typed_header(op, "Retry-After")?,
+                })
             }
             _ => return ::std::result::Result::Err(received.unexpected(op)),
         },

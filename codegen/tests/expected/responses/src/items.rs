@@ -181,24 +181,26 @@ pub enum PutItemResponse {
     /// The item was modified concurrently.
     Conflict(crate::runtime::Json<crate::models::Error>),
     /// Any other error.
-    Default(::poem::http::StatusCode, crate::runtime::Json<crate::models::Error>),
+    Default(::poem::http::StatusCode, crate::responses::UnexpectedError),
 }
 impl crate::runtime::Responses for PutItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 6] = [
+        const D: [&str; 7] = [
             "The item was replaced.",
             "The replacement was accepted for asynchronous processing; no body.",
             "The request was invalid.",
             "The item does not exist.",
             "The item was modified concurrently.",
             "Any other error.",
+            "The request's id, for support.",
         ];
         d.code::<crate::runtime::Json<crate::models::Item>>(200, D[0]);
         d.code::<crate::runtime::NoBody>(202, D[1]);
         d.code::<crate::runtime::Json<crate::models::Error>>(400, D[2]);
         d.code::<crate::runtime::Json<crate::models::Error>>(404, D[3]);
         d.code::<crate::runtime::Json<crate::models::Error>>(409, D[4]);
-        d.default::<crate::runtime::Json<crate::models::Error>>(D[5]);
+        d.default::<crate::runtime::Json<crate::models::Error>>(D[5])
+            .optional::<::std::string::String>("X-REQUEST-ID", D[6]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -208,7 +210,7 @@ impl crate::runtime::Responses for PutItemResponse {
             Self::BadRequest(b) => reply(b, 400, &[]),
             Self::NotFound(b) => reply(b, 404, &[]),
             Self::Conflict(b) => reply(b, 409, &[]),
-            Self::Default(status, b) => reply(b, status, &[]),
+            Self::Default(status, r) => r.reply(status),
         }
     }
 }
@@ -221,7 +223,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
             (Some(400), |_, b| Self::BadRequest(Json(b))),
             (Some(404), |_, b| Self::NotFound(Json(b))),
             (Some(409), |_, b| Self::Conflict(Json(b))),
-            (None, |s, b| Self::Default(s, Json(b))),
+            (None, |s, b| Self::Default(s, Json(b).into())),
         ]
     };
 }
@@ -234,17 +236,23 @@ pub enum DeleteItemResponse {
     BadRequest(crate::runtime::Json<crate::models::Error>),
     /// The item does not exist.
     NotFound(crate::runtime::Json<crate::models::Error>),
+    /// Too many requests; send again after the delay.
+    TooManyRequests(crate::responses::TooManyRequests),
 }
 impl crate::runtime::Responses for DeleteItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
-        const D: [&str; 3] = [
+        const D: [&str; 5] = [
             "The item was deleted; no body.",
             "The request was invalid.",
             "The item does not exist.",
+            "Too many requests; send again after the delay.",
+            "Seconds to wait.",
         ];
         d.code::<crate::runtime::NoBody>(200, D[0]);
         d.code::<crate::runtime::Json<crate::models::Error>>(400, D[1]);
         d.code::<crate::runtime::Json<crate::models::Error>>(404, D[2]);
+        d.code::<crate::runtime::Json<crate::models::Error>>(429, D[3])
+            .optional::<i64>("RETRY-AFTER", D[4]);
     }
     fn reply(self) -> ::poem::Response {
         use crate::runtime::responses::reply;
@@ -252,6 +260,7 @@ impl crate::runtime::Responses for DeleteItemResponse {
             Self::Ok => reply(crate::runtime::NoBody, 200, &[]),
             Self::BadRequest(b) => reply(b, 400, &[]),
             Self::NotFound(b) => reply(b, 404, &[]),
+            Self::TooManyRequests(r) => r.reply(429),
         }
     }
 }
@@ -263,6 +272,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for DeleteItemResponse 
         &[
             (Some(400), |_, b| Self::BadRequest(Json(b))),
             (Some(404), |_, b| Self::NotFound(Json(b))),
+            (Some(429), |_, b| Self::TooManyRequests(Json(b).into())),
         ]
     };
 }

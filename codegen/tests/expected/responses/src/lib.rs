@@ -24,6 +24,10 @@ pub mod models;
 pub mod items;
 #[rustfmt::skip]
 pub mod server;
+/// The component responses with headers, each a type the operations' response
+/// enums hold.
+#[rustfmt::skip]
+pub mod responses;
 /// A typed client of the API (feature `client`).
 #[cfg(feature = "client")]
 #[rustfmt::skip]
@@ -38,7 +42,7 @@ pub const TITLE: &str = "Responses Fixture";
 pub const VERSION: &str = "1.0.0";
 /// `info.description` of the document.
 pub const DESCRIPTION: ::std::option::Option<&str> = ::std::option::Option::Some(
-    "Multiple responses per operation, bodiless responses, a default response, a response header, and responses reused via components/responses.",
+    "Multiple responses per operation, bodiless responses, a default response, a response header, and responses reused via components/responses (two with headers, which are types of their own).",
 );
 /// Header parameters some operation declares (checked to be text before routing).
 pub const DECLARED_HEADERS: &[&str] = &[];

@@ -267,7 +267,7 @@ fn service<S: Server>(
     );
     let service = service
         .description(
-            "Multiple responses per operation, bodiless responses, a default response, a response header, and responses reused via components/responses.",
+            "Multiple responses per operation, bodiless responses, a default response, a response header, and responses reused via components/responses (two with headers, which are types of their own).",
         );
     let service = service.server("https://api.example.com/v1");
     service
