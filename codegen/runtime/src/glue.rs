@@ -73,7 +73,64 @@ pub struct Operation<S> {
     pub describe: fn(&mut Describer<'_>),
     /// Its endpoint over a server (`None` only for the document, which needs no server),
     /// with its operation id ([`endpoint`] sets it on every response).
-    pub endpoint: fn(Option<Arc<S>>, Option<&'static str>) -> BoxEndpoint<'static>,
+    pub endpoint: EndpointFn<S>,
+}
+
+/// An operation's endpoint over a server: see [`Operation::endpoint`].
+pub type EndpointFn<S> = fn(Option<Arc<S>>, Option<&'static str>) -> BoxEndpoint<'static>;
+
+impl<S> Operation<S> {
+    /// An operation routed and described as written (`operation_id` `""` for none): shown,
+    /// not deprecated, without a summary or description, describing nothing of its inputs (the
+    /// operation of a document served as written). The other methods say more.
+    pub fn new(
+        method: Method,
+        path: &'static str,
+        route: &'static str,
+        operation_id: &'static str,
+        endpoint: EndpointFn<S>,
+    ) -> Self {
+        Operation {
+            path,
+            route,
+            method,
+            hidden: false,
+            doc: ("", ""),
+            deprecated: false,
+            operation_id,
+            describe: |_| {},
+            endpoint,
+        }
+    }
+
+    /// Its summary and description (`""` for none) and its `describe` function.
+    pub fn described(
+        self,
+        doc: (&'static str, &'static str),
+        describe: fn(&mut Describer<'_>),
+    ) -> Self {
+        Operation {
+            doc,
+            describe,
+            ..self
+        }
+    }
+
+    /// Routed but not described.
+    pub fn hidden(self) -> Self {
+        Operation {
+            hidden: true,
+            ..self
+        }
+    }
+
+    /// Deprecated.
+    pub fn deprecated(self) -> Self {
+        Operation {
+            deprecated: true,
+            ..self
+        }
+    }
 }
 
 /// What an operation's `describe` function tells its tags, inputs and response to: the

@@ -19,11 +19,13 @@ impl Emitter<'_> {
     pub(super) fn server(&self) -> TokenStream {
         let api = self.api;
         let mut defaults = Vec::new();
+        let mut inputs = SharedInputs::default();
         let operations: Vec<TokenStream> = api
             .operations
             .iter()
-            .map(|o| self.glue(o, &mut defaults))
+            .map(|o| self.glue(o, &mut defaults, &mut inputs))
             .collect();
+        let inputs = imported_paths(prelude_paths(inputs.items()));
         let names: Vec<proc_macro2::Ident> = api.operations.iter().map(glue_fn).collect();
         let api_types = api_types(&names);
         let imports = glue_imports(api);
@@ -31,7 +33,7 @@ impl Emitter<'_> {
         let bound = self.server_bound();
         let tags_enum = tags_enum(api);
         let entry_points = entry_points(api);
-        let operations = prelude_paths(quote!(#(#operations)*));
+        let operations = imported_paths(prelude_paths(quote!(#(#operations)*)));
         quote! {
             //! poem-openapi routing glue: extracts and validates parameters and bodies, resolves the
             //! principal, calls the trait method, and serialises the response enum.
@@ -47,6 +49,8 @@ impl Emitter<'_> {
             #tags_enum
 
             #api_types
+
+            #inputs
 
             #operations
 
@@ -152,8 +156,13 @@ impl Emitter<'_> {
     /// endpoint, an `async fn serve` nested in the operation's function (beside the inputs'
     /// constants it reads), which reads each input with its extractor in a line of its own and
     /// calls the trait method with the typed input. Parameter defaults become functions, pushed
-    /// onto `defaults`.
-    fn glue(&self, o: &Operation, defaults: &mut Vec<TokenStream>) -> TokenStream {
+    /// onto `defaults`; the inputs' constants are the module's, each written once in `inputs`.
+    fn glue(
+        &self,
+        o: &Operation,
+        defaults: &mut Vec<TokenStream>,
+        shared: &mut SharedInputs,
+    ) -> TokenStream {
         let m = ident(&o.rust);
         let f = glue_fn(o);
         let tag = self
@@ -191,7 +200,10 @@ impl Emitter<'_> {
         };
         let (summary, description) = (summary.unwrap_or_default(), description.unwrap_or_default());
         let deprecated = o.deprecated;
-        let inputs = self.glue_inputs(o, defaults);
+        let mut inputs = self.glue_inputs(o, defaults);
+        for i in &mut inputs {
+            i.constant = shared.constant(&i.constant, &i.input);
+        }
         let principal = if o.auth_mode() == AuthMode::None {
             quote!()
         } else {
@@ -209,11 +221,7 @@ impl Emitter<'_> {
                 quote!(crate::runtime::Negotiated { response: #call, accept: accept.0, media: #media }),
             ),
         };
-        let consts = inputs.iter().map(|i| {
-            let (name, input) = (&i.constant, &i.input);
-            quote!(const #name: Input = #input;)
-        });
-        let describe = if described {
+        let describe = described.then(|| {
             let inputs = inputs.iter().map(|i| {
                 let (ty, name) = (&i.ty, &i.constant);
                 match &i.default_fn {
@@ -226,9 +234,7 @@ impl Emitter<'_> {
                 #(#inputs)*
                 d.response::<crate::runtime::Answer<#output>>();
             })
-        } else {
-            quote!(|_| {})
-        };
+        });
         let extracted = inputs.iter().map(|i| {
             let (local, ty, name) = (&i.local, &i.ty, &i.constant);
             let input = match &i.default_fn {
@@ -242,6 +248,19 @@ impl Emitter<'_> {
             };
             quote!(let #local: #ty = #input.#read(&mut cx).await?;)
         });
+        let mut operation = quote!(Operation::new(
+            Method::#method, #path, #route, #op_id,
+            |server, id| glue::serve(id, server, serve::<S>),
+        ));
+        if described {
+            operation = quote!(#operation.described((#summary, #description), #describe));
+        }
+        if hidden {
+            operation = quote!(#operation.hidden());
+        }
+        if deprecated {
+            operation = quote!(#operation.deprecated());
+        }
         let locator = format!("`{} {}` (`{}`)", o.method.to_uppercase(), o.path, o.id);
         let docs = doc_str(&format!("{locator}: its route, description and endpoint."));
         let incoming = if inputs.is_empty() {
@@ -252,7 +271,6 @@ impl Emitter<'_> {
         quote! {
             #docs
             fn #f<S: Server>() -> Operation<S> {
-                #(#consts)*
                 async fn serve<S: Server>(server: Served<S>, #incoming) -> Outcome {
                     #(#extracted)*
                     let server = server?;
@@ -260,17 +278,7 @@ impl Emitter<'_> {
                     let call = <S as crate::#module::#trait_name>::#m;
                     crate::runtime::glue::respond(#answer)
                 }
-                Operation {
-                    path: #path,
-                    route: #route,
-                    method: ::poem::http::Method::#method,
-                    hidden: #hidden,
-                    doc: (#summary, #description),
-                    deprecated: #deprecated,
-                    operation_id: #op_id,
-                    describe: #describe,
-                    endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-                }
+                #operation
             }
         }
     }
@@ -638,6 +646,47 @@ fn glue_fn(o: &Operation) -> proc_macro2::Ident {
 }
 
 /// One input of an operation's endpoint, as the glue reads and describes it.
+/// The glue module's input constants: each definition written once and named for the first
+/// input that has it (`P_LIMIT`, then `P_LIMIT_2` for a `limit` defined otherwise), so that the
+/// operations that share a parameter (a component, or one written alike) share its constant.
+#[derive(Default)]
+struct SharedInputs {
+    /// Each constant with its definition, in the order first met.
+    defined: Vec<(proc_macro2::Ident, TokenStream)>,
+    /// Each definition's text, with its constant's name.
+    by_text: std::collections::HashMap<String, proc_macro2::Ident>,
+    taken: std::collections::BTreeSet<String>,
+}
+
+impl SharedInputs {
+    /// The constant defined as `input`, defined now under `name` (made unique) if it is new.
+    fn constant(&mut self, name: &proc_macro2::Ident, input: &TokenStream) -> proc_macro2::Ident {
+        let text = input.to_string();
+        if let Some(c) = self.by_text.get(&text) {
+            return c.clone();
+        }
+        let mut unique = name.to_string();
+        let mut n = 1;
+        while !self.taken.insert(unique.clone()) {
+            n += 1;
+            unique = format!("{name}_{n}");
+        }
+        let c = format_ident!("{unique}");
+        self.by_text.insert(text, c.clone());
+        self.defined.push((c.clone(), input.clone()));
+        c
+    }
+
+    /// The constants' definitions.
+    fn items(&self) -> TokenStream {
+        let items = self
+            .defined
+            .iter()
+            .map(|(c, input)| quote!(const #c: Input = #input;));
+        quote!(#(#items)*)
+    }
+}
+
 struct GlueInput {
     /// The local it is read into.
     local: proc_macro2::Ident,
@@ -725,7 +774,9 @@ fn glue_imports(api: &Api) -> TokenStream {
     quote! {
         #wrappers
         #auth
-        use crate::runtime::glue::{#(#glue),*};
+        use ::poem::http::Method;
+        use crate::{Document, models, runtime};
+        use crate::runtime::glue::{self, #(#glue),*};
     }
 }
 
@@ -1010,9 +1061,39 @@ fn prelude_paths(tokens: TokenStream) -> TokenStream {
     })
 }
 
+/// `tokens` with `crate::runtime::glue::x` as `glue::x`, and `crate::runtime::x`,
+/// `crate::models::x` and `crate::Document` without `crate::`: the names [`glue_imports`]
+/// imports, which the glue's module declares no item of.
+fn imported_paths(tokens: TokenStream) -> TokenStream {
+    rewrite(tokens, &|trees, i| {
+        let text = |at: usize| text_at(trees, at);
+        if !(text(i).as_deref() == Some("crate") && path_sep_at(trees, i + 1)) {
+            return None;
+        }
+        match text(i + 3).as_deref() {
+            Some("runtime")
+                if path_sep_at(trees, i + 4) && text(i + 6).as_deref() == Some("glue") =>
+            {
+                Some((quote!(), 6))
+            }
+            Some("runtime" | "models" | "Document") => Some((quote!(), 3)),
+            _ => None,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imported_names_lose_their_crate_paths_and_nothing_else_does() {
+        let tokens = quote!(crate::runtime::glue::respond(x); crate::runtime::Json<crate::models::A, crate::Document>; crate::tag::Input; other::runtime::X);
+        assert_eq!(
+            imported_paths(tokens).to_string(),
+            quote!(glue::respond(x); runtime::Json<models::A, Document>; crate::tag::Input; other::runtime::X).to_string()
+        );
+    }
 
     #[test]
     fn prelude_types_lose_their_std_paths_and_nothing_else_does() {

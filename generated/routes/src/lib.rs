@@ -15,7 +15,9 @@ use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Header, Path, Query};
 use ::bank_api::runtime::Auth;
-use ::bank_api::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use ::bank_api::{Document, models, runtime};
+use ::bank_api::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: ::bank_api::runtime::Hooks + ::bank_api::platform::PlatformApi + ::bank_api::entities::EntitiesApi + ::bank_api::bank_accounts::BankAccountsApi + ::bank_api::account_numbers::AccountNumbersApi + ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi + ::bank_api::counterparties::CounterpartiesApi + ::bank_api::documents::DocumentsApi + ::bank_api::book_transfers::BookTransfersApi + ::bank_api::ach_transfers::AchTransfersApi + ::bank_api::simulations::SimulationsApi + ::bank_api::events::EventsApi + ::bank_api::webhooks::WebhooksApi + ::bank_api::callbacks::Callbacks + ::bank_api::callbacks::Webhooks {}
 impl<
@@ -88,224 +90,217 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const AUTH: Input = Input::named("auth");
+const BODY: Input = Input::named("body");
+const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+    .rules(
+        &[Rule::MaxLength(255usize), Rule::MinLength(1usize), Rule::Pattern("^[ -~]+$")],
+    );
+const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
+const P_CREATED_GT: Input = Input::named("created.gt");
+const P_CREATED_GTE: Input = Input::named("created.gte");
+const P_CREATED_LT: Input = Input::named("created.lt");
+const P_CREATED_LTE: Input = Input::named("created.lte");
+const P_IS_ROOT: Input = Input::named("is_root");
+const P_NAME: Input = Input::named("name").rules(&[Rule::MaxLength(255usize)]);
+const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
+const P_TYPE: Input = Input::named("type");
+const P_VERIFICATION_STATUS: Input = Input::named("verification_status");
+const P_STARTING_AFTER: Input = Input::named("starting_after")
+    .rules(&[Rule::MaxLength(64usize)]);
+const P_ENDING_BEFORE: Input = Input::named("ending_before")
+    .rules(&[Rule::MaxLength(64usize)]);
+const P_LIMIT: Input = Input::named("limit")
+    .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+const P_BALANCE_GT: Input = Input::named("balance.gt");
+const P_BALANCE_GTE: Input = Input::named("balance.gte");
+const P_BALANCE_LT: Input = Input::named("balance.lt");
+const P_BALANCE_LTE: Input = Input::named("balance.lte");
+const P_CURRENCY_CODE: Input = Input::named("currency_code")
+    .rules(&[Rule::Pattern("^[A-Z]{3}$")]);
+const P_DESCRIPTION: Input = Input::named("description")
+    .rules(&[Rule::MaxLength(255usize)]);
+const P_ENTITY_ID_2: Input = Input::named("entity_id")
+    .rules(&[Rule::MaxLength(64usize)]);
+const P_IS_OVERDRAFTABLE: Input = Input::named("is_overdraftable");
+const P_OVERDRAFT_RESERVE_ACCOUNT_ID: Input = Input::named(
+        "overdraft_reserve_account_id",
+    )
+    .rules(&[Rule::MaxLength(64usize)]);
+const P_SORT: Input = Input::named("sort");
+const P_SORT_ORDER: Input = Input::named("sort_order");
+const P_STATUS: Input = Input::named("status");
+const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
+const P_FROM_DATE: Input = Input::named("from_date");
+const P_TO_DATE: Input = Input::named("to_date");
+const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
+const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
+    .key("param0");
+const P_ACCOUNT_NUMBER: Input = Input::named("account_number")
+    .rules(&[Rule::MaxLength(34usize)]);
+const P_ROUTING_NUMBER: Input = Input::named("routing_number")
+    .rules(&[Rule::MaxLength(11usize)]);
+const P_DEDUPLICATE: Input = Input::named("deduplicate");
+const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
+const P_DESCRIPTION_2: Input = Input::named("description")
+    .rules(&[Rule::MaxLength(127usize)]);
+const P_FILE_NAME: Input = Input::named("file_name").rules(&[Rule::MaxLength(255usize)]);
+const P_TAG: Input = Input::named("tag").rules(&[Rule::MaxLength(255usize)]);
+const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
+const P_EXPIRES: Input = Input::named("expires");
+const P_SIGNATURE: Input = Input::named("signature")
+    .rules(&[Rule::Pattern("^[0-9a-f]{64}$")]);
+const P_BANK_ACCOUNT_ID_2: Input = Input::named("bank_account_id")
+    .rules(&[Rule::MaxLength(64usize)]);
+const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
+const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
+const P_EVENT_ID: Input = Input::named("event_id").key("param0");
+const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id").key("param0");
+const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id").key("param1");
 /// `GET /platform` (`get_platform`): its route, description and endpoint.
 fn op_get_platform<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 0> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::platform::GetPlatformInput {
         };
         let call = <S as ::bank_api::platform::PlatformApi>::get_platform;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/platform",
-        route: "/platform",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_platform",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/platform",
+        "/platform",
+        "get_platform",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /platform` (`update_platform`): its route, description and endpoint.
 fn op_update_platform<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 1> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::PlatformUpdate,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 1> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::PlatformUpdate, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::platform::UpdatePlatformInput {
             body: body.0,
         };
         let call = <S as ::bank_api::platform::PlatformApi>::update_platform;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/platform",
-        route: "/platform",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_platform",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/platform",
+        "/platform",
+        "update_platform",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /entities/person` (`create_person_entity`): its route, description and endpoint.
 fn op_create_person_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 2> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 2> = AUTH.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreatePersonEntityRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreatePersonEntityRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::entities::CreatePersonEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_person_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/person",
-        route: "/entities/person",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_person_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/entities/person",
+        "/entities/person",
+        "create_person_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /entities/business` (`create_business_entity`): its route, description and endpoint.
 fn op_create_business_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 3> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 3> = AUTH.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateBusinessEntityRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateBusinessEntityRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::entities::CreateBusinessEntityInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_business_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/business",
-        route: "/entities/business",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_business_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/entities/business",
+        "/entities/business",
+        "create_business_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
 fn op_update_person_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 4> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 4> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::UpdatePersonEntityRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::UpdatePersonEntityRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::entities::UpdatePersonEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::update_person_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/person/{entity_id}",
-        route: "/entities/person/:param0",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_person_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/entities/person/{entity_id}",
+        "/entities/person/:param0",
+        "update_person_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
 fn op_update_business_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 5> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 5> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::UpdateBusinessEntityRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::UpdateBusinessEntityRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::entities::UpdateBusinessEntityInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::update_business_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/business/{entity_id}",
-        route: "/entities/business/:param0",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_business_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/entities/business/{entity_id}",
+        "/entities/business/:param0",
+        "update_business_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entities` (`list_entities`): its route, description and endpoint.
 fn op_list_entities<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_IS_ROOT: Input = Input::named("is_root");
-    const P_NAME: Input = Input::named("name").rules(&[Rule::MaxLength(255usize)]);
-    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
-    const P_TYPE: Input = Input::named("type");
-    const P_VERIFICATION_STATUS: Input = Input::named("verification_status");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 6> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 6> = AUTH.read(&mut cx).await?;
         let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
             .read(&mut cx)
             .await?;
@@ -321,12 +316,10 @@ fn op_list_entities<S: Server>() -> Operation<S> {
         let p_is_root: Query<Option<bool>> = P_IS_ROOT.read(&mut cx).await?;
         let p_name: Query<Option<String>> = P_NAME.checked(&mut cx).await?;
         let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_type: Query<Option<::bank_api::models::EntityType>> = P_TYPE
+        let p_type: Query<Option<models::EntityType>> = P_TYPE.read(&mut cx).await?;
+        let p_verification_status: Query<Option<models::VerificationStatus>> = P_VERIFICATION_STATUS
             .read(&mut cx)
             .await?;
-        let p_verification_status: Query<
-            Option<::bank_api::models::VerificationStatus>,
-        > = P_VERIFICATION_STATUS.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
             .await?;
@@ -353,84 +346,60 @@ fn op_list_entities<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::list_entities;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities",
-        route: "/entities",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_entities",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entities",
+        "/entities",
+        "list_entities",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
 fn op_get_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 7> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 7> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::entities::GetEntityInput {
             entity_id: p_entity_id.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::get_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}",
-        route: "/entities/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entities/{entity_id}",
+        "/entities/:param0",
+        "get_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
 fn op_delete_entity<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 8> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 8> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::entities::DeleteEntityInput {
             entity_id: p_entity_id.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::delete_entity;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}",
-        route: "/entities/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "delete_entity",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::DELETE,
+        "/entities/{entity_id}",
+        "/entities/:param0",
+        "delete_entity",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
 fn op_list_associated_persons<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 9> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 9> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
@@ -450,89 +419,68 @@ fn op_list_associated_persons<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::list_associated_persons;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}/associated-persons",
-        route: "/entities/:param0/associated-persons",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_associated_persons",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entities/{entity_id}/associated-persons",
+        "/entities/:param0/associated-persons",
+        "list_associated_persons",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
 fn op_create_associated_person<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 10> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 10> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateAssociatedPersonRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateAssociatedPersonRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::entities::CreateAssociatedPersonInput {
             entity_id: p_entity_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_associated_person;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}/associated-persons",
-        route: "/entities/:param0/associated-persons",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_associated_person",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/entities/{entity_id}/associated-persons",
+        "/entities/:param0/associated-persons",
+        "create_associated_person",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
 fn op_get_additional_requirements<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 11> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 11> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::entities::GetAdditionalRequirementsInput {
             entity_id: p_entity_id.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::get_additional_requirements;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}/additional-requirements",
-        route: "/entities/:param0/additional-requirements",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_additional_requirements",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entities/{entity_id}/additional-requirements",
+        "/entities/:param0/additional-requirements",
+        "get_additional_requirements",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
 fn op_submit_additional_requirements<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ENTITY_ID: Input = Input::named("entity_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 12> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 12> = AUTH.read(&mut cx).await?;
         let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::SubmitAdditionalRequirementsRequest,
-            ::bank_api::Document,
+        let body: runtime::JsonBody<
+            models::SubmitAdditionalRequirementsRequest,
+            Document,
         > = BODY.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::entities::SubmitAdditionalRequirementsInput {
@@ -540,55 +488,20 @@ fn op_submit_additional_requirements<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::submit_additional_requirements;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/entities/{entity_id}/additional-requirements",
-        route: "/entities/:param0/additional-requirements",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "submit_additional_requirements",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/entities/{entity_id}/additional-requirements",
+        "/entities/:param0/additional-requirements",
+        "submit_additional_requirements",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
 fn op_list_bank_accounts<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BALANCE_GT: Input = Input::named("balance.gt");
-    const P_BALANCE_GTE: Input = Input::named("balance.gte");
-    const P_BALANCE_LT: Input = Input::named("balance.lt");
-    const P_BALANCE_LTE: Input = Input::named("balance.lte");
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_CURRENCY_CODE: Input = Input::named("currency_code")
-        .rules(&[Rule::Pattern("^[A-Z]{3}$")]);
-    const P_DESCRIPTION: Input = Input::named("description")
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_ENTITY_ID: Input = Input::named("entity_id")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_IS_OVERDRAFTABLE: Input = Input::named("is_overdraftable");
-    const P_OVERDRAFT_RESERVE_ACCOUNT_ID: Input = Input::named(
-            "overdraft_reserve_account_id",
-        )
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
-    const P_SORT: Input = Input::named("sort");
-    const P_SORT_ORDER: Input = Input::named("sort_order");
-    const P_STATUS: Input = Input::named("status");
-    const P_TYPE: Input = Input::named("type");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 13> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 13> = AUTH.read(&mut cx).await?;
         let p_balance_gt: Query<Option<i64>> = P_BALANCE_GT.read(&mut cx).await?;
         let p_balance_gte: Query<Option<i64>> = P_BALANCE_GTE.read(&mut cx).await?;
         let p_balance_lt: Query<Option<i64>> = P_BALANCE_LT.read(&mut cx).await?;
@@ -609,7 +522,7 @@ fn op_list_bank_accounts<S: Server>() -> Operation<S> {
             .checked(&mut cx)
             .await?;
         let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
-        let p_entity_id: Query<Option<String>> = P_ENTITY_ID.checked(&mut cx).await?;
+        let p_entity_id: Query<Option<String>> = P_ENTITY_ID_2.checked(&mut cx).await?;
         let p_is_overdraftable: Query<Option<bool>> = P_IS_OVERDRAFTABLE
             .read(&mut cx)
             .await?;
@@ -617,18 +530,14 @@ fn op_list_bank_accounts<S: Server>() -> Operation<S> {
             .checked(&mut cx)
             .await?;
         let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_sort: Query<Option<::bank_api::models::BankAccountSort>> = P_SORT
+        let p_sort: Query<Option<models::BankAccountSort>> = P_SORT.read(&mut cx).await?;
+        let p_sort_order: Query<Option<models::SortOrder>> = P_SORT_ORDER
             .read(&mut cx)
             .await?;
-        let p_sort_order: Query<Option<::bank_api::models::SortOrder>> = P_SORT_ORDER
+        let p_status: Query<Option<models::BankAccountStatus>> = P_STATUS
             .read(&mut cx)
             .await?;
-        let p_status: Query<Option<::bank_api::models::BankAccountStatus>> = P_STATUS
-            .read(&mut cx)
-            .await?;
-        let p_type: Query<Option<::bank_api::models::BankAccountType>> = P_TYPE
-            .read(&mut cx)
-            .await?;
+        let p_type: Query<Option<models::BankAccountType>> = P_TYPE.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
             .await?;
@@ -664,160 +573,113 @@ fn op_list_bank_accounts<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::list_bank_accounts;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts",
-        route: "/bank-accounts",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_bank_accounts",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/bank-accounts",
+        "/bank-accounts",
+        "list_bank_accounts",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /bank-accounts` (`create_bank_account`): its route, description and endpoint.
 fn op_create_bank_account<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 14> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 14> = AUTH.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateBankAccountRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateBankAccountRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::CreateBankAccountInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::create_bank_account;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts",
-        route: "/bank-accounts",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_bank_account",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/bank-accounts",
+        "/bank-accounts",
+        "create_bank_account",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
 fn op_get_bank_account<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 15> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 15> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::GetBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}",
-        route: "/bank-accounts/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_bank_account",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/bank-accounts/{bank_account_id}",
+        "/bank-accounts/:param0",
+        "get_bank_account",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
 fn op_delete_bank_account<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 16> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 16> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::DeleteBankAccountInput {
             bank_account_id: p_bank_account_id.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::delete_bank_account;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}",
-        route: "/bank-accounts/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "delete_bank_account",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::DELETE,
+        "/bank-accounts/{bank_account_id}",
+        "/bank-accounts/:param0",
+        "delete_bank_account",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
 fn op_update_bank_account<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 17> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 17> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::UpdateBankAccountRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::UpdateBankAccountRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::UpdateBankAccountInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::update_bank_account;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}",
-        route: "/bank-accounts/:param0",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_bank_account",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/bank-accounts/{bank_account_id}",
+        "/bank-accounts/:param0",
+        "update_bank_account",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
 fn op_get_bank_account_history<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const P_FROM_DATE: Input = Input::named("from_date");
-    const P_TO_DATE: Input = Input::named("to_date");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 18> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 18> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let p_from_date: Query<Option<::bank_api::runtime::Date>> = P_FROM_DATE
-            .read(&mut cx)
-            .await?;
-        let p_to_date: Query<Option<::bank_api::runtime::Date>> = P_TO_DATE
-            .read(&mut cx)
-            .await?;
+        let p_from_date: Query<Option<runtime::Date>> = P_FROM_DATE.read(&mut cx).await?;
+        let p_to_date: Query<Option<runtime::Date>> = P_TO_DATE.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::GetBankAccountHistoryInput {
             bank_account_id: p_bank_account_id.0,
@@ -825,64 +687,44 @@ fn op_get_bank_account_history<S: Server>() -> Operation<S> {
             to_date: p_to_date.0.map(|d| d.0),
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account_history;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}/history",
-        route: "/bank-accounts/:param0/history",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_bank_account_history",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/bank-accounts/{bank_account_id}/history",
+        "/bank-accounts/:param0/history",
+        "get_bank_account_history",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
 fn op_add_bank_account_owner<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 19> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 19> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::AddOwnerRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::AddOwnerRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::bank_accounts::AddBankAccountOwnerInput {
             bank_account_id: p_bank_account_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::add_bank_account_owner;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}/owner",
-        route: "/bank-accounts/:param0/owner",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "add_bank_account_owner",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/bank-accounts/{bank_account_id}/owner",
+        "/bank-accounts/:param0/owner",
+        "add_bank_account_owner",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
 fn op_list_account_numbers<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 20> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 20> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
@@ -902,43 +744,27 @@ fn op_list_account_numbers<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::list_account_numbers;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}/account-numbers",
-        route: "/bank-accounts/:param0/account-numbers",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_account_numbers",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/bank-accounts/{bank_account_id}/account-numbers",
+        "/bank-accounts/:param0/account-numbers",
+        "list_account_numbers",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
 fn op_create_account_number<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 21> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 21> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateAccountNumberRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateAccountNumberRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::account_numbers::CreateAccountNumberInput {
             bank_account_id: p_bank_account_id.0,
@@ -946,114 +772,86 @@ fn op_create_account_number<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::create_account_number;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}/account-numbers",
-        route: "/bank-accounts/:param0/account-numbers",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_account_number",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/bank-accounts/{bank_account_id}/account-numbers",
+        "/bank-accounts/:param0/account-numbers",
+        "create_account_number",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
 fn op_get_account_number<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 22> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 22> = AUTH.read(&mut cx).await?;
         let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::account_numbers::GetAccountNumberInput {
             account_number_id: p_account_number_id.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::get_account_number;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/account-numbers/{account_number_id}",
-        route: "/account-numbers/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_account_number",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/account-numbers/{account_number_id}",
+        "/account-numbers/:param0",
+        "get_account_number",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
 fn op_update_account_number<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACCOUNT_NUMBER_ID: Input = Input::named("account_number_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 23> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 23> = AUTH.read(&mut cx).await?;
         let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::UpdateAccountNumberRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::UpdateAccountNumberRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::account_numbers::UpdateAccountNumberInput {
             account_number_id: p_account_number_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::update_account_number;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/account-numbers/{account_number_id}",
-        route: "/account-numbers/:param0",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_account_number",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/account-numbers/{account_number_id}",
+        "/account-numbers/:param0",
+        "update_account_number",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 24> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateAchPositivePayRuleRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 24> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateAchPositivePayRuleRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
             body: body.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/ach-positive-pay-rules",
-        route: "/ach-positive-pay-rules",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_ach_positive_pay_rule",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/ach-positive-pay-rules",
+        "/ach-positive-pay-rules",
+        "create_ach_positive_pay_rule",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`get_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
-        .key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 25> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 25> = AUTH.read(&mut cx).await?;
         let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
             .read(&mut cx)
             .await?;
@@ -1062,27 +860,20 @@ fn op_get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
-        route: "/ach-positive-pay-rules/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_ach_positive_pay_rule",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
+        "/ach-positive-pay-rules/:param0",
+        "get_ach_positive_pay_rule",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `DELETE /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`delete_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACH_POSITIVE_PAY_RULE_ID: Input = Input::named("ach_positive_pay_rule_id")
-        .key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 26> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 26> = AUTH.read(&mut cx).await?;
         let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
             .read(&mut cx)
             .await?;
@@ -1091,32 +882,20 @@ fn op_delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
             ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
-        route: "/ach-positive-pay-rules/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "delete_ach_positive_pay_rule",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::DELETE,
+        "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
+        "/ach-positive-pay-rules/:param0",
+        "delete_ach_positive_pay_rule",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
 fn op_list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id").key("param0");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 27> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 27> = AUTH.read(&mut cx).await?;
         let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
@@ -1136,45 +915,20 @@ fn op_list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
-        route: "/bank-accounts/:param0/ach-positive-pay-rules",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_ach_positive_pay_rules",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
+        "/bank-accounts/:param0/ach-positive-pay-rules",
+        "list_ach_positive_pay_rules",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /counterparties` (`list_counterparties`): its route, description and endpoint.
 fn op_list_counterparties<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACCOUNT_NUMBER: Input = Input::named("account_number")
-        .rules(&[Rule::MaxLength(34usize)]);
-    const P_ROUTING_NUMBER: Input = Input::named("routing_number")
-        .rules(&[Rule::MaxLength(11usize)]);
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_DEDUPLICATE: Input = Input::named("deduplicate");
-    const P_DESCRIPTION: Input = Input::named("description")
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_QUERY: Input = Input::named("query").rules(&[Rule::MaxLength(255usize)]);
-    const P_SORT: Input = Input::named("sort");
-    const P_SORT_ORDER: Input = Input::named("sort_order");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 28> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 28> = AUTH.read(&mut cx).await?;
         let p_account_number: Query<Option<String>> = P_ACCOUNT_NUMBER
             .checked(&mut cx)
             .await?;
@@ -1199,10 +953,10 @@ fn op_list_counterparties<S: Server>() -> Operation<S> {
             .await?;
         let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
         let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_sort: Query<Option<::bank_api::models::CounterpartySort>> = P_SORT
+        let p_sort: Query<Option<models::CounterpartySort>> = P_SORT
             .read(&mut cx)
             .await?;
-        let p_sort_order: Query<Option<::bank_api::models::SortOrder>> = P_SORT_ORDER
+        let p_sort_order: Query<Option<models::SortOrder>> = P_SORT_ORDER
             .read(&mut cx)
             .await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
@@ -1233,122 +987,82 @@ fn op_list_counterparties<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::list_counterparties;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/counterparties",
-        route: "/counterparties",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_counterparties",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/counterparties",
+        "/counterparties",
+        "list_counterparties",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
 fn op_create_counterparty<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 29> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateCounterpartyRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 29> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateCounterpartyRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::counterparties::CreateCounterpartyInput {
             body: body.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::create_counterparty;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/counterparties",
-        route: "/counterparties",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_counterparty",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/counterparties",
+        "/counterparties",
+        "create_counterparty",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
 fn op_get_counterparty<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 30> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 30> = AUTH.read(&mut cx).await?;
         let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::counterparties::GetCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::get_counterparty;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/counterparties/{counterparty_id}",
-        route: "/counterparties/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_counterparty",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/counterparties/{counterparty_id}",
+        "/counterparties/:param0",
+        "get_counterparty",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
 fn op_delete_counterparty<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_COUNTERPARTY_ID: Input = Input::named("counterparty_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 31> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 31> = AUTH.read(&mut cx).await?;
         let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::counterparties::DeleteCounterpartyInput {
             counterparty_id: p_counterparty_id.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::delete_counterparty;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/counterparties/{counterparty_id}",
-        route: "/counterparties/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "delete_counterparty",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::DELETE,
+        "/counterparties/{counterparty_id}",
+        "/counterparties/:param0",
+        "delete_counterparty",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /documents` (`list_documents`): its route, description and endpoint.
 fn op_list_documents<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_DESCRIPTION: Input = Input::named("description")
-        .rules(&[Rule::MaxLength(127usize)]);
-    const P_FILE_NAME: Input = Input::named("file_name")
-        .rules(&[Rule::MaxLength(255usize)]);
-    const P_TAG: Input = Input::named("tag").rules(&[Rule::MaxLength(255usize)]);
-    const P_TYPE: Input = Input::named("type");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 32> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 32> = AUTH.read(&mut cx).await?;
         let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
             .read(&mut cx)
             .await?;
@@ -1361,12 +1075,12 @@ fn op_list_documents<S: Server>() -> Operation<S> {
         let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
             .read(&mut cx)
             .await?;
-        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
+        let p_description: Query<Option<String>> = P_DESCRIPTION_2
+            .checked(&mut cx)
+            .await?;
         let p_file_name: Query<Option<String>> = P_FILE_NAME.checked(&mut cx).await?;
         let p_tag: Query<Option<String>> = P_TAG.checked(&mut cx).await?;
-        let p_type: Query<Option<::bank_api::models::DocumentType>> = P_TYPE
-            .read(&mut cx)
-            .await?;
+        let p_type: Query<Option<models::DocumentType>> = P_TYPE.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
             .await?;
@@ -1392,93 +1106,64 @@ fn op_list_documents<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::list_documents;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/documents",
-        route: "/documents",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_documents",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/documents",
+        "/documents",
+        "list_documents",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /documents` (`upload_document`): its route, description and endpoint.
 fn op_upload_document<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 33> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 33> = AUTH.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::MultipartBody<
-            ::bank_api::models::UploadDocumentRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::MultipartBody<models::UploadDocumentRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::documents::UploadDocumentInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::upload_document;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/documents",
-        route: "/documents",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "upload_document",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/documents",
+        "/documents",
+        "upload_document",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
 fn op_get_document<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 34> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 34> = AUTH.read(&mut cx).await?;
         let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::documents::GetDocumentInput {
             document_id: p_document_id.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::get_document;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/documents/{document_id}",
-        route: "/documents/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_document",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/documents/{document_id}",
+        "/documents/:param0",
+        "get_document",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
 fn op_get_document_content<S: Server>() -> Operation<S> {
-    const P_DOCUMENT_ID: Input = Input::named("document_id").key("param0");
-    const P_EXPIRES: Input = Input::named("expires");
-    const P_SIGNATURE: Input = Input::named("signature")
-        .rules(&[Rule::Pattern("^[0-9a-f]{64}$")]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
         let p_expires: Query<i64> = P_EXPIRES.read(&mut cx).await?;
@@ -1490,42 +1175,24 @@ fn op_get_document_content<S: Server>() -> Operation<S> {
             signature: p_signature.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::get_document_content;
-        ::bank_api::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/documents/{document_id}/content",
-        route: "/documents/:param0/content",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_document_content",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/documents/{document_id}/content",
+        "/documents/:param0/content",
+        "get_document_content",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /transfers/book` (`list_book_transfers`): its route, description and endpoint.
 fn op_list_book_transfers<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BANK_ACCOUNT_ID: Input = Input::named("bank_account_id")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_STATUS: Input = Input::named("status");
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 36> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Query<Option<String>> = P_BANK_ACCOUNT_ID
+        let auth: Auth<S, Document, 36> = AUTH.read(&mut cx).await?;
+        let p_bank_account_id: Query<Option<String>> = P_BANK_ACCOUNT_ID_2
             .checked(&mut cx)
             .await?;
-        let p_status: Query<Option<::bank_api::models::BookTransferStatus>> = P_STATUS
+        let p_status: Query<Option<models::BookTransferStatus>> = P_STATUS
             .read(&mut cx)
             .await?;
         let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
@@ -1563,98 +1230,70 @@ fn op_list_book_transfers<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::list_book_transfers;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/book",
-        route: "/transfers/book",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_book_transfers",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/transfers/book",
+        "/transfers/book",
+        "list_book_transfers",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /transfers/book` (`create_book_transfer`): its route, description and endpoint.
 fn op_create_book_transfer<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 37> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 37> = AUTH.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateBookTransferRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateBookTransferRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::book_transfers::CreateBookTransferInput {
             idempotency_key: p_idempotency_key.0,
             body: body.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::create_book_transfer;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/book",
-        route: "/transfers/book",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_book_transfer",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/transfers/book",
+        "/transfers/book",
+        "create_book_transfer",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
 fn op_get_book_transfer<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 38> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 38> = AUTH.read(&mut cx).await?;
         let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::book_transfers::GetBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::get_book_transfer;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/book/{book_transfer_id}",
-        route: "/transfers/book/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_book_transfer",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/transfers/book/{book_transfer_id}",
+        "/transfers/book/:param0",
+        "get_book_transfer",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
 fn op_clear_book_transfer<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 39> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 39> = AUTH.read(&mut cx).await?;
         let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
-        let body: ::bank_api::runtime::OptionalJsonBody<
-            ::bank_api::models::ClearBookTransferRequest,
-            ::bank_api::Document,
+        let body: runtime::OptionalJsonBody<
+            models::ClearBookTransferRequest,
+            Document,
         > = BODY.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::book_transfers::ClearBookTransferInput {
@@ -1662,57 +1301,40 @@ fn op_clear_book_transfer<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::clear_book_transfer;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/book/{book_transfer_id}/clear",
-        route: "/transfers/book/:param0/clear",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "clear_book_transfer",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/transfers/book/{book_transfer_id}/clear",
+        "/transfers/book/:param0/clear",
+        "clear_book_transfer",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
 fn op_cancel_book_transfer<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_BOOK_TRANSFER_ID: Input = Input::named("book_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 40> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 40> = AUTH.read(&mut cx).await?;
         let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::book_transfers::CancelBookTransferInput {
             book_transfer_id: p_book_transfer_id.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::cancel_book_transfer;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/book/{book_transfer_id}/cancel",
-        route: "/transfers/book/:param0/cancel",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "cancel_book_transfer",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/transfers/book/{book_transfer_id}/cancel",
+        "/transfers/book/:param0/cancel",
+        "cancel_book_transfer",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /transfers/ach` (`list_ach_transfers`): its route, description and endpoint.
 fn op_list_ach_transfers<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 41> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 41> = AUTH.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
             .await?;
@@ -1730,123 +1352,85 @@ fn op_list_ach_transfers<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::list_ach_transfers;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/ach",
-        route: "/transfers/ach",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_ach_transfers",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/transfers/ach",
+        "/transfers/ach",
+        "list_ach_transfers",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
 fn op_get_ach_transfer<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 42> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 42> = AUTH.read(&mut cx).await?;
         let p_ach_transfer_id: Path<String> = P_ACH_TRANSFER_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::ach_transfers::GetAchTransferInput {
             ach_transfer_id: p_ach_transfer_id.0,
         };
         let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::get_ach_transfer;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/transfers/ach/{ach_transfer_id}",
-        route: "/transfers/ach/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_ach_transfer",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/transfers/ach/{ach_transfer_id}",
+        "/transfers/ach/:param0",
+        "get_ach_transfer",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
 fn op_simulate_receive_ach_credit<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 43> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::SimulateAchRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 43> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::SimulateAchRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::simulations::SimulateReceiveAchCreditInput {
             body: body.0,
         };
         let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_credit;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/simulate/receive-ach-credit",
-        route: "/simulate/receive-ach-credit",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "simulate_receive_ach_credit",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/simulate/receive-ach-credit",
+        "/simulate/receive-ach-credit",
+        "simulate_receive_ach_credit",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
 fn op_simulate_receive_ach_debit<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 44> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::SimulateAchRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 44> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::SimulateAchRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::simulations::SimulateReceiveAchDebitInput {
             body: body.0,
         };
         let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_debit;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/simulate/receive-ach-debit",
-        route: "/simulate/receive-ach-debit",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "simulate_receive_ach_debit",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/simulate/receive-ach-debit",
+        "/simulate/receive-ach-debit",
+        "simulate_receive_ach_debit",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /events` (`list_events`): its route, description and endpoint.
 fn op_list_events<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_TYPE: Input = Input::named("type");
-    const P_CREATED_GT: Input = Input::named("created.gt");
-    const P_CREATED_GTE: Input = Input::named("created.gte");
-    const P_CREATED_LT: Input = Input::named("created.lt");
-    const P_CREATED_LTE: Input = Input::named("created.lte");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 45> = AUTH.read(&mut cx).await?;
-        let p_type: Query<Option<::bank_api::models::EventType>> = P_TYPE
-            .read(&mut cx)
-            .await?;
+        let auth: Auth<S, Document, 45> = AUTH.read(&mut cx).await?;
+        let p_type: Query<Option<models::EventType>> = P_TYPE.read(&mut cx).await?;
         let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
             .read(&mut cx)
             .await?;
@@ -1881,57 +1465,40 @@ fn op_list_events<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::events::EventsApi>::list_events;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/events",
-        route: "/events",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_events",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/events",
+        "/events",
+        "list_events",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn op_get_event<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_EVENT_ID: Input = Input::named("event_id").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 46> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 46> = AUTH.read(&mut cx).await?;
         let p_event_id: Path<String> = P_EVENT_ID.read(&mut cx).await?;
         let server = server?;
         let input = ::bank_api::events::GetEventInput {
             event_id: p_event_id.0,
         };
         let call = <S as ::bank_api::events::EventsApi>::get_event;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/events/{event_id}",
-        route: "/events/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_event",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/events/{event_id}",
+        "/events/:param0",
+        "get_event",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /webhook-endpoints` (`list_webhook_endpoints`): its route, description and endpoint.
 fn op_list_webhook_endpoints<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 47> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 47> = AUTH.read(&mut cx).await?;
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .checked(&mut cx)
             .await?;
@@ -1949,56 +1516,42 @@ fn op_list_webhook_endpoints<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_endpoints;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints",
-        route: "/webhook-endpoints",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_webhook_endpoints",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/webhook-endpoints",
+        "/webhook-endpoints",
+        "list_webhook_endpoints",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
 fn op_create_webhook_endpoint<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 48> = AUTH.read(&mut cx).await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::CreateWebhookEndpointRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let auth: Auth<S, Document, 48> = AUTH.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateWebhookEndpointRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::webhooks::CreateWebhookEndpointInput {
             body: body.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::create_webhook_endpoint;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints",
-        route: "/webhook-endpoints",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "create_webhook_endpoint",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/webhook-endpoints",
+        "/webhook-endpoints",
+        "create_webhook_endpoint",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}` (`get_webhook_endpoint`): its route, description and endpoint.
 fn op_get_webhook_endpoint<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 49> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 49> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
@@ -2007,27 +1560,20 @@ fn op_get_webhook_endpoint<S: Server>() -> Operation<S> {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::get_webhook_endpoint;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}",
-        route: "/webhook-endpoints/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_webhook_endpoint",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/webhook-endpoints/{webhook_endpoint_id}",
+        "/webhook-endpoints/:param0",
+        "get_webhook_endpoint",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (`delete_webhook_endpoint`): its route, description and endpoint.
 fn op_delete_webhook_endpoint<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 50> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 50> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
@@ -2036,62 +1582,46 @@ fn op_delete_webhook_endpoint<S: Server>() -> Operation<S> {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::delete_webhook_endpoint;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}",
-        route: "/webhook-endpoints/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "delete_webhook_endpoint",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::DELETE,
+        "/webhook-endpoints/{webhook_endpoint_id}",
+        "/webhook-endpoints/:param0",
+        "delete_webhook_endpoint",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `PATCH /webhook-endpoints/{webhook_endpoint_id}` (`update_webhook_endpoint`): its route, description and endpoint.
 fn op_update_webhook_endpoint<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 51> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 51> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
-        let body: ::bank_api::runtime::JsonBody<
-            ::bank_api::models::UpdateWebhookEndpointRequest,
-            ::bank_api::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::UpdateWebhookEndpointRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = ::bank_api::webhooks::UpdateWebhookEndpointInput {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
             body: body.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::update_webhook_endpoint;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}",
-        route: "/webhook-endpoints/:param0",
-        method: ::poem::http::Method::PATCH,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "update_webhook_endpoint",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::PATCH,
+        "/webhook-endpoints/{webhook_endpoint_id}",
+        "/webhook-endpoints/:param0",
+        "update_webhook_endpoint",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/rotate-secret` (`rotate_webhook_endpoint_secret`): its route, description and endpoint.
 fn op_rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 52> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 52> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
@@ -2100,33 +1630,20 @@ fn op_rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
             webhook_endpoint_id: p_webhook_endpoint_id.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
-        route: "/webhook-endpoints/:param0/rotate-secret",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "rotate_webhook_endpoint_secret",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
+        "/webhook-endpoints/:param0/rotate-secret",
+        "rotate_webhook_endpoint_secret",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /webhook-endpoints/{webhook_endpoint_id}/deliveries` (`list_webhook_deliveries`): its route, description and endpoint.
 fn op_list_webhook_deliveries<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_ENDING_BEFORE: Input = Input::named("ending_before")
-        .rules(&[Rule::MaxLength(64usize)]);
-    const P_LIMIT: Input = Input::named("limit")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 53> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 53> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
@@ -2148,29 +1665,20 @@ fn op_list_webhook_deliveries<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_deliveries;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
-        route: "/webhook-endpoints/:param0/deliveries",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_webhook_deliveries",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
+        "/webhook-endpoints/:param0/deliveries",
+        "list_webhook_deliveries",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (`retry_webhook_delivery`): its route, description and endpoint.
 fn op_retry_webhook_delivery<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
-    const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id")
-        .key("param0");
-    const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id")
-        .key("param1");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::bank_api::Document, 54> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 54> = AUTH.read(&mut cx).await?;
         let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
             .read(&mut cx)
             .await?;
@@ -2183,19 +1691,15 @@ fn op_retry_webhook_delivery<S: Server>() -> Operation<S> {
             webhook_delivery_id: p_webhook_delivery_id.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::retry_webhook_delivery;
-        ::bank_api::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
-        route: "/webhook-endpoints/:param0/deliveries/:param1/retry",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "retry_webhook_delivery",
-        describe: |_| {},
-        endpoint: |server, id| ::bank_api::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
+        "/webhook-endpoints/:param0/deliveries/:param1/retry",
+        "retry_webhook_delivery",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 fn __default_list_entities_limit() -> i64 {
     10i64

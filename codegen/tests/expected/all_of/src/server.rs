@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::dogs::DogsApi {}
 impl<T: crate::runtime::Hooks + crate::dogs::DogsApi> Server for T {}
@@ -41,11 +43,12 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_DOG_ID: Input = Input::named("dog_id")
+    .key("param0")
+    .described("Identifier of the dog.");
+const BODY: Input = Input::named("body").described("The dog to create.");
 /// `GET /dogs/{dog_id}` (`get_dog`): its route, description and endpoint.
 fn op_get_dog<S: Server>() -> Operation<S> {
-    const P_DOG_ID: Input = Input::named("dog_id")
-        .key("param0")
-        .described("Identifier of the dog.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_dog_id: Path<i64> = P_DOG_ID.read(&mut cx).await?;
         let server = server?;
@@ -53,58 +56,53 @@ fn op_get_dog<S: Server>() -> Operation<S> {
             dog_id: p_dog_id.0,
         };
         let call = <S as crate::dogs::DogsApi>::get_dog;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/dogs/{dog_id}",
-        route: "/dogs/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get a dog",
-            "Returns a dog, whose schema merges the base pet with dog-specific fields.",
-        ),
-        deprecated: false,
-        operation_id: "get_dog",
-        describe: |d| {
-            d.tag(&ApiTags::Dogs);
-            d.input::<Path<i64>>(&P_DOG_ID);
-            d.response::<crate::runtime::Answer<crate::dogs::GetDogResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/dogs/{dog_id}",
+            "/dogs/:param0",
+            "get_dog",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get a dog",
+                "Returns a dog, whose schema merges the base pet with dog-specific fields.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Dogs);
+                d.input::<Path<i64>>(&P_DOG_ID);
+                d.response::<runtime::Answer<crate::dogs::GetDogResponse>>();
+            },
+        )
 }
 /// `POST /dogs` (`create_dog`): its route, description and endpoint.
 fn op_create_dog<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The dog to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Dog, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Dog, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::dogs::CreateDogInput {
             body: body.0,
         };
         let call = <S as crate::dogs::DogsApi>::create_dog;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/dogs",
-        route: "/dogs",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Create a dog", "Creates a dog from a composed (allOf) body."),
-        deprecated: false,
-        operation_id: "create_dog",
-        describe: |d| {
-            d.tag(&ApiTags::Dogs);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Dog, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::dogs::CreateDogResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/dogs",
+            "/dogs",
+            "create_dog",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Create a dog", "Creates a dog from a composed (allOf) body."),
+            |d| {
+                d.tag(&ApiTags::Dogs);
+                d.input::<runtime::JsonBody<models::Dog, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::dogs::CreateDogResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

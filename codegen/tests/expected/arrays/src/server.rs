@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::collections::CollectionsApi {}
 impl<T: crate::runtime::Hooks + crate::collections::CollectionsApi> Server for T {}
@@ -44,6 +46,10 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The collection to create.");
+const BODY_2: Input = Input::named("body").described("The complete list of tags.");
+const P_STARTING_AFTER: Input = Input::named("starting_after")
+    .described("The id of the last collection of the previous page.");
 /// `GET /collections` (`list_collections`): its route, description and endpoint.
 fn op_list_collections<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
@@ -51,74 +57,68 @@ fn op_list_collections<S: Server>() -> Operation<S> {
         let input = crate::collections::ListCollectionsInput {
         };
         let call = <S as crate::collections::CollectionsApi>::list_collections;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/collections",
-        route: "/collections",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "List collections",
-            "Returns a top-level array of referenced collection objects.",
-        ),
-        deprecated: false,
-        operation_id: "list_collections",
-        describe: |d| {
-            d.tag(&ApiTags::Collections);
-            d.response::<
-                    crate::runtime::Answer<crate::collections::ListCollectionsResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/collections",
+            "/collections",
+            "list_collections",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "List collections",
+                "Returns a top-level array of referenced collection objects.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Collections);
+                d.response::<
+                        runtime::Answer<crate::collections::ListCollectionsResponse>,
+                    >();
+            },
+        )
 }
 /// `POST /collections` (`create_collection`): its route, description and endpoint.
 fn op_create_collection<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The collection to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::CreateCollectionRequest,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateCollectionRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::collections::CreateCollectionInput {
             body: body.0,
         };
         let call = <S as crate::collections::CollectionsApi>::create_collection;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/collections",
-        route: "/collections",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a collection",
-            "Creates a collection from a request containing arrays of primitives and of objects.",
-        ),
-        deprecated: false,
-        operation_id: "create_collection",
-        describe: |d| {
-            d.tag(&ApiTags::Collections);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateCollectionRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::collections::CreateCollectionResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/collections",
+            "/collections",
+            "create_collection",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a collection",
+                "Creates a collection from a request containing arrays of primitives and of objects.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Collections);
+                d.input::<
+                        runtime::JsonBody<models::CreateCollectionRequest, Document>,
+                    >(&BODY);
+                d.response::<
+                        runtime::Answer<crate::collections::CreateCollectionResponse>,
+                    >();
+            },
+        )
 }
 /// `PUT /collections/tags` (`replace_tags`): its route, description and endpoint.
 fn op_replace_tags<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The complete list of tags.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::TagList, crate::Document> = BODY
+        let body: runtime::JsonBody<models::TagList, Document> = BODY_2
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -126,35 +126,29 @@ fn op_replace_tags<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::collections::CollectionsApi>::replace_tags;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/collections/tags",
-        route: "/collections/tags",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: (
-            "Replace tags",
-            "Takes a top-level array of tag objects as the body and returns a top-level array of strings.",
-        ),
-        deprecated: false,
-        operation_id: "replace_tags",
-        describe: |d| {
-            d.tag(&ApiTags::Collections);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::TagList, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::collections::ReplaceTagsResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/collections/tags",
+            "/collections/tags",
+            "replace_tags",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Replace tags",
+                "Takes a top-level array of tag objects as the body and returns a top-level array of strings.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Collections);
+                d.input::<runtime::JsonBody<models::TagList, Document>>(&BODY_2);
+                d.response::<runtime::Answer<crate::collections::ReplaceTagsResponse>>();
+            },
+        )
 }
 /// `GET /collections/pages` (`page_collections`): its route, description and endpoint.
 fn op_page_collections<S: Server>() -> Operation<S> {
-    const P_STARTING_AFTER: Input = Input::named("starting_after")
-        .described("The id of the last collection of the previous page.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
             .read(&mut cx)
@@ -164,28 +158,28 @@ fn op_page_collections<S: Server>() -> Operation<S> {
             starting_after: p_starting_after.0,
         };
         let call = <S as crate::collections::CollectionsApi>::page_collections;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/collections/pages",
-        route: "/collections/pages",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Page through collections",
-            "One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.",
-        ),
-        deprecated: false,
-        operation_id: "page_collections",
-        describe: |d| {
-            d.tag(&ApiTags::Collections);
-            d.input::<Query<Option<String>>>(&P_STARTING_AFTER);
-            d.response::<
-                    crate::runtime::Answer<crate::collections::PageCollectionsResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/collections/pages",
+            "/collections/pages",
+            "page_collections",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Page through collections",
+                "One page of collections after a cursor; the only declared answer is the page, so the client's stream has no other answer to end on.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Collections);
+                d.input::<Query<Option<String>>>(&P_STARTING_AFTER);
+                d.response::<
+                        runtime::Answer<crate::collections::PageCollectionsResponse>,
+                    >();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,7 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::subscriptions::SubscriptionsApi + crate::callbacks::Callbacks {}
 impl<
@@ -43,43 +45,35 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body");
 /// `POST /subscriptions` (`subscribe`): its route, description and endpoint.
 fn op_subscribe<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::Subscription,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::Subscription, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::subscriptions::SubscribeInput {
             body: body.0,
         };
         let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/subscriptions",
-        route: "/subscriptions",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Subscribe a URL to events", ""),
-        deprecated: false,
-        operation_id: "subscribe",
-        describe: |d| {
-            d.tag(&ApiTags::Subscriptions);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::Subscription,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::subscriptions::SubscribeResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/subscriptions",
+            "/subscriptions",
+            "subscribe",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Subscribe a URL to events", ""),
+            |d| {
+                d.tag(&ApiTags::Subscriptions);
+                d.input::<runtime::JsonBody<models::Subscription, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::subscriptions::SubscribeResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

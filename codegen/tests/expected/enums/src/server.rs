@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::tasks::TasksApi {}
 impl<T: crate::runtime::Hooks + crate::tasks::TasksApi> Server for T {}
@@ -41,79 +43,73 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_STATUS: Input = Input::named("status")
+    .described("Only return tasks with this status.");
+const P_KIND: Input = Input::named("kind")
+    .described("Only return tasks of this kind (required enum query parameter).");
+const BODY: Input = Input::named("body").described("The task to create.");
 /// `GET /tasks` (`list_tasks`): its route, description and endpoint.
 fn op_list_tasks<S: Server>() -> Operation<S> {
-    const P_STATUS: Input = Input::named("status")
-        .described("Only return tasks with this status.");
-    const P_KIND: Input = Input::named("kind")
-        .described("Only return tasks of this kind (required enum query parameter).");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_status: Query<Option<crate::models::TaskStatus>> = P_STATUS
-            .read(&mut cx)
-            .await?;
-        let p_kind: Query<crate::models::TaskKind> = P_KIND.read(&mut cx).await?;
+        let p_status: Query<Option<models::TaskStatus>> = P_STATUS.read(&mut cx).await?;
+        let p_kind: Query<models::TaskKind> = P_KIND.read(&mut cx).await?;
         let server = server?;
         let input = crate::tasks::ListTasksInput {
             status: p_status.0,
             kind: p_kind.0,
         };
         let call = <S as crate::tasks::TasksApi>::list_tasks;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/tasks",
-        route: "/tasks",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "List tasks",
-            "Lists tasks, optionally filtered by a status enum given as a query parameter.",
-        ),
-        deprecated: false,
-        operation_id: "list_tasks",
-        describe: |d| {
-            d.tag(&ApiTags::Tasks);
-            d.input::<Query<Option<crate::models::TaskStatus>>>(&P_STATUS);
-            d.input::<Query<crate::models::TaskKind>>(&P_KIND);
-            d.response::<crate::runtime::Answer<crate::tasks::ListTasksResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/tasks",
+            "/tasks",
+            "list_tasks",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "List tasks",
+                "Lists tasks, optionally filtered by a status enum given as a query parameter.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Tasks);
+                d.input::<Query<Option<models::TaskStatus>>>(&P_STATUS);
+                d.input::<Query<models::TaskKind>>(&P_KIND);
+                d.response::<runtime::Answer<crate::tasks::ListTasksResponse>>();
+            },
+        )
 }
 /// `POST /tasks` (`create_task`): its route, description and endpoint.
 fn op_create_task<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The task to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Task, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Task, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::tasks::CreateTaskInput {
             body: body.0,
         };
         let call = <S as crate::tasks::TasksApi>::create_task;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/tasks",
-        route: "/tasks",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a task",
-            "Creates a task whose body uses enums as a property and as array items.",
-        ),
-        deprecated: false,
-        operation_id: "create_task",
-        describe: |d| {
-            d.tag(&ApiTags::Tasks);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Task, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::tasks::CreateTaskResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/tasks",
+            "/tasks",
+            "create_task",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a task",
+                "Creates a task whose body uses enums as a property and as array items.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Tasks);
+                d.input::<runtime::JsonBody<models::Task, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::tasks::CreateTaskResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::events::EventsApi {}
 impl<T: crate::runtime::Hooks + crate::events::EventsApi> Server for T {}
@@ -41,25 +43,26 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_EVENT_ID: Input = Input::named("event_id")
+    .key("param0")
+    .described("Identifier of the event (int64 path parameter).");
+const P_AS_OF: Input = Input::named("as_of")
+    .described(
+        "Return the event as it was at this instant (date-time query parameter).",
+    );
+const P_DAY: Input = Input::named("day")
+    .described("Only return the event if it occurs on this day (date query parameter).");
+const P_EVENT_ID_2: Input = Input::named("event_id")
+    .key("param0")
+    .described("Identifier of the event.");
 /// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn op_get_event<S: Server>() -> Operation<S> {
-    const P_EVENT_ID: Input = Input::named("event_id")
-        .key("param0")
-        .described("Identifier of the event (int64 path parameter).");
-    const P_AS_OF: Input = Input::named("as_of")
-        .described(
-            "Return the event as it was at this instant (date-time query parameter).",
-        );
-    const P_DAY: Input = Input::named("day")
-        .described(
-            "Only return the event if it occurs on this day (date query parameter).",
-        );
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_event_id: Path<i64> = P_EVENT_ID.read(&mut cx).await?;
         let p_as_of: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_AS_OF
             .read(&mut cx)
             .await?;
-        let p_day: Query<Option<crate::runtime::Date>> = P_DAY.read(&mut cx).await?;
+        let p_day: Query<Option<runtime::Date>> = P_DAY.read(&mut cx).await?;
         let server = server?;
         let input = crate::events::GetEventInput {
             event_id: p_event_id.0,
@@ -67,63 +70,57 @@ fn op_get_event<S: Server>() -> Operation<S> {
             day: p_day.0.map(|d| d.0),
         };
         let call = <S as crate::events::EventsApi>::get_event;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/events/{event_id}",
-        route: "/events/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get an event",
-            "Returns an event whose fields use every supported format.",
-        ),
-        deprecated: false,
-        operation_id: "get_event",
-        describe: |d| {
-            d.tag(&ApiTags::Events);
-            d.input::<Path<i64>>(&P_EVENT_ID);
-            d.input::<Query<Option<::chrono::DateTime<::chrono::Utc>>>>(&P_AS_OF);
-            d.input::<Query<Option<crate::runtime::Date>>>(&P_DAY);
-            d.response::<crate::runtime::Answer<crate::events::GetEventResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/events/{event_id}",
+            "/events/:param0",
+            "get_event",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get an event",
+                "Returns an event whose fields use every supported format.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Events);
+                d.input::<Path<i64>>(&P_EVENT_ID);
+                d.input::<Query<Option<::chrono::DateTime<::chrono::Utc>>>>(&P_AS_OF);
+                d.input::<Query<Option<runtime::Date>>>(&P_DAY);
+                d.response::<runtime::Answer<crate::events::GetEventResponse>>();
+            },
+        )
 }
 /// `GET /events/{event_id}/attachment` (`download_attachment`): its route, description and endpoint.
 fn op_download_attachment<S: Server>() -> Operation<S> {
-    const P_EVENT_ID: Input = Input::named("event_id")
-        .key("param0")
-        .described("Identifier of the event.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_event_id: Path<i64> = P_EVENT_ID.read(&mut cx).await?;
+        let p_event_id: Path<i64> = P_EVENT_ID_2.read(&mut cx).await?;
         let server = server?;
         let input = crate::events::DownloadAttachmentInput {
             event_id: p_event_id.0,
         };
         let call = <S as crate::events::EventsApi>::download_attachment;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/events/{event_id}/attachment",
-        route: "/events/:param0/attachment",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Download an attachment",
-            "Returns the raw bytes of the event attachment.",
-        ),
-        deprecated: false,
-        operation_id: "download_attachment",
-        describe: |d| {
-            d.tag(&ApiTags::Events);
-            d.input::<Path<i64>>(&P_EVENT_ID);
-            d.response::<
-                    crate::runtime::Answer<crate::events::DownloadAttachmentResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/events/{event_id}/attachment",
+            "/events/:param0/attachment",
+            "download_attachment",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Download an attachment", "Returns the raw bytes of the event attachment."),
+            |d| {
+                d.tag(&ApiTags::Events);
+                d.input::<Path<i64>>(&P_EVENT_ID_2);
+                d.response::<
+                        runtime::Answer<crate::events::DownloadAttachmentResponse>,
+                    >();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::records::RecordsApi {}
 impl<T: crate::runtime::Hooks + crate::records::RecordsApi> Server for T {}
@@ -41,11 +43,12 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_RECORD_ID: Input = Input::named("record_id")
+    .key("param0")
+    .described("Identifier of the record.");
+const BODY: Input = Input::named("body").described("The type to create.");
 /// `GET /records/{record_id}` (`get_record`): its route, description and endpoint.
 fn op_get_record<S: Server>() -> Operation<S> {
-    const P_RECORD_ID: Input = Input::named("record_id")
-        .key("param0")
-        .described("Identifier of the record.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_record_id: Path<String> = P_RECORD_ID.read(&mut cx).await?;
         let server = server?;
@@ -53,58 +56,53 @@ fn op_get_record<S: Server>() -> Operation<S> {
             record_id: p_record_id.0,
         };
         let call = <S as crate::records::RecordsApi>::get_record;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/records/{record_id}",
-        route: "/records/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get a record",
-            "Returns a record whose property names need escaping or renaming.",
-        ),
-        deprecated: false,
-        operation_id: "get_record",
-        describe: |d| {
-            d.tag(&ApiTags::Records);
-            d.input::<Path<String>>(&P_RECORD_ID);
-            d.response::<crate::runtime::Answer<crate::records::GetRecordResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/records/{record_id}",
+            "/records/:param0",
+            "get_record",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get a record",
+                "Returns a record whose property names need escaping or renaming.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Records);
+                d.input::<Path<String>>(&P_RECORD_ID);
+                d.response::<runtime::Answer<crate::records::GetRecordResponse>>();
+            },
+        )
 }
 /// `POST /types` (`create_type`): its route, description and endpoint.
 fn op_create_type<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The type to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Type, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Type, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::records::CreateTypeInput {
             body: body.0,
         };
         let call = <S as crate::records::RecordsApi>::create_type;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/types",
-        route: "/types",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Create a type", "Takes and returns the schema named Type."),
-        deprecated: false,
-        operation_id: "create_type",
-        describe: |d| {
-            d.tag(&ApiTags::Records);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Type, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::records::CreateTypeResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/types",
+            "/types",
+            "create_type",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Create a type", "Takes and returns the schema named Type."),
+            |d| {
+                d.tag(&ApiTags::Records);
+                d.input::<runtime::JsonBody<models::Type, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::records::CreateTypeResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,7 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::inventory::InventoryApi {}
 impl<T: crate::runtime::Hooks + crate::inventory::InventoryApi> Server for T {}
@@ -40,6 +42,7 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The metadata map.");
 /// `GET /inventory` (`get_inventory`): its route, description and endpoint.
 fn op_get_inventory<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
@@ -47,30 +50,27 @@ fn op_get_inventory<S: Server>() -> Operation<S> {
         let input = crate::inventory::GetInventoryInput {
         };
         let call = <S as crate::inventory::InventoryApi>::get_inventory;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/inventory",
-        route: "/inventory",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Get the inventory", "Returns an object whose fields are maps."),
-        deprecated: false,
-        operation_id: "get_inventory",
-        describe: |d| {
-            d.tag(&ApiTags::Inventory);
-            d.response::<
-                    crate::runtime::Answer<crate::inventory::GetInventoryResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/inventory",
+            "/inventory",
+            "get_inventory",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Get the inventory", "Returns an object whose fields are maps."),
+            |d| {
+                d.tag(&ApiTags::Inventory);
+                d.response::<runtime::Answer<crate::inventory::GetInventoryResponse>>();
+            },
+        )
 }
 /// `PUT /inventory/metadata` (`put_metadata`): its route, description and endpoint.
 fn op_put_metadata<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The metadata map.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Metadata, crate::Document> = BODY
+        let body: runtime::JsonBody<models::Metadata, Document> = BODY
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -78,30 +78,26 @@ fn op_put_metadata<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::inventory::InventoryApi>::put_metadata;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/inventory/metadata",
-        route: "/inventory/metadata",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: (
-            "Replace metadata",
-            "Takes a top-level string-to-string map and returns a strict object.",
-        ),
-        deprecated: false,
-        operation_id: "put_metadata",
-        describe: |d| {
-            d.tag(&ApiTags::Inventory);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Metadata, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::inventory::PutMetadataResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/inventory/metadata",
+            "/inventory/metadata",
+            "put_metadata",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Replace metadata",
+                "Takes a top-level string-to-string map and returns a strict object.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Inventory);
+                d.input::<runtime::JsonBody<models::Metadata, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::inventory::PutMetadataResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

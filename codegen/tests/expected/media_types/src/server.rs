@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::media::MediaApi {}
 impl<T: crate::runtime::Hooks + crate::media::MediaApi> Server for T {}
@@ -45,25 +47,24 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const ACCEPT: Input = Input::named("accept");
+const BODY: Input = Input::named("body");
+const P_TITLE: Input = Input::named("title").key("param0");
 /// `POST /vendor` (`vendor_json`): its route, description and endpoint.
 fn op_vendor_json<S: Server>() -> Operation<S> {
-    const ACCEPT: Input = Input::named("accept");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let body: crate::runtime::JsonBody<crate::models::Note, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::Note, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::VendorJsonInput {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::vendor_json;
-        crate::runtime::glue::respond(crate::runtime::Negotiated {
+        glue::respond(runtime::Negotiated {
             response: call(&server, input).await,
             accept: accept.0,
             media: &[
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "200",
                     types: &["application/vnd.example+json"],
                     listed: &["application/vnd.example+json"],
@@ -71,55 +72,51 @@ fn op_vendor_json<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation {
-        path: "/vendor",
-        route: "/vendor",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("A vendor JSON media type in and out", ""),
-        deprecated: false,
-        operation_id: "vendor_json",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Note, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::runtime::Negotiated<crate::media::VendorJsonResponse>,
-                    >,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/vendor",
+            "/vendor",
+            "vendor_json",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("A vendor JSON media type in and out", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::AcceptHeader>(&ACCEPT);
+                d.input::<runtime::JsonBody<models::Note, Document>>(&BODY);
+                d.response::<
+                        runtime::Answer<
+                            runtime::Negotiated<crate::media::VendorJsonResponse>,
+                        >,
+                    >();
+            },
+        )
 }
 /// `POST /form` (`form`): its route, description and endpoint.
 fn op_form<S: Server>() -> Operation<S> {
-    const ACCEPT: Input = Input::named("accept");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let body: crate::runtime::OrOther<
-            crate::runtime::FormBody<crate::models::Note, crate::Document>,
+        let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let body: runtime::OrOther<
+            runtime::FormBody<models::Note, Document>,
             FormBodyMedia,
         > = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::FormInput {
             body: body.0,
-            accept: crate::runtime::Accept(accept.0.clone()),
+            accept: runtime::Accept(accept.0.clone()),
         };
         let call = <S as crate::media::MediaApi>::form;
-        crate::runtime::glue::respond(crate::runtime::Negotiated {
+        glue::respond(runtime::Negotiated {
             response: call(&server, input).await,
             accept: accept.0,
             media: &[
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "200",
                     types: &[],
                     listed: &["application/json", "application/xml"],
                 },
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "400",
                     types: &[],
                     listed: &["application/json", "application/xml"],
@@ -127,38 +124,32 @@ fn op_form<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation {
-        path: "/form",
-        route: "/form",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "A form-urlencoded body (and several media types for the same schema)",
-            "",
-        ),
-        deprecated: false,
-        operation_id: "form",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<
-                    crate::runtime::OrOther<
-                        crate::runtime::FormBody<crate::models::Note, crate::Document>,
-                        FormBodyMedia,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::runtime::Negotiated<crate::media::FormResponse>,
-                    >,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/form",
+            "/form",
+            "form",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("A form-urlencoded body (and several media types for the same schema)", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::AcceptHeader>(&ACCEPT);
+                d.input::<
+                        runtime::OrOther<
+                            runtime::FormBody<models::Note, Document>,
+                            FormBodyMedia,
+                        >,
+                    >(&BODY);
+                d.response::<
+                        runtime::Answer<runtime::Negotiated<crate::media::FormResponse>>,
+                    >();
+            },
+        )
 }
 /// `POST /text` (`text`): its route, description and endpoint.
 fn op_text<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
         let server = server?;
@@ -166,57 +157,55 @@ fn op_text<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::text;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/text",
-        route: "/text",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Plain text in and out", ""),
-        deprecated: false,
-        operation_id: "text",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
-            d.response::<crate::runtime::Answer<crate::media::TextResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/text",
+            "/text",
+            "text",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Plain text in and out", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
+                d.response::<runtime::Answer<crate::media::TextResponse>>();
+            },
+        )
 }
 /// `PUT /image` (`image`): its route, description and endpoint.
 fn op_image<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let body: runtime::RawBody = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::ImageInput {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::image;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/image",
-        route: "/image",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: ("Any other media type is raw bytes", ""),
-        deprecated: false,
-        operation_id: "image",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::RawBody>(&BODY);
-            d.response::<crate::runtime::Answer<crate::media::ImageResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/image",
+            "/image",
+            "image",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Any other media type is raw bytes", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::RawBody>(&BODY);
+                d.response::<runtime::Answer<crate::media::ImageResponse>>();
+            },
+        )
 }
 /// `POST /either` (`either`): its route, description and endpoint.
 fn op_either<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document> = BODY
+        let body: runtime::JsonOrFormBody<models::Note, Document> = BODY
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -224,43 +213,39 @@ fn op_either<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::either;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/either",
-        route: "/either",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("JSON or a form with one schema, read as the Content-Type says", ""),
-        deprecated: false,
-        operation_id: "either",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<
-                    crate::runtime::JsonOrFormBody<crate::models::Note, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::media::EitherResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/either",
+            "/either",
+            "either",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("JSON or a form with one schema, read as the Content-Type says", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::JsonOrFormBody<models::Note, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::media::EitherResponse>>();
+            },
+        )
 }
 /// `POST /markdown` (`markdown`): its route, description and endpoint.
 fn op_markdown<S: Server>() -> Operation<S> {
-    const ACCEPT: Input = Input::named("accept");
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
         let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::MarkdownInput {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::markdown;
-        crate::runtime::glue::respond(crate::runtime::Negotiated {
+        glue::respond(runtime::Negotiated {
             response: call(&server, input).await,
             accept: accept.0,
             media: &[
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "200",
                     types: &["text/html"],
                     listed: &["text/html"],
@@ -268,107 +253,103 @@ fn op_markdown<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation {
-        path: "/markdown",
-        route: "/markdown",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "An optional body that is not JSON is taken as required",
-            "GitHub's `POST /markdown/raw` declares its text/plain body optional.",
-        ),
-        deprecated: false,
-        operation_id: "markdown",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::runtime::Negotiated<crate::media::MarkdownResponse>,
-                    >,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/markdown",
+            "/markdown",
+            "markdown",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "An optional body that is not JSON is taken as required",
+                "GitHub's `POST /markdown/raw` declares its text/plain body optional.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::AcceptHeader>(&ACCEPT);
+                d.input::<::poem_openapi::payload::PlainText<String>>(&BODY);
+                d.response::<
+                        runtime::Answer<
+                            runtime::Negotiated<crate::media::MarkdownResponse>,
+                        >,
+                    >();
+            },
+        )
 }
 /// `PUT /anything` (`anything`): its route, description and endpoint.
 fn op_anything<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let body: runtime::RawBody = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::AnythingInput {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::anything;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/anything",
-        route: "/anything",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: (
-            "A body without a media type is bytes of any type",
-            "OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.",
-        ),
-        deprecated: false,
-        operation_id: "anything",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::RawBody>(&BODY);
-            d.response::<crate::runtime::Answer<crate::media::AnythingResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/anything",
+            "/anything",
+            "anything",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "A body without a media type is bytes of any type",
+                "OpenAPI 3.0 requires a media type; just-eat.co.uk writes `content: {}`.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::RawBody>(&BODY);
+                d.response::<runtime::Answer<crate::media::AnythingResponse>>();
+            },
+        )
 }
 /// `PUT /blob` (`blob`): its route, description and endpoint.
 fn op_blob<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::RawBody = BODY.read(&mut cx).await?;
+        let body: runtime::RawBody = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::BlobInput {
             body: body.0,
         };
         let call = <S as crate::media::MediaApi>::blob;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/blob",
-        route: "/blob",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: ("An optional body of raw bytes is taken as required too", ""),
-        deprecated: false,
-        operation_id: "blob",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::RawBody>(&BODY);
-            d.response::<crate::runtime::Answer<crate::media::BlobResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/blob",
+            "/blob",
+            "blob",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("An optional body of raw bytes is taken as required too", ""),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::RawBody>(&BODY);
+                d.response::<runtime::Answer<crate::media::BlobResponse>>();
+            },
+        )
 }
 /// `GET /notes/{title}` (`get_note`): its route, description and endpoint.
 fn op_get_note<S: Server>() -> Operation<S> {
-    const ACCEPT: Input = Input::named("accept");
-    const P_TITLE: Input = Input::named("title").key("param0");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
         let p_title: Path<String> = P_TITLE.read(&mut cx).await?;
         let server = server?;
         let input = crate::media::GetNoteInput {
             title: p_title.0,
-            accept: crate::runtime::Accept(accept.0.clone()),
+            accept: runtime::Accept(accept.0.clone()),
         };
         let call = <S as crate::media::MediaApi>::get_note;
-        crate::runtime::glue::respond(crate::runtime::Negotiated {
+        glue::respond(runtime::Negotiated {
             response: call(&server, input).await,
             accept: accept.0,
             media: &[
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "200",
                     types: &[
                         "application/json",
@@ -382,7 +363,7 @@ fn op_get_note<S: Server>() -> Operation<S> {
                         "application/xml",
                     ],
                 },
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "4XX",
                     types: &["application/problem+json"],
                     listed: &["application/problem+json"],
@@ -390,29 +371,29 @@ fn op_get_note<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation {
-        path: "/notes/{title}",
-        route: "/notes/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "One representation under several JSON media types, chosen by Accept",
-            "application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.",
-        ),
-        deprecated: false,
-        operation_id: "get_note",
-        describe: |d| {
-            d.tag(&ApiTags::Media);
-            d.input::<crate::runtime::AcceptHeader>(&ACCEPT);
-            d.input::<Path<String>>(&P_TITLE);
-            d.response::<
-                    crate::runtime::Answer<
-                        crate::runtime::Negotiated<crate::media::GetNoteResponse>,
-                    >,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/notes/{title}",
+            "/notes/:param0",
+            "get_note",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "One representation under several JSON media types, chosen by Accept",
+                "application/xml is listed too: the handler writes it itself when Accept prefers it; a 4XX answer is written as application/problem+json.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Media);
+                d.input::<runtime::AcceptHeader>(&ACCEPT);
+                d.input::<Path<String>>(&P_TITLE);
+                d.response::<
+                        runtime::Answer<
+                            runtime::Negotiated<crate::media::GetNoteResponse>,
+                        >,
+                    >();
+            },
+        )
 }
 /// The media types `form` lists for its body beside those its extractor reads.
 pub struct FormBodyMedia;

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -44,11 +46,15 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_LIMIT: Input = Input::named("limit")
+    .described("At most this many.")
+    .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+const BODY: Input = Input::named("body");
+const P_OWNER_ID: Input = Input::named("owner_id")
+    .key("param0")
+    .described("The owner's id.");
 /// `GET /pets` (`listPets`): its route, description and endpoint.
 fn op_list_pets<S: Server>() -> Operation<S> {
-    const P_LIMIT: Input = Input::named("limit")
-        .described("At most this many.")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
         let server = server?;
@@ -56,29 +62,28 @@ fn op_list_pets<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as crate::pets::PetsApi>::list_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Every pet.", ""),
-        deprecated: false,
-        operation_id: "listPets",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Query<Option<i32>>>(&P_LIMIT);
-            d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/pets",
+            "/pets",
+            "listPets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Every pet.", ""),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Query<Option<i32>>>(&P_LIMIT);
+                d.response::<runtime::Answer<crate::pets::ListPetsResponse>>();
+            },
+        )
 }
 /// `POST /pets` (`addPet`): its route, description and endpoint.
 fn op_add_pet<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Animal, crate::Document> = BODY
+        let body: runtime::JsonBody<models::Animal, Document> = BODY
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -86,25 +91,23 @@ fn op_add_pet<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::pets::PetsApi>::add_pet;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Adds a pet, a cat or a dog.", ""),
-        deprecated: false,
-        operation_id: "addPet",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Animal, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::pets::AddPetResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/pets",
+            "/pets",
+            "addPet",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Adds a pet, a cat or a dog.", ""),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<runtime::JsonBody<models::Animal, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::pets::AddPetResponse>>();
+            },
+        )
 }
 /// `GET /animals` (`get_animals`): its route, description and endpoint.
 fn op_get_animals<S: Server>() -> Operation<S> {
@@ -112,31 +115,25 @@ fn op_get_animals<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::pets::GetAnimalsInput {};
         let call = <S as crate::pets::PetsApi>::get_animals;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/animals",
-        route: "/animals",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Every animal, cats and dogs.", ""),
-        deprecated: false,
-        operation_id: "",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.response::<crate::runtime::Answer<crate::pets::GetAnimalsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/animals",
+            "/animals",
+            "",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Every animal, cats and dogs.", ""),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.response::<runtime::Answer<crate::pets::GetAnimalsResponse>>();
+            },
+        )
 }
 /// `GET /owners/{owner_id}` (`getOwner`): its route, description and endpoint.
 fn op_get_owner<S: Server>() -> Operation<S> {
-    const P_OWNER_ID: Input = Input::named("owner_id")
-        .key("param0")
-        .described("The owner's id.");
-    const P_LIMIT: Input = Input::named("limit")
-        .described("At most this many.")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
         let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
@@ -146,24 +143,24 @@ fn op_get_owner<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as crate::pets::PetsApi>::get_owner;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/owners/{owner_id}",
-        route: "/owners/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("One owner with the pets' family tree.", ""),
-        deprecated: false,
-        operation_id: "getOwner",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_OWNER_ID);
-            d.input::<Query<Option<i32>>>(&P_LIMIT);
-            d.response::<crate::runtime::Answer<crate::pets::GetOwnerResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/owners/{owner_id}",
+            "/owners/:param0",
+            "getOwner",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("One owner with the pets' family tree.", ""),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_OWNER_ID);
+                d.input::<Query<Option<i32>>>(&P_LIMIT);
+                d.response::<runtime::Answer<crate::pets::GetOwnerResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,7 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::files::FilesApi {}
 impl<T: crate::runtime::Hooks + crate::files::FilesApi> Server for T {}
@@ -40,80 +42,72 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The file and its metadata.");
+const BODY_2: Input = Input::named("body");
 /// `POST /files` (`upload_file`): its route, description and endpoint.
 fn op_upload_file<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The file and its metadata.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::MultipartBody<
-            crate::models::UploadFileForm,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::MultipartBody<models::UploadFileForm, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::files::UploadFileInput {
             body: body.0,
         };
         let call = <S as crate::files::FilesApi>::upload_file;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/files",
-        route: "/files",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Upload a file", "Uploads a file with metadata as multipart/form-data."),
-        deprecated: false,
-        operation_id: "upload_file",
-        describe: |d| {
-            d.tag(&ApiTags::Files);
-            d.input::<
-                    crate::runtime::MultipartBody<
-                        crate::models::UploadFileForm,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::files::UploadFileResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/files",
+            "/files",
+            "upload_file",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Upload a file", "Uploads a file with metadata as multipart/form-data."),
+            |d| {
+                d.tag(&ApiTags::Files);
+                d.input::<
+                        runtime::MultipartBody<models::UploadFileForm, Document>,
+                    >(&BODY);
+                d.response::<runtime::Answer<crate::files::UploadFileResponse>>();
+            },
+        )
 }
 /// `POST /files/labels` (`label_files`): its route, description and endpoint.
 fn op_label_files<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::MultipartBody<
-            crate::models::LabelFilesForm,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::MultipartBody<models::LabelFilesForm, Document> = BODY_2
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::files::LabelFilesInput {
             body: body.0,
         };
         let call = <S as crate::files::FilesApi>::label_files;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/files/labels",
-        route: "/files/labels",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Label files",
-            "Sets a label on files, sent as multipart/form-data without any file part.",
-        ),
-        deprecated: false,
-        operation_id: "label_files",
-        describe: |d| {
-            d.tag(&ApiTags::Files);
-            d.input::<
-                    crate::runtime::MultipartBody<
-                        crate::models::LabelFilesForm,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::files::LabelFilesResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/files/labels",
+            "/files/labels",
+            "label_files",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Label files",
+                "Sets a label on files, sent as multipart/form-data without any file part.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Files);
+                d.input::<
+                        runtime::MultipartBody<models::LabelFilesForm, Document>,
+                    >(&BODY_2);
+                d.response::<runtime::Answer<crate::files::LabelFilesResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

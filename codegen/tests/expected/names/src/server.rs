@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::models2::ModelsApi + crate::caf_u00e92::CafU00e92Api + crate::v2fa::V2faApi + crate::default::DefaultApi {}
 impl<
@@ -57,13 +59,14 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_PET_ID: Input = Input::named("petId").key("param0").described("The pet.");
+const P_TYPE: Input = Input::named("type").described("A keyword.");
+const P_TYPE2: Input = Input::named("Type")
+    .described("Collides with `type` once converted.");
+const P_GR_U00F6_U00DF_E: Input = Input::named("größe").described("Not ASCII.");
+const BODY: Input = Input::named("body");
 /// `GET /pets/{petId}` (`get_pets_pet_id`): its route, description and endpoint.
 fn op_get_pets_pet_id<S: Server>() -> Operation<S> {
-    const P_PET_ID: Input = Input::named("petId").key("param0").described("The pet.");
-    const P_TYPE: Input = Input::named("type").described("A keyword.");
-    const P_TYPE2: Input = Input::named("Type")
-        .described("Collides with `type` once converted.");
-    const P_GR_U00F6_U00DF_E: Input = Input::named("größe").described("Not ASCII.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
         let p_type: Query<Option<String>> = P_TYPE.read(&mut cx).await?;
@@ -79,28 +82,28 @@ fn op_get_pets_pet_id<S: Server>() -> Operation<S> {
             gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
         };
         let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets/{petId}",
-        route: "/pets/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "No operationId, no tag",
-            "Named from method and path (`get_pets_pet_id`), held by `DefaultApi`.",
-        ),
-        deprecated: false,
-        operation_id: "",
-        describe: |d| {
-            d.input::<Path<String>>(&P_PET_ID);
-            d.input::<Query<Option<String>>>(&P_TYPE);
-            d.input::<Query<Option<String>>>(&P_TYPE2);
-            d.input::<Query<Option<i32>>>(&P_GR_U00F6_U00DF_E);
-            d.response::<crate::runtime::Answer<crate::default::GetPetsPetIdResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/pets/{petId}",
+            "/pets/:param0",
+            "",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "No operationId, no tag",
+                "Named from method and path (`get_pets_pet_id`), held by `DefaultApi`.",
+            ),
+            |d| {
+                d.input::<Path<String>>(&P_PET_ID);
+                d.input::<Query<Option<String>>>(&P_TYPE);
+                d.input::<Query<Option<String>>>(&P_TYPE2);
+                d.input::<Query<Option<i32>>>(&P_GR_U00F6_U00DF_E);
+                d.response::<runtime::Answer<crate::default::GetPetsPetIdResponse>>();
+            },
+        )
 }
 /// `GET /pets` (`getPets`): its route, description and endpoint.
 fn op_get_pets<S: Server>() -> Operation<S> {
@@ -108,56 +111,51 @@ fn op_get_pets<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::models2::GetPetsInput {};
         let call = <S as crate::models2::ModelsApi>::get_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Explicit operationId whose Rust name the next operation would take", ""),
-        deprecated: false,
-        operation_id: "getPets",
-        describe: |d| {
-            d.tag(&ApiTags::Models);
-            d.tag(&ApiTags::CafU00e9);
-            d.response::<crate::runtime::Answer<crate::models2::GetPetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/pets",
+            "/pets",
+            "getPets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Explicit operationId whose Rust name the next operation would take", ""),
+            |d| {
+                d.tag(&ApiTags::Models);
+                d.tag(&ApiTags::CafU00e9);
+                d.response::<runtime::Answer<crate::models2::GetPetsResponse>>();
+            },
+        )
 }
 /// `POST /pets` (`post_pets`): its route, description and endpoint.
 fn op_post_pets<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Pet, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::caf_u00e92::PostPetsInput {
             body: body.0,
         };
         let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Several tags, the first one selects the trait", ""),
-        deprecated: false,
-        operation_id: "",
-        describe: |d| {
-            d.tag(&ApiTags::CafU00e92);
-            d.tag(&ApiTags::V2fa);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::caf_u00e92::PostPetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/pets",
+            "/pets",
+            "",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Several tags, the first one selects the trait", ""),
+            |d| {
+                d.tag(&ApiTags::CafU00e92);
+                d.tag(&ApiTags::V2fa);
+                d.input::<runtime::JsonBody<models::Pet, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::caf_u00e92::PostPetsResponse>>();
+            },
+        )
 }
 /// `GET /PETS` (`get_pets2`): its route, description and endpoint.
 fn op_get_pets2<S: Server>() -> Operation<S> {
@@ -165,25 +163,25 @@ fn op_get_pets2<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::v2fa::GetPets2Input {};
         let call = <S as crate::v2fa::V2faApi>::get_pets2;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/PETS",
-        route: "/PETS",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "A derived name (get_pets) that collides with the written getPets, so get_pets2",
+    Operation::new(
+            Method::GET,
+            "/PETS",
+            "/PETS",
             "",
-        ),
-        deprecated: false,
-        operation_id: "",
-        describe: |d| {
-            d.tag(&ApiTags::V2fa);
-            d.response::<crate::runtime::Answer<crate::v2fa::GetPets2Response>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "A derived name (get_pets) that collides with the written getPets, so get_pets2",
+                "",
+            ),
+            |d| {
+                d.tag(&ApiTags::V2fa);
+                d.response::<runtime::Answer<crate::v2fa::GetPets2Response>>();
+            },
+        )
 }
 /// `GET /document` (`document`): its route, description and endpoint.
 fn op_document<S: Server>() -> Operation<S> {
@@ -191,22 +189,22 @@ fn op_document<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::v2fa::DocumentInput {};
         let call = <S as crate::v2fa::V2faApi>::document;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/document",
-        route: "/document",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("An operationId named like the glue's `document` entry point", ""),
-        deprecated: false,
-        operation_id: "document",
-        describe: |d| {
-            d.tag(&ApiTags::V2fa);
-            d.response::<crate::runtime::Answer<crate::v2fa::DocumentResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/document",
+            "/document",
+            "document",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("An operationId named like the glue's `document` entry point", ""),
+            |d| {
+                d.tag(&ApiTags::V2fa);
+                d.response::<runtime::Answer<crate::v2fa::DocumentResponse>>();
+            },
+        )
 }
 /// `GET /routes` (`routes`): its route, description and endpoint.
 fn op_routes<S: Server>() -> Operation<S> {
@@ -214,22 +212,22 @@ fn op_routes<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::v2fa::RoutesInput {};
         let call = <S as crate::v2fa::V2faApi>::routes;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/routes",
-        route: "/routes",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("An operationId named like the glue's `routes` entry point", ""),
-        deprecated: false,
-        operation_id: "routes",
-        describe: |d| {
-            d.tag(&ApiTags::V2fa);
-            d.response::<crate::runtime::Answer<crate::v2fa::RoutesResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/routes",
+            "/routes",
+            "routes",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("An operationId named like the glue's `routes` entry point", ""),
+            |d| {
+                d.tag(&ApiTags::V2fa);
+                d.response::<runtime::Answer<crate::v2fa::RoutesResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

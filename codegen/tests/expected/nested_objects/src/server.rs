@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::orders::OrdersApi {}
 impl<T: crate::runtime::Hooks + crate::orders::OrdersApi> Server for T {}
@@ -41,11 +43,12 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_ORDER_ID: Input = Input::named("order_id")
+    .key("param0")
+    .described("Identifier of the order.");
+const BODY: Input = Input::named("body").described("The order to create.");
 /// `GET /orders/{order_id}` (`get_order`): its route, description and endpoint.
 fn op_get_order<S: Server>() -> Operation<S> {
-    const P_ORDER_ID: Input = Input::named("order_id")
-        .key("param0")
-        .described("Identifier of the order.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_order_id: Path<String> = P_ORDER_ID.read(&mut cx).await?;
         let server = server?;
@@ -53,58 +56,53 @@ fn op_get_order<S: Server>() -> Operation<S> {
             order_id: p_order_id.0,
         };
         let call = <S as crate::orders::OrdersApi>::get_order;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/orders/{order_id}",
-        route: "/orders/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get an order",
-            "Returns an order together with its nested customer and address.",
-        ),
-        deprecated: false,
-        operation_id: "get_order",
-        describe: |d| {
-            d.tag(&ApiTags::Orders);
-            d.input::<Path<String>>(&P_ORDER_ID);
-            d.response::<crate::runtime::Answer<crate::orders::GetOrderResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/orders/{order_id}",
+            "/orders/:param0",
+            "get_order",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get an order",
+                "Returns an order together with its nested customer and address.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Orders);
+                d.input::<Path<String>>(&P_ORDER_ID);
+                d.response::<runtime::Answer<crate::orders::GetOrderResponse>>();
+            },
+        )
 }
 /// `POST /orders` (`create_order`): its route, description and endpoint.
 fn op_create_order<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The order to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Order, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Order, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::orders::CreateOrderInput {
             body: body.0,
         };
         let call = <S as crate::orders::OrdersApi>::create_order;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/orders",
-        route: "/orders",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Create an order", "Creates an order from a nested order object."),
-        deprecated: false,
-        operation_id: "create_order",
-        describe: |d| {
-            d.tag(&ApiTags::Orders);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Order, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::orders::CreateOrderResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/orders",
+            "/orders",
+            "create_order",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Create an order", "Creates an order from a nested order object."),
+            |d| {
+                d.tag(&ApiTags::Orders);
+                d.input::<runtime::JsonBody<models::Order, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::orders::CreateOrderResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::profiles::ProfilesApi {}
 impl<T: crate::runtime::Hooks + crate::profiles::ProfilesApi> Server for T {}
@@ -41,11 +43,12 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_PROFILE_ID: Input = Input::named("profile_id")
+    .key("param0")
+    .described("Identifier of the profile.");
+const BODY: Input = Input::named("body").described("The new profile.");
 /// `GET /profiles/{profile_id}` (`get_profile`): its route, description and endpoint.
 fn op_get_profile<S: Server>() -> Operation<S> {
-    const P_PROFILE_ID: Input = Input::named("profile_id")
-        .key("param0")
-        .described("Identifier of the profile.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
         let server = server?;
@@ -53,33 +56,29 @@ fn op_get_profile<S: Server>() -> Operation<S> {
             profile_id: p_profile_id.0,
         };
         let call = <S as crate::profiles::ProfilesApi>::get_profile;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/profiles/{profile_id}",
-        route: "/profiles/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Get a profile", "Returns a profile whose fields may be null."),
-        deprecated: false,
-        operation_id: "get_profile",
-        describe: |d| {
-            d.tag(&ApiTags::Profiles);
-            d.input::<Path<String>>(&P_PROFILE_ID);
-            d.response::<crate::runtime::Answer<crate::profiles::GetProfileResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/profiles/{profile_id}",
+            "/profiles/:param0",
+            "get_profile",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Get a profile", "Returns a profile whose fields may be null."),
+            |d| {
+                d.tag(&ApiTags::Profiles);
+                d.input::<Path<String>>(&P_PROFILE_ID);
+                d.response::<runtime::Answer<crate::profiles::GetProfileResponse>>();
+            },
+        )
 }
 /// `PUT /profiles/{profile_id}` (`update_profile`): its route, description and endpoint.
 fn op_update_profile<S: Server>() -> Operation<S> {
-    const P_PROFILE_ID: Input = Input::named("profile_id")
-        .key("param0")
-        .described("Identifier of the profile.");
-    const BODY: Input = Input::named("body").described("The new profile.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
-        let body: crate::runtime::JsonBody<crate::models::Profile, crate::Document> = BODY
+        let body: runtime::JsonBody<models::Profile, Document> = BODY
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -88,31 +87,27 @@ fn op_update_profile<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::profiles::ProfilesApi>::update_profile;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/profiles/{profile_id}",
-        route: "/profiles/:param0",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: (
-            "Update a profile",
-            "Replaces a profile; nullable fields may be sent as null.",
-        ),
-        deprecated: false,
-        operation_id: "update_profile",
-        describe: |d| {
-            d.tag(&ApiTags::Profiles);
-            d.input::<Path<String>>(&P_PROFILE_ID);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Profile, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::profiles::UpdateProfileResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/profiles/{profile_id}",
+            "/profiles/:param0",
+            "update_profile",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Update a profile",
+                "Replaces a profile; nullable fields may be sent as null.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Profiles);
+                d.input::<Path<String>>(&P_PROFILE_ID);
+                d.input::<runtime::JsonBody<models::Profile, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::profiles::UpdateProfileResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

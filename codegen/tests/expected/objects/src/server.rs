@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::accounts::AccountsApi {}
 impl<T: crate::runtime::Hooks + crate::accounts::AccountsApi> Server for T {}
@@ -41,11 +43,12 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_ACCOUNT_ID: Input = Input::named("account_id")
+    .key("param0")
+    .described("Identifier of the account.");
+const BODY: Input = Input::named("body").described("The account to create.");
 /// `GET /accounts/{account_id}` (`get_account`): its route, description and endpoint.
 fn op_get_account<S: Server>() -> Operation<S> {
-    const P_ACCOUNT_ID: Input = Input::named("account_id")
-        .key("param0")
-        .described("Identifier of the account.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_account_id: Path<String> = P_ACCOUNT_ID.read(&mut cx).await?;
         let server = server?;
@@ -53,64 +56,57 @@ fn op_get_account<S: Server>() -> Operation<S> {
             account_id: p_account_id.0,
         };
         let call = <S as crate::accounts::AccountsApi>::get_account;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/accounts/{account_id}",
-        route: "/accounts/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Get an account", "Returns a single account object."),
-        deprecated: false,
-        operation_id: "get_account",
-        describe: |d| {
-            d.tag(&ApiTags::Accounts);
-            d.input::<Path<String>>(&P_ACCOUNT_ID);
-            d.response::<crate::runtime::Answer<crate::accounts::GetAccountResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/accounts/{account_id}",
+            "/accounts/:param0",
+            "get_account",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Get an account", "Returns a single account object."),
+            |d| {
+                d.tag(&ApiTags::Accounts);
+                d.input::<Path<String>>(&P_ACCOUNT_ID);
+                d.response::<runtime::Answer<crate::accounts::GetAccountResponse>>();
+            },
+        )
 }
 /// `POST /accounts` (`create_account`): its route, description and endpoint.
 fn op_create_account<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The account to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::CreateAccountRequest,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateAccountRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::accounts::CreateAccountInput {
             body: body.0,
         };
         let call = <S as crate::accounts::AccountsApi>::create_account;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/accounts",
-        route: "/accounts",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create an account",
-            "Creates an account from the given object and returns it.",
-        ),
-        deprecated: false,
-        operation_id: "create_account",
-        describe: |d| {
-            d.tag(&ApiTags::Accounts);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateAccountRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::accounts::CreateAccountResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/accounts",
+            "/accounts",
+            "create_account",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create an account",
+                "Creates an account from the given object and returns it.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Accounts);
+                d.input::<
+                        runtime::JsonBody<models::CreateAccountRequest, Document>,
+                    >(&BODY);
+                d.response::<runtime::Answer<crate::accounts::CreateAccountResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -4,7 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shapes::ShapesApi + crate::payments::PaymentsApi {}
 impl<
@@ -45,46 +47,42 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The shape to create.");
+const BODY_2: Input = Input::named("body").described("The payment to create.");
 /// `POST /shapes` (`create_shape`): its route, description and endpoint.
 fn op_create_shape<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The shape to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Shape, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Shape, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::shapes::CreateShapeInput {
             body: body.0,
         };
         let call = <S as crate::shapes::ShapesApi>::create_shape;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/shapes",
-        route: "/shapes",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a shape",
-            "Takes and returns a shape, a oneOf selected by the shape_type discriminator.",
-        ),
-        deprecated: false,
-        operation_id: "create_shape",
-        describe: |d| {
-            d.tag(&ApiTags::Shapes);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Shape, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::shapes::CreateShapeResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/shapes",
+            "/shapes",
+            "create_shape",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a shape",
+                "Takes and returns a shape, a oneOf selected by the shape_type discriminator.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shapes);
+                d.input::<runtime::JsonBody<models::Shape, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::shapes::CreateShapeResponse>>();
+            },
+        )
 }
 /// `POST /payments` (`create_payment`): its route, description and endpoint.
 fn op_create_payment<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The payment to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Payment, crate::Document> = BODY
+        let body: runtime::JsonBody<models::Payment, Document> = BODY_2
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -92,30 +90,26 @@ fn op_create_payment<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::payments::PaymentsApi>::create_payment;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/payments",
-        route: "/payments",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a payment",
-            "Takes a payment whose method is a oneOf without discriminator and whose reference is a oneOf of primitives.",
-        ),
-        deprecated: false,
-        operation_id: "create_payment",
-        describe: |d| {
-            d.tag(&ApiTags::Payments);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Payment, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::payments::CreatePaymentResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/payments",
+            "/payments",
+            "create_payment",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a payment",
+                "Takes a payment whose method is a oneOf without discriminator and whose reference is a oneOf of primitives.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Payments);
+                d.input::<runtime::JsonBody<models::Payment, Document>>(&BODY_2);
+                d.response::<runtime::Answer<crate::payments::CreatePaymentResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::payments::PaymentsApi + crate::callbacks::Webhooks {}
 impl<
@@ -36,40 +38,35 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body");
+const P_PAYMENT_ID: Input = Input::named("payment_id")
+    .key("param0")
+    .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);
+const P_MIN_AMOUNT: Input = Input::named("min_amount")
+    .rules(&[Rule::Minimum(0f64, true)]);
 /// `POST /payments` (`createPayment`): its route, description and endpoint.
 fn op_create_payment<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::CreatePayment,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreatePayment, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::payments::CreatePaymentInput {
             body: body.0,
         };
         let call = <S as crate::payments::PaymentsApi>::create_payment;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/payments",
-        route: "/payments",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "createPayment",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::POST,
+        "/payments",
+        "/payments",
+        "createPayment",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /payments/{payment_id}` (`getPayment`): its route, description and endpoint.
 fn op_get_payment<S: Server>() -> Operation<S> {
-    const P_PAYMENT_ID: Input = Input::named("payment_id")
-        .key("param0")
-        .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);
-    const P_MIN_AMOUNT: Input = Input::named("min_amount")
-        .rules(&[Rule::Minimum(0f64, true)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_payment_id: Path<String> = P_PAYMENT_ID.checked(&mut cx).await?;
         let p_min_amount: Query<Option<i64>> = P_MIN_AMOUNT.checked(&mut cx).await?;
@@ -79,19 +76,15 @@ fn op_get_payment<S: Server>() -> Operation<S> {
             min_amount: p_min_amount.0,
         };
         let call = <S as crate::payments::PaymentsApi>::get_payment;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/payments/{payment_id}",
-        route: "/payments/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "getPayment",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/payments/{payment_id}",
+        "/payments/:param0",
+        "getPayment",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

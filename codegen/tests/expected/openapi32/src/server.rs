@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::entries::EntriesApi + crate::search::SearchApi + crate::feeds::FeedsApi {}
 impl<
@@ -41,94 +43,83 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_FILTER: Input = Input::named("filter");
+const BODY: Input = Input::named("body");
+const P_Q: Input = Input::named("q");
+const P_ENTRY_ID: Input = Input::named("entry_id")
+    .key("param0")
+    .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
+const ACCEPT: Input = Input::named("accept");
 /// `GET /entries` (`list_entries`): its route, description and endpoint.
 fn op_list_entries<S: Server>() -> Operation<S> {
-    const P_FILTER: Input = Input::named("filter");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_filter: crate::runtime::QueryString<
-            Option<crate::models::ListEntriesFilter>,
-            crate::Document,
-            { crate::runtime::querystring::FORM },
+        let p_filter: runtime::QueryString<
+            Option<models::ListEntriesFilter>,
+            Document,
+            { runtime::querystring::FORM },
         > = P_FILTER.read(&mut cx).await?;
         let server = server?;
         let input = crate::entries::ListEntriesInput {
             filter: p_filter.0,
         };
         let call = <S as crate::entries::EntriesApi>::list_entries;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/entries",
-        route: "/entries",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "list_entries",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entries",
+        "/entries",
+        "list_entries",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `QUERY /entries` (`search_entries`): its route, description and endpoint.
 fn op_search_entries<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::EntryFilter,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::EntryFilter, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::search::SearchEntriesInput {
             body: body.0,
         };
         let call = <S as crate::search::SearchApi>::search_entries;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/.method/QUERY/entries",
-        route: "/.method/QUERY/entries",
-        method: ::poem::http::Method::POST,
-        hidden: true,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "search_entries",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/.method/QUERY/entries",
+            "/.method/QUERY/entries",
+            "search_entries",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .hidden()
 }
 /// `GET /entries/search` (`search_entries_in_query`): its route, description and endpoint.
 fn op_search_entries_in_query<S: Server>() -> Operation<S> {
-    const P_Q: Input = Input::named("q");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_q: crate::runtime::QueryString<
-            crate::models::EntryFilter,
-            crate::Document,
-            { crate::runtime::querystring::JSON },
+        let p_q: runtime::QueryString<
+            models::EntryFilter,
+            Document,
+            { runtime::querystring::JSON },
         > = P_Q.read(&mut cx).await?;
         let server = server?;
         let input = crate::search::SearchEntriesInQueryInput {
             q: p_q.0,
         };
         let call = <S as crate::search::SearchApi>::search_entries_in_query;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/entries/search",
-        route: "/entries/search",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "search_entries_in_query",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entries/search",
+        "/entries/search",
+        "search_entries_in_query",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entries/{entry_id}` (`get_entry`): its route, description and endpoint.
 fn op_get_entry<S: Server>() -> Operation<S> {
-    const P_ENTRY_ID: Input = Input::named("entry_id")
-        .key("param0")
-        .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
         let server = server?;
@@ -136,25 +127,18 @@ fn op_get_entry<S: Server>() -> Operation<S> {
             entry_id: p_entry_id.0,
         };
         let call = <S as crate::entries::EntriesApi>::get_entry;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/entries/{entry_id}",
-        route: "/entries/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "get_entry",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entries/{entry_id}",
+        "/entries/:param0",
+        "get_entry",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `LOCK /entries/{entry_id}` (`lock_entry`): its route, description and endpoint.
 fn op_lock_entry<S: Server>() -> Operation<S> {
-    const P_ENTRY_ID: Input = Input::named("entry_id")
-        .key("param0")
-        .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
         let server = server?;
@@ -162,19 +146,16 @@ fn op_lock_entry<S: Server>() -> Operation<S> {
             entry_id: p_entry_id.0,
         };
         let call = <S as crate::entries::EntriesApi>::lock_entry;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/.method/LOCK/entries/{entry_id}",
-        route: "/.method/LOCK/entries/:param0",
-        method: ::poem::http::Method::POST,
-        hidden: true,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "lock_entry",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/.method/LOCK/entries/{entry_id}",
+            "/.method/LOCK/entries/:param0",
+            "lock_entry",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .hidden()
 }
 /// `GET /entries/feed` (`follow_entries`): its route, description and endpoint.
 fn op_follow_entries<S: Server>() -> Operation<S> {
@@ -183,34 +164,29 @@ fn op_follow_entries<S: Server>() -> Operation<S> {
         let input = crate::feeds::FollowEntriesInput {
         };
         let call = <S as crate::feeds::FeedsApi>::follow_entries;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/entries/feed",
-        route: "/entries/feed",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "follow_entries",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entries/feed",
+        "/entries/feed",
+        "follow_entries",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// `GET /entries/export` (`export_entries`): its route, description and endpoint.
 fn op_export_entries<S: Server>() -> Operation<S> {
-    const ACCEPT: Input = Input::named("accept");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let accept: crate::runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
+        let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
         let server = server?;
         let input = crate::feeds::ExportEntriesInput {
         };
         let call = <S as crate::feeds::FeedsApi>::export_entries;
-        crate::runtime::glue::respond(crate::runtime::Negotiated {
+        glue::respond(runtime::Negotiated {
             response: call(&server, input).await,
             accept: accept.0,
             media: &[
-                crate::runtime::ResponseMedia {
+                runtime::ResponseMedia {
                     status: "200",
                     types: &["application/x-ndjson"],
                     listed: &["application/x-ndjson"],
@@ -218,17 +194,13 @@ fn op_export_entries<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation {
-        path: "/entries/export",
-        route: "/entries/export",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("", ""),
-        deprecated: false,
-        operation_id: "export_entries",
-        describe: |_| {},
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+        Method::GET,
+        "/entries/export",
+        "/entries/export",
+        "export_entries",
+        |server, id| glue::serve(id, server, serve::<S>),
+    )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

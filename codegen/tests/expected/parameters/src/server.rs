@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Cookie, Header, Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -45,75 +47,109 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_OWNER_ID: Input = Input::named("owner_id")
+    .key("param0")
+    .described("Identifier of the owner.");
+const P_REGION: Input = Input::named("region")
+    .described("Region to search in (required query parameter).");
+const P_BALANCE_GTE: Input = Input::named("balance.gte")
+    .described(
+        "Only pets whose balance is greater than or equal to this value (dotted name).",
+    );
+const P_PAGE: Input = Input::named("page")
+    .described("Page number (an integer without a format, served without one).")
+    .rules(&[Rule::Minimum(1f64, false)]);
+const P_WEIGHT_GTE: Input = Input::named("weight.gte")
+    .described("Minimum weight (a number in an unknown format, served with it).");
+const P_CREATED_LT: Input = Input::named("created.lt")
+    .described(
+        "Only pets created strictly before this instant (dotted name, date-time).",
+    );
+const P_TYPE: Input = Input::named("type")
+    .described("Only pets of this type (name is a Rust keyword).");
+const P_MATCH: Input = Input::named("match")
+    .described("Free-text match on the pet name (name is a Rust keyword).");
+const P_X_TRACE: Input = Input::named("X-Trace")
+    .described("Trace identifier that must accompany every request (required header).");
+const P_IDS: Input = Input::named("ids")
+    .described("Repeated keys (`ids=a&ids=b`, form style exploded by default).");
+const P_COLORS: Input = Input::named("colors")
+    .described("One comma-separated value (`colors=red,blue`).");
+const P_SIZES: Input = Input::named("sizes")
+    .described("One space-separated value (`sizes=1%202`; not exploded by default).");
+const P_TAGS: Input = Input::named("tags")
+    .described("One pipe-separated value (`tags=a|b`).");
+const P_SHAPES: Input = Input::named("shapes")
+    .described(
+        "A delimited array with a default: optional, the default documented only.\nA lone carriage return in a description is a line break.",
+    );
+const P_SINCE: Input = Input::named("since")
+    .described("A date whose default is no date (as sendgrid.com writes it).");
+const P_FILTER: Input = Input::named("filter")
+    .described("Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).")
+    .deep_object();
+const P_COUNTS: Input = Input::named("counts")
+    .described("A map of integers (`counts[dog]=2&counts[cat]=1`).")
+    .deep_object();
+const P_LABELS: Input = Input::named("labels")
+    .described("A free-form object (`labels[any]=text`).")
+    .deep_object();
+const P_PREFIX: Input = Input::named("prefix")
+    .described(
+        "A string with number bounds, which do not apply to it (as id4i.de writes it).",
+    )
+    .rules(&[Rule::MaxLength(5usize)]);
+const P_NOTE: Input = Input::named("note")
+    .described("Text content (read as its raw text, with a warning).")
+    .rules(&[Rule::MaxLength(20usize)]);
+const P_ORDER: Input = Input::named("order")
+    .described(
+        "deepObject on a string (undefined; read as `order=name`, with a warning).",
+    );
+const P_WHERE: Input = Input::named("where")
+    .described(
+        "A JSON document (`where={\"color\":\"red\",\"max\":3}`, percent-encoded).",
+    );
+const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
+    .described(
+        "Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).",
+    )
+    .rules(
+        &[Rule::MaxLength(255usize), Rule::MinLength(1usize), Rule::Pattern("^[ -~]+$")],
+    );
+const BODY: Input = Input::named("body").described("The pet to create.");
+const P_OWNER_ID_2: Input = Input::named("owner_id")
+    .key("param0")
+    .described("Identifier of the owner (first path parameter).");
+const P_PET_ID: Input = Input::named("pet_id")
+    .key("param1")
+    .described("Identifier of the pet (second path parameter).");
+const P_SESSION_HINT: Input = Input::named("session_hint")
+    .described("An optional cookie (at most 8 characters).")
+    .rules(&[Rule::MaxLength(8usize)]);
+const P_FLAVOURS: Input = Input::named("flavours")
+    .described("An array in a cookie, one comma-separated value (`flavours=a,b`).");
+const P_LABEL: Input = Input::named("label")
+    .key("param0")
+    .described("A label value (`.7`).");
+const P_LABELS_2: Input = Input::named("labels")
+    .key("param1")
+    .described("An exploded label array (`.a.b`).");
+const P_MATRIX: Input = Input::named("matrix")
+    .key("param2")
+    .described("A matrix value (`;matrix=x`).");
+const P_MATRICES: Input = Input::named("matrices")
+    .key("param3")
+    .described("An exploded matrix array (`;matrices=1;matrices=2`).");
+const P_IDS_2: Input = Input::named("ids")
+    .key("param4")
+    .described("A simple array (`1,2,3`).");
+const P_CELLS: Input = Input::named("cells")
+    .key("param0")
+    .described("Rows of cells (gambitcomm.local writes such a parameter).");
+const P_NAME: Input = Input::named("name").key("param0").described("The name.");
 /// `GET /owners/{owner_id}/pets` (`list_owner_pets`): its route, description and endpoint.
 fn op_list_owner_pets<S: Server>() -> Operation<S> {
-    const P_OWNER_ID: Input = Input::named("owner_id")
-        .key("param0")
-        .described("Identifier of the owner.");
-    const P_REGION: Input = Input::named("region")
-        .described("Region to search in (required query parameter).");
-    const P_BALANCE_GTE: Input = Input::named("balance.gte")
-        .described(
-            "Only pets whose balance is greater than or equal to this value (dotted name).",
-        );
-    const P_PAGE: Input = Input::named("page")
-        .described("Page number (an integer without a format, served without one).")
-        .rules(&[Rule::Minimum(1f64, false)]);
-    const P_WEIGHT_GTE: Input = Input::named("weight.gte")
-        .described("Minimum weight (a number in an unknown format, served with it).");
-    const P_CREATED_LT: Input = Input::named("created.lt")
-        .described(
-            "Only pets created strictly before this instant (dotted name, date-time).",
-        );
-    const P_TYPE: Input = Input::named("type")
-        .described("Only pets of this type (name is a Rust keyword).");
-    const P_MATCH: Input = Input::named("match")
-        .described("Free-text match on the pet name (name is a Rust keyword).");
-    const P_X_TRACE: Input = Input::named("X-Trace")
-        .described(
-            "Trace identifier that must accompany every request (required header).",
-        );
-    const P_IDS: Input = Input::named("ids")
-        .described("Repeated keys (`ids=a&ids=b`, form style exploded by default).");
-    const P_COLORS: Input = Input::named("colors")
-        .described("One comma-separated value (`colors=red,blue`).");
-    const P_SIZES: Input = Input::named("sizes")
-        .described(
-            "One space-separated value (`sizes=1%202`; not exploded by default).",
-        );
-    const P_TAGS: Input = Input::named("tags")
-        .described("One pipe-separated value (`tags=a|b`).");
-    const P_SHAPES: Input = Input::named("shapes")
-        .described(
-            "A delimited array with a default: optional, the default documented only.\nA lone carriage return in a description is a line break.",
-        );
-    const P_SINCE: Input = Input::named("since")
-        .described("A date whose default is no date (as sendgrid.com writes it).");
-    const P_FILTER: Input = Input::named("filter")
-        .described("Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).")
-        .deep_object();
-    const P_COUNTS: Input = Input::named("counts")
-        .described("A map of integers (`counts[dog]=2&counts[cat]=1`).")
-        .deep_object();
-    const P_LABELS: Input = Input::named("labels")
-        .described("A free-form object (`labels[any]=text`).")
-        .deep_object();
-    const P_PREFIX: Input = Input::named("prefix")
-        .described(
-            "A string with number bounds, which do not apply to it (as id4i.de writes it).",
-        )
-        .rules(&[Rule::MaxLength(5usize)]);
-    const P_NOTE: Input = Input::named("note")
-        .described("Text content (read as its raw text, with a warning).")
-        .rules(&[Rule::MaxLength(20usize)]);
-    const P_ORDER: Input = Input::named("order")
-        .described(
-            "deepObject on a string (undefined; read as `order=name`, with a warning).",
-        );
-    const P_WHERE: Input = Input::named("where")
-        .described(
-            "A JSON document (`where={\"color\":\"red\",\"max\":3}`, percent-encoded).",
-        );
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
         let p_region: Query<String> = P_REGION.read(&mut cx).await?;
@@ -127,34 +163,34 @@ fn op_list_owner_pets<S: Server>() -> Operation<S> {
         let p_match: Query<Option<String>> = P_MATCH.read(&mut cx).await?;
         let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
         let p_ids: Query<Option<Vec<i64>>> = P_IDS.read(&mut cx).await?;
-        let p_colors: Query<Option<crate::runtime::Csv<String>>> = P_COLORS
+        let p_colors: Query<Option<runtime::Csv<String>>> = P_COLORS
             .read(&mut cx)
             .await?;
-        let p_sizes: Query<Option<crate::runtime::Delimited<i32, ' '>>> = P_SIZES
+        let p_sizes: Query<Option<runtime::Delimited<i32, ' '>>> = P_SIZES
             .read(&mut cx)
             .await?;
-        let p_tags: Query<Option<crate::runtime::Delimited<String, '|'>>> = P_TAGS
+        let p_tags: Query<Option<runtime::Delimited<String, '|'>>> = P_TAGS
             .read(&mut cx)
             .await?;
-        let p_shapes: Query<Option<crate::runtime::Csv<String>>> = P_SHAPES
+        let p_shapes: Query<Option<runtime::Csv<String>>> = P_SHAPES
             .read(&mut cx)
             .await?;
-        let p_since: Query<Option<crate::runtime::Date>> = P_SINCE.read(&mut cx).await?;
-        let p_filter: crate::runtime::DeepObject<Option<crate::models::PetFilter>> = P_FILTER
+        let p_since: Query<Option<runtime::Date>> = P_SINCE.read(&mut cx).await?;
+        let p_filter: runtime::DeepObject<Option<models::PetFilter>> = P_FILTER
             .read(&mut cx)
             .await?;
-        let p_counts: crate::runtime::DeepObject<
+        let p_counts: runtime::DeepObject<
             Option<::std::collections::BTreeMap<String, i64>>,
         > = P_COUNTS.read(&mut cx).await?;
-        let p_labels: crate::runtime::DeepObject<Option<::serde_json::Value>> = P_LABELS
+        let p_labels: runtime::DeepObject<Option<::serde_json::Value>> = P_LABELS
             .read(&mut cx)
             .await?;
         let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
         let p_note: Query<Option<String>> = P_NOTE.checked(&mut cx).await?;
         let p_order: Query<Option<String>> = P_ORDER.read(&mut cx).await?;
-        let p_where: Query<
-            Option<crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>>,
-        > = P_WHERE.read(&mut cx).await?;
+        let p_where: Query<Option<runtime::JsonParam<models::ListOwnerPetsWhere>>> = P_WHERE
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::pets::ListOwnerPetsInput {
             owner_id: p_owner_id.0,
@@ -181,93 +217,67 @@ fn op_list_owner_pets<S: Server>() -> Operation<S> {
             r#where: p_where.0.map(|d| d.0),
         };
         let call = <S as crate::pets::PetsApi>::list_owner_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/owners/{owner_id}/pets",
-        route: "/owners/:param0/pets",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "List an owner's pets",
-            "Lists pets of one owner, filtered by dotted and keyword-named query parameters.",
-        ),
-        deprecated: false,
-        operation_id: "list_owner_pets",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_OWNER_ID);
-            d.input::<Query<String>>(&P_REGION);
-            d.input::<Query<Option<i64>>>(&P_BALANCE_GTE);
-            d.input::<Query<Option<i64>>>(&P_PAGE);
-            d.input::<Query<Option<f64>>>(&P_WEIGHT_GTE);
-            d.input::<Query<Option<::chrono::DateTime<::chrono::Utc>>>>(&P_CREATED_LT);
-            d.input::<Query<Option<String>>>(&P_TYPE);
-            d.input::<Query<Option<String>>>(&P_MATCH);
-            d.input::<Header<String>>(&P_X_TRACE);
-            d.input::<Query<Option<Vec<i64>>>>(&P_IDS);
-            d.input::<Query<Option<crate::runtime::Csv<String>>>>(&P_COLORS);
-            d.input::<Query<Option<crate::runtime::Delimited<i32, ' '>>>>(&P_SIZES);
-            d.input::<Query<Option<crate::runtime::Delimited<String, '|'>>>>(&P_TAGS);
-            d.input::<Query<Option<crate::runtime::Csv<String>>>>(&P_SHAPES);
-            d.input::<Query<Option<crate::runtime::Date>>>(&P_SINCE);
-            d.input::<
-                    crate::runtime::DeepObject<Option<crate::models::PetFilter>>,
-                >(&P_FILTER);
-            d.input::<
-                    crate::runtime::DeepObject<
-                        Option<::std::collections::BTreeMap<String, i64>>,
-                    >,
-                >(&P_COUNTS);
-            d.input::<
-                    crate::runtime::DeepObject<Option<::serde_json::Value>>,
-                >(&P_LABELS);
-            d.input::<Query<Option<String>>>(&P_PREFIX);
-            d.input::<Query<Option<String>>>(&P_NOTE);
-            d.input::<Query<Option<String>>>(&P_ORDER);
-            d.input::<
-                    Query<
-                        Option<
-                            crate::runtime::JsonParam<crate::models::ListOwnerPetsWhere>,
+    Operation::new(
+            Method::GET,
+            "/owners/{owner_id}/pets",
+            "/owners/:param0/pets",
+            "list_owner_pets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "List an owner's pets",
+                "Lists pets of one owner, filtered by dotted and keyword-named query parameters.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_OWNER_ID);
+                d.input::<Query<String>>(&P_REGION);
+                d.input::<Query<Option<i64>>>(&P_BALANCE_GTE);
+                d.input::<Query<Option<i64>>>(&P_PAGE);
+                d.input::<Query<Option<f64>>>(&P_WEIGHT_GTE);
+                d.input::<
+                        Query<Option<::chrono::DateTime<::chrono::Utc>>>,
+                    >(&P_CREATED_LT);
+                d.input::<Query<Option<String>>>(&P_TYPE);
+                d.input::<Query<Option<String>>>(&P_MATCH);
+                d.input::<Header<String>>(&P_X_TRACE);
+                d.input::<Query<Option<Vec<i64>>>>(&P_IDS);
+                d.input::<Query<Option<runtime::Csv<String>>>>(&P_COLORS);
+                d.input::<Query<Option<runtime::Delimited<i32, ' '>>>>(&P_SIZES);
+                d.input::<Query<Option<runtime::Delimited<String, '|'>>>>(&P_TAGS);
+                d.input::<Query<Option<runtime::Csv<String>>>>(&P_SHAPES);
+                d.input::<Query<Option<runtime::Date>>>(&P_SINCE);
+                d.input::<runtime::DeepObject<Option<models::PetFilter>>>(&P_FILTER);
+                d.input::<
+                        runtime::DeepObject<
+                            Option<::std::collections::BTreeMap<String, i64>>,
                         >,
-                    >,
-                >(&P_WHERE);
-            d.response::<crate::runtime::Answer<crate::pets::ListOwnerPetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+                    >(&P_COUNTS);
+                d.input::<runtime::DeepObject<Option<::serde_json::Value>>>(&P_LABELS);
+                d.input::<Query<Option<String>>>(&P_PREFIX);
+                d.input::<Query<Option<String>>>(&P_NOTE);
+                d.input::<Query<Option<String>>>(&P_ORDER);
+                d.input::<
+                        Query<Option<runtime::JsonParam<models::ListOwnerPetsWhere>>>,
+                    >(&P_WHERE);
+                d.response::<runtime::Answer<crate::pets::ListOwnerPetsResponse>>();
+            },
+        )
 }
 /// `POST /owners/{owner_id}/pets` (`create_owner_pet`): its route, description and endpoint.
 fn op_create_owner_pet<S: Server>() -> Operation<S> {
-    const P_OWNER_ID: Input = Input::named("owner_id")
-        .key("param0")
-        .described("Identifier of the owner.");
-    const P_IDEMPOTENCY_KEY: Input = Input::named("Idempotency-Key")
-        .described(
-            "Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).",
-        )
-        .rules(
-            &[
-                Rule::MaxLength(255usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[ -~]+$"),
-            ],
-        );
-    const P_X_TRACE: Input = Input::named("X-Trace")
-        .described(
-            "Trace identifier that must accompany every request (required header).",
-        );
-    const BODY: Input = Input::named("body").described("The pet to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
         let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
             .checked(&mut cx)
             .await?;
         let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
-        let body: crate::runtime::JsonBody<
-            crate::models::CreatePetRequest,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreatePetRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::pets::CreateOwnerPetInput {
             owner_id: p_owner_id.0,
@@ -276,60 +286,40 @@ fn op_create_owner_pet<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::pets::PetsApi>::create_owner_pet;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/owners/{owner_id}/pets",
-        route: "/owners/:param0/pets",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a pet for an owner",
-            "Creates a pet for an owner; supports an optional idempotency key header.",
-        ),
-        deprecated: false,
-        operation_id: "create_owner_pet",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_OWNER_ID);
-            d.input::<Header<Option<String>>>(&P_IDEMPOTENCY_KEY);
-            d.input::<Header<String>>(&P_X_TRACE);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreatePetRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::pets::CreateOwnerPetResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/owners/{owner_id}/pets",
+            "/owners/:param0/pets",
+            "create_owner_pet",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a pet for an owner",
+                "Creates a pet for an owner; supports an optional idempotency key header.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_OWNER_ID);
+                d.input::<Header<Option<String>>>(&P_IDEMPOTENCY_KEY);
+                d.input::<Header<String>>(&P_X_TRACE);
+                d.input::<runtime::JsonBody<models::CreatePetRequest, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::pets::CreateOwnerPetResponse>>();
+            },
+        )
 }
 /// `GET /owners/{owner_id}/pets/{pet_id}` (`get_owner_pet`): its route, description and endpoint.
 fn op_get_owner_pet<S: Server>() -> Operation<S> {
-    const P_OWNER_ID: Input = Input::named("owner_id")
-        .key("param0")
-        .described("Identifier of the owner (first path parameter).");
-    const P_PET_ID: Input = Input::named("pet_id")
-        .key("param1")
-        .described("Identifier of the pet (second path parameter).");
-    const P_X_TRACE: Input = Input::named("X-Trace")
-        .described(
-            "Trace identifier that must accompany every request (required header).",
-        );
-    const P_SESSION_HINT: Input = Input::named("session_hint")
-        .described("An optional cookie (at most 8 characters).")
-        .rules(&[Rule::MaxLength(8usize)]);
-    const P_FLAVOURS: Input = Input::named("flavours")
-        .described("An array in a cookie, one comma-separated value (`flavours=a,b`).");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
+        let p_owner_id: Path<String> = P_OWNER_ID_2.read(&mut cx).await?;
         let p_pet_id: Path<i64> = P_PET_ID.read(&mut cx).await?;
         let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
         let p_session_hint: Cookie<Option<String>> = P_SESSION_HINT
             .checked(&mut cx)
             .await?;
-        let p_flavours: Cookie<Option<crate::runtime::Csv<String>>> = P_FLAVOURS
+        let p_flavours: Cookie<Option<runtime::Csv<String>>> = P_FLAVOURS
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -341,62 +331,47 @@ fn op_get_owner_pet<S: Server>() -> Operation<S> {
             flavours: p_flavours.0.map(|d| d.0),
         };
         let call = <S as crate::pets::PetsApi>::get_owner_pet;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/owners/{owner_id}/pets/{pet_id}",
-        route: "/owners/:param0/pets/:param1",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get one of an owner's pets",
-            "Returns a single pet addressed by two path parameters.",
-        ),
-        deprecated: false,
-        operation_id: "get_owner_pet",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_OWNER_ID);
-            d.input::<Path<i64>>(&P_PET_ID);
-            d.input::<Header<String>>(&P_X_TRACE);
-            d.input::<Cookie<Option<String>>>(&P_SESSION_HINT);
-            d.input::<Cookie<Option<crate::runtime::Csv<String>>>>(&P_FLAVOURS);
-            d.response::<crate::runtime::Answer<crate::pets::GetOwnerPetResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/owners/{owner_id}/pets/{pet_id}",
+            "/owners/:param0/pets/:param1",
+            "get_owner_pet",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get one of an owner's pets",
+                "Returns a single pet addressed by two path parameters.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_OWNER_ID_2);
+                d.input::<Path<i64>>(&P_PET_ID);
+                d.input::<Header<String>>(&P_X_TRACE);
+                d.input::<Cookie<Option<String>>>(&P_SESSION_HINT);
+                d.input::<Cookie<Option<runtime::Csv<String>>>>(&P_FLAVOURS);
+                d.response::<runtime::Answer<crate::pets::GetOwnerPetResponse>>();
+            },
+        )
 }
 /// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (`path_styles`): its route, description and endpoint.
 fn op_path_styles<S: Server>() -> Operation<S> {
-    const P_LABEL: Input = Input::named("label")
-        .key("param0")
-        .described("A label value (`.7`).");
-    const P_LABELS: Input = Input::named("labels")
-        .key("param1")
-        .described("An exploded label array (`.a.b`).");
-    const P_MATRIX: Input = Input::named("matrix")
-        .key("param2")
-        .described("A matrix value (`;matrix=x`).");
-    const P_MATRICES: Input = Input::named("matrices")
-        .key("param3")
-        .described("An exploded matrix array (`;matrices=1;matrices=2`).");
-    const P_IDS: Input = Input::named("ids")
-        .key("param4")
-        .described("A simple array (`1,2,3`).");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_label: Path<crate::runtime::PathStyled<i64, 'l', false>> = P_LABEL
+        let p_label: Path<runtime::PathStyled<i64, 'l', false>> = P_LABEL
             .read(&mut cx)
             .await?;
         let p_labels: Path<
-            crate::runtime::PathStyled<crate::runtime::Delimited<String, '.'>, 'l', true>,
-        > = P_LABELS.read(&mut cx).await?;
-        let p_matrix: Path<crate::runtime::PathStyled<String, 'm', false>> = P_MATRIX
+            runtime::PathStyled<runtime::Delimited<String, '.'>, 'l', true>,
+        > = P_LABELS_2.read(&mut cx).await?;
+        let p_matrix: Path<runtime::PathStyled<String, 'm', false>> = P_MATRIX
             .read(&mut cx)
             .await?;
-        let p_matrices: Path<
-            crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>,
-        > = P_MATRICES.read(&mut cx).await?;
-        let p_ids: Path<crate::runtime::Csv<i64>> = P_IDS.read(&mut cx).await?;
+        let p_matrices: Path<runtime::PathStyled<runtime::Csv<i64>, 'm', true>> = P_MATRICES
+            .read(&mut cx)
+            .await?;
+        let p_ids: Path<runtime::Csv<i64>> = P_IDS_2.read(&mut cx).await?;
         let server = server?;
         let input = crate::pets::PathStylesInput {
             label: p_label.0.0,
@@ -406,46 +381,43 @@ fn op_path_styles<S: Server>() -> Operation<S> {
             ids: p_ids.0.0,
         };
         let call = <S as crate::pets::PetsApi>::path_styles;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
-        route: "/styles/:param0/:param1/:param2/:param3/:param4",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Path parameters in every style",
-            "Label and matrix values, exploded or not, and a comma-separated array.",
-        ),
-        deprecated: false,
-        operation_id: "path_styles",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<crate::runtime::PathStyled<i64, 'l', false>>>(&P_LABEL);
-            d.input::<
-                    Path<
-                        crate::runtime::PathStyled<
-                            crate::runtime::Delimited<String, '.'>,
-                            'l',
-                            true,
+    Operation::new(
+            Method::GET,
+            "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
+            "/styles/:param0/:param1/:param2/:param3/:param4",
+            "path_styles",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Path parameters in every style",
+                "Label and matrix values, exploded or not, and a comma-separated array.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<runtime::PathStyled<i64, 'l', false>>>(&P_LABEL);
+                d.input::<
+                        Path<
+                            runtime::PathStyled<
+                                runtime::Delimited<String, '.'>,
+                                'l',
+                                true,
+                            >,
                         >,
-                    >,
-                >(&P_LABELS);
-            d.input::<Path<crate::runtime::PathStyled<String, 'm', false>>>(&P_MATRIX);
-            d.input::<
-                    Path<crate::runtime::PathStyled<crate::runtime::Csv<i64>, 'm', true>>,
-                >(&P_MATRICES);
-            d.input::<Path<crate::runtime::Csv<i64>>>(&P_IDS);
-            d.response::<crate::runtime::Answer<crate::pets::PathStylesResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+                    >(&P_LABELS_2);
+                d.input::<Path<runtime::PathStyled<String, 'm', false>>>(&P_MATRIX);
+                d.input::<
+                        Path<runtime::PathStyled<runtime::Csv<i64>, 'm', true>>,
+                    >(&P_MATRICES);
+                d.input::<Path<runtime::Csv<i64>>>(&P_IDS_2);
+                d.response::<runtime::Answer<crate::pets::PathStylesResponse>>();
+            },
+        )
 }
 /// `GET /grids/{cells}` (`grid`): its route, description and endpoint.
 fn op_grid<S: Server>() -> Operation<S> {
-    const P_CELLS: Input = Input::named("cells")
-        .key("param0")
-        .described("Rows of cells (gambitcomm.local writes such a parameter).");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_cells: Path<String> = P_CELLS.read(&mut cx).await?;
         let server = server?;
@@ -453,27 +425,26 @@ fn op_grid<S: Server>() -> Operation<S> {
             cells: p_cells.0,
         };
         let call = <S as crate::pets::PetsApi>::grid;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/grids/{cells}",
-        route: "/grids/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("An array of arrays in the path, taken as its raw text", ""),
-        deprecated: false,
-        operation_id: "grid",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_CELLS);
-            d.response::<crate::runtime::Answer<crate::pets::GridResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/grids/{cells}",
+            "/grids/:param0",
+            "grid",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("An array of arrays in the path, taken as its raw text", ""),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_CELLS);
+                d.response::<runtime::Answer<crate::pets::GridResponse>>();
+            },
+        )
 }
 /// `GET /twice/{name}/and/{name}` (`named_twice`): its route, description and endpoint.
 fn op_named_twice<S: Server>() -> Operation<S> {
-    const P_NAME: Input = Input::named("name").key("param0").described("The name.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_name: Path<String> = P_NAME.read(&mut cx).await?;
         let server = server?;
@@ -481,26 +452,26 @@ fn op_named_twice<S: Server>() -> Operation<S> {
             name: p_name.0,
         };
         let call = <S as crate::pets::PetsApi>::named_twice;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/twice/{name}/and/{name__again2}",
-        route: "/twice/:param0/and/:param1",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "A path that names one variable twice",
-            "The second occurrence is matched, not compared with the first.",
-        ),
-        deprecated: false,
-        operation_id: "named_twice",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_NAME);
-            d.response::<crate::runtime::Answer<crate::pets::NamedTwiceResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/twice/{name}/and/{name__again2}",
+            "/twice/:param0/and/:param1",
+            "named_twice",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "A path that names one variable twice",
+                "The second occurrence is matched, not compared with the first.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_NAME);
+                d.response::<runtime::Answer<crate::pets::NamedTwiceResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::pets::PetsApi {}
 impl<T: crate::runtime::Hooks + crate::pets::PetsApi> Server for T {}
@@ -43,11 +45,15 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_LIMIT: Input = Input::named("limit")
+    .described("How many items to return at one time (max 100)")
+    .rules(&[Rule::Maximum(100f64, false)]);
+const BODY: Input = Input::named("body").described("The pet to create.");
+const P_PET_ID: Input = Input::named("petId")
+    .key("param0")
+    .described("The id of the pet to retrieve");
 /// `GET /pets` (`listPets`): its route, description and endpoint.
 fn op_list_pets<S: Server>() -> Operation<S> {
-    const P_LIMIT: Input = Input::named("limit")
-        .described("How many items to return at one time (max 100)")
-        .rules(&[Rule::Maximum(100f64, false)]);
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
         let server = server?;
@@ -55,64 +61,56 @@ fn op_list_pets<S: Server>() -> Operation<S> {
             limit: p_limit.0,
         };
         let call = <S as crate::pets::PetsApi>::list_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "List all pets",
-            "Returns a page of pets; the x-next header links to the next page.",
-        ),
-        deprecated: false,
-        operation_id: "listPets",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Query<Option<i32>>>(&P_LIMIT);
-            d.response::<crate::runtime::Answer<crate::pets::ListPetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/pets",
+            "/pets",
+            "listPets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "List all pets",
+                "Returns a page of pets; the x-next header links to the next page.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Query<Option<i32>>>(&P_LIMIT);
+                d.response::<runtime::Answer<crate::pets::ListPetsResponse>>();
+            },
+        )
 }
 /// `POST /pets` (`createPets`): its route, description and endpoint.
 fn op_create_pets<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The pet to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Pet, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Pet, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::pets::CreatePetsInput {
             body: body.0,
         };
         let call = <S as crate::pets::PetsApi>::create_pets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets",
-        route: "/pets",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("Create a pet", "Creates a new pet in the store."),
-        deprecated: false,
-        operation_id: "createPets",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Pet, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::pets::CreatePetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/pets",
+            "/pets",
+            "createPets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Create a pet", "Creates a new pet in the store."),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<runtime::JsonBody<models::Pet, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::pets::CreatePetsResponse>>();
+            },
+        )
 }
 /// `GET /pets/{petId}` (`showPetById`): its route, description and endpoint.
 fn op_show_pet_by_id<S: Server>() -> Operation<S> {
-    const P_PET_ID: Input = Input::named("petId")
-        .key("param0")
-        .described("The id of the pet to retrieve");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
         let server = server?;
@@ -120,23 +118,23 @@ fn op_show_pet_by_id<S: Server>() -> Operation<S> {
             pet_id: p_pet_id.0,
         };
         let call = <S as crate::pets::PetsApi>::show_pet_by_id;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/pets/{petId}",
-        route: "/pets/:param0",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Info for a specific pet", "Returns a single pet by its id."),
-        deprecated: false,
-        operation_id: "showPetById",
-        describe: |d| {
-            d.tag(&ApiTags::Pets);
-            d.input::<Path<String>>(&P_PET_ID);
-            d.response::<crate::runtime::Answer<crate::pets::ShowPetByIdResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/pets/{petId}",
+            "/pets/:param0",
+            "showPetById",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Info for a specific pet", "Returns a single pet by its id."),
+            |d| {
+                d.tag(&ApiTags::Pets);
+                d.input::<Path<String>>(&P_PET_ID);
+                d.response::<runtime::Answer<crate::pets::ShowPetByIdResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Path;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::items::ItemsApi {}
 impl<T: crate::runtime::Hooks + crate::items::ItemsApi> Server for T {}
@@ -44,40 +46,40 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The item to create.");
+const P_ITEM_ID: Input = Input::named("item_id")
+    .key("param0")
+    .described("Identifier of the item.");
+const BODY_2: Input = Input::named("body").described("The new item.");
 /// `POST /items` (`create_item`): its route, description and endpoint.
 fn op_create_item<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The item to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Item, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Item, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::items::CreateItemInput {
             body: body.0,
         };
         let call = <S as crate::items::ItemsApi>::create_item;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/items",
-        route: "/items",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create an item",
-            "Creates an item; the 200 response declares an optional Idempotent-Replayed header.",
-        ),
-        deprecated: false,
-        operation_id: "create_item",
-        describe: |d| {
-            d.tag(&ApiTags::Items);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::items::CreateItemResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/items",
+            "/items",
+            "create_item",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create an item",
+                "Creates an item; the 200 response declares an optional Idempotent-Replayed header.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Items);
+                d.input::<runtime::JsonBody<models::Item, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::items::CreateItemResponse>>();
+            },
+        )
 }
 /// `GET /ping` (`ping`): its route, description and endpoint.
 fn op_ping<S: Server>() -> Operation<S> {
@@ -85,25 +87,25 @@ fn op_ping<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::items::PingInput {};
         let call = <S as crate::items::ItemsApi>::ping;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/ping",
-        route: "/ping",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Status ranges and a default without a body",
-            "A 2XX range with a body, a 5XX range without, and a bodiless default.",
-        ),
-        deprecated: false,
-        operation_id: "ping",
-        describe: |d| {
-            d.tag(&ApiTags::Items);
-            d.response::<crate::runtime::Answer<crate::items::PingResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/ping",
+            "/ping",
+            "ping",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Status ranges and a default without a body",
+                "A 2XX range with a body, a 5XX range without, and a bodiless default.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Items);
+                d.response::<runtime::Answer<crate::items::PingResponse>>();
+            },
+        )
 }
 /// `POST /ping` (`ping_unanswered`): its route, description and endpoint.
 fn op_ping_unanswered<S: Server>() -> Operation<S> {
@@ -112,35 +114,31 @@ fn op_ping_unanswered<S: Server>() -> Operation<S> {
         let input = crate::items::PingUnansweredInput {
         };
         let call = <S as crate::items::ItemsApi>::ping_unanswered;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/ping",
-        route: "/ping",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "No response declared",
-            "An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.",
-        ),
-        deprecated: false,
-        operation_id: "ping_unanswered",
-        describe: |d| {
-            d.tag(&ApiTags::Items);
-            d.response::<crate::runtime::Answer<crate::items::PingUnansweredResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/ping",
+            "/ping",
+            "ping_unanswered",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "No response declared",
+                "An empty responses object (which OpenAPI 3.0 forbids and documents in the wild write); the handler answers any status without a body.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Items);
+                d.response::<runtime::Answer<crate::items::PingUnansweredResponse>>();
+            },
+        )
 }
 /// `PUT /items/{item_id}` (`put_item`): its route, description and endpoint.
 fn op_put_item<S: Server>() -> Operation<S> {
-    const P_ITEM_ID: Input = Input::named("item_id")
-        .key("param0")
-        .described("Identifier of the item.");
-    const BODY: Input = Input::named("body").described("The new item.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
-        let body: crate::runtime::JsonBody<crate::models::Item, crate::Document> = BODY
+        let body: runtime::JsonBody<models::Item, Document> = BODY_2
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -149,35 +147,30 @@ fn op_put_item<S: Server>() -> Operation<S> {
             body: body.0,
         };
         let call = <S as crate::items::ItemsApi>::put_item;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/items/{item_id}",
-        route: "/items/:param0",
-        method: ::poem::http::Method::PUT,
-        hidden: false,
-        doc: (
-            "Create or replace an item",
-            "Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).",
-        ),
-        deprecated: false,
-        operation_id: "put_item",
-        describe: |d| {
-            d.tag(&ApiTags::Items);
-            d.input::<Path<String>>(&P_ITEM_ID);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Item, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::items::PutItemResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::PUT,
+            "/items/{item_id}",
+            "/items/:param0",
+            "put_item",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create or replace an item",
+                "Replaces an item; may finish synchronously (200), be queued (202), or fail with 400, 404, 409 or any other error (default).",
+            ),
+            |d| {
+                d.tag(&ApiTags::Items);
+                d.input::<Path<String>>(&P_ITEM_ID);
+                d.input::<runtime::JsonBody<models::Item, Document>>(&BODY_2);
+                d.response::<runtime::Answer<crate::items::PutItemResponse>>();
+            },
+        )
 }
 /// `DELETE /items/{item_id}` (`delete_item`): its route, description and endpoint.
 fn op_delete_item<S: Server>() -> Operation<S> {
-    const P_ITEM_ID: Input = Input::named("item_id")
-        .key("param0")
-        .described("Identifier of the item.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
         let server = server?;
@@ -185,23 +178,23 @@ fn op_delete_item<S: Server>() -> Operation<S> {
             item_id: p_item_id.0,
         };
         let call = <S as crate::items::ItemsApi>::delete_item;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/items/{item_id}",
-        route: "/items/:param0",
-        method: ::poem::http::Method::DELETE,
-        hidden: false,
-        doc: ("Delete an item", "Deletes an item; the 200 response has no content."),
-        deprecated: false,
-        operation_id: "delete_item",
-        describe: |d| {
-            d.tag(&ApiTags::Items);
-            d.input::<Path<String>>(&P_ITEM_ID);
-            d.response::<crate::runtime::Answer<crate::items::DeleteItemResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::DELETE,
+            "/items/{item_id}",
+            "/items/:param0",
+            "delete_item",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Delete an item", "Deletes an item; the 200 response has no content."),
+            |d| {
+                d.tag(&ApiTags::Items);
+                d.input::<Path<String>>(&P_ITEM_ID);
+                d.response::<runtime::Answer<crate::items::DeleteItemResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

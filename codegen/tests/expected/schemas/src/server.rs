@@ -4,7 +4,9 @@
 //! principal, calls the trait method, and serialises the response enum.
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::things::ThingsApi {}
 impl<T: crate::runtime::Hooks + crate::things::ThingsApi> Server for T {}
@@ -40,40 +42,36 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body");
 /// `POST /things` (`create_thing`): its route, description and endpoint.
 fn op_create_thing<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<crate::models::Thing, crate::Document> = BODY
-            .read(&mut cx)
-            .await?;
+        let body: runtime::JsonBody<models::Thing, Document> = BODY.read(&mut cx).await?;
         let server = server?;
         let input = crate::things::CreateThingInput {
             body: body.0,
         };
         let call = <S as crate::things::ThingsApi>::create_thing;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/things",
-        route: "/things",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a thing",
-            "The request omits read-only fields; the response omits write-only ones.",
-        ),
-        deprecated: false,
-        operation_id: "create_thing",
-        describe: |d| {
-            d.tag(&ApiTags::Things);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::Thing, crate::Document>,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::things::CreateThingResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/things",
+            "/things",
+            "create_thing",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a thing",
+                "The request omits read-only fields; the response omits write-only ones.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Things);
+                d.input::<runtime::JsonBody<models::Thing, Document>>(&BODY);
+                d.response::<runtime::Answer<crate::things::CreateThingResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

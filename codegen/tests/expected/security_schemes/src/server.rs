@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use crate::runtime::{Auth, OptionalAuth};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::secured::SecuredApi {}
 impl<T: crate::runtime::Hooks + crate::secured::SecuredApi> Server for T {}
@@ -44,83 +46,81 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const AUTH: Input = Input::named("auth");
 /// `GET /inherited` (`inherited`): its route, description and endpoint.
 fn op_inherited<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, crate::Document, 0> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = crate::secured::InheritedInput {};
         let call = <S as crate::secured::SecuredApi>::inherited;
-        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/inherited",
-        route: "/inherited",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("The document's requirement (bearer, or header key AND query key)", ""),
-        deprecated: false,
-        operation_id: "inherited",
-        describe: |d| {
-            d.tag(&ApiTags::Secured);
-            d.input::<Auth<S, crate::Document, 0>>(&AUTH);
-            d.response::<crate::runtime::Answer<crate::secured::InheritedResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/inherited",
+            "/inherited",
+            "inherited",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("The document's requirement (bearer, or header key AND query key)", ""),
+            |d| {
+                d.tag(&ApiTags::Secured);
+                d.input::<Auth<S, Document, 0>>(&AUTH);
+                d.response::<runtime::Answer<crate::secured::InheritedResponse>>();
+            },
+        )
 }
 /// `POST /scoped` (`scoped`): its route, description and endpoint.
 fn op_scoped<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, crate::Document, 1> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 1> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = crate::secured::ScopedInput {};
         let call = <S as crate::secured::SecuredApi>::scoped;
-        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/scoped",
-        route: "/scoped",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: ("OAuth2 with scopes, or OpenID Connect, or a cookie key", ""),
-        deprecated: false,
-        operation_id: "scoped",
-        describe: |d| {
-            d.tag(&ApiTags::Secured);
-            d.input::<Auth<S, crate::Document, 1>>(&AUTH);
-            d.response::<crate::runtime::Answer<crate::secured::ScopedResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/scoped",
+            "/scoped",
+            "scoped",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("OAuth2 with scopes, or OpenID Connect, or a cookie key", ""),
+            |d| {
+                d.tag(&ApiTags::Secured);
+                d.input::<Auth<S, Document, 1>>(&AUTH);
+                d.response::<runtime::Answer<crate::secured::ScopedResponse>>();
+            },
+        )
 }
 /// `GET /optional` (`optional`): its route, description and endpoint.
 fn op_optional<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: OptionalAuth<S, crate::Document, 2> = AUTH.read(&mut cx).await?;
+        let auth: OptionalAuth<S, Document, 2> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = crate::secured::OptionalInput {};
         let call = <S as crate::secured::SecuredApi>::optional;
-        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/optional",
-        route: "/optional",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("Basic or digest credentials, or none at all", ""),
-        deprecated: false,
-        operation_id: "optional",
-        describe: |d| {
-            d.tag(&ApiTags::Secured);
-            d.input::<OptionalAuth<S, crate::Document, 2>>(&AUTH);
-            d.response::<crate::runtime::Answer<crate::secured::OptionalResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/optional",
+            "/optional",
+            "optional",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("Basic or digest credentials, or none at all", ""),
+            |d| {
+                d.tag(&ApiTags::Secured);
+                d.input::<OptionalAuth<S, Document, 2>>(&AUTH);
+                d.response::<runtime::Answer<crate::secured::OptionalResponse>>();
+            },
+        )
 }
 /// `GET /open` (`open`): its route, description and endpoint.
 fn op_open<S: Server>() -> Operation<S> {
@@ -128,51 +128,50 @@ fn op_open<S: Server>() -> Operation<S> {
         let server = server?;
         let input = crate::secured::OpenInput {};
         let call = <S as crate::secured::SecuredApi>::open;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/open",
-        route: "/open",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: ("No authentication at all", ""),
-        deprecated: false,
-        operation_id: "open",
-        describe: |d| {
-            d.tag(&ApiTags::Secured);
-            d.response::<crate::runtime::Answer<crate::secured::OpenResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/open",
+            "/open",
+            "open",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            ("No authentication at all", ""),
+            |d| {
+                d.tag(&ApiTags::Secured);
+                d.response::<runtime::Answer<crate::secured::OpenResponse>>();
+            },
+        )
 }
 /// `GET /undeclared` (`undeclared`): its route, description and endpoint.
 fn op_undeclared<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, crate::Document, 4> = AUTH.read(&mut cx).await?;
+        let auth: Auth<S, Document, 4> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = crate::secured::UndeclaredInput {};
         let call = <S as crate::secured::SecuredApi>::undeclared;
-        crate::runtime::glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&server, auth.0, input).await)
     }
-    Operation {
-        path: "/undeclared",
-        route: "/undeclared",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "A requirement naming a scheme the document does not declare",
-            "OpenAPI forbids it; the generator warns, and that alternative is never met.",
-        ),
-        deprecated: false,
-        operation_id: "undeclared",
-        describe: |d| {
-            d.tag(&ApiTags::Secured);
-            d.input::<Auth<S, crate::Document, 4>>(&AUTH);
-            d.response::<crate::runtime::Answer<crate::secured::UndeclaredResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/undeclared",
+            "/undeclared",
+            "undeclared",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "A requirement naming a scheme the document does not declare",
+                "OpenAPI forbids it; the generator warns, and that alternative is never met.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Secured);
+                d.input::<Auth<S, Document, 4>>(&AUTH);
+                d.response::<runtime::Answer<crate::secured::UndeclaredResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

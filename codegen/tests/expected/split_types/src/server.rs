@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::{Path, Query};
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::shipments::ShipmentsApi {}
 impl<T: crate::runtime::Hooks + crate::shipments::ShipmentsApi> Server for T {}
@@ -44,81 +46,77 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const BODY: Input = Input::named("body").described("The shipment to create.");
+const P_SHIPMENT_ID: Input = Input::named("shipment_id")
+    .key("param0")
+    .described("Identifier of the shipment.");
+const P_MODE: Input = Input::named("mode").described("Only legs travelled this way.");
 /// `POST /shipments` (`create_shipment`): its route, description and endpoint.
 fn op_create_shipment<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The shipment to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::NewShipment,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::NewShipment, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::shipments::CreateShipmentInput {
             body: body.0,
         };
         let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/shipments",
-        route: "/shipments",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a shipment",
-            "Takes a shipment (request types) and answers it as stored (response types).",
-        ),
-        deprecated: false,
-        operation_id: "create_shipment",
-        describe: |d| {
-            d.tag(&ApiTags::Shipments);
-            d.input::<
-                    crate::runtime::JsonBody<crate::models::NewShipment, crate::Document>,
-                >(&BODY);
-            d.response::<
-                    crate::runtime::Answer<crate::shipments::CreateShipmentResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/shipments",
+            "/shipments",
+            "create_shipment",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a shipment",
+                "Takes a shipment (request types) and answers it as stored (response types).",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shipments);
+                d.input::<runtime::JsonBody<models::NewShipment, Document>>(&BODY);
+                d.response::<
+                        runtime::Answer<crate::shipments::CreateShipmentResponse>,
+                    >();
+            },
+        )
 }
 /// `GET /shipments/{shipment_id}/route` (`get_route`): its route, description and endpoint.
 fn op_get_route<S: Server>() -> Operation<S> {
-    const P_SHIPMENT_ID: Input = Input::named("shipment_id")
-        .key("param0")
-        .described("Identifier of the shipment.");
-    const P_MODE: Input = Input::named("mode")
-        .described("Only legs travelled this way.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_shipment_id: Path<String> = P_SHIPMENT_ID.read(&mut cx).await?;
-        let p_mode: Query<Option<crate::models::Mode>> = P_MODE.read(&mut cx).await?;
+        let p_mode: Query<Option<models::Mode>> = P_MODE.read(&mut cx).await?;
         let server = server?;
         let input = crate::shipments::GetRouteInput {
             shipment_id: p_shipment_id.0,
             mode: p_mode.0,
         };
         let call = <S as crate::shipments::ShipmentsApi>::get_route;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/shipments/{shipment_id}/route",
-        route: "/shipments/:param0/route",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get a shipment's route",
-            "Returns the route, whose stops point at each other.",
-        ),
-        deprecated: false,
-        operation_id: "get_route",
-        describe: |d| {
-            d.tag(&ApiTags::Shipments);
-            d.input::<Path<String>>(&P_SHIPMENT_ID);
-            d.input::<Query<Option<crate::models::Mode>>>(&P_MODE);
-            d.response::<crate::runtime::Answer<crate::shipments::GetRouteResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/shipments/{shipment_id}/route",
+            "/shipments/:param0/route",
+            "get_route",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Get a shipment's route",
+                "Returns the route, whose stops point at each other.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shipments);
+                d.input::<Path<String>>(&P_SHIPMENT_ID);
+                d.input::<Query<Option<models::Mode>>>(&P_MODE);
+                d.response::<runtime::Answer<crate::shipments::GetRouteResponse>>();
+            },
+        )
 }
 /// `GET /shipments/count` (`count_shipments`): its route, description and endpoint.
 fn op_count_shipments<S: Server>() -> Operation<S> {
@@ -127,27 +125,27 @@ fn op_count_shipments<S: Server>() -> Operation<S> {
         let input = crate::shipments::CountShipmentsInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/shipments/count",
-        route: "/shipments/count",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Count shipments",
-            "Answers an inline schema written the same as the one of `count_routes` (they share one type).",
-        ),
-        deprecated: false,
-        operation_id: "count_shipments",
-        describe: |d| {
-            d.tag(&ApiTags::Shipments);
-            d.response::<
-                    crate::runtime::Answer<crate::shipments::CountShipmentsResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/shipments/count",
+            "/shipments/count",
+            "count_shipments",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Count shipments",
+                "Answers an inline schema written the same as the one of `count_routes` (they share one type).",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shipments);
+                d.response::<
+                        runtime::Answer<crate::shipments::CountShipmentsResponse>,
+                    >();
+            },
+        )
 }
 /// `GET /routes/count` (`count_routes`): its route, description and endpoint.
 fn op_count_routes<S: Server>() -> Operation<S> {
@@ -156,27 +154,25 @@ fn op_count_routes<S: Server>() -> Operation<S> {
         let input = crate::shipments::CountRoutesInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_routes;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/routes/count",
-        route: "/routes/count",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Count routes",
-            "Answers an inline schema written the same as the one of `count_shipments`.",
-        ),
-        deprecated: false,
-        operation_id: "count_routes",
-        describe: |d| {
-            d.tag(&ApiTags::Shipments);
-            d.response::<
-                    crate::runtime::Answer<crate::shipments::CountRoutesResponse>,
-                >();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/routes/count",
+            "/routes/count",
+            "count_routes",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Count routes",
+                "Answers an inline schema written the same as the one of `count_shipments`.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shipments);
+                d.response::<runtime::Answer<crate::shipments::CountRoutesResponse>>();
+            },
+        )
 }
 /// `GET /stops/count` (`count_stops`): its route, description and endpoint.
 fn op_count_stops<S: Server>() -> Operation<S> {
@@ -185,25 +181,25 @@ fn op_count_stops<S: Server>() -> Operation<S> {
         let input = crate::shipments::CountStopsInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_stops;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/stops/count",
-        route: "/stops/count",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Count stops",
-            "Answers an inline schema that differs from the other counts in its description only (a type of its own).",
-        ),
-        deprecated: false,
-        operation_id: "count_stops",
-        describe: |d| {
-            d.tag(&ApiTags::Shipments);
-            d.response::<crate::runtime::Answer<crate::shipments::CountStopsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/stops/count",
+            "/stops/count",
+            "count_stops",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Count stops",
+                "Answers an inline schema that differs from the other counts in its description only (a type of its own).",
+            ),
+            |d| {
+                d.tag(&ApiTags::Shipments);
+                d.response::<runtime::Answer<crate::shipments::CountStopsResponse>>();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

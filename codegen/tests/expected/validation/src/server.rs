@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::poem_openapi::param::Query;
-use crate::runtime::glue::{Input, Incoming, Operation, Outcome, Served, Rule};
+use ::poem::http::Method;
+use crate::{Document, models, runtime};
+use crate::runtime::glue::{self, Input, Incoming, Operation, Outcome, Served, Rule};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: crate::runtime::Hooks + crate::widgets::WidgetsApi {}
 impl<T: crate::runtime::Hooks + crate::widgets::WidgetsApi> Server for T {}
@@ -41,29 +43,30 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const P_LIMIT: Input = Input::named("limit")
+    .described("Maximum number of widgets to return (1 to 100, default 10).")
+    .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
+const P_PREFIX: Input = Input::named("prefix")
+    .described("Only widgets whose name starts with this prefix.")
+    .rules(
+        &[
+            Rule::MaxLength(32usize),
+            Rule::MinLength(1usize),
+            Rule::Pattern("^[a-z0-9_]+$"),
+        ],
+    );
+const P_COLOR: Input = Input::named("color")
+    .described("Only widgets of this color (inline enum).");
+const BODY: Input = Input::named("body").described("The widget to create.");
 /// `GET /widgets` (`list_widgets`): its route, description and endpoint.
 fn op_list_widgets<S: Server>() -> Operation<S> {
-    const P_LIMIT: Input = Input::named("limit")
-        .described("Maximum number of widgets to return (1 to 100, default 10).")
-        .rules(&[Rule::Maximum(100f64, false), Rule::Minimum(1f64, false)]);
-    const P_PREFIX: Input = Input::named("prefix")
-        .described("Only widgets whose name starts with this prefix.")
-        .rules(
-            &[
-                Rule::MaxLength(32usize),
-                Rule::MinLength(1usize),
-                Rule::Pattern("^[a-z0-9_]+$"),
-            ],
-        );
-    const P_COLOR: Input = Input::named("color")
-        .described("Only widgets of this color (inline enum).");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let p_limit: Query<i32> = P_LIMIT
             .or(__default_list_widgets_limit)
             .checked(&mut cx)
             .await?;
         let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
-        let p_color: Query<Option<crate::models::ListWidgetsColor>> = P_COLOR
+        let p_color: Query<Option<models::ListWidgetsColor>> = P_COLOR
             .read(&mut cx)
             .await?;
         let server = server?;
@@ -73,67 +76,62 @@ fn op_list_widgets<S: Server>() -> Operation<S> {
             color: p_color.0,
         };
         let call = <S as crate::widgets::WidgetsApi>::list_widgets;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/widgets",
-        route: "/widgets",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "List widgets",
-            "Lists widgets; the query parameters carry validation constraints.",
-        ),
-        deprecated: false,
-        operation_id: "list_widgets",
-        describe: |d| {
-            d.tag(&ApiTags::Widgets);
-            d.defaulted::<Query<i32>, _>(&P_LIMIT, __default_list_widgets_limit);
-            d.input::<Query<Option<String>>>(&P_PREFIX);
-            d.input::<Query<Option<crate::models::ListWidgetsColor>>>(&P_COLOR);
-            d.response::<crate::runtime::Answer<crate::widgets::ListWidgetsResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::GET,
+            "/widgets",
+            "/widgets",
+            "list_widgets",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "List widgets",
+                "Lists widgets; the query parameters carry validation constraints.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Widgets);
+                d.defaulted::<Query<i32>, _>(&P_LIMIT, __default_list_widgets_limit);
+                d.input::<Query<Option<String>>>(&P_PREFIX);
+                d.input::<Query<Option<models::ListWidgetsColor>>>(&P_COLOR);
+                d.response::<runtime::Answer<crate::widgets::ListWidgetsResponse>>();
+            },
+        )
 }
 /// `POST /widgets` (`create_widget`): its route, description and endpoint.
 fn op_create_widget<S: Server>() -> Operation<S> {
-    const BODY: Input = Input::named("body").described("The widget to create.");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: crate::runtime::JsonBody<
-            crate::models::CreateWidgetRequest,
-            crate::Document,
-        > = BODY.read(&mut cx).await?;
+        let body: runtime::JsonBody<models::CreateWidgetRequest, Document> = BODY
+            .read(&mut cx)
+            .await?;
         let server = server?;
         let input = crate::widgets::CreateWidgetInput {
             body: body.0,
         };
         let call = <S as crate::widgets::WidgetsApi>::create_widget;
-        crate::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/widgets",
-        route: "/widgets",
-        method: ::poem::http::Method::POST,
-        hidden: false,
-        doc: (
-            "Create a widget",
-            "Creates a widget; every body field carries validation constraints.",
-        ),
-        deprecated: false,
-        operation_id: "create_widget",
-        describe: |d| {
-            d.tag(&ApiTags::Widgets);
-            d.input::<
-                    crate::runtime::JsonBody<
-                        crate::models::CreateWidgetRequest,
-                        crate::Document,
-                    >,
-                >(&BODY);
-            d.response::<crate::runtime::Answer<crate::widgets::CreateWidgetResponse>>();
-        },
-        endpoint: |server, id| crate::runtime::glue::serve(id, server, serve::<S>),
-    }
+    Operation::new(
+            Method::POST,
+            "/widgets",
+            "/widgets",
+            "create_widget",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Create a widget",
+                "Creates a widget; every body field carries validation constraints.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Widgets);
+                d.input::<
+                        runtime::JsonBody<models::CreateWidgetRequest, Document>,
+                    >(&BODY);
+                d.response::<runtime::Answer<crate::widgets::CreateWidgetResponse>>();
+            },
+        )
 }
 fn __default_list_widgets_limit() -> i32 {
     10i32

@@ -14,7 +14,11 @@
 use std::sync::Arc;
 use poem::{EndpointExt, IntoEndpoint};
 use ::fixture_routes_apart::runtime::Auth;
-use ::fixture_routes_apart::runtime::glue::{Input, Incoming, Operation, Outcome, Served};
+use ::poem::http::Method;
+use ::fixture_routes_apart::{Document, models, runtime};
+use ::fixture_routes_apart::runtime::glue::{
+    self, Input, Incoming, Operation, Outcome, Served,
+};
 /// Everything a server implements: the hooks and one trait per tag.
 pub trait Server: ::fixture_routes_apart::runtime::Hooks + ::fixture_routes_apart::account::AccountApi + ::fixture_routes_apart::health::HealthApi {}
 impl<
@@ -64,47 +68,37 @@ impl<S: Server> ::poem_openapi::OpenApi for Api<S> {
 fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
+const AUTH: Input = Input::named("auth");
 /// `GET /me` (`get_me`): its route, description and endpoint.
 fn op_get_me<S: Server>() -> Operation<S> {
-    const AUTH: Input = Input::named("auth");
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let auth: Auth<S, ::fixture_routes_apart::Document, 0> = AUTH
-            .read(&mut cx)
-            .await?;
+        let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
         let server = server?;
         let input = ::fixture_routes_apart::account::GetMeInput {
         };
         let call = <S as ::fixture_routes_apart::account::AccountApi>::get_me;
-        ::fixture_routes_apart::runtime::glue::respond(
-            call(&server, auth.0, input).await,
+        glue::respond(call(&server, auth.0, input).await)
+    }
+    Operation::new(
+            Method::GET,
+            "/me",
+            "/me",
+            "get_me",
+            |server, id| glue::serve(id, server, serve::<S>),
         )
-    }
-    Operation {
-        path: "/me",
-        route: "/me",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Get the current user",
-            "Returns the authenticated user; inherits the global BasicAuth requirement.",
-        ),
-        deprecated: false,
-        operation_id: "get_me",
-        describe: |d| {
-            d.tag(&ApiTags::Account);
-            d.input::<Auth<S, ::fixture_routes_apart::Document, 0>>(&AUTH);
-            d.response::<
-                    ::fixture_routes_apart::runtime::Answer<
-                        ::fixture_routes_apart::account::GetMeResponse,
-                    >,
-                >();
-        },
-        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::serve(
-            id,
-            server,
-            serve::<S>,
-        ),
-    }
+        .described(
+            (
+                "Get the current user",
+                "Returns the authenticated user; inherits the global BasicAuth requirement.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Account);
+                d.input::<Auth<S, Document, 0>>(&AUTH);
+                d.response::<
+                        runtime::Answer<::fixture_routes_apart::account::GetMeResponse>,
+                    >();
+            },
+        )
 }
 /// `GET /health` (`get_health`): its route, description and endpoint.
 fn op_get_health<S: Server>() -> Operation<S> {
@@ -113,33 +107,29 @@ fn op_get_health<S: Server>() -> Operation<S> {
         let input = ::fixture_routes_apart::health::GetHealthInput {
         };
         let call = <S as ::fixture_routes_apart::health::HealthApi>::get_health;
-        ::fixture_routes_apart::runtime::glue::respond(call(&server, input).await)
+        glue::respond(call(&server, input).await)
     }
-    Operation {
-        path: "/health",
-        route: "/health",
-        method: ::poem::http::Method::GET,
-        hidden: false,
-        doc: (
-            "Health check",
-            "Reports service health; overrides the global requirement with an empty list, so no credentials are needed.",
-        ),
-        deprecated: false,
-        operation_id: "get_health",
-        describe: |d| {
-            d.tag(&ApiTags::Health);
-            d.response::<
-                    ::fixture_routes_apart::runtime::Answer<
-                        ::fixture_routes_apart::health::GetHealthResponse,
-                    >,
-                >();
-        },
-        endpoint: |server, id| ::fixture_routes_apart::runtime::glue::serve(
-            id,
-            server,
-            serve::<S>,
-        ),
-    }
+    Operation::new(
+            Method::GET,
+            "/health",
+            "/health",
+            "get_health",
+            |server, id| glue::serve(id, server, serve::<S>),
+        )
+        .described(
+            (
+                "Health check",
+                "Reports service health; overrides the global requirement with an empty list, so no credentials are needed.",
+            ),
+            |d| {
+                d.tag(&ApiTags::Health);
+                d.response::<
+                        runtime::Answer<
+                            ::fixture_routes_apart::health::GetHealthResponse,
+                        >,
+                    >();
+            },
+        )
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}
