@@ -49,27 +49,21 @@ pub trait AccountNumbersApi: crate::runtime::Hooks {
 /// Input of `list_account_numbers`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListAccountNumbersInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_account_number`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateAccountNumberInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The account number to create.
     pub body: crate::models::CreateAccountNumberRequest,
@@ -77,15 +71,13 @@ pub struct CreateAccountNumberInput {
 /// Input of `get_account_number`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetAccountNumberInput {
-    /// `account_number_id` (path).
-    /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
+    /// `account_number_id` (path): Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
     pub account_number_id: ::std::string::String,
 }
 /// Input of `update_account_number`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateAccountNumberInput {
-    /// `account_number_id` (path).
-    /// Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
+    /// `account_number_id` (path): Id of the account number (prefix `acno_`). A malformed, unknown or foreign id is 404 `account_number_not_found`.
     pub account_number_id: ::std::string::String,
     /// The account number fields to change.
     pub body: crate::models::UpdateAccountNumberRequest,

@@ -55,31 +55,25 @@ pub struct CreateAchPositivePayRuleInput {
 /// Input of `get_ach_positive_pay_rule`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetAchPositivePayRuleInput {
-    /// `ach_positive_pay_rule_id` (path).
-    /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
+    /// `ach_positive_pay_rule_id` (path): Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
     pub ach_positive_pay_rule_id: ::std::string::String,
 }
 /// Input of `delete_ach_positive_pay_rule`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteAchPositivePayRuleInput {
-    /// `ach_positive_pay_rule_id` (path).
-    /// Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
+    /// `ach_positive_pay_rule_id` (path): Id of the ACH positive pay rule (prefix `appr_`). A malformed, unknown or foreign id is 404 `ach_positive_pay_rule_not_found`.
     pub ach_positive_pay_rule_id: ::std::string::String,
 }
 /// Input of `list_ach_positive_pay_rules`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListAchPositivePayRulesInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Every response `create_ach_positive_pay_rule` may give, one variant per declared status.

@@ -79,75 +79,53 @@ pub trait BankAccountsApi: crate::runtime::Hooks {
 /// Input of `list_bank_accounts`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListBankAccountsInput {
-    /// `balance.gt` (query).
-    /// Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).
+    /// `balance.gt` (query): Only accounts whose `available_amount` is greater than this value. In minor units of `currency_code` when given; otherwise an amount with two implied decimals converted to each account's currency (`1234` means 12.34: 1234 USD cents, 12 JPY, 12340 BHD fils).
     pub balance_gt: ::std::option::Option<i64>,
-    /// `balance.gte` (query).
-    /// Only accounts whose `available_amount` is greater than or equal to this value. Units as for `balance.gt`.
+    /// `balance.gte` (query): Only accounts whose `available_amount` is greater than or equal to this value. Units as for `balance.gt`.
     pub balance_gte: ::std::option::Option<i64>,
-    /// `balance.lt` (query).
-    /// Only accounts whose `available_amount` is less than this value. Units as for `balance.gt`.
+    /// `balance.lt` (query): Only accounts whose `available_amount` is less than this value. Units as for `balance.gt`.
     pub balance_lt: ::std::option::Option<i64>,
-    /// `balance.lte` (query).
-    /// Only accounts whose `available_amount` is less than or equal to this value. Units as for `balance.gt`.
+    /// `balance.lte` (query): Only accounts whose `available_amount` is less than or equal to this value. Units as for `balance.gt`.
     pub balance_lte: ::std::option::Option<i64>,
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `currency_code` (query).
-    /// Only accounts in this ISO 4217 currency; omitted means all currencies.
+    /// `currency_code` (query): Only accounts in this ISO 4217 currency; omitted means all currencies.
     pub currency_code: ::std::option::Option<::std::string::String>,
-    /// `description` (query).
-    /// Case-insensitive substring of the account `description`.
+    /// `description` (query): Case-insensitive substring of the account `description`.
     pub description: ::std::option::Option<::std::string::String>,
-    /// `entity_id` (query).
-    /// Only accounts owned (alone or jointly) by this entity (exact id, prefix `enti_`).
+    /// `entity_id` (query): Only accounts owned (alone or jointly) by this entity (exact id, prefix `enti_`).
     pub entity_id: ::std::option::Option<::std::string::String>,
-    /// `is_overdraftable` (query).
-    /// Only overdraftable accounts (`true`) or only accounts that are not (`false`).
+    /// `is_overdraftable` (query): Only overdraftable accounts (`true`) or only accounts that are not (`false`).
     pub is_overdraftable: ::std::option::Option<bool>,
-    /// `overdraft_reserve_account_id` (query).
-    /// Only accounts whose overdraft reserve account is this bank account (exact id, prefix `bacc_`).
+    /// `overdraft_reserve_account_id` (query): Only accounts whose overdraft reserve account is this bank account (exact id, prefix `bacc_`).
     pub overdraft_reserve_account_id: ::std::option::Option<::std::string::String>,
-    /// `query` (query).
-    /// Search: case-insensitive substring of the description, the display name or an owner's name, or an exact bank account id.
+    /// `query` (query): Search: case-insensitive substring of the description, the display name or an owner's name, or an exact bank account id.
     pub query: ::std::option::Option<::std::string::String>,
-    /// `sort` (query).
-    /// Field to sort by; `balance` sorts by `available_amount`.
+    /// `sort` (query): Field to sort by; `balance` sorts by `available_amount`.
     pub sort: ::std::option::Option<crate::models::BankAccountSort>,
-    /// `sort_order` (query).
-    /// Direction of the sort, `desc` (default) or `asc`.
+    /// `sort_order` (query): Direction of the sort, `desc` (default) or `asc`.
     pub sort_order: ::std::option::Option<crate::models::SortOrder>,
-    /// `status` (query).
-    /// Only accounts with this status.
+    /// `status` (query): Only accounts with this status.
     pub status: ::std::option::Option<crate::models::BankAccountStatus>,
-    /// `type` (query).
-    /// Only accounts of this type.
+    /// `type` (query): Only accounts of this type.
     pub r#type: ::std::option::Option<crate::models::BankAccountType>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_bank_account`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateBankAccountInput {
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The bank account to create.
     pub body: crate::models::CreateBankAccountRequest,
@@ -155,22 +133,19 @@ pub struct CreateBankAccountInput {
 /// Input of `get_bank_account`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetBankAccountInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
 }
 /// Input of `delete_bank_account`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteBankAccountInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
 }
 /// Input of `update_bank_account`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateBankAccountInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
     /// The bank account fields to change.
     pub body: crate::models::UpdateBankAccountRequest,
@@ -178,21 +153,17 @@ pub struct UpdateBankAccountInput {
 /// Input of `get_bank_account_history`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetBankAccountHistoryInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
-    /// `from_date` (query).
-    /// First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.
+    /// `from_date` (query): First day (inclusive) in the platform's reporting time zone; default 29 days before `to_date`.
     pub from_date: ::std::option::Option<::chrono::NaiveDate>,
-    /// `to_date` (query).
-    /// Last day (inclusive) in the platform's reporting time zone; default today.
+    /// `to_date` (query): Last day (inclusive) in the platform's reporting time zone; default today.
     pub to_date: ::std::option::Option<::chrono::NaiveDate>,
 }
 /// Input of `add_bank_account_owner`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddBankAccountOwnerInput {
-    /// `bank_account_id` (path).
-    /// Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
+    /// `bank_account_id` (path): Id of the bank account (prefix `bacc_`). A malformed, unknown or foreign id is 404 `bank_account_not_found`.
     pub bank_account_id: ::std::string::String,
     /// The entity to add as owner.
     pub body: crate::models::AddOwnerRequest,

@@ -59,39 +59,29 @@ pub trait BookTransfersApi: crate::runtime::Hooks {
 /// Input of `list_book_transfers`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListBookTransfersInput {
-    /// `bank_account_id` (query).
-    /// Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).
+    /// `bank_account_id` (query): Only transfers whose sender or receiver is this bank account (exact id, prefix `bacc_`).
     pub bank_account_id: ::std::option::Option<::std::string::String>,
-    /// `status` (query).
-    /// Only transfers with this status.
+    /// `status` (query): Only transfers with this status.
     pub status: ::std::option::Option<crate::models::BookTransferStatus>,
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_book_transfer`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateBookTransferInput {
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The transfer to make.
     pub body: crate::models::CreateBookTransferRequest,
@@ -99,15 +89,13 @@ pub struct CreateBookTransferInput {
 /// Input of `get_book_transfer`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetBookTransferInput {
-    /// `book_transfer_id` (path).
-    /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
+    /// `book_transfer_id` (path): Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
     pub book_transfer_id: ::std::string::String,
 }
 /// Input of `clear_book_transfer`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClearBookTransferInput {
-    /// `book_transfer_id` (path).
-    /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
+    /// `book_transfer_id` (path): Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
     pub book_transfer_id: ::std::string::String,
     /// Optionally, a smaller amount to clear.
     pub body: ::std::option::Option<crate::models::ClearBookTransferRequest>,
@@ -115,8 +103,7 @@ pub struct ClearBookTransferInput {
 /// Input of `cancel_book_transfer`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CancelBookTransferInput {
-    /// `book_transfer_id` (path).
-    /// Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
+    /// `book_transfer_id` (path): Id of the book transfer (prefix `book_`). A malformed, unknown or foreign id is 404 `book_transfer_not_found`.
     pub book_transfer_id: ::std::string::String,
 }
 /// Every response `list_book_transfers` may give, one variant per declared status.

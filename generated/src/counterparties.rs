@@ -49,47 +49,33 @@ pub trait CounterpartiesApi: crate::runtime::Hooks {
 /// Input of `list_counterparties`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListCounterpartiesInput {
-    /// `account_number` (query).
-    /// Only counterparties with exactly this account number.
+    /// `account_number` (query): Only counterparties with exactly this account number.
     pub account_number: ::std::option::Option<::std::string::String>,
-    /// `routing_number` (query).
-    /// Only counterparties with exactly this routing number (ABA or BIC).
+    /// `routing_number` (query): Only counterparties with exactly this routing number (ABA or BIC).
     pub routing_number: ::std::option::Option<::std::string::String>,
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `deduplicate` (query).
-    /// When `true`, counterparties with the same routing number and account number collapse into one result, the newest.
+    /// `deduplicate` (query): When `true`, counterparties with the same routing number and account number collapse into one result, the newest.
     pub deduplicate: bool,
-    /// `description` (query).
-    /// Case-insensitive substring of the counterparty `description`.
+    /// `description` (query): Case-insensitive substring of the counterparty `description`.
     pub description: ::std::option::Option<::std::string::String>,
-    /// `query` (query).
-    /// Free-form search: case-insensitive substring of the name or description, or an exact counterparty id, account number or routing number.
+    /// `query` (query): Free-form search: case-insensitive substring of the name or description, or an exact counterparty id, account number or routing number.
     pub query: ::std::option::Option<::std::string::String>,
-    /// `sort` (query).
-    /// Field to sort by.
+    /// `sort` (query): Field to sort by.
     pub sort: ::std::option::Option<crate::models::CounterpartySort>,
-    /// `sort_order` (query).
-    /// Direction of the sort, `desc` (default) or `asc`.
+    /// `sort_order` (query): Direction of the sort, `desc` (default) or `asc`.
     pub sort_order: ::std::option::Option<crate::models::SortOrder>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_counterparty`: its parameters and body, parsed and validated.
@@ -101,15 +87,13 @@ pub struct CreateCounterpartyInput {
 /// Input of `get_counterparty`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetCounterpartyInput {
-    /// `counterparty_id` (path).
-    /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
+    /// `counterparty_id` (path): Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
     pub counterparty_id: ::std::string::String,
 }
 /// Input of `delete_counterparty`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteCounterpartyInput {
-    /// `counterparty_id` (path).
-    /// Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
+    /// `counterparty_id` (path): Id of the counterparty (prefix `cpty_`). A malformed, unknown or foreign id is 404 `counterparty_not_found`.
     pub counterparty_id: ::std::string::String,
 }
 /// Every response `list_counterparties` may give, one variant per declared status.

@@ -48,45 +48,33 @@ pub trait DocumentsApi: crate::runtime::Hooks {
 /// Input of `list_documents`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListDocumentsInput {
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `description` (query).
-    /// Case-insensitive substring of the document `description`.
+    /// `description` (query): Case-insensitive substring of the document `description`.
     pub description: ::std::option::Option<::std::string::String>,
-    /// `file_name` (query).
-    /// Only documents with exactly this file name.
+    /// `file_name` (query): Only documents with exactly this file name.
     pub file_name: ::std::option::Option<::std::string::String>,
-    /// `tag` (query).
-    /// Only documents with exactly this tag.
+    /// `tag` (query): Only documents with exactly this tag.
     pub tag: ::std::option::Option<::std::string::String>,
-    /// `type` (query).
-    /// Only documents of this type.
+    /// `type` (query): Only documents of this type.
     pub r#type: ::std::option::Option<crate::models::DocumentType>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `upload_document`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UploadDocumentInput {
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The file and its metadata.
     pub body: crate::models::UploadDocumentRequest,
@@ -94,21 +82,17 @@ pub struct UploadDocumentInput {
 /// Input of `get_document`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetDocumentInput {
-    /// `document_id` (path).
-    /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
+    /// `document_id` (path): Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
     pub document_id: ::std::string::String,
 }
 /// Input of `get_document_content`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetDocumentContentInput {
-    /// `document_id` (path).
-    /// Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
+    /// `document_id` (path): Id of the document (prefix `docu_`). A malformed, unknown or foreign id is 404 `document_not_found`.
     pub document_id: ::std::string::String,
-    /// `expires` (query).
-    /// Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.
+    /// `expires` (query): Expiry of the signed link, in Unix seconds (UTC), as found in the document's `url`.
     pub expires: i64,
-    /// `signature` (query).
-    /// Signature of the link (64 lowercase hex characters), as found in the document's `url`.
+    /// `signature` (query): Signature of the link (64 lowercase hex characters), as found in the document's `url`.
     pub signature: ::std::string::String,
 }
 /// Every response `list_documents` may give, one variant per declared status.

@@ -121,8 +121,7 @@ pub trait EntitiesApi: crate::runtime::Hooks {
 /// Input of `create_person_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreatePersonEntityInput {
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The person to create.
     pub body: crate::models::CreatePersonEntityRequest,
@@ -130,8 +129,7 @@ pub struct CreatePersonEntityInput {
 /// Input of `create_business_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateBusinessEntityInput {
-    /// `Idempotency-Key` (header).
-    /// Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
+    /// `Idempotency-Key` (header): Makes the request safe to retry. 1 to 255 printable ASCII characters (codes 32 to 126), case sensitive, scoped to the platform; anything else, including an empty value, is 400. The first successful response is stored and replayed with `Idempotent-Replayed: true`; reuse with a different method, path or body is 422 `idempotency_key_reused`, reuse while the first request is still running is 409 `idempotency_key_in_use`. Keys may expire after 30 days.
     pub idempotency_key: ::std::option::Option<::std::string::String>,
     /// The business to create.
     pub body: crate::models::CreateBusinessEntityRequest,
@@ -139,8 +137,7 @@ pub struct CreateBusinessEntityInput {
 /// Input of `update_person_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdatePersonEntityInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
     /// The person fields to change.
     pub body: crate::models::UpdatePersonEntityRequest,
@@ -148,8 +145,7 @@ pub struct UpdatePersonEntityInput {
 /// Input of `update_business_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateBusinessEntityInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
     /// The business fields to change.
     pub body: crate::models::UpdateBusinessEntityRequest,
@@ -157,78 +153,59 @@ pub struct UpdateBusinessEntityInput {
 /// Input of `list_entities`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListEntitiesInput {
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `is_root` (query).
-    /// When set, only the platform's root entity (`true`) or only the other entities (`false`).
+    /// `is_root` (query): When set, only the platform's root entity (`true`) or only the other entities (`false`).
     pub is_root: ::std::option::Option<bool>,
-    /// `name` (query).
-    /// Case-insensitive substring of the entity `name`.
+    /// `name` (query): Case-insensitive substring of the entity `name`.
     pub name: ::std::option::Option<::std::string::String>,
-    /// `query` (query).
-    /// Free-text search; case-insensitive substring of the entity name, or an exact entity id.
+    /// `query` (query): Free-text search; case-insensitive substring of the entity name, or an exact entity id.
     pub query: ::std::option::Option<::std::string::String>,
-    /// `type` (query).
-    /// Only entities of this type.
+    /// `type` (query): Only entities of this type.
     pub r#type: ::std::option::Option<crate::models::EntityType>,
-    /// `verification_status` (query).
-    /// Only entities with this verification status.
+    /// `verification_status` (query): Only entities with this verification status.
     pub verification_status: ::std::option::Option<crate::models::VerificationStatus>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `get_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetEntityInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
 }
 /// Input of `delete_entity`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteEntityInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
 }
 /// Input of `list_associated_persons`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListAssociatedPersonsInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_associated_person`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateAssociatedPersonInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
     /// The person to link and their roles.
     pub body: crate::models::CreateAssociatedPersonRequest,
@@ -236,15 +213,13 @@ pub struct CreateAssociatedPersonInput {
 /// Input of `get_additional_requirements`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetAdditionalRequirementsInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
 }
 /// Input of `submit_additional_requirements`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubmitAdditionalRequirementsInput {
-    /// `entity_id` (path).
-    /// Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
+    /// `entity_id` (path): Id of the entity (prefix `enti_`). A malformed, unknown or foreign id is 404 `entity_not_found`.
     pub entity_id: ::std::string::String,
     /// The additional fields to merge, by field name.
     pub body: crate::models::SubmitAdditionalRequirementsRequest,

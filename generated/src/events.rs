@@ -29,36 +29,27 @@ pub trait EventsApi: crate::runtime::Hooks {
 /// Input of `list_events`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListEventsInput {
-    /// `type` (query).
-    /// Only events of this type (exact).
+    /// `type` (query): Only events of this type (exact).
     pub r#type: ::std::option::Option<crate::models::EventType>,
-    /// `created.gt` (query).
-    /// Only objects created strictly after this time.
+    /// `created.gt` (query): Only objects created strictly after this time.
     pub created_gt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.gte` (query).
-    /// Only objects created at or after this time.
+    /// `created.gte` (query): Only objects created at or after this time.
     pub created_gte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lt` (query).
-    /// Only objects created strictly before this time.
+    /// `created.lt` (query): Only objects created strictly before this time.
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `created.lte` (query).
-    /// Only objects created at or before this time.
+    /// `created.lte` (query): Only objects created at or before this time.
     pub created_lte: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `get_event`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetEventInput {
-    /// `event_id` (path).
-    /// Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.
+    /// `event_id` (path): Id of the event (prefix `evnt_`). A malformed, unknown or foreign id is 404 `event_not_found`.
     pub event_id: ::std::string::String,
 }
 /// Every response `list_events` may give, one variant per declared status.

@@ -89,14 +89,11 @@ pub trait WebhooksApi: crate::runtime::Hooks {
 /// Input of `list_webhook_endpoints`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListWebhookEndpointsInput {
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `create_webhook_endpoint`: its parameters and body, parsed and validated.
@@ -108,22 +105,19 @@ pub struct CreateWebhookEndpointInput {
 /// Input of `get_webhook_endpoint`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetWebhookEndpointInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
 }
 /// Input of `delete_webhook_endpoint`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteWebhookEndpointInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
 }
 /// Input of `update_webhook_endpoint`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateWebhookEndpointInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
     /// The fields to change.
     pub body: crate::models::UpdateWebhookEndpointRequest,
@@ -131,34 +125,27 @@ pub struct UpdateWebhookEndpointInput {
 /// Input of `rotate_webhook_endpoint_secret`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RotateWebhookEndpointSecretInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
 }
 /// Input of `list_webhook_deliveries`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListWebhookDeliveriesInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
-    /// `starting_after` (query).
-    /// Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `starting_after` (query): Cursor for the next page: the id of an object of this list; the page holds the objects listed after it. Mutually exclusive with `ending_before` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub starting_after: ::std::option::Option<::std::string::String>,
-    /// `ending_before` (query).
-    /// Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
+    /// `ending_before` (query): Cursor for the previous page: the id of an object of this list; the page holds the objects listed just before it, still in list order. Mutually exclusive with `starting_after` (400 `conflicting_pagination_cursors`); an id not in this list is 400 `invalid_pagination_cursor`.
     pub ending_before: ::std::option::Option<::std::string::String>,
-    /// `limit` (query).
-    /// Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
+    /// `limit` (query): Maximum number of objects in the page, 1 to 100 (default 10); outside that range 400 `invalid_limit`.
     pub limit: i64,
 }
 /// Input of `retry_webhook_delivery`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryWebhookDeliveryInput {
-    /// `webhook_endpoint_id` (path).
-    /// Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
+    /// `webhook_endpoint_id` (path): Id of the webhook endpoint (prefix `wend_`). A malformed, unknown or foreign id is 404 `webhook_endpoint_not_found`.
     pub webhook_endpoint_id: ::std::string::String,
-    /// `webhook_delivery_id` (path).
-    /// Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.
+    /// `webhook_delivery_id` (path): Id of a delivery attempt of this endpoint (prefix `wdlv_`). A malformed, unknown or foreign id is 404 `webhook_delivery_not_found`.
     pub webhook_delivery_id: ::std::string::String,
 }
 /// Every response `list_webhook_endpoints` may give, one variant per declared status.

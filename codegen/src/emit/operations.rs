@@ -81,9 +81,18 @@ impl Emitter<'_> {
                 let id = ident(&p.rust);
                 let ty = self.param_type(p, false);
                 let loc = p.location.wire();
-                let d = format!(" `{}` ({loc}).", p.name);
-                let docs = doc(&p.description);
-                quote!(#[doc = #d] #docs pub #id: #ty)
+                // The wire name and place, then the description: on the same line where it
+                // starts as a paragraph, below where it starts as a block (a list, a heading,
+                // a quote, a table, code).
+                let head = format!("`{}` ({loc})", p.name);
+                let docs = match p.description.as_deref().map(str::trim_start) {
+                    Some(text) if !text.is_empty() && !starts_block(text) => {
+                        doc_str(&format!("{head}: {text}"))
+                    }
+                    Some(text) if !text.is_empty() => doc_str(&format!("{head}.\n\n{text}")),
+                    _ => doc_str(&format!("{head}.")),
+                };
+                quote!(#docs pub #id: #ty)
             })
             .collect();
         if let Some(b) = &o.body {
@@ -531,6 +540,18 @@ impl Emitter<'_> {
     }
 }
 
+/// Whether Markdown text starts with a block other than a paragraph.
+fn starts_block(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or_default();
+    let numbered = first
+        .split_once(['.', ')'])
+        .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    numbered
+        || ["- ", "* ", "+ ", "#", ">", "|", "```", "~~~"]
+            .iter()
+            .any(|marker| first.starts_with(marker))
+}
+
 /// The Rust type of a response header's value.
 pub(super) fn header_type(ty: HeaderType) -> TokenStream {
     match ty {
@@ -644,6 +665,36 @@ fn media_type_consts(o: &Operation, name: &syn::Ident) -> TokenStream {
     quote! {
         impl #name {
             #(#consts)*
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::starts_block;
+
+    #[test]
+    fn a_list_heading_quote_table_or_fence_starts_a_block_and_prose_does_not() {
+        for block in [
+            "- a\n- b",
+            "* a",
+            "1. first",
+            "2) second",
+            "# Title",
+            "> quoted",
+            "| a |",
+            "```\nx\n```",
+        ] {
+            assert!(starts_block(block), "{block}");
+        }
+        for prose in [
+            "Id of the bank account.",
+            "10 items at most.",
+            "-1 means none",
+            "*emphasis* first",
+            "",
+        ] {
+            assert!(!starts_block(prose), "{prose}");
         }
     }
 }

@@ -27,8 +27,7 @@ pub trait DogsApi: crate::runtime::Hooks {
 /// Input of `get_dog`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetDogInput {
-    /// `dog_id` (path).
-    /// Identifier of the dog.
+    /// `dog_id` (path): Identifier of the dog.
     pub dog_id: i64,
 }
 /// Input of `create_dog`: its parameters and body, parsed and validated.

@@ -60,8 +60,7 @@ pub struct ReplaceTagsInput {
 /// Input of `page_collections`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageCollectionsInput {
-    /// `starting_after` (query).
-    /// The id of the last collection of the previous page.
+    /// `starting_after` (query): The id of the last collection of the previous page.
     pub starting_after: ::std::option::Option<::std::string::String>,
 }
 /// Every response `list_collections` may give, one variant per declared status.

@@ -27,11 +27,9 @@ pub trait TasksApi: crate::runtime::Hooks {
 /// Input of `list_tasks`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListTasksInput {
-    /// `status` (query).
-    /// Only return tasks with this status.
+    /// `status` (query): Only return tasks with this status.
     pub status: ::std::option::Option<crate::models::TaskStatus>,
-    /// `kind` (query).
-    /// Only return tasks of this kind (required enum query parameter).
+    /// `kind` (query): Only return tasks of this kind (required enum query parameter).
     pub kind: crate::models::TaskKind,
 }
 /// Input of `create_task`: its parameters and body, parsed and validated.

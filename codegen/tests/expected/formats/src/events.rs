@@ -27,21 +27,17 @@ pub trait EventsApi: crate::runtime::Hooks {
 /// Input of `get_event`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetEventInput {
-    /// `event_id` (path).
-    /// Identifier of the event (int64 path parameter).
+    /// `event_id` (path): Identifier of the event (int64 path parameter).
     pub event_id: i64,
-    /// `as_of` (query).
-    /// Return the event as it was at this instant (date-time query parameter).
+    /// `as_of` (query): Return the event as it was at this instant (date-time query parameter).
     pub as_of: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `day` (query).
-    /// Only return the event if it occurs on this day (date query parameter).
+    /// `day` (query): Only return the event if it occurs on this day (date query parameter).
     pub day: ::std::option::Option<::chrono::NaiveDate>,
 }
 /// Input of `download_attachment`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DownloadAttachmentInput {
-    /// `event_id` (path).
-    /// Identifier of the event.
+    /// `event_id` (path): Identifier of the event.
     pub event_id: i64,
 }
 /// Every response `get_event` may give, one variant per declared status.

@@ -27,8 +27,7 @@ pub trait RecordsApi: crate::runtime::Hooks {
 /// Input of `get_record`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetRecordInput {
-    /// `record_id` (path).
-    /// Identifier of the record.
+    /// `record_id` (path): Identifier of the record.
     pub record_id: ::std::string::String,
 }
 /// Input of `create_type`: its parameters and body, parsed and validated.

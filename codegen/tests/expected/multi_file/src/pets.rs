@@ -37,8 +37,7 @@ pub trait PetsApi: crate::runtime::Hooks {
 /// Input of `listPets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPetsInput {
-    /// `limit` (query).
-    /// At most this many.
+    /// `limit` (query): At most this many.
     pub limit: ::std::option::Option<i32>,
 }
 /// Input of `addPet`: its parameters and body, parsed and validated.
@@ -52,11 +51,9 @@ pub struct GetAnimalsInput {}
 /// Input of `getOwner`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetOwnerInput {
-    /// `owner_id` (path).
-    /// The owner's id.
+    /// `owner_id` (path): The owner's id.
     pub owner_id: ::std::string::String,
-    /// `limit` (query).
-    /// At most this many.
+    /// `limit` (query): At most this many.
     pub limit: ::std::option::Option<i32>,
 }
 /// Every response `listPets` may give, one variant per declared status.

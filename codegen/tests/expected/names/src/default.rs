@@ -17,17 +17,13 @@ pub trait DefaultApi: crate::runtime::Hooks {
 /// Input of `get_pets_pet_id`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetPetsPetIdInput {
-    /// `petId` (path).
-    /// The pet.
+    /// `petId` (path): The pet.
     pub pet_id: ::std::string::String,
-    /// `type` (query).
-    /// A keyword.
+    /// `type` (query): A keyword.
     pub r#type: ::std::option::Option<::std::string::String>,
-    /// `Type` (query).
-    /// Collides with `type` once converted.
+    /// `Type` (query): Collides with `type` once converted.
     pub type2: ::std::option::Option<::std::string::String>,
-    /// `größe` (query).
-    /// Not ASCII.
+    /// `größe` (query): Not ASCII.
     pub gr_u00f6_u00df_e: ::std::option::Option<i32>,
 }
 /// Every response `get_pets_pet_id` may give, one variant per declared status.

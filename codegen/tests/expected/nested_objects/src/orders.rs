@@ -27,8 +27,7 @@ pub trait OrdersApi: crate::runtime::Hooks {
 /// Input of `get_order`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetOrderInput {
-    /// `order_id` (path).
-    /// Identifier of the order.
+    /// `order_id` (path): Identifier of the order.
     pub order_id: ::std::string::String,
 }
 /// Input of `create_order`: its parameters and body, parsed and validated.

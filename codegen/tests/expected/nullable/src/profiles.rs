@@ -27,15 +27,13 @@ pub trait ProfilesApi: crate::runtime::Hooks {
 /// Input of `get_profile`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetProfileInput {
-    /// `profile_id` (path).
-    /// Identifier of the profile.
+    /// `profile_id` (path): Identifier of the profile.
     pub profile_id: ::std::string::String,
 }
 /// Input of `update_profile`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpdateProfileInput {
-    /// `profile_id` (path).
-    /// Identifier of the profile.
+    /// `profile_id` (path): Identifier of the profile.
     pub profile_id: ::std::string::String,
     /// The new profile.
     pub body: crate::models::Profile,

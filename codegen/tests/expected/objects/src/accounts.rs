@@ -27,8 +27,7 @@ pub trait AccountsApi: crate::runtime::Hooks {
 /// Input of `get_account`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetAccountInput {
-    /// `account_id` (path).
-    /// Identifier of the account.
+    /// `account_id` (path): Identifier of the account.
     pub account_id: ::std::string::String,
 }
 /// Input of `create_account`: its parameters and body, parsed and validated.

@@ -33,11 +33,9 @@ pub struct CreatePaymentInput {
 /// Input of `getPayment`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetPaymentInput {
-    /// `payment_id` (path).
-    /// The payment's id.
+    /// `payment_id` (path): The payment's id.
     pub payment_id: ::std::string::String,
-    /// `min_amount` (query).
-    /// An exclusive lower bound (a 2020-12 number).
+    /// `min_amount` (query): An exclusive lower bound (a 2020-12 number).
     pub min_amount: ::std::option::Option<i64>,
 }
 /// Every response `createPayment` may give, one variant per declared status.

@@ -61,87 +61,62 @@ pub trait PetsApi: crate::runtime::Hooks {
 /// Input of `list_owner_pets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListOwnerPetsInput {
-    /// `owner_id` (path).
-    /// Identifier of the owner.
+    /// `owner_id` (path): Identifier of the owner.
     pub owner_id: ::std::string::String,
-    /// `region` (query).
-    /// Region to search in (required query parameter).
+    /// `region` (query): Region to search in (required query parameter).
     pub region: ::std::string::String,
-    /// `balance.gte` (query).
-    /// Only pets whose balance is greater than or equal to this value (dotted name).
+    /// `balance.gte` (query): Only pets whose balance is greater than or equal to this value (dotted name).
     pub balance_gte: ::std::option::Option<i64>,
-    /// `page` (query).
-    /// Page number (an integer without a format, served without one).
+    /// `page` (query): Page number (an integer without a format, served without one).
     pub page: ::std::option::Option<i64>,
-    /// `weight.gte` (query).
-    /// Minimum weight (a number in an unknown format, served with it).
+    /// `weight.gte` (query): Minimum weight (a number in an unknown format, served with it).
     pub weight_gte: ::std::option::Option<f64>,
-    /// `created.lt` (query).
-    /// Only pets created strictly before this instant (dotted name, date-time).
+    /// `created.lt` (query): Only pets created strictly before this instant (dotted name, date-time).
     pub created_lt: ::std::option::Option<::chrono::DateTime<::chrono::Utc>>,
-    /// `type` (query).
-    /// Only pets of this type (name is a Rust keyword).
+    /// `type` (query): Only pets of this type (name is a Rust keyword).
     pub r#type: ::std::option::Option<::std::string::String>,
-    /// `match` (query).
-    /// Free-text match on the pet name (name is a Rust keyword).
+    /// `match` (query): Free-text match on the pet name (name is a Rust keyword).
     pub r#match: ::std::option::Option<::std::string::String>,
-    /// `X-Trace` (header).
-    /// Trace identifier that must accompany every request (required header).
+    /// `X-Trace` (header): Trace identifier that must accompany every request (required header).
     pub x_trace: ::std::string::String,
-    /// `ids` (query).
-    /// Repeated keys (`ids=a&ids=b`, form style exploded by default).
+    /// `ids` (query): Repeated keys (`ids=a&ids=b`, form style exploded by default).
     pub ids: ::std::option::Option<::std::vec::Vec<i64>>,
-    /// `colors` (query).
-    /// One comma-separated value (`colors=red,blue`).
+    /// `colors` (query): One comma-separated value (`colors=red,blue`).
     pub colors: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    /// `sizes` (query).
-    /// One space-separated value (`sizes=1%202`; not exploded by default).
+    /// `sizes` (query): One space-separated value (`sizes=1%202`; not exploded by default).
     pub sizes: ::std::option::Option<::std::vec::Vec<i32>>,
-    /// `tags` (query).
-    /// One pipe-separated value (`tags=a|b`).
+    /// `tags` (query): One pipe-separated value (`tags=a|b`).
     pub tags: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    /// `shapes` (query).
-    /// A delimited array with a default: optional, the default documented only.
+    /// `shapes` (query): A delimited array with a default: optional, the default documented only.
     /// A lone carriage return in a description is a line break.
     pub shapes: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
-    /// `since` (query).
-    /// A date whose default is no date (as sendgrid.com writes it).
+    /// `since` (query): A date whose default is no date (as sendgrid.com writes it).
     pub since: ::std::option::Option<::chrono::NaiveDate>,
-    /// `filter` (query).
-    /// Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
+    /// `filter` (query): Bracketed keys (`filter[name]=Rex&filter[min_age]=2`).
     pub filter: ::std::option::Option<crate::models::PetFilter>,
-    /// `counts` (query).
-    /// A map of integers (`counts[dog]=2&counts[cat]=1`).
+    /// `counts` (query): A map of integers (`counts[dog]=2&counts[cat]=1`).
     pub counts: ::std::option::Option<
         ::std::collections::BTreeMap<::std::string::String, i64>,
     >,
-    /// `labels` (query).
-    /// A free-form object (`labels[any]=text`).
+    /// `labels` (query): A free-form object (`labels[any]=text`).
     pub labels: ::std::option::Option<::serde_json::Value>,
-    /// `prefix` (query).
-    /// A string with number bounds, which do not apply to it (as id4i.de writes it).
+    /// `prefix` (query): A string with number bounds, which do not apply to it (as id4i.de writes it).
     pub prefix: ::std::option::Option<::std::string::String>,
-    /// `note` (query).
-    /// Text content (read as its raw text, with a warning).
+    /// `note` (query): Text content (read as its raw text, with a warning).
     pub note: ::std::option::Option<::std::string::String>,
-    /// `order` (query).
-    /// deepObject on a string (undefined; read as `order=name`, with a warning).
+    /// `order` (query): deepObject on a string (undefined; read as `order=name`, with a warning).
     pub order: ::std::option::Option<::std::string::String>,
-    /// `where` (query).
-    /// A JSON document (`where={"color":"red","max":3}`, percent-encoded).
+    /// `where` (query): A JSON document (`where={"color":"red","max":3}`, percent-encoded).
     pub r#where: ::std::option::Option<crate::models::ListOwnerPetsWhere>,
 }
 /// Input of `create_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateOwnerPetInput {
-    /// `owner_id` (path).
-    /// Identifier of the owner.
+    /// `owner_id` (path): Identifier of the owner.
     pub owner_id: ::std::string::String,
-    /// `Idempotency-Key` (header).
-    /// Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).
+    /// `Idempotency-Key` (header): Optional key that makes retries of this request safe (printable ASCII, 1 to 255 characters).
     pub idempotency_key: ::std::option::Option<::std::string::String>,
-    /// `X-Trace` (header).
-    /// Trace identifier that must accompany every request (required header).
+    /// `X-Trace` (header): Trace identifier that must accompany every request (required header).
     pub x_trace: ::std::string::String,
     /// The pet to create.
     pub body: crate::models::CreatePetRequest,
@@ -149,53 +124,41 @@ pub struct CreateOwnerPetInput {
 /// Input of `get_owner_pet`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetOwnerPetInput {
-    /// `owner_id` (path).
-    /// Identifier of the owner (first path parameter).
+    /// `owner_id` (path): Identifier of the owner (first path parameter).
     pub owner_id: ::std::string::String,
-    /// `pet_id` (path).
-    /// Identifier of the pet (second path parameter).
+    /// `pet_id` (path): Identifier of the pet (second path parameter).
     pub pet_id: i64,
-    /// `X-Trace` (header).
-    /// Trace identifier that must accompany every request (required header).
+    /// `X-Trace` (header): Trace identifier that must accompany every request (required header).
     pub x_trace: ::std::string::String,
-    /// `session_hint` (cookie).
-    /// An optional cookie (at most 8 characters).
+    /// `session_hint` (cookie): An optional cookie (at most 8 characters).
     pub session_hint: ::std::option::Option<::std::string::String>,
-    /// `flavours` (cookie).
-    /// An array in a cookie, one comma-separated value (`flavours=a,b`).
+    /// `flavours` (cookie): An array in a cookie, one comma-separated value (`flavours=a,b`).
     pub flavours: ::std::option::Option<::std::vec::Vec<::std::string::String>>,
 }
 /// Input of `path_styles`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathStylesInput {
-    /// `label` (path).
-    /// A label value (`.7`).
+    /// `label` (path): A label value (`.7`).
     pub label: i64,
-    /// `labels` (path).
-    /// An exploded label array (`.a.b`).
+    /// `labels` (path): An exploded label array (`.a.b`).
     pub labels: ::std::vec::Vec<::std::string::String>,
-    /// `matrix` (path).
-    /// A matrix value (`;matrix=x`).
+    /// `matrix` (path): A matrix value (`;matrix=x`).
     pub matrix: ::std::string::String,
-    /// `matrices` (path).
-    /// An exploded matrix array (`;matrices=1;matrices=2`).
+    /// `matrices` (path): An exploded matrix array (`;matrices=1;matrices=2`).
     pub matrices: ::std::vec::Vec<i64>,
-    /// `ids` (path).
-    /// A simple array (`1,2,3`).
+    /// `ids` (path): A simple array (`1,2,3`).
     pub ids: ::std::vec::Vec<i64>,
 }
 /// Input of `grid`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GridInput {
-    /// `cells` (path).
-    /// Rows of cells (gambitcomm.local writes such a parameter).
+    /// `cells` (path): Rows of cells (gambitcomm.local writes such a parameter).
     pub cells: ::std::string::String,
 }
 /// Input of `named_twice`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamedTwiceInput {
-    /// `name` (path).
-    /// The name.
+    /// `name` (path): The name.
     pub name: ::std::string::String,
 }
 /// Every response `list_owner_pets` may give, one variant per declared status.

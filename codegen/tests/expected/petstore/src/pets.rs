@@ -36,8 +36,7 @@ pub trait PetsApi: crate::runtime::Hooks {
 /// Input of `listPets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListPetsInput {
-    /// `limit` (query).
-    /// How many items to return at one time (max 100)
+    /// `limit` (query): How many items to return at one time (max 100)
     pub limit: ::std::option::Option<i32>,
 }
 /// Input of `createPets`: its parameters and body, parsed and validated.
@@ -49,8 +48,7 @@ pub struct CreatePetsInput {
 /// Input of `showPetById`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShowPetByIdInput {
-    /// `petId` (path).
-    /// The id of the pet to retrieve
+    /// `petId` (path): The id of the pet to retrieve
     pub pet_id: ::std::string::String,
 }
 /// Every response `listPets` may give, one variant per declared status.

@@ -66,8 +66,7 @@ pub struct PingUnansweredInput {}
 /// Input of `put_item`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutItemInput {
-    /// `item_id` (path).
-    /// Identifier of the item.
+    /// `item_id` (path): Identifier of the item.
     pub item_id: ::std::string::String,
     /// The new item.
     pub body: crate::models::Item,
@@ -75,8 +74,7 @@ pub struct PutItemInput {
 /// Input of `delete_item`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteItemInput {
-    /// `item_id` (path).
-    /// Identifier of the item.
+    /// `item_id` (path): Identifier of the item.
     pub item_id: ::std::string::String,
 }
 /// Every response `create_item` may give, one variant per declared status.

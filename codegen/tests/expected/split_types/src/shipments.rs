@@ -60,11 +60,9 @@ pub struct CreateShipmentInput {
 /// Input of `get_route`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetRouteInput {
-    /// `shipment_id` (path).
-    /// Identifier of the shipment.
+    /// `shipment_id` (path): Identifier of the shipment.
     pub shipment_id: ::std::string::String,
-    /// `mode` (query).
-    /// Only legs travelled this way.
+    /// `mode` (query): Only legs travelled this way.
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
 /// Input of `count_shipments`: its parameters and body, parsed and validated.

@@ -27,14 +27,11 @@ pub trait WidgetsApi: crate::runtime::Hooks {
 /// Input of `list_widgets`: its parameters and body, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListWidgetsInput {
-    /// `limit` (query).
-    /// Maximum number of widgets to return (1 to 100, default 10).
+    /// `limit` (query): Maximum number of widgets to return (1 to 100, default 10).
     pub limit: i32,
-    /// `prefix` (query).
-    /// Only widgets whose name starts with this prefix.
+    /// `prefix` (query): Only widgets whose name starts with this prefix.
     pub prefix: ::std::option::Option<::std::string::String>,
-    /// `color` (query).
-    /// Only widgets of this color (inline enum).
+    /// `color` (query): Only widgets of this color (inline enum).
     pub color: ::std::option::Option<crate::models::ListWidgetsColor>,
 }
 /// Input of `create_widget`: its parameters and body, parsed and validated.
