@@ -21,8 +21,18 @@ impl Emitter<'_> {
         let methods: Vec<TokenStream> = ops.iter().map(|o| self.trait_method(o)).collect();
         let inputs: Vec<TokenStream> = ops.iter().map(|o| self.input_struct(o)).collect();
         let responses: Vec<TokenStream> = ops.iter().map(|o| self.response_enum(o)).collect();
+        // The error tables' bodies (`error_table`).
+        let json = ops
+            .iter()
+            .any(|o| self.common_error_body(&error_responses(o)).is_some())
+            .then(|| {
+                quote!(
+                    use crate::runtime::Json;
+                )
+            });
         quote! {
             #![doc = #module_doc]
+            #json
 
             #tag_doc
             ///
@@ -503,14 +513,10 @@ impl Emitter<'_> {
         let Some(body_ty) = self.common_error_body(&errors) else {
             return quote!();
         };
-        let (entries, names) = error_table(&errors);
+        let entries = error_table(&errors);
         quote! {
             impl crate::runtime::ErrorVariants<#body_ty> for #name {
-                const ERRORS: &'static [crate::runtime::ErrorVariant<Self, #body_ty>] = {
-                    use ::std::option::Option::{#(#names),*};
-                    use crate::runtime::Json;
-                    &[#(#entries),*]
-                };
+                const ERRORS: &'static [crate::runtime::ErrorVariant<Self, #body_ty>] = &[#(#entries),*];
             }
         }
     }
@@ -588,12 +594,12 @@ pub(crate) fn typed_header_fields(r: &Response) -> Vec<syn::Ident> {
         .collect()
 }
 
-/// `ErrorVariants::ERRORS`' entries, in document order, written where `None`, `Some` and `Json`
-/// are in scope (the `use`s of the generated block, which import no more than it names), so that
-/// a status is one short line: `(Some(404), |_, b| Self::NotFound(Json(b)))`.
-fn error_table(errors: &[&Response]) -> (Vec<TokenStream>, Vec<syn::Ident>) {
-    let (mut some, mut none) = (false, false);
-    let entries = errors
+/// `ErrorVariants::ERRORS`' entries, in document order, each a short line:
+/// `(Some(404), |_, b| Self::NotFound(Json(b)))`. The module imports `Json` ([`Emitter::tag`]);
+/// `Some` and `None` are the prelude's, which a tag's module declares nothing to shadow (its
+/// items are named `…Api`, `…Input` and `…Response`).
+fn error_table(errors: &[&Response]) -> Vec<TokenStream> {
+    errors
         .iter()
         .filter_map(|r| {
             let v = ident(&r.variant);
@@ -608,28 +614,17 @@ fn error_table(errors: &[&Response]) -> (Vec<TokenStream>, Vec<syn::Ident>) {
             } else {
                 r.headers.iter().map(|_| quote!(, None)).collect()
             };
-            none |= !nones.is_empty();
             match r.status {
                 Status::Code(c) => {
-                    some = true;
                     let c = proc_macro2::Literal::u16_unsuffixed(c);
                     Some(quote!((Some(#c), |_, b| Self::#v(#body #(#nones)*))))
                 }
                 // `common_error_body` leaves out operations with ranges.
                 Status::Range(_) => None,
-                Status::Default => {
-                    none = true;
-                    Some(quote!((None, |s, b| Self::#v(s, #body #(#nones)*))))
-                }
+                Status::Default => Some(quote!((None, |s, b| Self::#v(s, #body #(#nones)*)))),
             }
         })
-        .collect();
-    let names = [("None", none), ("Some", some)]
-        .into_iter()
-        .filter(|(_, used)| *used)
-        .map(|(name, _)| format_ident!("{name}"))
-        .collect();
-    (entries, names)
+        .collect()
 }
 
 /// `<STATUS>_MEDIA_TYPES` for each response that lists media types its payload cannot write:
