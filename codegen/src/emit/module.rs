@@ -287,16 +287,9 @@ impl VisitMut for Rebase<'_> {
     // A macro's own path is a `Path`; the paths among its tokens (`spec_type!`'s linked types)
     // are tokens to syn.
     fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
-        use super::server::{path_sep_at, rewrite, text_at};
-        let segments = self.segments;
-        m.tokens = rewrite(std::mem::take(&mut m.tokens), &|trees, i| {
-            (text_at(trees, i).as_deref() == Some("crate") && path_sep_at(trees, i + 1)).then(
-                || {
-                    let tail = segments.iter().map(|s| quote::quote!(:: #s));
-                    (quote::quote!(crate #(#tail)*), 1)
-                },
-            )
-        });
+        let tail = self.segments.iter().map(|s| quote::quote!(:: #s));
+        let root = quote::quote!(crate #(#tail)*);
+        m.tokens = super::server::crate_paths(std::mem::take(&mut m.tokens), &root);
         syn::visit_mut::visit_macro_mut(self, m);
     }
 

@@ -64,7 +64,8 @@ impl Emitter<'_> {
     /// The routes crate's root (`Options::routes_apart`): the glue of [`Self::server`], its
     /// `crate::` paths naming `contract`, the crate of the contract.
     pub(super) fn routes_root(&self, contract: &str) -> TokenStream {
-        let glue = crate_paths(self.server(), &format_ident!("{contract}"));
+        let contract = format_ident!("{contract}");
+        let glue = crate_paths(self.server(), &quote!(::#contract));
         quote! {
             #![cfg_attr(rustfmt, rustfmt::skip)]
             #![allow(clippy::all, clippy::pedantic, unused_imports, non_camel_case_types, dead_code, deprecated)]
@@ -992,7 +993,7 @@ fn entry_points(api: &Api) -> TokenStream {
 /// `tokens`, in every group too, with each run of token trees that `replace` matches (given the
 /// trees of a level and a position, it answers the replacement and how many trees it takes)
 /// replaced.
-pub(super) fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
+fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = TokenStream::new();
@@ -1017,25 +1018,25 @@ pub(super) fn rewrite(tokens: TokenStream, replace: &Replace<'_>) -> TokenStream
 }
 
 /// What [`rewrite`] asks at each position: the replacement and how many trees it takes.
-pub(super) type Replace<'a> =
-    dyn Fn(&[proc_macro2::TokenTree], usize) -> Option<(TokenStream, usize)> + 'a;
+type Replace<'a> = dyn Fn(&[proc_macro2::TokenTree], usize) -> Option<(TokenStream, usize)> + 'a;
 
 /// The text of the token tree at `i`, if any.
-pub(super) fn text_at(trees: &[proc_macro2::TokenTree], i: usize) -> Option<String> {
+fn text_at(trees: &[proc_macro2::TokenTree], i: usize) -> Option<String> {
     trees.get(i).map(ToString::to_string)
 }
 
 /// Whether the token trees at `i` are `::`.
-pub(super) fn path_sep_at(trees: &[proc_macro2::TokenTree], i: usize) -> bool {
+fn path_sep_at(trees: &[proc_macro2::TokenTree], i: usize) -> bool {
     text_at(trees, i).as_deref() == Some(":") && text_at(trees, i + 1).as_deref() == Some(":")
 }
 
-/// `tokens` with each path that starts at `crate` starting at `::contract` instead: the glue
-/// written for a module of the crate of the contract, as the root of a crate beside it.
-fn crate_paths(tokens: TokenStream, contract: &proc_macro2::Ident) -> TokenStream {
+/// `tokens` with each path that starts at `crate` starting at `root` instead (`::contract`: the
+/// glue written for a module of the crate of the contract, as the root of a crate beside it;
+/// `crate::a::b`: the paths in a macro's tokens, for a crate generated as a module).
+pub(super) fn crate_paths(tokens: TokenStream, root: &TokenStream) -> TokenStream {
     rewrite(tokens, &|trees, i| {
         (text_at(trees, i).as_deref() == Some("crate") && path_sep_at(trees, i + 1))
-            .then(|| (quote!(::#contract), 1))
+            .then(|| (root.clone(), 1))
     })
 }
 
