@@ -54,10 +54,9 @@ pub type RouteTable = HashMap<String, HashMap<Method, BoxEndpoint<'static>>>;
 
 /// One operation of a generated API over the server `S`.
 pub struct Operation<S> {
-    /// The path as the document writes it (`/entities/{id}`).
+    /// The path as the document writes it (`/entities/{id}`); poem routes it as
+    /// [`Self::route`] says.
     pub path: &'static str,
-    /// The path as poem routes it (`/entities/:param0`).
-    pub route: &'static str,
     /// The HTTP method it is routed under.
     pub method: Method,
     /// Routed but not described (a method poem-openapi cannot route, sent here under another).
@@ -77,29 +76,33 @@ pub struct Operation<S> {
 }
 
 /// An operation's endpoint over a server: see [`Operation::endpoint`].
-pub type EndpointFn<S> = fn(Option<Arc<S>>, Option<&'static str>) -> BoxEndpoint<'static>;
+pub type EndpointFn<S> =
+    Box<dyn Fn(Option<Arc<S>>, Option<&'static str>) -> BoxEndpoint<'static> + Send + Sync>;
 
-impl<S> Operation<S> {
-    /// An operation routed and described as written (`operation_id` `""` for none): shown,
-    /// not deprecated, without a summary or description, describing nothing of its inputs (the
-    /// operation of a document served as written). The other methods say more.
-    pub fn new(
+impl<S: Send + Sync + 'static> Operation<S> {
+    /// An operation routed and described as written (`operation_id` `""` for none), whose
+    /// endpoint reads the request's inputs and calls the trait method with `serve` ([`serve`]):
+    /// shown, not deprecated, without a summary or description, describing nothing of its
+    /// inputs (the operation of a document served as written). The other methods say more.
+    pub fn new<F, Fut>(
         method: Method,
         path: &'static str,
-        route: &'static str,
         operation_id: &'static str,
-        endpoint: EndpointFn<S>,
-    ) -> Self {
+        serve: F,
+    ) -> Self
+    where
+        F: Fn(Served<S>, Incoming) -> Fut + Copy + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Outcome> + Send + 'static,
+    {
         Operation {
             path,
-            route,
             method,
             hidden: false,
             doc: ("", ""),
             deprecated: false,
             operation_id,
             describe: |_| {},
-            endpoint,
+            endpoint: Box::new(move |server, id| self::serve(id, server, serve)),
         }
     }
 
@@ -130,6 +133,28 @@ impl<S> Operation<S> {
             deprecated: true,
             ..self
         }
+    }
+}
+
+impl<S> Operation<S> {
+    /// The path as poem routes it: each `{variable}` segment is the next `:paramN`
+    /// (`/entities/{id}` is `/entities/:param0`), as poem-openapi's macro routes it.
+    pub fn route(&self) -> String {
+        let mut route = String::new();
+        let mut n = 0;
+        for segment in self.path.split('/').filter(|s| !s.is_empty()) {
+            route.push('/');
+            if segment.starts_with('{') && segment.ends_with('}') {
+                route.push_str(&format!(":param{n}"));
+                n += 1;
+            } else {
+                route.push_str(segment);
+            }
+        }
+        if route.is_empty() {
+            route.push('/');
+        }
+        route
     }
 }
 
@@ -552,7 +577,7 @@ pub fn add_routes<S>(
     route_table: &mut RouteTable,
 ) {
     for o in operations {
-        route_table.entry(o.route.to_string()).or_default().insert(
+        route_table.entry(o.route()).or_default().insert(
             o.method.clone(),
             (o.endpoint)(server.clone(), some(o.operation_id)),
         );
@@ -625,15 +650,24 @@ mod tests {
     fn op(path: &'static str, hidden: bool) -> Operation<()> {
         Operation {
             path,
-            route: path,
             method: Method::GET,
             hidden,
             doc: (path, ""),
             deprecated: false,
             operation_id: "",
             describe: |_| {},
-            endpoint: |_, _| endpoint(None, |_, _| async { respond("ok") }),
+            endpoint: Box::new(|_, _| endpoint(None, |_, _| async { respond("ok") })),
         }
+    }
+
+    #[test]
+    fn routes_number_the_path_variables_in_order() {
+        let route = |path| op(path, false).route();
+        assert_eq!(route("/"), "/");
+        assert_eq!(route("/platform"), "/platform");
+        assert_eq!(route("/a/{id}/b/{b_id}"), "/a/:param0/b/:param1");
+        assert_eq!(route("/files/{name}.{ext}"), "/files/:param0");
+        assert_eq!(route("/a/{x}.json/{y}"), "/a/{x}.json/:param0");
     }
 
     #[test]

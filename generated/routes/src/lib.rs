@@ -157,2147 +157,919 @@ const P_ACH_TRANSFER_ID: Input = Input::named("ach_transfer_id").key("param0");
 const P_EVENT_ID: Input = Input::named("event_id").key("param0");
 const P_WEBHOOK_ENDPOINT_ID: Input = Input::named("webhook_endpoint_id").key("param0");
 const P_WEBHOOK_DELIVERY_ID: Input = Input::named("webhook_delivery_id").key("param1");
-/// `GET /platform` (`get_platform`): its route, description and endpoint.
 fn op_get_platform<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::platform::GetPlatformInput {
         };
         let call = <S as ::bank_api::platform::PlatformApi>::get_platform;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/platform",
-        "/platform",
-        "get_platform",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/platform", "get_platform", serve::<S>)
 }
-/// `PATCH /platform` (`update_platform`): its route, description and endpoint.
 fn op_update_platform<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 1> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::PlatformUpdate, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::platform::UpdatePlatformInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::platform::PlatformApi>::update_platform;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::PATCH,
-        "/platform",
-        "/platform",
-        "update_platform",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::PATCH, "/platform", "update_platform", serve::<S>)
 }
-/// `POST /entities/person` (`create_person_entity`): its route, description and endpoint.
 fn op_create_person_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 2> = AUTH.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::CreatePersonEntityRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::CreatePersonEntityInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_person_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/entities/person",
-        "/entities/person",
-        "create_person_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/entities/person", "create_person_entity", serve::<S>)
 }
-/// `POST /entities/business` (`create_business_entity`): its route, description and endpoint.
 fn op_create_business_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 3> = AUTH.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::CreateBusinessEntityRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::CreateBusinessEntityInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_business_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/entities/business",
-        "/entities/business",
         "create_business_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `PATCH /entities/person/{entity_id}` (`update_person_entity`): its route, description and endpoint.
 fn op_update_person_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 4> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::UpdatePersonEntityRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::UpdatePersonEntityInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::update_person_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::PATCH,
         "/entities/person/{entity_id}",
-        "/entities/person/:param0",
         "update_person_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `PATCH /entities/business/{entity_id}` (`update_business_entity`): its route, description and endpoint.
 fn op_update_business_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 5> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::UpdateBusinessEntityRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::UpdateBusinessEntityInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::update_business_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::PATCH,
         "/entities/business/{entity_id}",
-        "/entities/business/:param0",
         "update_business_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /entities` (`list_entities`): its route, description and endpoint.
 fn op_list_entities<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 6> = AUTH.read(&mut cx).await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_is_root: Query<Option<bool>> = P_IS_ROOT.read(&mut cx).await?;
-        let p_name: Query<Option<String>> = P_NAME.checked(&mut cx).await?;
-        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_type: Query<Option<models::EntityType>> = P_TYPE.read(&mut cx).await?;
-        let p_verification_status: Query<Option<models::VerificationStatus>> = P_VERIFICATION_STATUS
-            .read(&mut cx)
-            .await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_entities_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::ListEntitiesInput {
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            is_root: p_is_root.0,
-            name: p_name.0,
-            query: p_query.0,
-            r#type: p_type.0,
-            verification_status: p_verification_status.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            is_root: P_IS_ROOT.read::<Query<_>>(&mut cx).await?.0,
+            name: P_NAME.checked::<Query<_>>(&mut cx).await?.0,
+            query: P_QUERY.checked::<Query<_>>(&mut cx).await?.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            verification_status: P_VERIFICATION_STATUS
+                .read::<Query<_>>(&mut cx)
+                .await?
+                .0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::list_entities;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entities",
-        "/entities",
-        "list_entities",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entities", "list_entities", serve::<S>)
 }
-/// `GET /entities/{entity_id}` (`get_entity`): its route, description and endpoint.
 fn op_get_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 7> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::entities::GetEntityInput {
-            entity_id: p_entity_id.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::get_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entities/{entity_id}",
-        "/entities/:param0",
-        "get_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entities/{entity_id}", "get_entity", serve::<S>)
 }
-/// `DELETE /entities/{entity_id}` (`delete_entity`): its route, description and endpoint.
 fn op_delete_entity<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 8> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::entities::DeleteEntityInput {
-            entity_id: p_entity_id.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::delete_entity;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::DELETE,
-        "/entities/{entity_id}",
-        "/entities/:param0",
-        "delete_entity",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::DELETE, "/entities/{entity_id}", "delete_entity", serve::<S>)
 }
-/// `GET /entities/{entity_id}/associated-persons` (`list_associated_persons`): its route, description and endpoint.
 fn op_list_associated_persons<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 9> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_associated_persons_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::ListAssociatedPersonsInput {
-            entity_id: p_entity_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::list_associated_persons;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/entities/{entity_id}/associated-persons",
-        "/entities/:param0/associated-persons",
         "list_associated_persons",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /entities/{entity_id}/associated-persons` (`create_associated_person`): its route, description and endpoint.
 fn op_create_associated_person<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 10> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::CreateAssociatedPersonRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::entities::CreateAssociatedPersonInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::create_associated_person;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/entities/{entity_id}/associated-persons",
-        "/entities/:param0/associated-persons",
         "create_associated_person",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /entities/{entity_id}/additional-requirements` (`get_additional_requirements`): its route, description and endpoint.
 fn op_get_additional_requirements<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 11> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::entities::GetAdditionalRequirementsInput {
-            entity_id: p_entity_id.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::get_additional_requirements;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/entities/{entity_id}/additional-requirements",
-        "/entities/:param0/additional-requirements",
         "get_additional_requirements",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /entities/{entity_id}/additional-requirements` (`submit_additional_requirements`): its route, description and endpoint.
 fn op_submit_additional_requirements<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 12> = AUTH.read(&mut cx).await?;
-        let p_entity_id: Path<String> = P_ENTITY_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<
-            models::SubmitAdditionalRequirementsRequest,
-            Document,
-        > = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::entities::SubmitAdditionalRequirementsInput {
-            entity_id: p_entity_id.0,
-            body: body.0,
+            entity_id: P_ENTITY_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::entities::EntitiesApi>::submit_additional_requirements;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/entities/{entity_id}/additional-requirements",
-        "/entities/:param0/additional-requirements",
         "submit_additional_requirements",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /bank-accounts` (`list_bank_accounts`): its route, description and endpoint.
 fn op_list_bank_accounts<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 13> = AUTH.read(&mut cx).await?;
-        let p_balance_gt: Query<Option<i64>> = P_BALANCE_GT.read(&mut cx).await?;
-        let p_balance_gte: Query<Option<i64>> = P_BALANCE_GTE.read(&mut cx).await?;
-        let p_balance_lt: Query<Option<i64>> = P_BALANCE_LT.read(&mut cx).await?;
-        let p_balance_lte: Query<Option<i64>> = P_BALANCE_LTE.read(&mut cx).await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_currency_code: Query<Option<String>> = P_CURRENCY_CODE
-            .checked(&mut cx)
-            .await?;
-        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
-        let p_entity_id: Query<Option<String>> = P_ENTITY_ID_2.checked(&mut cx).await?;
-        let p_is_overdraftable: Query<Option<bool>> = P_IS_OVERDRAFTABLE
-            .read(&mut cx)
-            .await?;
-        let p_overdraft_reserve_account_id: Query<Option<String>> = P_OVERDRAFT_RESERVE_ACCOUNT_ID
-            .checked(&mut cx)
-            .await?;
-        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_sort: Query<Option<models::BankAccountSort>> = P_SORT.read(&mut cx).await?;
-        let p_sort_order: Query<Option<models::SortOrder>> = P_SORT_ORDER
-            .read(&mut cx)
-            .await?;
-        let p_status: Query<Option<models::BankAccountStatus>> = P_STATUS
-            .read(&mut cx)
-            .await?;
-        let p_type: Query<Option<models::BankAccountType>> = P_TYPE.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_bank_accounts_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::ListBankAccountsInput {
-            balance_gt: p_balance_gt.0,
-            balance_gte: p_balance_gte.0,
-            balance_lt: p_balance_lt.0,
-            balance_lte: p_balance_lte.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            currency_code: p_currency_code.0,
-            description: p_description.0,
-            entity_id: p_entity_id.0,
-            is_overdraftable: p_is_overdraftable.0,
-            overdraft_reserve_account_id: p_overdraft_reserve_account_id.0,
-            query: p_query.0,
-            sort: p_sort.0,
-            sort_order: p_sort_order.0,
-            status: p_status.0,
-            r#type: p_type.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            balance_gt: P_BALANCE_GT.read::<Query<_>>(&mut cx).await?.0,
+            balance_gte: P_BALANCE_GTE.read::<Query<_>>(&mut cx).await?.0,
+            balance_lt: P_BALANCE_LT.read::<Query<_>>(&mut cx).await?.0,
+            balance_lte: P_BALANCE_LTE.read::<Query<_>>(&mut cx).await?.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            currency_code: P_CURRENCY_CODE.checked::<Query<_>>(&mut cx).await?.0,
+            description: P_DESCRIPTION.checked::<Query<_>>(&mut cx).await?.0,
+            entity_id: P_ENTITY_ID_2.checked::<Query<_>>(&mut cx).await?.0,
+            is_overdraftable: P_IS_OVERDRAFTABLE.read::<Query<_>>(&mut cx).await?.0,
+            overdraft_reserve_account_id: P_OVERDRAFT_RESERVE_ACCOUNT_ID
+                .checked::<Query<_>>(&mut cx)
+                .await?
+                .0,
+            query: P_QUERY.checked::<Query<_>>(&mut cx).await?.0,
+            sort: P_SORT.read::<Query<_>>(&mut cx).await?.0,
+            sort_order: P_SORT_ORDER.read::<Query<_>>(&mut cx).await?.0,
+            status: P_STATUS.read::<Query<_>>(&mut cx).await?.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::list_bank_accounts;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/bank-accounts",
-        "/bank-accounts",
-        "list_bank_accounts",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/bank-accounts", "list_bank_accounts", serve::<S>)
 }
-/// `POST /bank-accounts` (`create_bank_account`): its route, description and endpoint.
 fn op_create_bank_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 14> = AUTH.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::CreateBankAccountRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::CreateBankAccountInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::create_bank_account;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/bank-accounts",
-        "/bank-accounts",
-        "create_bank_account",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/bank-accounts", "create_bank_account", serve::<S>)
 }
-/// `GET /bank-accounts/{bank_account_id}` (`get_bank_account`): its route, description and endpoint.
 fn op_get_bank_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 15> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::GetBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/bank-accounts/{bank_account_id}",
-        "/bank-accounts/:param0",
         "get_bank_account",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `DELETE /bank-accounts/{bank_account_id}` (`delete_bank_account`): its route, description and endpoint.
 fn op_delete_bank_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 16> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::DeleteBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::delete_bank_account;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::DELETE,
         "/bank-accounts/{bank_account_id}",
-        "/bank-accounts/:param0",
         "delete_bank_account",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `PATCH /bank-accounts/{bank_account_id}` (`update_bank_account`): its route, description and endpoint.
 fn op_update_bank_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 17> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::UpdateBankAccountRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::UpdateBankAccountInput {
-            bank_account_id: p_bank_account_id.0,
-            body: body.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::update_bank_account;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::PATCH,
         "/bank-accounts/{bank_account_id}",
-        "/bank-accounts/:param0",
         "update_bank_account",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /bank-accounts/{bank_account_id}/history` (`get_bank_account_history`): its route, description and endpoint.
 fn op_get_bank_account_history<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 18> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let p_from_date: Query<Option<runtime::Date>> = P_FROM_DATE.read(&mut cx).await?;
-        let p_to_date: Query<Option<runtime::Date>> = P_TO_DATE.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::GetBankAccountHistoryInput {
-            bank_account_id: p_bank_account_id.0,
-            from_date: p_from_date.0.map(|d| d.0),
-            to_date: p_to_date.0.map(|d| d.0),
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            from_date: P_FROM_DATE
+                .read::<Query<Option<runtime::Date>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            to_date: P_TO_DATE
+                .read::<Query<Option<runtime::Date>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::get_bank_account_history;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/bank-accounts/{bank_account_id}/history",
-        "/bank-accounts/:param0/history",
         "get_bank_account_history",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /bank-accounts/{bank_account_id}/owner` (`add_bank_account_owner`): its route, description and endpoint.
 fn op_add_bank_account_owner<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 19> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::AddOwnerRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::bank_accounts::AddBankAccountOwnerInput {
-            bank_account_id: p_bank_account_id.0,
-            body: body.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::bank_accounts::BankAccountsApi>::add_bank_account_owner;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/bank-accounts/{bank_account_id}/owner",
-        "/bank-accounts/:param0/owner",
         "add_bank_account_owner",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /bank-accounts/{bank_account_id}/account-numbers` (`list_account_numbers`): its route, description and endpoint.
 fn op_list_account_numbers<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 20> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_account_numbers_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::account_numbers::ListAccountNumbersInput {
-            bank_account_id: p_bank_account_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::list_account_numbers;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/bank-accounts/{bank_account_id}/account-numbers",
-        "/bank-accounts/:param0/account-numbers",
         "list_account_numbers",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /bank-accounts/{bank_account_id}/account-numbers` (`create_account_number`): its route, description and endpoint.
 fn op_create_account_number<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 21> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::CreateAccountNumberRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::account_numbers::CreateAccountNumberInput {
-            bank_account_id: p_bank_account_id.0,
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::create_account_number;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/bank-accounts/{bank_account_id}/account-numbers",
-        "/bank-accounts/:param0/account-numbers",
         "create_account_number",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /account-numbers/{account_number_id}` (`get_account_number`): its route, description and endpoint.
 fn op_get_account_number<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 22> = AUTH.read(&mut cx).await?;
-        let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::account_numbers::GetAccountNumberInput {
-            account_number_id: p_account_number_id.0,
+            account_number_id: P_ACCOUNT_NUMBER_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::get_account_number;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/account-numbers/{account_number_id}",
-        "/account-numbers/:param0",
         "get_account_number",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `PATCH /account-numbers/{account_number_id}` (`update_account_number`): its route, description and endpoint.
 fn op_update_account_number<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 23> = AUTH.read(&mut cx).await?;
-        let p_account_number_id: Path<String> = P_ACCOUNT_NUMBER_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::UpdateAccountNumberRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::account_numbers::UpdateAccountNumberInput {
-            account_number_id: p_account_number_id.0,
-            body: body.0,
+            account_number_id: P_ACCOUNT_NUMBER_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::account_numbers::AccountNumbersApi>::update_account_number;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::PATCH,
         "/account-numbers/{account_number_id}",
-        "/account-numbers/:param0",
         "update_account_number",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /ach-positive-pay-rules` (`create_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_create_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 24> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::CreateAchPositivePayRuleRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::create_ach_positive_pay_rule;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/ach-positive-pay-rules",
-        "/ach-positive-pay-rules",
         "create_ach_positive_pay_rule",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`get_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_get_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 25> = AUTH.read(&mut cx).await?;
-        let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::ach_positive_pay_rules::GetAchPositivePayRuleInput {
-            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+            ach_positive_pay_rule_id: P_ACH_POSITIVE_PAY_RULE_ID
+                .read::<Path<_>>(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::get_ach_positive_pay_rule;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
-        "/ach-positive-pay-rules/:param0",
         "get_ach_positive_pay_rule",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `DELETE /ach-positive-pay-rules/{ach_positive_pay_rule_id}` (`delete_ach_positive_pay_rule`): its route, description and endpoint.
 fn op_delete_ach_positive_pay_rule<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 26> = AUTH.read(&mut cx).await?;
-        let p_ach_positive_pay_rule_id: Path<String> = P_ACH_POSITIVE_PAY_RULE_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::ach_positive_pay_rules::DeleteAchPositivePayRuleInput {
-            ach_positive_pay_rule_id: p_ach_positive_pay_rule_id.0,
+            ach_positive_pay_rule_id: P_ACH_POSITIVE_PAY_RULE_ID
+                .read::<Path<_>>(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::delete_ach_positive_pay_rule;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::DELETE,
         "/ach-positive-pay-rules/{ach_positive_pay_rule_id}",
-        "/ach-positive-pay-rules/:param0",
         "delete_ach_positive_pay_rule",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /bank-accounts/{bank_account_id}/ach-positive-pay-rules` (`list_ach_positive_pay_rules`): its route, description and endpoint.
 fn op_list_ach_positive_pay_rules<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 27> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Path<String> = P_BANK_ACCOUNT_ID.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_ach_positive_pay_rules_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::ach_positive_pay_rules::ListAchPositivePayRulesInput {
-            bank_account_id: p_bank_account_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            bank_account_id: P_BANK_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi>::list_ach_positive_pay_rules;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/bank-accounts/{bank_account_id}/ach-positive-pay-rules",
-        "/bank-accounts/:param0/ach-positive-pay-rules",
         "list_ach_positive_pay_rules",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /counterparties` (`list_counterparties`): its route, description and endpoint.
 fn op_list_counterparties<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 28> = AUTH.read(&mut cx).await?;
-        let p_account_number: Query<Option<String>> = P_ACCOUNT_NUMBER
-            .checked(&mut cx)
-            .await?;
-        let p_routing_number: Query<Option<String>> = P_ROUTING_NUMBER
-            .checked(&mut cx)
-            .await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_deduplicate: Query<bool> = P_DEDUPLICATE
-            .or(__default_list_counterparties_deduplicate)
-            .read(&mut cx)
-            .await?;
-        let p_description: Query<Option<String>> = P_DESCRIPTION.checked(&mut cx).await?;
-        let p_query: Query<Option<String>> = P_QUERY.checked(&mut cx).await?;
-        let p_sort: Query<Option<models::CounterpartySort>> = P_SORT
-            .read(&mut cx)
-            .await?;
-        let p_sort_order: Query<Option<models::SortOrder>> = P_SORT_ORDER
-            .read(&mut cx)
-            .await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_counterparties_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::counterparties::ListCounterpartiesInput {
-            account_number: p_account_number.0,
-            routing_number: p_routing_number.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            deduplicate: p_deduplicate.0,
-            description: p_description.0,
-            query: p_query.0,
-            sort: p_sort.0,
-            sort_order: p_sort_order.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            account_number: P_ACCOUNT_NUMBER.checked::<Query<_>>(&mut cx).await?.0,
+            routing_number: P_ROUTING_NUMBER.checked::<Query<_>>(&mut cx).await?.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            deduplicate: P_DEDUPLICATE.or(|| false).read::<Query<_>>(&mut cx).await?.0,
+            description: P_DESCRIPTION.checked::<Query<_>>(&mut cx).await?.0,
+            query: P_QUERY.checked::<Query<_>>(&mut cx).await?.0,
+            sort: P_SORT.read::<Query<_>>(&mut cx).await?.0,
+            sort_order: P_SORT_ORDER.read::<Query<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::list_counterparties;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/counterparties",
-        "/counterparties",
-        "list_counterparties",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/counterparties", "list_counterparties", serve::<S>)
 }
-/// `POST /counterparties` (`create_counterparty`): its route, description and endpoint.
 fn op_create_counterparty<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 29> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::CreateCounterpartyRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::counterparties::CreateCounterpartyInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::create_counterparty;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/counterparties",
-        "/counterparties",
-        "create_counterparty",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/counterparties", "create_counterparty", serve::<S>)
 }
-/// `GET /counterparties/{counterparty_id}` (`get_counterparty`): its route, description and endpoint.
 fn op_get_counterparty<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 30> = AUTH.read(&mut cx).await?;
-        let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::counterparties::GetCounterpartyInput {
-            counterparty_id: p_counterparty_id.0,
+            counterparty_id: P_COUNTERPARTY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::get_counterparty;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/counterparties/{counterparty_id}",
-        "/counterparties/:param0",
         "get_counterparty",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `DELETE /counterparties/{counterparty_id}` (`delete_counterparty`): its route, description and endpoint.
 fn op_delete_counterparty<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 31> = AUTH.read(&mut cx).await?;
-        let p_counterparty_id: Path<String> = P_COUNTERPARTY_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::counterparties::DeleteCounterpartyInput {
-            counterparty_id: p_counterparty_id.0,
+            counterparty_id: P_COUNTERPARTY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::counterparties::CounterpartiesApi>::delete_counterparty;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::DELETE,
         "/counterparties/{counterparty_id}",
-        "/counterparties/:param0",
         "delete_counterparty",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /documents` (`list_documents`): its route, description and endpoint.
 fn op_list_documents<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 32> = AUTH.read(&mut cx).await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_description: Query<Option<String>> = P_DESCRIPTION_2
-            .checked(&mut cx)
-            .await?;
-        let p_file_name: Query<Option<String>> = P_FILE_NAME.checked(&mut cx).await?;
-        let p_tag: Query<Option<String>> = P_TAG.checked(&mut cx).await?;
-        let p_type: Query<Option<models::DocumentType>> = P_TYPE.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_documents_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::documents::ListDocumentsInput {
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            description: p_description.0,
-            file_name: p_file_name.0,
-            tag: p_tag.0,
-            r#type: p_type.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            description: P_DESCRIPTION_2.checked::<Query<_>>(&mut cx).await?.0,
+            file_name: P_FILE_NAME.checked::<Query<_>>(&mut cx).await?.0,
+            tag: P_TAG.checked::<Query<_>>(&mut cx).await?.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::list_documents;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/documents",
-        "/documents",
-        "list_documents",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/documents", "list_documents", serve::<S>)
 }
-/// `POST /documents` (`upload_document`): its route, description and endpoint.
 fn op_upload_document<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 33> = AUTH.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::MultipartBody<models::UploadDocumentRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::documents::UploadDocumentInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::MultipartBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::upload_document;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/documents",
-        "/documents",
-        "upload_document",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/documents", "upload_document", serve::<S>)
 }
-/// `GET /documents/{document_id}` (`get_document`): its route, description and endpoint.
 fn op_get_document<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 34> = AUTH.read(&mut cx).await?;
-        let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::documents::GetDocumentInput {
-            document_id: p_document_id.0,
+            document_id: P_DOCUMENT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::get_document;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/documents/{document_id}",
-        "/documents/:param0",
-        "get_document",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/documents/{document_id}", "get_document", serve::<S>)
 }
-/// `GET /documents/{document_id}/content` (`get_document_content`): its route, description and endpoint.
 fn op_get_document_content<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_document_id: Path<String> = P_DOCUMENT_ID.read(&mut cx).await?;
-        let p_expires: Query<i64> = P_EXPIRES.read(&mut cx).await?;
-        let p_signature: Query<String> = P_SIGNATURE.checked(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::documents::GetDocumentContentInput {
-            document_id: p_document_id.0,
-            expires: p_expires.0,
-            signature: p_signature.0,
+            document_id: P_DOCUMENT_ID.read::<Path<_>>(&mut cx).await?.0,
+            expires: P_EXPIRES.read::<Query<_>>(&mut cx).await?.0,
+            signature: P_SIGNATURE.checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::documents::DocumentsApi>::get_document_content;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
         Method::GET,
         "/documents/{document_id}/content",
-        "/documents/:param0/content",
         "get_document_content",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /transfers/book` (`list_book_transfers`): its route, description and endpoint.
 fn op_list_book_transfers<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 36> = AUTH.read(&mut cx).await?;
-        let p_bank_account_id: Query<Option<String>> = P_BANK_ACCOUNT_ID_2
-            .checked(&mut cx)
-            .await?;
-        let p_status: Query<Option<models::BookTransferStatus>> = P_STATUS
-            .read(&mut cx)
-            .await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_book_transfers_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::book_transfers::ListBookTransfersInput {
-            bank_account_id: p_bank_account_id.0,
-            status: p_status.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            bank_account_id: P_BANK_ACCOUNT_ID_2.checked::<Query<_>>(&mut cx).await?.0,
+            status: P_STATUS.read::<Query<_>>(&mut cx).await?.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::list_book_transfers;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/transfers/book",
-        "/transfers/book",
-        "list_book_transfers",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/transfers/book", "list_book_transfers", serve::<S>)
 }
-/// `POST /transfers/book` (`create_book_transfer`): its route, description and endpoint.
 fn op_create_book_transfer<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 37> = AUTH.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::CreateBookTransferRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::book_transfers::CreateBookTransferInput {
-            idempotency_key: p_idempotency_key.0,
-            body: body.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::create_book_transfer;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/transfers/book",
-        "/transfers/book",
-        "create_book_transfer",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/transfers/book", "create_book_transfer", serve::<S>)
 }
-/// `GET /transfers/book/{book_transfer_id}` (`get_book_transfer`): its route, description and endpoint.
 fn op_get_book_transfer<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 38> = AUTH.read(&mut cx).await?;
-        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::book_transfers::GetBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
+            book_transfer_id: P_BOOK_TRANSFER_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::get_book_transfer;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/transfers/book/{book_transfer_id}",
-        "/transfers/book/:param0",
         "get_book_transfer",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /transfers/book/{book_transfer_id}/clear` (`clear_book_transfer`): its route, description and endpoint.
 fn op_clear_book_transfer<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 39> = AUTH.read(&mut cx).await?;
-        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
-        let body: runtime::OptionalJsonBody<
-            models::ClearBookTransferRequest,
-            Document,
-        > = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::book_transfers::ClearBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
-            body: body.0,
+            book_transfer_id: P_BOOK_TRANSFER_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::OptionalJsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::clear_book_transfer;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/transfers/book/{book_transfer_id}/clear",
-        "/transfers/book/:param0/clear",
         "clear_book_transfer",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /transfers/book/{book_transfer_id}/cancel` (`cancel_book_transfer`): its route, description and endpoint.
 fn op_cancel_book_transfer<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 40> = AUTH.read(&mut cx).await?;
-        let p_book_transfer_id: Path<String> = P_BOOK_TRANSFER_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::book_transfers::CancelBookTransferInput {
-            book_transfer_id: p_book_transfer_id.0,
+            book_transfer_id: P_BOOK_TRANSFER_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::book_transfers::BookTransfersApi>::cancel_book_transfer;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/transfers/book/{book_transfer_id}/cancel",
-        "/transfers/book/:param0/cancel",
         "cancel_book_transfer",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /transfers/ach` (`list_ach_transfers`): its route, description and endpoint.
 fn op_list_ach_transfers<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 41> = AUTH.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_ach_transfers_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::ach_transfers::ListAchTransfersInput {
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::list_ach_transfers;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/transfers/ach",
-        "/transfers/ach",
-        "list_ach_transfers",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/transfers/ach", "list_ach_transfers", serve::<S>)
 }
-/// `GET /transfers/ach/{ach_transfer_id}` (`get_ach_transfer`): its route, description and endpoint.
 fn op_get_ach_transfer<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 42> = AUTH.read(&mut cx).await?;
-        let p_ach_transfer_id: Path<String> = P_ACH_TRANSFER_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::ach_transfers::GetAchTransferInput {
-            ach_transfer_id: p_ach_transfer_id.0,
+            ach_transfer_id: P_ACH_TRANSFER_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::ach_transfers::AchTransfersApi>::get_ach_transfer;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/transfers/ach/{ach_transfer_id}",
-        "/transfers/ach/:param0",
         "get_ach_transfer",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /simulate/receive-ach-credit` (`simulate_receive_ach_credit`): its route, description and endpoint.
 fn op_simulate_receive_ach_credit<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 43> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::SimulateAchRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::simulations::SimulateReceiveAchCreditInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_credit;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/simulate/receive-ach-credit",
-        "/simulate/receive-ach-credit",
         "simulate_receive_ach_credit",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /simulate/receive-ach-debit` (`simulate_receive_ach_debit`): its route, description and endpoint.
 fn op_simulate_receive_ach_debit<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 44> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::SimulateAchRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::simulations::SimulateReceiveAchDebitInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::simulations::SimulationsApi>::simulate_receive_ach_debit;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/simulate/receive-ach-debit",
-        "/simulate/receive-ach-debit",
         "simulate_receive_ach_debit",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /events` (`list_events`): its route, description and endpoint.
 fn op_list_events<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 45> = AUTH.read(&mut cx).await?;
-        let p_type: Query<Option<models::EventType>> = P_TYPE.read(&mut cx).await?;
-        let p_created_gt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GT
-            .read(&mut cx)
-            .await?;
-        let p_created_gte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_GTE
-            .read(&mut cx)
-            .await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_created_lte: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LTE
-            .read(&mut cx)
-            .await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_events_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::events::ListEventsInput {
-            r#type: p_type.0,
-            created_gt: p_created_gt.0,
-            created_gte: p_created_gte.0,
-            created_lt: p_created_lt.0,
-            created_lte: p_created_lte.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            created_gt: P_CREATED_GT.read::<Query<_>>(&mut cx).await?.0,
+            created_gte: P_CREATED_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            created_lte: P_CREATED_LTE.read::<Query<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::events::EventsApi>::list_events;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/events",
-        "/events",
-        "list_events",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/events", "list_events", serve::<S>)
 }
-/// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn op_get_event<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 46> = AUTH.read(&mut cx).await?;
-        let p_event_id: Path<String> = P_EVENT_ID.read(&mut cx).await?;
-        let server = server?;
         let input = ::bank_api::events::GetEventInput {
-            event_id: p_event_id.0,
+            event_id: P_EVENT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::events::EventsApi>::get_event;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/events/{event_id}",
-        "/events/:param0",
-        "get_event",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/events/{event_id}", "get_event", serve::<S>)
 }
-/// `GET /webhook-endpoints` (`list_webhook_endpoints`): its route, description and endpoint.
 fn op_list_webhook_endpoints<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 47> = AUTH.read(&mut cx).await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_webhook_endpoints_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::ListWebhookEndpointsInput {
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_endpoints;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/webhook-endpoints",
-        "/webhook-endpoints",
         "list_webhook_endpoints",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /webhook-endpoints` (`create_webhook_endpoint`): its route, description and endpoint.
 fn op_create_webhook_endpoint<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 48> = AUTH.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::CreateWebhookEndpointRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::CreateWebhookEndpointInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::create_webhook_endpoint;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/webhook-endpoints",
-        "/webhook-endpoints",
         "create_webhook_endpoint",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /webhook-endpoints/{webhook_endpoint_id}` (`get_webhook_endpoint`): its route, description and endpoint.
 fn op_get_webhook_endpoint<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 49> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::GetWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::get_webhook_endpoint;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/webhook-endpoints/{webhook_endpoint_id}",
-        "/webhook-endpoints/:param0",
         "get_webhook_endpoint",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `DELETE /webhook-endpoints/{webhook_endpoint_id}` (`delete_webhook_endpoint`): its route, description and endpoint.
 fn op_delete_webhook_endpoint<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 50> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::DeleteWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::delete_webhook_endpoint;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::DELETE,
         "/webhook-endpoints/{webhook_endpoint_id}",
-        "/webhook-endpoints/:param0",
         "delete_webhook_endpoint",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `PATCH /webhook-endpoints/{webhook_endpoint_id}` (`update_webhook_endpoint`): its route, description and endpoint.
 fn op_update_webhook_endpoint<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 51> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let body: runtime::JsonBody<models::UpdateWebhookEndpointRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::UpdateWebhookEndpointInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            body: body.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::update_webhook_endpoint;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::PATCH,
         "/webhook-endpoints/{webhook_endpoint_id}",
-        "/webhook-endpoints/:param0",
         "update_webhook_endpoint",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /webhook-endpoints/{webhook_endpoint_id}/rotate-secret` (`rotate_webhook_endpoint_secret`): its route, description and endpoint.
 fn op_rotate_webhook_endpoint_secret<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 52> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::RotateWebhookEndpointSecretInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::rotate_webhook_endpoint_secret;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/webhook-endpoints/{webhook_endpoint_id}/rotate-secret",
-        "/webhook-endpoints/:param0/rotate-secret",
         "rotate_webhook_endpoint_secret",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `GET /webhook-endpoints/{webhook_endpoint_id}/deliveries` (`list_webhook_deliveries`): its route, description and endpoint.
 fn op_list_webhook_deliveries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 53> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .checked(&mut cx)
-            .await?;
-        let p_ending_before: Query<Option<String>> = P_ENDING_BEFORE
-            .checked(&mut cx)
-            .await?;
-        let p_limit: Query<i64> = P_LIMIT
-            .or(__default_list_webhook_deliveries_limit)
-            .checked(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::ListWebhookDeliveriesInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            starting_after: p_starting_after.0,
-            ending_before: p_ending_before.0,
-            limit: p_limit.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
+            starting_after: P_STARTING_AFTER.checked::<Query<_>>(&mut cx).await?.0,
+            ending_before: P_ENDING_BEFORE.checked::<Query<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.or(|| 10i64).checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::list_webhook_deliveries;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::GET,
         "/webhook-endpoints/{webhook_endpoint_id}/deliveries",
-        "/webhook-endpoints/:param0/deliveries",
         "list_webhook_deliveries",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
 }
-/// `POST /webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry` (`retry_webhook_delivery`): its route, description and endpoint.
 fn op_retry_webhook_delivery<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 54> = AUTH.read(&mut cx).await?;
-        let p_webhook_endpoint_id: Path<String> = P_WEBHOOK_ENDPOINT_ID
-            .read(&mut cx)
-            .await?;
-        let p_webhook_delivery_id: Path<String> = P_WEBHOOK_DELIVERY_ID
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = ::bank_api::webhooks::RetryWebhookDeliveryInput {
-            webhook_endpoint_id: p_webhook_endpoint_id.0,
-            webhook_delivery_id: p_webhook_delivery_id.0,
+            webhook_endpoint_id: P_WEBHOOK_ENDPOINT_ID.read::<Path<_>>(&mut cx).await?.0,
+            webhook_delivery_id: P_WEBHOOK_DELIVERY_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as ::bank_api::webhooks::WebhooksApi>::retry_webhook_delivery;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
     Operation::new(
         Method::POST,
         "/webhook-endpoints/{webhook_endpoint_id}/deliveries/{webhook_delivery_id}/retry",
-        "/webhook-endpoints/:param0/deliveries/:param1/retry",
         "retry_webhook_delivery",
-        |server, id| glue::serve(id, server, serve::<S>),
+        serve::<S>,
     )
-}
-fn __default_list_entities_limit() -> i64 {
-    10i64
-}
-fn __default_list_associated_persons_limit() -> i64 {
-    10i64
-}
-fn __default_list_bank_accounts_limit() -> i64 {
-    10i64
-}
-fn __default_list_account_numbers_limit() -> i64 {
-    10i64
-}
-fn __default_list_ach_positive_pay_rules_limit() -> i64 {
-    10i64
-}
-fn __default_list_counterparties_deduplicate() -> bool {
-    false
-}
-fn __default_list_counterparties_limit() -> i64 {
-    10i64
-}
-fn __default_list_documents_limit() -> i64 {
-    10i64
-}
-fn __default_list_book_transfers_limit() -> i64 {
-    10i64
-}
-fn __default_list_ach_transfers_limit() -> i64 {
-    10i64
-}
-fn __default_list_events_limit() -> i64 {
-    10i64
-}
-fn __default_list_webhook_endpoints_limit() -> i64 {
-    10i64
-}
-fn __default_list_webhook_deliveries_limit() -> i64 {
-    10i64
-}
-/// A server that cannot exist: the type with which [`document`] is computed without one.
-pub enum DocumentOnly {}
-impl ::bank_api::runtime::Hooks for DocumentOnly {
-    type Principal = ::std::convert::Infallible;
-    fn authenticate(
-        &self,
-        _credentials: ::bank_api::runtime::Credentials,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<
-            Self::Principal,
-            ::bank_api::runtime::RequestError,
-        >,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn render_error(
-        &self,
-        _error: ::bank_api::runtime::RequestError,
-        _request: &::poem::Request,
-    ) -> ::poem::Response {
-        match *self {}
-    }
-}
-impl ::bank_api::platform::PlatformApi for DocumentOnly {
-    fn get_platform(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::platform::GetPlatformInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::platform::GetPlatformResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_platform(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::platform::UpdatePlatformInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::platform::UpdatePlatformResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::entities::EntitiesApi for DocumentOnly {
-    fn create_person_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::CreatePersonEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::CreatePersonEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_business_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::CreateBusinessEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::CreateBusinessEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_person_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::UpdatePersonEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::UpdatePersonEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_business_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::UpdateBusinessEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::UpdateBusinessEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn list_entities(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::ListEntitiesInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::ListEntitiesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::GetEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::GetEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn delete_entity(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::DeleteEntityInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::DeleteEntityResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn list_associated_persons(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::ListAssociatedPersonsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::ListAssociatedPersonsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_associated_person(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::CreateAssociatedPersonInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::CreateAssociatedPersonResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_additional_requirements(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::GetAdditionalRequirementsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::GetAdditionalRequirementsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn submit_additional_requirements(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::entities::SubmitAdditionalRequirementsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::entities::SubmitAdditionalRequirementsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::bank_accounts::BankAccountsApi for DocumentOnly {
-    fn list_bank_accounts(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::ListBankAccountsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::ListBankAccountsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_bank_account(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::CreateBankAccountInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::CreateBankAccountResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_bank_account(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::GetBankAccountInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::GetBankAccountResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn delete_bank_account(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::DeleteBankAccountInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::DeleteBankAccountResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_bank_account(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::UpdateBankAccountInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::UpdateBankAccountResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_bank_account_history(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::GetBankAccountHistoryInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::GetBankAccountHistoryResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn add_bank_account_owner(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::bank_accounts::AddBankAccountOwnerInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::bank_accounts::AddBankAccountOwnerResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::account_numbers::AccountNumbersApi for DocumentOnly {
-    fn list_account_numbers(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::account_numbers::ListAccountNumbersInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::account_numbers::ListAccountNumbersResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_account_number(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::account_numbers::CreateAccountNumberInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::account_numbers::CreateAccountNumberResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_account_number(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::account_numbers::GetAccountNumberInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::account_numbers::GetAccountNumberResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_account_number(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::account_numbers::UpdateAccountNumberInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::account_numbers::UpdateAccountNumberResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::ach_positive_pay_rules::AchPositivePayRulesApi for DocumentOnly {
-    fn create_ach_positive_pay_rule(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_positive_pay_rules::CreateAchPositivePayRuleResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_ach_positive_pay_rule(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_positive_pay_rules::GetAchPositivePayRuleInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_positive_pay_rules::GetAchPositivePayRuleResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn delete_ach_positive_pay_rule(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_positive_pay_rules::DeleteAchPositivePayRuleInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_positive_pay_rules::DeleteAchPositivePayRuleResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn list_ach_positive_pay_rules(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_positive_pay_rules::ListAchPositivePayRulesInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_positive_pay_rules::ListAchPositivePayRulesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::counterparties::CounterpartiesApi for DocumentOnly {
-    fn list_counterparties(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::counterparties::ListCounterpartiesInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::counterparties::ListCounterpartiesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_counterparty(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::counterparties::CreateCounterpartyInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::counterparties::CreateCounterpartyResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_counterparty(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::counterparties::GetCounterpartyInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::counterparties::GetCounterpartyResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn delete_counterparty(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::counterparties::DeleteCounterpartyInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::counterparties::DeleteCounterpartyResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::documents::DocumentsApi for DocumentOnly {
-    fn list_documents(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::documents::ListDocumentsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::documents::ListDocumentsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn upload_document(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::documents::UploadDocumentInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::documents::UploadDocumentResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_document(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::documents::GetDocumentInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::documents::GetDocumentResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_document_content(
-        &self,
-        _input: ::bank_api::documents::GetDocumentContentInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::documents::GetDocumentContentResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::book_transfers::BookTransfersApi for DocumentOnly {
-    fn list_book_transfers(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::book_transfers::ListBookTransfersInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::book_transfers::ListBookTransfersResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_book_transfer(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::book_transfers::CreateBookTransferInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::book_transfers::CreateBookTransferResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_book_transfer(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::book_transfers::GetBookTransferInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::book_transfers::GetBookTransferResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn clear_book_transfer(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::book_transfers::ClearBookTransferInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::book_transfers::ClearBookTransferResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn cancel_book_transfer(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::book_transfers::CancelBookTransferInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::book_transfers::CancelBookTransferResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::ach_transfers::AchTransfersApi for DocumentOnly {
-    fn list_ach_transfers(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_transfers::ListAchTransfersInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_transfers::ListAchTransfersResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_ach_transfer(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::ach_transfers::GetAchTransferInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::ach_transfers::GetAchTransferResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::simulations::SimulationsApi for DocumentOnly {
-    fn simulate_receive_ach_credit(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::simulations::SimulateReceiveAchCreditInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::simulations::SimulateReceiveAchCreditResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn simulate_receive_ach_debit(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::simulations::SimulateReceiveAchDebitInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::simulations::SimulateReceiveAchDebitResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::events::EventsApi for DocumentOnly {
-    fn list_events(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::events::ListEventsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::events::ListEventsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_event(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::events::GetEventInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::events::GetEventResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::webhooks::WebhooksApi for DocumentOnly {
-    fn list_webhook_endpoints(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::ListWebhookEndpointsInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::ListWebhookEndpointsResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn create_webhook_endpoint(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::CreateWebhookEndpointInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::CreateWebhookEndpointResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_webhook_endpoint(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::GetWebhookEndpointInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::GetWebhookEndpointResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn delete_webhook_endpoint(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::DeleteWebhookEndpointInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::DeleteWebhookEndpointResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn update_webhook_endpoint(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::UpdateWebhookEndpointInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::UpdateWebhookEndpointResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn rotate_webhook_endpoint_secret(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::RotateWebhookEndpointSecretInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::RotateWebhookEndpointSecretResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn list_webhook_deliveries(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::ListWebhookDeliveriesInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::ListWebhookDeliveriesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn retry_webhook_delivery(
-        &self,
-        _principal: Self::Principal,
-        _input: ::bank_api::webhooks::RetryWebhookDeliveryInput,
-    ) -> impl ::std::future::Future<
-        Output = ::bank_api::webhooks::RetryWebhookDeliveryResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl ::bank_api::callbacks::Callbacks for DocumentOnly {
-    type Event = ::std::convert::Infallible;
-    fn create_webhook_endpoint_event(
-        &self,
-        _event: &Self::Event,
-    ) -> ::std::option::Option<::bank_api::models::Event> {
-        match *self {}
-    }
-}
-impl ::bank_api::callbacks::Webhooks for DocumentOnly {
-    type Event = ::std::convert::Infallible;
-    fn event(
-        &self,
-        _event: &Self::Event,
-    ) -> ::std::option::Option<::bank_api::models::Event> {
-        match *self {}
-    }
 }
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,

@@ -47,24 +47,15 @@ const P_DOG_ID: Input = Input::named("dog_id")
     .key("param0")
     .described("Identifier of the dog.");
 const BODY: Input = Input::named("body").described("The dog to create.");
-/// `GET /dogs/{dog_id}` (`get_dog`): its route, description and endpoint.
 fn op_get_dog<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_dog_id: Path<i64> = P_DOG_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::dogs::GetDogInput {
-            dog_id: p_dog_id.0,
+            dog_id: P_DOG_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::dogs::DogsApi>::get_dog;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/dogs/{dog_id}",
-            "/dogs/:param0",
-            "get_dog",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/dogs/{dog_id}", "get_dog", serve::<S>)
         .described(
             (
                 "Get a dog",
@@ -77,24 +68,15 @@ fn op_get_dog<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /dogs` (`create_dog`): its route, description and endpoint.
 fn op_create_dog<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Dog, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::dogs::CreateDogInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::dogs::DogsApi>::create_dog;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/dogs",
-            "/dogs",
-            "create_dog",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/dogs", "create_dog", serve::<S>)
         .described(
             ("Create a dog", "Creates a dog from a composed (allOf) body."),
             |d| {

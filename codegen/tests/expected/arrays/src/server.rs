@@ -50,22 +50,14 @@ const BODY: Input = Input::named("body").described("The collection to create.");
 const BODY_2: Input = Input::named("body").described("The complete list of tags.");
 const P_STARTING_AFTER: Input = Input::named("starting_after")
     .described("The id of the last collection of the previous page.");
-/// `GET /collections` (`list_collections`): its route, description and endpoint.
 fn op_list_collections<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::collections::ListCollectionsInput {
         };
         let call = <S as crate::collections::CollectionsApi>::list_collections;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/collections",
-            "/collections",
-            "list_collections",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/collections", "list_collections", serve::<S>)
         .described(
             (
                 "List collections",
@@ -79,26 +71,15 @@ fn op_list_collections<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /collections` (`create_collection`): its route, description and endpoint.
 fn op_create_collection<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::CreateCollectionRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::collections::CreateCollectionInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::collections::CollectionsApi>::create_collection;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/collections",
-            "/collections",
-            "create_collection",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/collections", "create_collection", serve::<S>)
         .described(
             (
                 "Create a collection",
@@ -115,26 +96,15 @@ fn op_create_collection<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /collections/tags` (`replace_tags`): its route, description and endpoint.
 fn op_replace_tags<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::TagList, Document> = BODY_2
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::collections::ReplaceTagsInput {
-            body: body.0,
+            body: BODY_2.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::collections::CollectionsApi>::replace_tags;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/collections/tags",
-            "/collections/tags",
-            "replace_tags",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/collections/tags", "replace_tags", serve::<S>)
         .described(
             (
                 "Replace tags",
@@ -147,26 +117,15 @@ fn op_replace_tags<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /collections/pages` (`page_collections`): its route, description and endpoint.
 fn op_page_collections<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_starting_after: Query<Option<String>> = P_STARTING_AFTER
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::collections::PageCollectionsInput {
-            starting_after: p_starting_after.0,
+            starting_after: P_STARTING_AFTER.read::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::collections::CollectionsApi>::page_collections;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/collections/pages",
-            "/collections/pages",
-            "page_collections",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/collections/pages", "page_collections", serve::<S>)
         .described(
             (
                 "Page through collections",

@@ -46,26 +46,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 const BODY: Input = Input::named("body");
-/// `POST /subscriptions` (`subscribe`): its route, description and endpoint.
 fn op_subscribe<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Subscription, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::subscriptions::SubscribeInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::subscriptions::SubscriptionsApi>::subscribe;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/subscriptions",
-            "/subscriptions",
-            "subscribe",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/subscriptions", "subscribe", serve::<S>)
         .described(
             ("Subscribe a URL to events", ""),
             |d| {

@@ -48,26 +48,16 @@ const P_STATUS: Input = Input::named("status")
 const P_KIND: Input = Input::named("kind")
     .described("Only return tasks of this kind (required enum query parameter).");
 const BODY: Input = Input::named("body").described("The task to create.");
-/// `GET /tasks` (`list_tasks`): its route, description and endpoint.
 fn op_list_tasks<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_status: Query<Option<models::TaskStatus>> = P_STATUS.read(&mut cx).await?;
-        let p_kind: Query<models::TaskKind> = P_KIND.read(&mut cx).await?;
-        let server = server?;
         let input = crate::tasks::ListTasksInput {
-            status: p_status.0,
-            kind: p_kind.0,
+            status: P_STATUS.read::<Query<_>>(&mut cx).await?.0,
+            kind: P_KIND.read::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::tasks::TasksApi>::list_tasks;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/tasks",
-            "/tasks",
-            "list_tasks",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/tasks", "list_tasks", serve::<S>)
         .described(
             (
                 "List tasks",
@@ -81,24 +71,15 @@ fn op_list_tasks<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /tasks` (`create_task`): its route, description and endpoint.
 fn op_create_task<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Task, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::tasks::CreateTaskInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::tasks::TasksApi>::create_task;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/tasks",
-            "/tasks",
-            "create_task",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/tasks", "create_task", serve::<S>)
         .described(
             (
                 "Create a task",

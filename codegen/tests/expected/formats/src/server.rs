@@ -55,30 +55,21 @@ const P_DAY: Input = Input::named("day")
 const P_EVENT_ID_2: Input = Input::named("event_id")
     .key("param0")
     .described("Identifier of the event.");
-/// `GET /events/{event_id}` (`get_event`): its route, description and endpoint.
 fn op_get_event<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_event_id: Path<i64> = P_EVENT_ID.read(&mut cx).await?;
-        let p_as_of: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_AS_OF
-            .read(&mut cx)
-            .await?;
-        let p_day: Query<Option<runtime::Date>> = P_DAY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::events::GetEventInput {
-            event_id: p_event_id.0,
-            as_of: p_as_of.0,
-            day: p_day.0.map(|d| d.0),
+            event_id: P_EVENT_ID.read::<Path<_>>(&mut cx).await?.0,
+            as_of: P_AS_OF.read::<Query<_>>(&mut cx).await?.0,
+            day: P_DAY
+                .read::<Query<Option<runtime::Date>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
         };
         let call = <S as crate::events::EventsApi>::get_event;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/events/{event_id}",
-            "/events/:param0",
-            "get_event",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/events/{event_id}", "get_event", serve::<S>)
         .described(
             (
                 "Get an event",
@@ -93,23 +84,19 @@ fn op_get_event<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /events/{event_id}/attachment` (`download_attachment`): its route, description and endpoint.
 fn op_download_attachment<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_event_id: Path<i64> = P_EVENT_ID_2.read(&mut cx).await?;
-        let server = server?;
         let input = crate::events::DownloadAttachmentInput {
-            event_id: p_event_id.0,
+            event_id: P_EVENT_ID_2.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::events::EventsApi>::download_attachment;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::GET,
             "/events/{event_id}/attachment",
-            "/events/:param0/attachment",
             "download_attachment",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             ("Download an attachment", "Returns the raw bytes of the event attachment."),

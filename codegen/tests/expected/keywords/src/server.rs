@@ -47,24 +47,15 @@ const P_RECORD_ID: Input = Input::named("record_id")
     .key("param0")
     .described("Identifier of the record.");
 const BODY: Input = Input::named("body").described("The type to create.");
-/// `GET /records/{record_id}` (`get_record`): its route, description and endpoint.
 fn op_get_record<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_record_id: Path<String> = P_RECORD_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::records::GetRecordInput {
-            record_id: p_record_id.0,
+            record_id: P_RECORD_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::records::RecordsApi>::get_record;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/records/{record_id}",
-            "/records/:param0",
-            "get_record",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/records/{record_id}", "get_record", serve::<S>)
         .described(
             (
                 "Get a record",
@@ -77,24 +68,15 @@ fn op_get_record<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /types` (`create_type`): its route, description and endpoint.
 fn op_create_type<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Type, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::records::CreateTypeInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::records::RecordsApi>::create_type;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/types",
-            "/types",
-            "create_type",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/types", "create_type", serve::<S>)
         .described(
             ("Create a type", "Takes and returns the schema named Type."),
             |d| {

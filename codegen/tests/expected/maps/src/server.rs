@@ -43,22 +43,14 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 const BODY: Input = Input::named("body").described("The metadata map.");
-/// `GET /inventory` (`get_inventory`): its route, description and endpoint.
 fn op_get_inventory<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::inventory::GetInventoryInput {
         };
         let call = <S as crate::inventory::InventoryApi>::get_inventory;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/inventory",
-            "/inventory",
-            "get_inventory",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/inventory", "get_inventory", serve::<S>)
         .described(
             ("Get the inventory", "Returns an object whose fields are maps."),
             |d| {
@@ -67,26 +59,15 @@ fn op_get_inventory<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /inventory/metadata` (`put_metadata`): its route, description and endpoint.
 fn op_put_metadata<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Metadata, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::inventory::PutMetadataInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::inventory::InventoryApi>::put_metadata;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/inventory/metadata",
-            "/inventory/metadata",
-            "put_metadata",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/inventory/metadata", "put_metadata", serve::<S>)
         .described(
             (
                 "Replace metadata",

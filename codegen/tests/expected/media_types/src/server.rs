@@ -50,18 +50,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 const ACCEPT: Input = Input::named("accept");
 const BODY: Input = Input::named("body");
 const P_TITLE: Input = Input::named("title").key("param0");
-/// `POST /vendor` (`vendor_json`): its route, description and endpoint.
 fn op_vendor_json<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::Note, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::VendorJsonInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::media::MediaApi>::vendor_json;
         glue::respond(runtime::Negotiated {
-            response: call(&server, input).await,
+            response: call(&*server?, input).await,
             accept: accept.0,
             media: &[
                 runtime::ResponseMedia {
@@ -72,13 +69,7 @@ fn op_vendor_json<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation::new(
-            Method::POST,
-            "/vendor",
-            "/vendor",
-            "vendor_json",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/vendor", "vendor_json", serve::<S>)
         .described(
             ("A vendor JSON media type in and out", ""),
             |d| {
@@ -93,22 +84,24 @@ fn op_vendor_json<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /form` (`form`): its route, description and endpoint.
 fn op_form<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let body: runtime::OrOther<
-            runtime::FormBody<models::Note, Document>,
-            FormBodyMedia,
-        > = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::FormInput {
-            body: body.0,
+            body: BODY
+                .read::<
+                    runtime::OrOther<
+                        runtime::FormBody<models::Note, Document>,
+                        FormBodyMedia,
+                    >,
+                >(&mut cx)
+                .await?
+                .0,
             accept: runtime::Accept(accept.0.clone()),
         };
         let call = <S as crate::media::MediaApi>::form;
         glue::respond(runtime::Negotiated {
-            response: call(&server, input).await,
+            response: call(&*server?, input).await,
             accept: accept.0,
             media: &[
                 runtime::ResponseMedia {
@@ -124,13 +117,7 @@ fn op_form<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation::new(
-            Method::POST,
-            "/form",
-            "/form",
-            "form",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/form", "form", serve::<S>)
         .described(
             ("A form-urlencoded body (and several media types for the same schema)", ""),
             |d| {
@@ -148,24 +135,18 @@ fn op_form<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /text` (`text`): its route, description and endpoint.
 fn op_text<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::TextInput {
-            body: body.0,
+            body: BODY
+                .read::<::poem_openapi::payload::PlainText<String>>(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as crate::media::MediaApi>::text;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/text",
-            "/text",
-            "text",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/text", "text", serve::<S>)
         .described(
             ("Plain text in and out", ""),
             |d| {
@@ -175,24 +156,15 @@ fn op_text<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /image` (`image`): its route, description and endpoint.
 fn op_image<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::RawBody = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::ImageInput {
-            body: body.0,
+            body: BODY.read::<runtime::RawBody>(&mut cx).await?.0,
         };
         let call = <S as crate::media::MediaApi>::image;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/image",
-            "/image",
-            "image",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/image", "image", serve::<S>)
         .described(
             ("Any other media type is raw bytes", ""),
             |d| {
@@ -202,26 +174,15 @@ fn op_image<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /either` (`either`): its route, description and endpoint.
 fn op_either<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonOrFormBody<models::Note, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::media::EitherInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonOrFormBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::media::MediaApi>::either;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/either",
-            "/either",
-            "either",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/either", "either", serve::<S>)
         .described(
             ("JSON or a form with one schema, read as the Content-Type says", ""),
             |d| {
@@ -231,18 +192,18 @@ fn op_either<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /markdown` (`markdown`): its route, description and endpoint.
 fn op_markdown<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let body: ::poem_openapi::payload::PlainText<String> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::MarkdownInput {
-            body: body.0,
+            body: BODY
+                .read::<::poem_openapi::payload::PlainText<String>>(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as crate::media::MediaApi>::markdown;
         glue::respond(runtime::Negotiated {
-            response: call(&server, input).await,
+            response: call(&*server?, input).await,
             accept: accept.0,
             media: &[
                 runtime::ResponseMedia {
@@ -253,13 +214,7 @@ fn op_markdown<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation::new(
-            Method::POST,
-            "/markdown",
-            "/markdown",
-            "markdown",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/markdown", "markdown", serve::<S>)
         .described(
             (
                 "An optional body that is not JSON is taken as required",
@@ -277,24 +232,15 @@ fn op_markdown<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /anything` (`anything`): its route, description and endpoint.
 fn op_anything<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::RawBody = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::AnythingInput {
-            body: body.0,
+            body: BODY.read::<runtime::RawBody>(&mut cx).await?.0,
         };
         let call = <S as crate::media::MediaApi>::anything;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/anything",
-            "/anything",
-            "anything",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/anything", "anything", serve::<S>)
         .described(
             (
                 "A body without a media type is bytes of any type",
@@ -307,24 +253,15 @@ fn op_anything<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /blob` (`blob`): its route, description and endpoint.
 fn op_blob<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::RawBody = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::BlobInput {
-            body: body.0,
+            body: BODY.read::<runtime::RawBody>(&mut cx).await?.0,
         };
         let call = <S as crate::media::MediaApi>::blob;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/blob",
-            "/blob",
-            "blob",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/blob", "blob", serve::<S>)
         .described(
             ("An optional body of raw bytes is taken as required too", ""),
             |d| {
@@ -334,19 +271,16 @@ fn op_blob<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /notes/{title}` (`get_note`): its route, description and endpoint.
 fn op_get_note<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let p_title: Path<String> = P_TITLE.read(&mut cx).await?;
-        let server = server?;
         let input = crate::media::GetNoteInput {
-            title: p_title.0,
+            title: P_TITLE.read::<Path<_>>(&mut cx).await?.0,
             accept: runtime::Accept(accept.0.clone()),
         };
         let call = <S as crate::media::MediaApi>::get_note;
         glue::respond(runtime::Negotiated {
-            response: call(&server, input).await,
+            response: call(&*server?, input).await,
             accept: accept.0,
             media: &[
                 runtime::ResponseMedia {
@@ -371,13 +305,7 @@ fn op_get_note<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation::new(
-            Method::GET,
-            "/notes/{title}",
-            "/notes/:param0",
-            "get_note",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/notes/{title}", "get_note", serve::<S>)
         .described(
             (
                 "One representation under several JSON media types, chosen by Accept",

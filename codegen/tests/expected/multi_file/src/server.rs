@@ -53,24 +53,15 @@ const BODY: Input = Input::named("body");
 const P_OWNER_ID: Input = Input::named("owner_id")
     .key("param0")
     .described("The owner's id.");
-/// `GET /pets` (`listPets`): its route, description and endpoint.
 fn op_list_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::ListPetsInput {
-            limit: p_limit.0,
+            limit: P_LIMIT.checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::list_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/pets",
-            "/pets",
-            "listPets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/pets", "listPets", serve::<S>)
         .described(
             ("Every pet.", ""),
             |d| {
@@ -80,26 +71,15 @@ fn op_list_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /pets` (`addPet`): its route, description and endpoint.
 fn op_add_pet<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Animal, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::pets::AddPetInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::add_pet;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/pets",
-            "/pets",
-            "addPet",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/pets", "addPet", serve::<S>)
         .described(
             ("Adds a pet, a cat or a dog.", ""),
             |d| {
@@ -109,21 +89,13 @@ fn op_add_pet<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /animals` (`get_animals`): its route, description and endpoint.
 fn op_get_animals<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::pets::GetAnimalsInput {};
         let call = <S as crate::pets::PetsApi>::get_animals;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/animals",
-            "/animals",
-            "",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/animals", "", serve::<S>)
         .described(
             ("Every animal, cats and dogs.", ""),
             |d| {
@@ -132,26 +104,16 @@ fn op_get_animals<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /owners/{owner_id}` (`getOwner`): its route, description and endpoint.
 fn op_get_owner<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
-        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::GetOwnerInput {
-            owner_id: p_owner_id.0,
-            limit: p_limit.0,
+            owner_id: P_OWNER_ID.read::<Path<_>>(&mut cx).await?.0,
+            limit: P_LIMIT.checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::get_owner;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/owners/{owner_id}",
-            "/owners/:param0",
-            "getOwner",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/owners/{owner_id}", "getOwner", serve::<S>)
         .described(
             ("One owner with the pets' family tree.", ""),
             |d| {

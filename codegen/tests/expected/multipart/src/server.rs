@@ -44,26 +44,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 }
 const BODY: Input = Input::named("body").described("The file and its metadata.");
 const BODY_2: Input = Input::named("body");
-/// `POST /files` (`upload_file`): its route, description and endpoint.
 fn op_upload_file<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::MultipartBody<models::UploadFileForm, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::files::UploadFileInput {
-            body: body.0,
+            body: BODY.read::<runtime::MultipartBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::files::FilesApi>::upload_file;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/files",
-            "/files",
-            "upload_file",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/files", "upload_file", serve::<S>)
         .described(
             ("Upload a file", "Uploads a file with metadata as multipart/form-data."),
             |d| {
@@ -75,26 +64,15 @@ fn op_upload_file<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /files/labels` (`label_files`): its route, description and endpoint.
 fn op_label_files<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::MultipartBody<models::LabelFilesForm, Document> = BODY_2
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::files::LabelFilesInput {
-            body: body.0,
+            body: BODY_2.read::<runtime::MultipartBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::files::FilesApi>::label_files;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/files/labels",
-            "/files/labels",
-            "label_files",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/files/labels", "label_files", serve::<S>)
         .described(
             (
                 "Label files",

@@ -65,32 +65,18 @@ const P_TYPE2: Input = Input::named("Type")
     .described("Collides with `type` once converted.");
 const P_GR_U00F6_U00DF_E: Input = Input::named("größe").described("Not ASCII.");
 const BODY: Input = Input::named("body");
-/// `GET /pets/{petId}` (`get_pets_pet_id`): its route, description and endpoint.
 fn op_get_pets_pet_id<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
-        let p_type: Query<Option<String>> = P_TYPE.read(&mut cx).await?;
-        let p_type2: Query<Option<String>> = P_TYPE2.read(&mut cx).await?;
-        let p_gr_u00f6_u00df_e: Query<Option<i32>> = P_GR_U00F6_U00DF_E
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::default::GetPetsPetIdInput {
-            pet_id: p_pet_id.0,
-            r#type: p_type.0,
-            type2: p_type2.0,
-            gr_u00f6_u00df_e: p_gr_u00f6_u00df_e.0,
+            pet_id: P_PET_ID.read::<Path<_>>(&mut cx).await?.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            type2: P_TYPE2.read::<Query<_>>(&mut cx).await?.0,
+            gr_u00f6_u00df_e: P_GR_U00F6_U00DF_E.read::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::default::DefaultApi>::get_pets_pet_id;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/pets/{petId}",
-            "/pets/:param0",
-            "",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/pets/{petId}", "", serve::<S>)
         .described(
             (
                 "No operationId, no tag",
@@ -105,21 +91,13 @@ fn op_get_pets_pet_id<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /pets` (`getPets`): its route, description and endpoint.
 fn op_get_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::models2::GetPetsInput {};
         let call = <S as crate::models2::ModelsApi>::get_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/pets",
-            "/pets",
-            "getPets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/pets", "getPets", serve::<S>)
         .described(
             ("Explicit operationId whose Rust name the next operation would take", ""),
             |d| {
@@ -129,24 +107,15 @@ fn op_get_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /pets` (`post_pets`): its route, description and endpoint.
 fn op_post_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Pet, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::caf_u00e92::PostPetsInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::caf_u00e92::CafU00e92Api>::post_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/pets",
-            "/pets",
-            "",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/pets", "", serve::<S>)
         .described(
             ("Several tags, the first one selects the trait", ""),
             |d| {
@@ -157,21 +126,13 @@ fn op_post_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /PETS` (`get_pets2`): its route, description and endpoint.
 fn op_get_pets2<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::v2fa::GetPets2Input {};
         let call = <S as crate::v2fa::V2faApi>::get_pets2;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/PETS",
-            "/PETS",
-            "",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/PETS", "", serve::<S>)
         .described(
             (
                 "A derived name (get_pets) that collides with the written getPets, so get_pets2",
@@ -183,21 +144,13 @@ fn op_get_pets2<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /document` (`document`): its route, description and endpoint.
 fn op_document<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::v2fa::DocumentInput {};
         let call = <S as crate::v2fa::V2faApi>::document;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/document",
-            "/document",
-            "document",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/document", "document", serve::<S>)
         .described(
             ("An operationId named like the glue's `document` entry point", ""),
             |d| {
@@ -206,21 +159,13 @@ fn op_document<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /routes` (`routes`): its route, description and endpoint.
 fn op_routes<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::v2fa::RoutesInput {};
         let call = <S as crate::v2fa::V2faApi>::routes;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/routes",
-            "/routes",
-            "routes",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/routes", "routes", serve::<S>)
         .described(
             ("An operationId named like the glue's `routes` entry point", ""),
             |d| {

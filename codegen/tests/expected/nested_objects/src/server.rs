@@ -47,24 +47,15 @@ const P_ORDER_ID: Input = Input::named("order_id")
     .key("param0")
     .described("Identifier of the order.");
 const BODY: Input = Input::named("body").described("The order to create.");
-/// `GET /orders/{order_id}` (`get_order`): its route, description and endpoint.
 fn op_get_order<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_order_id: Path<String> = P_ORDER_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::orders::GetOrderInput {
-            order_id: p_order_id.0,
+            order_id: P_ORDER_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::orders::OrdersApi>::get_order;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/orders/{order_id}",
-            "/orders/:param0",
-            "get_order",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/orders/{order_id}", "get_order", serve::<S>)
         .described(
             (
                 "Get an order",
@@ -77,24 +68,15 @@ fn op_get_order<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /orders` (`create_order`): its route, description and endpoint.
 fn op_create_order<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Order, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::orders::CreateOrderInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::orders::OrdersApi>::create_order;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/orders",
-            "/orders",
-            "create_order",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/orders", "create_order", serve::<S>)
         .described(
             ("Create an order", "Creates an order from a nested order object."),
             |d| {

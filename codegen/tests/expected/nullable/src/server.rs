@@ -47,24 +47,15 @@ const P_PROFILE_ID: Input = Input::named("profile_id")
     .key("param0")
     .described("Identifier of the profile.");
 const BODY: Input = Input::named("body").described("The new profile.");
-/// `GET /profiles/{profile_id}` (`get_profile`): its route, description and endpoint.
 fn op_get_profile<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::profiles::GetProfileInput {
-            profile_id: p_profile_id.0,
+            profile_id: P_PROFILE_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::profiles::ProfilesApi>::get_profile;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/profiles/{profile_id}",
-            "/profiles/:param0",
-            "get_profile",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/profiles/{profile_id}", "get_profile", serve::<S>)
         .described(
             ("Get a profile", "Returns a profile whose fields may be null."),
             |d| {
@@ -74,28 +65,16 @@ fn op_get_profile<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /profiles/{profile_id}` (`update_profile`): its route, description and endpoint.
 fn op_update_profile<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_profile_id: Path<String> = P_PROFILE_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::Profile, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::profiles::UpdateProfileInput {
-            profile_id: p_profile_id.0,
-            body: body.0,
+            profile_id: P_PROFILE_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::profiles::ProfilesApi>::update_profile;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/profiles/{profile_id}",
-            "/profiles/:param0",
-            "update_profile",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/profiles/{profile_id}", "update_profile", serve::<S>)
         .described(
             (
                 "Update a profile",

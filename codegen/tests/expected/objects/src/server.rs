@@ -47,24 +47,15 @@ const P_ACCOUNT_ID: Input = Input::named("account_id")
     .key("param0")
     .described("Identifier of the account.");
 const BODY: Input = Input::named("body").described("The account to create.");
-/// `GET /accounts/{account_id}` (`get_account`): its route, description and endpoint.
 fn op_get_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_account_id: Path<String> = P_ACCOUNT_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::accounts::GetAccountInput {
-            account_id: p_account_id.0,
+            account_id: P_ACCOUNT_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::accounts::AccountsApi>::get_account;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/accounts/{account_id}",
-            "/accounts/:param0",
-            "get_account",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/accounts/{account_id}", "get_account", serve::<S>)
         .described(
             ("Get an account", "Returns a single account object."),
             |d| {
@@ -74,26 +65,15 @@ fn op_get_account<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /accounts` (`create_account`): its route, description and endpoint.
 fn op_create_account<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::CreateAccountRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::accounts::CreateAccountInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::accounts::AccountsApi>::create_account;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/accounts",
-            "/accounts",
-            "create_account",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/accounts", "create_account", serve::<S>)
         .described(
             (
                 "Create an account",

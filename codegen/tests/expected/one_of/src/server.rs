@@ -49,24 +49,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
 }
 const BODY: Input = Input::named("body").described("The shape to create.");
 const BODY_2: Input = Input::named("body").described("The payment to create.");
-/// `POST /shapes` (`create_shape`): its route, description and endpoint.
 fn op_create_shape<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Shape, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::shapes::CreateShapeInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::shapes::ShapesApi>::create_shape;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/shapes",
-            "/shapes",
-            "create_shape",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/shapes", "create_shape", serve::<S>)
         .described(
             (
                 "Create a shape",
@@ -79,26 +70,15 @@ fn op_create_shape<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /payments` (`create_payment`): its route, description and endpoint.
 fn op_create_payment<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Payment, Document> = BODY_2
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::payments::CreatePaymentInput {
-            body: body.0,
+            body: BODY_2.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::payments::PaymentsApi>::create_payment;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/payments",
-            "/payments",
-            "create_payment",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/payments", "create_payment", serve::<S>)
         .described(
             (
                 "Create a payment",

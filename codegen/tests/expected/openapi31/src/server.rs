@@ -44,94 +44,26 @@ const P_PAYMENT_ID: Input = Input::named("payment_id")
     .rules(&[Rule::Pattern("^pay_[a-z0-9]+$")]);
 const P_MIN_AMOUNT: Input = Input::named("min_amount")
     .rules(&[Rule::Minimum(0f64, true)]);
-/// `POST /payments` (`createPayment`): its route, description and endpoint.
 fn op_create_payment<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::CreatePayment, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::payments::CreatePaymentInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::payments::PaymentsApi>::create_payment;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::POST,
-        "/payments",
-        "/payments",
-        "createPayment",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::POST, "/payments", "createPayment", serve::<S>)
 }
-/// `GET /payments/{payment_id}` (`getPayment`): its route, description and endpoint.
 fn op_get_payment<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_payment_id: Path<String> = P_PAYMENT_ID.checked(&mut cx).await?;
-        let p_min_amount: Query<Option<i64>> = P_MIN_AMOUNT.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::payments::GetPaymentInput {
-            payment_id: p_payment_id.0,
-            min_amount: p_min_amount.0,
+            payment_id: P_PAYMENT_ID.checked::<Path<_>>(&mut cx).await?.0,
+            min_amount: P_MIN_AMOUNT.checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::payments::PaymentsApi>::get_payment;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/payments/{payment_id}",
-        "/payments/:param0",
-        "getPayment",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
-}
-/// A server that cannot exist: the type with which [`document`] is computed without one.
-pub enum DocumentOnly {}
-impl crate::runtime::Hooks for DocumentOnly {
-    type Principal = ::std::convert::Infallible;
-    fn authenticate(
-        &self,
-        _credentials: crate::runtime::Credentials,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<Self::Principal, crate::runtime::RequestError>,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn render_error(
-        &self,
-        _error: crate::runtime::RequestError,
-        _request: &::poem::Request,
-    ) -> ::poem::Response {
-        match *self {}
-    }
-}
-impl crate::payments::PaymentsApi for DocumentOnly {
-    fn create_payment(
-        &self,
-        _input: crate::payments::CreatePaymentInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::payments::CreatePaymentResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_payment(
-        &self,
-        _input: crate::payments::GetPaymentInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::payments::GetPaymentResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl crate::callbacks::Webhooks for DocumentOnly {
-    type Event = ::std::convert::Infallible;
-    fn payment_settled(
-        &self,
-        _event: &Self::Event,
-    ) -> ::std::option::Option<crate::models::PaymentEvent> {
-        match *self {}
-    }
+    Operation::new(Method::GET, "/payments/{payment_id}", "getPayment", serve::<S>)
 }
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,

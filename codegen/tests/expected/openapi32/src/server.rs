@@ -50,140 +50,98 @@ const P_ENTRY_ID: Input = Input::named("entry_id")
     .key("param0")
     .rules(&[Rule::Pattern("^ent_[a-z0-9]+$")]);
 const ACCEPT: Input = Input::named("accept");
-/// `GET /entries` (`list_entries`): its route, description and endpoint.
 fn op_list_entries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_filter: runtime::QueryString<
-            Option<models::ListEntriesFilter>,
-            Document,
-            { runtime::querystring::FORM },
-        > = P_FILTER.read(&mut cx).await?;
-        let server = server?;
         let input = crate::entries::ListEntriesInput {
-            filter: p_filter.0,
+            filter: P_FILTER
+                .read::<
+                    runtime::QueryString<
+                        Option<models::ListEntriesFilter>,
+                        Document,
+                        { runtime::querystring::FORM },
+                    >,
+                >(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as crate::entries::EntriesApi>::list_entries;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entries",
-        "/entries",
-        "list_entries",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entries", "list_entries", serve::<S>)
 }
-/// `QUERY /entries` (`search_entries`): its route, description and endpoint.
 fn op_search_entries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::EntryFilter, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::search::SearchEntriesInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::search::SearchApi>::search_entries;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/.method/QUERY/entries",
-            "/.method/QUERY/entries",
-            "search_entries",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/.method/QUERY/entries", "search_entries", serve::<S>)
         .hidden()
 }
-/// `GET /entries/search` (`search_entries_in_query`): its route, description and endpoint.
 fn op_search_entries_in_query<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_q: runtime::QueryString<
-            models::EntryFilter,
-            Document,
-            { runtime::querystring::JSON },
-        > = P_Q.read(&mut cx).await?;
-        let server = server?;
         let input = crate::search::SearchEntriesInQueryInput {
-            q: p_q.0,
+            q: P_Q
+                .read::<
+                    runtime::QueryString<
+                        models::EntryFilter,
+                        Document,
+                        { runtime::querystring::JSON },
+                    >,
+                >(&mut cx)
+                .await?
+                .0,
         };
         let call = <S as crate::search::SearchApi>::search_entries_in_query;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entries/search",
-        "/entries/search",
-        "search_entries_in_query",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entries/search", "search_entries_in_query", serve::<S>)
 }
-/// `GET /entries/{entry_id}` (`get_entry`): its route, description and endpoint.
 fn op_get_entry<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::entries::GetEntryInput {
-            entry_id: p_entry_id.0,
+            entry_id: P_ENTRY_ID.checked::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::entries::EntriesApi>::get_entry;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entries/{entry_id}",
-        "/entries/:param0",
-        "get_entry",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entries/{entry_id}", "get_entry", serve::<S>)
 }
-/// `LOCK /entries/{entry_id}` (`lock_entry`): its route, description and endpoint.
 fn op_lock_entry<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_entry_id: Path<String> = P_ENTRY_ID.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::entries::LockEntryInput {
-            entry_id: p_entry_id.0,
+            entry_id: P_ENTRY_ID.checked::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::entries::EntriesApi>::lock_entry;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::POST,
             "/.method/LOCK/entries/{entry_id}",
-            "/.method/LOCK/entries/:param0",
             "lock_entry",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .hidden()
 }
-/// `GET /entries/feed` (`follow_entries`): its route, description and endpoint.
 fn op_follow_entries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::feeds::FollowEntriesInput {
         };
         let call = <S as crate::feeds::FeedsApi>::follow_entries;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-        Method::GET,
-        "/entries/feed",
-        "/entries/feed",
-        "follow_entries",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
+    Operation::new(Method::GET, "/entries/feed", "follow_entries", serve::<S>)
 }
-/// `GET /entries/export` (`export_entries`): its route, description and endpoint.
 fn op_export_entries<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let accept: runtime::AcceptHeader = ACCEPT.read(&mut cx).await?;
-        let server = server?;
         let input = crate::feeds::ExportEntriesInput {
         };
         let call = <S as crate::feeds::FeedsApi>::export_entries;
         glue::respond(runtime::Negotiated {
-            response: call(&server, input).await,
+            response: call(&*server?, input).await,
             accept: accept.0,
             media: &[
                 runtime::ResponseMedia {
@@ -194,91 +152,7 @@ fn op_export_entries<S: Server>() -> Operation<S> {
             ],
         })
     }
-    Operation::new(
-        Method::GET,
-        "/entries/export",
-        "/entries/export",
-        "export_entries",
-        |server, id| glue::serve(id, server, serve::<S>),
-    )
-}
-/// A server that cannot exist: the type with which [`document`] is computed without one.
-pub enum DocumentOnly {}
-impl crate::runtime::Hooks for DocumentOnly {
-    type Principal = ::std::convert::Infallible;
-    fn authenticate(
-        &self,
-        _credentials: crate::runtime::Credentials,
-    ) -> impl ::std::future::Future<
-        Output = ::std::result::Result<Self::Principal, crate::runtime::RequestError>,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn render_error(
-        &self,
-        _error: crate::runtime::RequestError,
-        _request: &::poem::Request,
-    ) -> ::poem::Response {
-        match *self {}
-    }
-}
-impl crate::entries::EntriesApi for DocumentOnly {
-    fn list_entries(
-        &self,
-        _input: crate::entries::ListEntriesInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::entries::ListEntriesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn get_entry(
-        &self,
-        _input: crate::entries::GetEntryInput,
-    ) -> impl ::std::future::Future<Output = crate::entries::GetEntryResponse> + Send {
-        async move { match *self {} }
-    }
-    fn lock_entry(
-        &self,
-        _input: crate::entries::LockEntryInput,
-    ) -> impl ::std::future::Future<Output = crate::entries::LockEntryResponse> + Send {
-        async move { match *self {} }
-    }
-}
-impl crate::search::SearchApi for DocumentOnly {
-    fn search_entries(
-        &self,
-        _input: crate::search::SearchEntriesInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::search::SearchEntriesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn search_entries_in_query(
-        &self,
-        _input: crate::search::SearchEntriesInQueryInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::search::SearchEntriesInQueryResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-}
-impl crate::feeds::FeedsApi for DocumentOnly {
-    fn follow_entries(
-        &self,
-        _input: crate::feeds::FollowEntriesInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::feeds::FollowEntriesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
-    fn export_entries(
-        &self,
-        _input: crate::feeds::ExportEntriesInput,
-    ) -> impl ::std::future::Future<
-        Output = crate::feeds::ExportEntriesResponse,
-    > + Send {
-        async move { match *self {} }
-    }
+    Operation::new(Method::GET, "/entries/export", "export_entries", serve::<S>)
 }
 fn service<S: Server>(
     server: ::std::option::Option<Arc<S>>,

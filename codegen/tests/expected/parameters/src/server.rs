@@ -148,84 +148,62 @@ const P_CELLS: Input = Input::named("cells")
     .key("param0")
     .described("Rows of cells (gambitcomm.local writes such a parameter).");
 const P_NAME: Input = Input::named("name").key("param0").described("The name.");
-/// `GET /owners/{owner_id}/pets` (`list_owner_pets`): its route, description and endpoint.
 fn op_list_owner_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
-        let p_region: Query<String> = P_REGION.read(&mut cx).await?;
-        let p_balance_gte: Query<Option<i64>> = P_BALANCE_GTE.read(&mut cx).await?;
-        let p_page: Query<Option<i64>> = P_PAGE.checked(&mut cx).await?;
-        let p_weight_gte: Query<Option<f64>> = P_WEIGHT_GTE.read(&mut cx).await?;
-        let p_created_lt: Query<Option<::chrono::DateTime<::chrono::Utc>>> = P_CREATED_LT
-            .read(&mut cx)
-            .await?;
-        let p_type: Query<Option<String>> = P_TYPE.read(&mut cx).await?;
-        let p_match: Query<Option<String>> = P_MATCH.read(&mut cx).await?;
-        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
-        let p_ids: Query<Option<Vec<i64>>> = P_IDS.read(&mut cx).await?;
-        let p_colors: Query<Option<runtime::Csv<String>>> = P_COLORS
-            .read(&mut cx)
-            .await?;
-        let p_sizes: Query<Option<runtime::Delimited<i32, ' '>>> = P_SIZES
-            .read(&mut cx)
-            .await?;
-        let p_tags: Query<Option<runtime::Delimited<String, '|'>>> = P_TAGS
-            .read(&mut cx)
-            .await?;
-        let p_shapes: Query<Option<runtime::Csv<String>>> = P_SHAPES
-            .read(&mut cx)
-            .await?;
-        let p_since: Query<Option<runtime::Date>> = P_SINCE.read(&mut cx).await?;
-        let p_filter: runtime::DeepObject<Option<models::PetFilter>> = P_FILTER
-            .read(&mut cx)
-            .await?;
-        let p_counts: runtime::DeepObject<
-            Option<::std::collections::BTreeMap<String, i64>>,
-        > = P_COUNTS.read(&mut cx).await?;
-        let p_labels: runtime::DeepObject<Option<::serde_json::Value>> = P_LABELS
-            .read(&mut cx)
-            .await?;
-        let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
-        let p_note: Query<Option<String>> = P_NOTE.checked(&mut cx).await?;
-        let p_order: Query<Option<String>> = P_ORDER.read(&mut cx).await?;
-        let p_where: Query<Option<runtime::JsonParam<models::ListOwnerPetsWhere>>> = P_WHERE
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::pets::ListOwnerPetsInput {
-            owner_id: p_owner_id.0,
-            region: p_region.0,
-            balance_gte: p_balance_gte.0,
-            page: p_page.0,
-            weight_gte: p_weight_gte.0,
-            created_lt: p_created_lt.0,
-            r#type: p_type.0,
-            r#match: p_match.0,
-            x_trace: p_x_trace.0,
-            ids: p_ids.0,
-            colors: p_colors.0.map(|d| d.0),
-            sizes: p_sizes.0.map(|d| d.0),
-            tags: p_tags.0.map(|d| d.0),
-            shapes: p_shapes.0.map(|d| d.0),
-            since: p_since.0.map(|d| d.0),
-            filter: p_filter.0,
-            counts: p_counts.0,
-            labels: p_labels.0,
-            prefix: p_prefix.0,
-            note: p_note.0,
-            order: p_order.0,
-            r#where: p_where.0.map(|d| d.0),
+            owner_id: P_OWNER_ID.read::<Path<_>>(&mut cx).await?.0,
+            region: P_REGION.read::<Query<_>>(&mut cx).await?.0,
+            balance_gte: P_BALANCE_GTE.read::<Query<_>>(&mut cx).await?.0,
+            page: P_PAGE.checked::<Query<_>>(&mut cx).await?.0,
+            weight_gte: P_WEIGHT_GTE.read::<Query<_>>(&mut cx).await?.0,
+            created_lt: P_CREATED_LT.read::<Query<_>>(&mut cx).await?.0,
+            r#type: P_TYPE.read::<Query<_>>(&mut cx).await?.0,
+            r#match: P_MATCH.read::<Query<_>>(&mut cx).await?.0,
+            x_trace: P_X_TRACE.read::<Header<_>>(&mut cx).await?.0,
+            ids: P_IDS.read::<Query<_>>(&mut cx).await?.0,
+            colors: P_COLORS
+                .read::<Query<Option<runtime::Csv<String>>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            sizes: P_SIZES
+                .read::<Query<Option<runtime::Delimited<i32, ' '>>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            tags: P_TAGS
+                .read::<Query<Option<runtime::Delimited<String, '|'>>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            shapes: P_SHAPES
+                .read::<Query<Option<runtime::Csv<String>>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            since: P_SINCE
+                .read::<Query<Option<runtime::Date>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
+            filter: P_FILTER.read::<runtime::DeepObject<_>>(&mut cx).await?.0,
+            counts: P_COUNTS.read::<runtime::DeepObject<_>>(&mut cx).await?.0,
+            labels: P_LABELS.read::<runtime::DeepObject<_>>(&mut cx).await?.0,
+            prefix: P_PREFIX.checked::<Query<_>>(&mut cx).await?.0,
+            note: P_NOTE.checked::<Query<_>>(&mut cx).await?.0,
+            order: P_ORDER.read::<Query<_>>(&mut cx).await?.0,
+            r#where: P_WHERE
+                .read::<
+                    Query<Option<runtime::JsonParam<models::ListOwnerPetsWhere>>>,
+                >(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
         };
         let call = <S as crate::pets::PetsApi>::list_owner_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/owners/{owner_id}/pets",
-            "/owners/:param0/pets",
-            "list_owner_pets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/owners/{owner_id}/pets", "list_owner_pets", serve::<S>)
         .described(
             (
                 "List an owner's pets",
@@ -267,33 +245,22 @@ fn op_list_owner_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /owners/{owner_id}/pets` (`create_owner_pet`): its route, description and endpoint.
 fn op_create_owner_pet<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_owner_id: Path<String> = P_OWNER_ID.read(&mut cx).await?;
-        let p_idempotency_key: Header<Option<String>> = P_IDEMPOTENCY_KEY
-            .checked(&mut cx)
-            .await?;
-        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::CreatePetRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::pets::CreateOwnerPetInput {
-            owner_id: p_owner_id.0,
-            idempotency_key: p_idempotency_key.0,
-            x_trace: p_x_trace.0,
-            body: body.0,
+            owner_id: P_OWNER_ID.read::<Path<_>>(&mut cx).await?.0,
+            idempotency_key: P_IDEMPOTENCY_KEY.checked::<Header<_>>(&mut cx).await?.0,
+            x_trace: P_X_TRACE.read::<Header<_>>(&mut cx).await?.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::create_owner_pet;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::POST,
             "/owners/{owner_id}/pets",
-            "/owners/:param0/pets",
             "create_owner_pet",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             (
@@ -310,35 +277,27 @@ fn op_create_owner_pet<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /owners/{owner_id}/pets/{pet_id}` (`get_owner_pet`): its route, description and endpoint.
 fn op_get_owner_pet<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_owner_id: Path<String> = P_OWNER_ID_2.read(&mut cx).await?;
-        let p_pet_id: Path<i64> = P_PET_ID.read(&mut cx).await?;
-        let p_x_trace: Header<String> = P_X_TRACE.read(&mut cx).await?;
-        let p_session_hint: Cookie<Option<String>> = P_SESSION_HINT
-            .checked(&mut cx)
-            .await?;
-        let p_flavours: Cookie<Option<runtime::Csv<String>>> = P_FLAVOURS
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::pets::GetOwnerPetInput {
-            owner_id: p_owner_id.0,
-            pet_id: p_pet_id.0,
-            x_trace: p_x_trace.0,
-            session_hint: p_session_hint.0,
-            flavours: p_flavours.0.map(|d| d.0),
+            owner_id: P_OWNER_ID_2.read::<Path<_>>(&mut cx).await?.0,
+            pet_id: P_PET_ID.read::<Path<_>>(&mut cx).await?.0,
+            x_trace: P_X_TRACE.read::<Header<_>>(&mut cx).await?.0,
+            session_hint: P_SESSION_HINT.checked::<Cookie<_>>(&mut cx).await?.0,
+            flavours: P_FLAVOURS
+                .read::<Cookie<Option<runtime::Csv<String>>>>(&mut cx)
+                .await?
+                .0
+                .map(|d| d.0),
         };
         let call = <S as crate::pets::PetsApi>::get_owner_pet;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::GET,
             "/owners/{owner_id}/pets/{pet_id}",
-            "/owners/:param0/pets/:param1",
             "get_owner_pet",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             (
@@ -356,39 +315,43 @@ fn op_get_owner_pet<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /styles/{label}/{labels}/{matrix}/{matrices}/{ids}` (`path_styles`): its route, description and endpoint.
 fn op_path_styles<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_label: Path<runtime::PathStyled<i64, 'l', false>> = P_LABEL
-            .read(&mut cx)
-            .await?;
-        let p_labels: Path<
-            runtime::PathStyled<runtime::Delimited<String, '.'>, 'l', true>,
-        > = P_LABELS_2.read(&mut cx).await?;
-        let p_matrix: Path<runtime::PathStyled<String, 'm', false>> = P_MATRIX
-            .read(&mut cx)
-            .await?;
-        let p_matrices: Path<runtime::PathStyled<runtime::Csv<i64>, 'm', true>> = P_MATRICES
-            .read(&mut cx)
-            .await?;
-        let p_ids: Path<runtime::Csv<i64>> = P_IDS_2.read(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::PathStylesInput {
-            label: p_label.0.0,
-            labels: p_labels.0.0.0,
-            matrix: p_matrix.0.0,
-            matrices: p_matrices.0.0.0,
-            ids: p_ids.0.0,
+            label: P_LABEL
+                .read::<Path<runtime::PathStyled<i64, 'l', false>>>(&mut cx)
+                .await?
+                .0
+                .0,
+            labels: P_LABELS_2
+                .read::<
+                    Path<runtime::PathStyled<runtime::Delimited<String, '.'>, 'l', true>>,
+                >(&mut cx)
+                .await?
+                .0
+                .0
+                .0,
+            matrix: P_MATRIX
+                .read::<Path<runtime::PathStyled<String, 'm', false>>>(&mut cx)
+                .await?
+                .0
+                .0,
+            matrices: P_MATRICES
+                .read::<Path<runtime::PathStyled<runtime::Csv<i64>, 'm', true>>>(&mut cx)
+                .await?
+                .0
+                .0
+                .0,
+            ids: P_IDS_2.read::<Path<runtime::Csv<i64>>>(&mut cx).await?.0.0,
         };
         let call = <S as crate::pets::PetsApi>::path_styles;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::GET,
             "/styles/{label}/{labels}/{matrix}/{matrices}/{ids}",
-            "/styles/:param0/:param1/:param2/:param3/:param4",
             "path_styles",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             (
@@ -416,24 +379,15 @@ fn op_path_styles<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /grids/{cells}` (`grid`): its route, description and endpoint.
 fn op_grid<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_cells: Path<String> = P_CELLS.read(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::GridInput {
-            cells: p_cells.0,
+            cells: P_CELLS.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::grid;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/grids/{cells}",
-            "/grids/:param0",
-            "grid",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/grids/{cells}", "grid", serve::<S>)
         .described(
             ("An array of arrays in the path, taken as its raw text", ""),
             |d| {
@@ -443,23 +397,19 @@ fn op_grid<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /twice/{name}/and/{name}` (`named_twice`): its route, description and endpoint.
 fn op_named_twice<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_name: Path<String> = P_NAME.read(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::NamedTwiceInput {
-            name: p_name.0,
+            name: P_NAME.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::named_twice;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::GET,
             "/twice/{name}/and/{name__again2}",
-            "/twice/:param0/and/:param1",
             "named_twice",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             (

@@ -52,24 +52,15 @@ const BODY: Input = Input::named("body").described("The pet to create.");
 const P_PET_ID: Input = Input::named("petId")
     .key("param0")
     .described("The id of the pet to retrieve");
-/// `GET /pets` (`listPets`): its route, description and endpoint.
 fn op_list_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_limit: Query<Option<i32>> = P_LIMIT.checked(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::ListPetsInput {
-            limit: p_limit.0,
+            limit: P_LIMIT.checked::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::list_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/pets",
-            "/pets",
-            "listPets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/pets", "listPets", serve::<S>)
         .described(
             (
                 "List all pets",
@@ -82,24 +73,15 @@ fn op_list_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /pets` (`createPets`): its route, description and endpoint.
 fn op_create_pets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Pet, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::CreatePetsInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::create_pets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/pets",
-            "/pets",
-            "createPets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/pets", "createPets", serve::<S>)
         .described(
             ("Create a pet", "Creates a new pet in the store."),
             |d| {
@@ -109,24 +91,15 @@ fn op_create_pets<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /pets/{petId}` (`showPetById`): its route, description and endpoint.
 fn op_show_pet_by_id<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_pet_id: Path<String> = P_PET_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::pets::ShowPetByIdInput {
-            pet_id: p_pet_id.0,
+            pet_id: P_PET_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::pets::PetsApi>::show_pet_by_id;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/pets/{petId}",
-            "/pets/:param0",
-            "showPetById",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/pets/{petId}", "showPetById", serve::<S>)
         .described(
             ("Info for a specific pet", "Returns a single pet by its id."),
             |d| {

@@ -51,24 +51,15 @@ const P_ITEM_ID: Input = Input::named("item_id")
     .key("param0")
     .described("Identifier of the item.");
 const BODY_2: Input = Input::named("body").described("The new item.");
-/// `POST /items` (`create_item`): its route, description and endpoint.
 fn op_create_item<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Item, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::items::CreateItemInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::items::ItemsApi>::create_item;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/items",
-            "/items",
-            "create_item",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/items", "create_item", serve::<S>)
         .described(
             (
                 "Create an item",
@@ -81,21 +72,13 @@ fn op_create_item<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /ping` (`ping`): its route, description and endpoint.
 fn op_ping<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::items::PingInput {};
         let call = <S as crate::items::ItemsApi>::ping;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/ping",
-            "/ping",
-            "ping",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/ping", "ping", serve::<S>)
         .described(
             (
                 "Status ranges and a default without a body",
@@ -107,22 +90,14 @@ fn op_ping<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /ping` (`ping_unanswered`): its route, description and endpoint.
 fn op_ping_unanswered<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::items::PingUnansweredInput {
         };
         let call = <S as crate::items::ItemsApi>::ping_unanswered;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/ping",
-            "/ping",
-            "ping_unanswered",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/ping", "ping_unanswered", serve::<S>)
         .described(
             (
                 "No response declared",
@@ -134,28 +109,16 @@ fn op_ping_unanswered<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `PUT /items/{item_id}` (`put_item`): its route, description and endpoint.
 fn op_put_item<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
-        let body: runtime::JsonBody<models::Item, Document> = BODY_2
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::items::PutItemInput {
-            item_id: p_item_id.0,
-            body: body.0,
+            item_id: P_ITEM_ID.read::<Path<_>>(&mut cx).await?.0,
+            body: BODY_2.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::items::ItemsApi>::put_item;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::PUT,
-            "/items/{item_id}",
-            "/items/:param0",
-            "put_item",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::PUT, "/items/{item_id}", "put_item", serve::<S>)
         .described(
             (
                 "Create or replace an item",
@@ -169,24 +132,15 @@ fn op_put_item<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `DELETE /items/{item_id}` (`delete_item`): its route, description and endpoint.
 fn op_delete_item<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_item_id: Path<String> = P_ITEM_ID.read(&mut cx).await?;
-        let server = server?;
         let input = crate::items::DeleteItemInput {
-            item_id: p_item_id.0,
+            item_id: P_ITEM_ID.read::<Path<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::items::ItemsApi>::delete_item;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::DELETE,
-            "/items/{item_id}",
-            "/items/:param0",
-            "delete_item",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::DELETE, "/items/{item_id}", "delete_item", serve::<S>)
         .described(
             ("Delete an item", "Deletes an item; the 200 response has no content."),
             |d| {

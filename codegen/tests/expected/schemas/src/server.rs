@@ -43,24 +43,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 const BODY: Input = Input::named("body");
-/// `POST /things` (`create_thing`): its route, description and endpoint.
 fn op_create_thing<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::Thing, Document> = BODY.read(&mut cx).await?;
-        let server = server?;
         let input = crate::things::CreateThingInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::things::ThingsApi>::create_thing;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/things",
-            "/things",
-            "create_thing",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/things", "create_thing", serve::<S>)
         .described(
             (
                 "Create a thing",

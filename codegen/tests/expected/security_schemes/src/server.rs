@@ -47,22 +47,14 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 const AUTH: Input = Input::named("auth");
-/// `GET /inherited` (`inherited`): its route, description and endpoint.
 fn op_inherited<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = crate::secured::InheritedInput {};
         let call = <S as crate::secured::SecuredApi>::inherited;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/inherited",
-            "/inherited",
-            "inherited",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/inherited", "inherited", serve::<S>)
         .described(
             ("The document's requirement (bearer, or header key AND query key)", ""),
             |d| {
@@ -72,22 +64,14 @@ fn op_inherited<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `POST /scoped` (`scoped`): its route, description and endpoint.
 fn op_scoped<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 1> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = crate::secured::ScopedInput {};
         let call = <S as crate::secured::SecuredApi>::scoped;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/scoped",
-            "/scoped",
-            "scoped",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/scoped", "scoped", serve::<S>)
         .described(
             ("OAuth2 with scopes, or OpenID Connect, or a cookie key", ""),
             |d| {
@@ -97,22 +81,14 @@ fn op_scoped<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /optional` (`optional`): its route, description and endpoint.
 fn op_optional<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: OptionalAuth<S, Document, 2> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = crate::secured::OptionalInput {};
         let call = <S as crate::secured::SecuredApi>::optional;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/optional",
-            "/optional",
-            "optional",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/optional", "optional", serve::<S>)
         .described(
             ("Basic or digest credentials, or none at all", ""),
             |d| {
@@ -122,21 +98,13 @@ fn op_optional<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /open` (`open`): its route, description and endpoint.
 fn op_open<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::secured::OpenInput {};
         let call = <S as crate::secured::SecuredApi>::open;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/open",
-            "/open",
-            "open",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/open", "open", serve::<S>)
         .described(
             ("No authentication at all", ""),
             |d| {
@@ -145,22 +113,14 @@ fn op_open<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /undeclared` (`undeclared`): its route, description and endpoint.
 fn op_undeclared<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 4> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = crate::secured::UndeclaredInput {};
         let call = <S as crate::secured::SecuredApi>::undeclared;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/undeclared",
-            "/undeclared",
-            "undeclared",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/undeclared", "undeclared", serve::<S>)
         .described(
             (
                 "A requirement naming a scheme the document does not declare",

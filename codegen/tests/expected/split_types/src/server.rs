@@ -51,26 +51,15 @@ const P_SHIPMENT_ID: Input = Input::named("shipment_id")
     .key("param0")
     .described("Identifier of the shipment.");
 const P_MODE: Input = Input::named("mode").described("Only legs travelled this way.");
-/// `POST /shipments` (`create_shipment`): its route, description and endpoint.
 fn op_create_shipment<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::NewShipment, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::shipments::CreateShipmentInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::shipments::ShipmentsApi>::create_shipment;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/shipments",
-            "/shipments",
-            "create_shipment",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/shipments", "create_shipment", serve::<S>)
         .described(
             (
                 "Create a shipment",
@@ -85,25 +74,20 @@ fn op_create_shipment<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /shipments/{shipment_id}/route` (`get_route`): its route, description and endpoint.
 fn op_get_route<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_shipment_id: Path<String> = P_SHIPMENT_ID.read(&mut cx).await?;
-        let p_mode: Query<Option<models::Mode>> = P_MODE.read(&mut cx).await?;
-        let server = server?;
         let input = crate::shipments::GetRouteInput {
-            shipment_id: p_shipment_id.0,
-            mode: p_mode.0,
+            shipment_id: P_SHIPMENT_ID.read::<Path<_>>(&mut cx).await?.0,
+            mode: P_MODE.read::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::shipments::ShipmentsApi>::get_route;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
     Operation::new(
             Method::GET,
             "/shipments/{shipment_id}/route",
-            "/shipments/:param0/route",
             "get_route",
-            |server, id| glue::serve(id, server, serve::<S>),
+            serve::<S>,
         )
         .described(
             (
@@ -118,22 +102,14 @@ fn op_get_route<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /shipments/count` (`count_shipments`): its route, description and endpoint.
 fn op_count_shipments<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::shipments::CountShipmentsInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_shipments;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/shipments/count",
-            "/shipments/count",
-            "count_shipments",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/shipments/count", "count_shipments", serve::<S>)
         .described(
             (
                 "Count shipments",
@@ -147,22 +123,14 @@ fn op_count_shipments<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /routes/count` (`count_routes`): its route, description and endpoint.
 fn op_count_routes<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::shipments::CountRoutesInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_routes;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/routes/count",
-            "/routes/count",
-            "count_routes",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/routes/count", "count_routes", serve::<S>)
         .described(
             (
                 "Count routes",
@@ -174,22 +142,14 @@ fn op_count_routes<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /stops/count` (`count_stops`): its route, description and endpoint.
 fn op_count_stops<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = crate::shipments::CountStopsInput {
         };
         let call = <S as crate::shipments::ShipmentsApi>::count_stops;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/stops/count",
-            "/stops/count",
-            "count_stops",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/stops/count", "count_stops", serve::<S>)
         .described(
             (
                 "Count stops",

@@ -58,33 +58,17 @@ const P_PREFIX: Input = Input::named("prefix")
 const P_COLOR: Input = Input::named("color")
     .described("Only widgets of this color (inline enum).");
 const BODY: Input = Input::named("body").described("The widget to create.");
-/// `GET /widgets` (`list_widgets`): its route, description and endpoint.
 fn op_list_widgets<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let p_limit: Query<i32> = P_LIMIT
-            .or(__default_list_widgets_limit)
-            .checked(&mut cx)
-            .await?;
-        let p_prefix: Query<Option<String>> = P_PREFIX.checked(&mut cx).await?;
-        let p_color: Query<Option<models::ListWidgetsColor>> = P_COLOR
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::widgets::ListWidgetsInput {
-            limit: p_limit.0,
-            prefix: p_prefix.0,
-            color: p_color.0,
+            limit: P_LIMIT.or(|| 10i32).checked::<Query<_>>(&mut cx).await?.0,
+            prefix: P_PREFIX.checked::<Query<_>>(&mut cx).await?.0,
+            color: P_COLOR.read::<Query<_>>(&mut cx).await?.0,
         };
         let call = <S as crate::widgets::WidgetsApi>::list_widgets;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/widgets",
-            "/widgets",
-            "list_widgets",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/widgets", "list_widgets", serve::<S>)
         .described(
             (
                 "List widgets",
@@ -92,33 +76,22 @@ fn op_list_widgets<S: Server>() -> Operation<S> {
             ),
             |d| {
                 d.tag(&ApiTags::Widgets);
-                d.defaulted::<Query<i32>, _>(&P_LIMIT, __default_list_widgets_limit);
+                d.defaulted::<Query<i32>, _>(&P_LIMIT, || 10i32);
                 d.input::<Query<Option<String>>>(&P_PREFIX);
                 d.input::<Query<Option<models::ListWidgetsColor>>>(&P_COLOR);
                 d.response::<runtime::Answer<crate::widgets::ListWidgetsResponse>>();
             },
         )
 }
-/// `POST /widgets` (`create_widget`): its route, description and endpoint.
 fn op_create_widget<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
-        let body: runtime::JsonBody<models::CreateWidgetRequest, Document> = BODY
-            .read(&mut cx)
-            .await?;
-        let server = server?;
         let input = crate::widgets::CreateWidgetInput {
-            body: body.0,
+            body: BODY.read::<runtime::JsonBody<_, Document>>(&mut cx).await?.0,
         };
         let call = <S as crate::widgets::WidgetsApi>::create_widget;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::POST,
-            "/widgets",
-            "/widgets",
-            "create_widget",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::POST, "/widgets", "create_widget", serve::<S>)
         .described(
             (
                 "Create a widget",
@@ -132,9 +105,6 @@ fn op_create_widget<S: Server>() -> Operation<S> {
                 d.response::<runtime::Answer<crate::widgets::CreateWidgetResponse>>();
             },
         )
-}
-fn __default_list_widgets_limit() -> i32 {
-    10i32
 }
 /// A server that cannot exist: the type with which [`document`] is computed without one.
 pub enum DocumentOnly {}

@@ -69,23 +69,15 @@ fn api<S: Server>(server: ::std::option::Option<Arc<S>>) -> Api<S> {
     Api { server }
 }
 const AUTH: Input = Input::named("auth");
-/// `GET /me` (`get_me`): its route, description and endpoint.
 fn op_get_me<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, mut cx: Incoming) -> Outcome {
         let auth: Auth<S, Document, 0> = AUTH.read(&mut cx).await?;
-        let server = server?;
         let input = ::fixture_routes_apart::account::GetMeInput {
         };
         let call = <S as ::fixture_routes_apart::account::AccountApi>::get_me;
-        glue::respond(call(&server, auth.0, input).await)
+        glue::respond(call(&*server?, auth.0, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/me",
-            "/me",
-            "get_me",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/me", "get_me", serve::<S>)
         .described(
             (
                 "Get the current user",
@@ -100,22 +92,14 @@ fn op_get_me<S: Server>() -> Operation<S> {
             },
         )
 }
-/// `GET /health` (`get_health`): its route, description and endpoint.
 fn op_get_health<S: Server>() -> Operation<S> {
     async fn serve<S: Server>(server: Served<S>, _: Incoming) -> Outcome {
-        let server = server?;
         let input = ::fixture_routes_apart::health::GetHealthInput {
         };
         let call = <S as ::fixture_routes_apart::health::HealthApi>::get_health;
-        glue::respond(call(&server, input).await)
+        glue::respond(call(&*server?, input).await)
     }
-    Operation::new(
-            Method::GET,
-            "/health",
-            "/health",
-            "get_health",
-            |server, id| glue::serve(id, server, serve::<S>),
-        )
+    Operation::new(Method::GET, "/health", "get_health", serve::<S>)
         .described(
             (
                 "Health check",
