@@ -368,7 +368,7 @@ fn jobs<'a>(
     if !e.outgoing_sets().is_empty() {
         jobs.push(("src/callbacks.rs".into(), Job::Callbacks));
     }
-    if !e.typed_responses.is_empty() {
+    if e.has_responses_module() {
         jobs.push(("src/responses.rs".into(), Job::Responses));
     }
     // The client in pieces of operations rendered apart (a large document's is most of the
@@ -616,6 +616,12 @@ pub(crate) struct Emitter<'a> {
     /// in the order operations first refer to them: the component's name, the type's name, and
     /// the first reference (each reference to a component reads the same).
     typed_responses: Vec<(&'a str, String, &'a Response)>,
+    /// The component responses without headers, each an alias of its one part (the body, or
+    /// `NoBody` under `default`) in the `responses` module, where its description is written
+    /// once: the component's name, the alias's name and the part's type (as text: the emitter
+    /// is shared by the threads that render). A component whose references read different
+    /// parts (a hoisted schema named apart) has none.
+    aliased_responses: Vec<(&'a str, String, String)>,
 }
 
 impl<'a> Emitter<'a> {
@@ -627,34 +633,97 @@ impl<'a> Emitter<'a> {
             .map(|t| t.name.as_str())
             .zip(api.directions())
             .collect();
-        let mut typed_responses: Vec<(&str, String, &Response)> = Vec::new();
-        let mut taken = std::collections::BTreeSet::new();
-        for r in api.operations.iter().flat_map(|o| &o.responses) {
-            if let Some(component) = r.component.as_deref().filter(|_| r.typed())
-                && !typed_responses.iter().any(|(c, _, _)| *c == component)
-            {
-                let rust = crate::names::unique(crate::names::camel(component), &mut taken);
-                typed_responses.push((component, rust, r));
-            }
-        }
-        Emitter {
+        let mut e = Emitter {
             api,
             types,
             directions,
             routes_apart: false,
-            typed_responses,
+            typed_responses: Vec::new(),
+            aliased_responses: Vec::new(),
+        };
+        // The parts each component response without headers reads in each reference.
+        let mut parts: Vec<(&str, Vec<String>)> = Vec::new();
+        let mut taken = std::collections::BTreeSet::new();
+        let mut names: Vec<(&str, String)> = Vec::new();
+        for r in api.operations.iter().flat_map(|o| &o.responses) {
+            let Some(component) = r.component.as_deref() else {
+                continue;
+            };
+            if !names.iter().any(|(c, _)| *c == component) {
+                let rust = crate::names::unique(crate::names::camel(component), &mut taken);
+                names.push((component, rust.clone()));
+                if r.typed() {
+                    e.typed_responses.push((component, rust, r));
+                }
+            }
+            if !r.typed() {
+                let body = e.response_body_part(r).map(|t| t.to_string());
+                match parts.iter_mut().find(|(c, _)| *c == component) {
+                    Some((_, seen)) => seen.extend(body),
+                    None => parts.push((component, body.into_iter().collect())),
+                }
+            }
         }
+        for (component, rust) in names {
+            let Some((_, seen)) = parts.iter().find(|(c, _)| *c == component) else {
+                continue;
+            };
+            let references = api
+                .operations
+                .iter()
+                .flat_map(|o| &o.responses)
+                .filter(|r| r.component.as_deref() == Some(component))
+                .count();
+            // Every reference reads one part, the same one.
+            if seen.len() == references && seen.iter().all(|t| *t == seen[0]) {
+                e.aliased_responses.push((component, rust, seen[0].clone()));
+            }
+        }
+        e
+    }
+
+    /// The path of the name a component response has in the `responses` module: its type
+    /// ([`Self::typed_response_path`]) or the alias of its one part.
+    pub(crate) fn named_response_path(&self, r: &Response) -> Option<TokenStream> {
+        let component = r.component.as_deref()?;
+        let rust = if r.typed() {
+            let (_, rust, _) = self
+                .typed_responses
+                .iter()
+                .find(|(c, _, _)| *c == component)?;
+            rust
+        } else {
+            let (_, rust, _) = self
+                .aliased_responses
+                .iter()
+                .find(|(c, _, _)| *c == component)?;
+            rust
+        };
+        let id = ident(rust);
+        Some(quote!(crate::responses::#id))
+    }
+
+    /// The one part of a response without headers beside its status (its body, or `NoBody`
+    /// under `default`), if it has exactly one.
+    fn response_body_part(&self, r: &Response) -> Option<TokenStream> {
+        if !r.headers.is_empty() {
+            return None;
+        }
+        let mut fields = self.response_fields(r);
+        if matches!(r.status, Status::Default | Status::Range(_)) {
+            fields.remove(0);
+        }
+        (fields.len() == 1).then(|| fields.remove(0))
+    }
+
+    /// Whether the crate has a `responses` module: some component response is named there.
+    pub(crate) fn has_responses_module(&self) -> bool {
+        !self.typed_responses.is_empty() || !self.aliased_responses.is_empty()
     }
 
     /// The path of the type of a typed response ([`Response::typed`]).
     pub(crate) fn typed_response_path(&self, r: &Response) -> Option<TokenStream> {
-        let component = r.component.as_deref().filter(|_| r.typed())?;
-        let (_, rust, _) = self
-            .typed_responses
-            .iter()
-            .find(|(c, _, _)| *c == component)?;
-        let id = ident(rust);
-        Some(quote!(crate::responses::#id))
+        self.named_response_path(r).filter(|_| r.typed())
     }
 
     pub(crate) fn typedef(&self, name: &str) -> &'a TypeDef {

@@ -48,17 +48,11 @@ pub struct GetAchTransferInput {
 pub enum ListAchTransfersResponse {
     /// One page of ACH transfers.
     Ok(crate::runtime::Json<crate::models::AchTransferList>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListAchTransfersResponse {
@@ -91,17 +85,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListAchTransfersRes
 pub enum GetAchTransferResponse {
     /// The ACH transfer.
     Ok(crate::runtime::Json<crate::models::AchTransfer>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetAchTransferResponse {

@@ -112,17 +112,11 @@ pub struct CancelBookTransferInput {
 pub enum ListBookTransfersResponse {
     /// One page of book transfers.
     Ok(crate::runtime::Json<crate::models::BookTransferList>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListBookTransfersResponse {
@@ -159,21 +153,13 @@ pub enum CreateBookTransferResponse {
         /// Present, with the value `true`, only when this response is the replay of an earlier request with the same `Idempotency-Key`.
         ::std::option::Option<::std::string::String>,
     ),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The `Idempotency-Key` is in use by a request that is still running (type `idempotency_error`, code `idempotency_key_in_use`); retry later.
-    Conflict(crate::runtime::Json<crate::models::Error>),
-    /// The `Idempotency-Key` was already used with a different method, path or body (type `idempotency_error`, code `idempotency_key_reused`).
-    UnprocessableEntity(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
+    Conflict(crate::responses::Conflict),
+    UnprocessableEntity(crate::responses::UnprocessableEntity),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreateBookTransferResponse {
@@ -210,17 +196,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreateBookTransferR
 pub enum GetBookTransferResponse {
     /// The book transfer.
     Ok(crate::runtime::Json<crate::models::BookTransfer>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetBookTransferResponse {
@@ -253,17 +233,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetBookTransferResp
 pub enum ClearBookTransferResponse {
     /// The transfer, now `COMPLETED`.
     Ok(crate::runtime::Json<crate::models::BookTransfer>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ClearBookTransferResponse {
@@ -296,17 +270,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ClearBookTransferRe
 pub enum CancelBookTransferResponse {
     /// The transfer, now `CANCELED`.
     Ok(crate::runtime::Json<crate::models::BookTransfer>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CancelBookTransferResponse {

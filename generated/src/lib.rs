@@ -57,8 +57,8 @@ pub mod webhooks;
 /// The `Callbacks` and `Webhooks` traits: the requests the server sends.
 #[rustfmt::skip]
 pub mod callbacks;
-/// The component responses with headers, each a type the operations' response
-/// enums hold.
+/// The component responses, each named once with its description: a type of
+/// its body and headers, or an alias of its body.
 #[rustfmt::skip]
 pub mod responses;
 /// A typed client of the API (feature `client`).

@@ -154,17 +154,11 @@ pub struct RetryWebhookDeliveryInput {
 pub enum ListWebhookEndpointsResponse {
     /// One page of webhook endpoints.
     Ok(crate::runtime::Json<crate::models::WebhookEndpointList>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListWebhookEndpointsResponse {
@@ -198,17 +192,11 @@ for ListWebhookEndpointsResponse {
 pub enum CreateWebhookEndpointResponse {
     /// The created webhook endpoint.
     Ok(crate::runtime::Json<crate::models::WebhookEndpoint>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for CreateWebhookEndpointResponse {
@@ -242,17 +230,11 @@ for CreateWebhookEndpointResponse {
 pub enum GetWebhookEndpointResponse {
     /// The webhook endpoint.
     Ok(crate::runtime::Json<crate::models::WebhookEndpoint>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for GetWebhookEndpointResponse {
@@ -285,17 +267,11 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetWebhookEndpointR
 pub enum DeleteWebhookEndpointResponse {
     /// The endpoint was deleted; the body is an empty JSON object.
     Ok(crate::runtime::Json<crate::models::EmptyObject>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for DeleteWebhookEndpointResponse {
@@ -329,17 +305,11 @@ for DeleteWebhookEndpointResponse {
 pub enum UpdateWebhookEndpointResponse {
     /// The updated webhook endpoint.
     Ok(crate::runtime::Json<crate::models::WebhookEndpoint>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for UpdateWebhookEndpointResponse {
@@ -373,17 +343,11 @@ for UpdateWebhookEndpointResponse {
 pub enum RotateWebhookEndpointSecretResponse {
     /// The webhook endpoint with its new secret.
     Ok(crate::runtime::Json<crate::models::WebhookEndpoint>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for RotateWebhookEndpointSecretResponse {
@@ -417,17 +381,11 @@ for RotateWebhookEndpointSecretResponse {
 pub enum ListWebhookDeliveriesResponse {
     /// One page of delivery attempts.
     Ok(crate::runtime::Json<crate::models::WebhookDeliveryList>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for ListWebhookDeliveriesResponse {
@@ -461,17 +419,11 @@ for ListWebhookDeliveriesResponse {
 pub enum RetryWebhookDeliveryResponse {
     /// The scheduled attempt.
     Ok(crate::runtime::Json<crate::models::WebhookDelivery>),
-    /// The request is invalid (type `request_validation_error` for its shape: body, parameters, headers, `limit`, cursors) or breaks a business rule (a resource-specific type). `code` names the case and `details` maps field paths to messages where a field is at fault.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// Missing or wrong credentials (type `authentication_error`, code `unauthorized`), or, for the signed document download, a wrong or expired signature (code `invalid_signature`).
+    BadRequest(crate::responses::BadRequest),
     Unauthorized(crate::responses::Unauthorized),
-    /// An addressed resource (in the path or in the body) does not exist, is deleted, is malformed or belongs to another platform; code `<resource>_not_found`.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The API key sent more requests than its rate limit allows (type `rate_limit_error`, code `rate_limited`); nothing of the request ran. Send it again after the `Retry-After` delay.
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
-    /// Unexpected failure (type `server_error`, code `internal_error`); the message carries only the request id.
-    InternalServerError(crate::runtime::Json<crate::models::Error>),
-    /// Every attempt of the request's transaction conflicted with concurrent requests on the same data (type `server_error`, code `transaction_conflict`); nothing was applied. Or the request did not finish within the server's request timeout (code `request_timeout`); a write may have been applied. Or the server's storage is full (code `storage_full`); nothing was kept. Or the database could not be reached (code `database_unavailable`); the message says whether the request may have been applied (its connection was lost while committing) or not. Send the same request again (with the same `Idempotency-Key`) after the `Retry-After` delay.
+    InternalServerError(crate::responses::InternalServerError),
     ServiceUnavailable(crate::responses::ServiceUnavailable),
 }
 impl crate::runtime::Responses for RetryWebhookDeliveryResponse {

@@ -29,15 +29,15 @@ impl Emitter<'_> {
                 pub mod callbacks;
             }
         };
-        let responses_mod = if self.typed_responses.is_empty() {
-            quote!()
-        } else {
+        let responses_mod = if self.has_responses_module() {
             quote! {
-                /// The component responses with headers, each a type the operations' response
-                /// enums hold.
+                /// The component responses, each named once with its description: a type of
+                /// its body and headers, or an alias of its body.
                 #[rustfmt::skip]
                 pub mod responses;
             }
+        } else {
+            quote!()
         };
         let title = &api.title;
         let version = &api.version;

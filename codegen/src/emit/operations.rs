@@ -183,11 +183,14 @@ impl Emitter<'_> {
             .iter()
             .map(|r| {
                 let v = ident(&r.variant);
-                let docs = doc_str(if r.description.is_empty() {
-                    " "
+                // A named component response is described where it is named.
+                let docs = if self.named_response_path(r).is_some() {
+                    quote!()
+                } else if r.description.is_empty() {
+                    doc_str(" ")
                 } else {
-                    &r.description
-                });
+                    doc_str(&r.description)
+                };
                 let mut fields = self.variant_fields(r);
                 if !r.typed() {
                     let first_header = fields.len() - r.headers.len();
@@ -359,7 +362,7 @@ impl Emitter<'_> {
     /// then the response as a type of the `responses` module ([`Response::typed`]) or its
     /// parts ([`response_fields`](Self::response_fields)).
     pub(crate) fn variant_fields(&self, r: &Response) -> Vec<TokenStream> {
-        let Some(path) = self.typed_response_path(r) else {
+        let Some(path) = self.named_response_path(r) else {
             return self.response_fields(r);
         };
         let mut fields = Vec::new();
@@ -375,15 +378,7 @@ impl Emitter<'_> {
     pub(super) fn responses_file(&self) -> TokenStream {
         let items = self.typed_responses.iter().map(|(component, rust, r)| {
             let name = ident(rust);
-            let docs = doc_str(if r.description.is_empty() {
-                " "
-            } else {
-                &r.description
-            });
-            let pointer = format!(
-                " Response: `#/components/responses/{}`.",
-                crate::names::escape(component)
-            );
+            let docs = response_docs(component, r);
             let body = self.typed_body(r);
             let body_field = body.as_ref().map(|t| quote!(#[doc = " The body."] pub body: #t,));
             let names = typed_header_fields(r);
@@ -423,8 +418,6 @@ impl Emitter<'_> {
             };
             quote! {
                 #docs
-                #[doc = ""]
-                #[doc = #pointer]
                 #[cfg_attr(feature = "client", derive(Debug))]
                 pub struct #name {
                     #body_field
@@ -440,9 +433,30 @@ impl Emitter<'_> {
                 }
             }
         });
+        let aliases = self
+            .aliased_responses
+            .iter()
+            .map(|(component, rust, part)| {
+                let name = ident(rust);
+                let r = self
+                    .api
+                    .operations
+                    .iter()
+                    .flat_map(|o| &o.responses)
+                    .find(|r| r.component.as_deref() == Some(*component))
+                    .expect("an aliased component is referred to");
+                let docs = response_docs(component, r);
+                let part: TokenStream = part.parse().expect("the text of a type");
+                quote! {
+                    #docs
+                    pub type #name = #part;
+                }
+            });
         quote! {
-            //! The component responses with headers, each a type that the response enums of the
-            //! operations referring to it hold: its headers are named fields, written once.
+            //! The component responses, each named once with its description, and held by the
+            //! response enum of every operation that refers to it: a response with headers as
+            //! a type whose headers are named fields, one without as an alias of its body.
+            #(#aliases)*
             #(#items)*
         }
     }
@@ -661,6 +675,25 @@ fn media_type_consts(o: &Operation, name: &syn::Ident) -> TokenStream {
         impl #name {
             #(#consts)*
         }
+    }
+}
+
+/// The doc of a component response named in the `responses` module: its description, then
+/// where the document writes it.
+fn response_docs(component: &str, r: &Response) -> TokenStream {
+    let docs = doc_str(if r.description.is_empty() {
+        " "
+    } else {
+        &r.description
+    });
+    let pointer = format!(
+        " Response: `#/components/responses/{}`.",
+        crate::names::escape(component)
+    );
+    quote! {
+        #docs
+        #[doc = ""]
+        #[doc = #pointer]
     }
 }
 

@@ -62,8 +62,7 @@ pub struct GetOwnerInput {
 pub enum ListPetsResponse {
     /// The pets.
     Ok(crate::runtime::Json<::std::vec::Vec<crate::models::Pet>>),
-    /// The request is not valid.
-    BadRequest(crate::runtime::Json<crate::models::Error2>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for ListPetsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
@@ -90,8 +89,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for ListPetsResponse {
 pub enum AddPetResponse {
     /// The pet.
     Created(crate::runtime::Json<crate::models::Pet>),
-    /// The request is not valid.
-    BadRequest(crate::runtime::Json<crate::models::Error2>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for AddPetResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
@@ -118,8 +116,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for AddPetResponse {
 pub enum GetAnimalsResponse {
     /// The animals.
     Ok(crate::runtime::Json<::std::vec::Vec<crate::models::Animal>>),
-    /// The request is not valid.
-    BadRequest(crate::runtime::Json<crate::models::Error2>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for GetAnimalsResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
@@ -148,8 +145,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error2> for GetAnimalsResponse
 pub enum GetOwnerResponse {
     /// The owner.
     Ok(crate::runtime::Json<crate::models::Owner>),
-    /// The request is not valid.
-    BadRequest(crate::runtime::Json<crate::models::Error2>),
+    BadRequest(crate::responses::BadRequest),
     /// No such owner.
     NotFound(crate::runtime::Json<crate::models::Error>),
 }

@@ -27,6 +27,10 @@ pub mod server;
 /// The `Callbacks` and `Webhooks` traits: the requests the server sends.
 #[rustfmt::skip]
 pub mod callbacks;
+/// The component responses, each named once with its description: a type of
+/// its body and headers, or an alias of its body.
+#[rustfmt::skip]
+pub mod responses;
 /// A typed client of the API (feature `client`).
 #[cfg(feature = "client")]
 #[rustfmt::skip]

@@ -44,8 +44,7 @@ pub struct GetPaymentInput {
 pub enum CreatePaymentResponse {
     /// Created.
     Created(crate::runtime::Json<crate::models::Payment>),
-    /// The request is invalid.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for CreatePaymentResponse {
     fn reply(self) -> ::poem::Response {
@@ -67,8 +66,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for CreatePaymentRespon
 pub enum GetPaymentResponse {
     /// The payment.
     Ok(crate::runtime::Json<crate::models::Payment>),
-    /// The request is invalid.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for GetPaymentResponse {
     fn reply(self) -> ::poem::Response {

@@ -48,8 +48,7 @@ pub struct LockEntryInput {
 pub enum ListEntriesResponse {
     /// The entries that match
     Ok(crate::runtime::Json<crate::models::EntryPage>),
-    /// The request is not what the document says
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::Invalid),
 }
 impl crate::runtime::Responses for ListEntriesResponse {
     fn reply(self) -> ::poem::Response {
@@ -71,8 +70,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for ListEntriesResponse
 pub enum GetEntryResponse {
     /// The entry
     Ok(crate::runtime::Json<crate::models::Entry>),
-    /// No such entry
-    NotFound(crate::runtime::Json<crate::models::Error>),
+    NotFound(crate::responses::NotFound),
 }
 impl crate::runtime::Responses for GetEntryResponse {
     fn reply(self) -> ::poem::Response {
@@ -94,8 +92,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for GetEntryResponse {
 pub enum LockEntryResponse {
     /// Locked
     NoContent,
-    /// No such entry
-    NotFound(crate::runtime::Json<crate::models::Error>),
+    NotFound(crate::responses::NotFound),
 }
 impl crate::runtime::Responses for LockEntryResponse {
     fn reply(self) -> ::poem::Response {

@@ -30,6 +30,10 @@ pub mod search;
 pub mod feeds;
 #[rustfmt::skip]
 pub mod server;
+/// The component responses, each named once with its description: a type of
+/// its body and headers, or an alias of its body.
+#[rustfmt::skip]
+pub mod responses;
 /// A typed client of the API (feature `client`).
 #[cfg(feature = "client")]
 #[rustfmt::skip]

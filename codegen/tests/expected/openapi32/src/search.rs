@@ -36,8 +36,7 @@ pub struct SearchEntriesInQueryInput {
 pub enum SearchEntriesResponse {
     /// The entries that match
     Ok(crate::runtime::Json<crate::models::EntryPage>),
-    /// The request is not what the document says
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::Invalid),
 }
 impl crate::runtime::Responses for SearchEntriesResponse {
     fn reply(self) -> ::poem::Response {
@@ -59,8 +58,7 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for SearchEntriesRespon
 pub enum SearchEntriesInQueryResponse {
     /// The entries that match
     Ok(crate::runtime::Json<crate::models::EntryPage>),
-    /// The request is not what the document says
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::Invalid),
 }
 impl crate::runtime::Responses for SearchEntriesInQueryResponse {
     fn reply(self) -> ::poem::Response {

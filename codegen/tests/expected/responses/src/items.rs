@@ -87,8 +87,7 @@ pub enum CreateItemResponse {
         /// Present when the response was replayed from an earlier request with the same idempotency key.
         ::std::option::Option<::std::string::String>,
     ),
-    /// The request was invalid.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
+    BadRequest(crate::responses::BadRequest),
 }
 impl crate::runtime::Responses for CreateItemResponse {
     fn describe(d: &mut crate::runtime::ResponseDescriber<'_>) {
@@ -171,13 +170,9 @@ pub enum PutItemResponse {
     Ok(crate::runtime::Json<crate::models::Item>),
     /// The replacement was accepted for asynchronous processing; no body.
     Accepted,
-    /// The request was invalid.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// The item does not exist.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// The item was modified concurrently.
-    Conflict(crate::runtime::Json<crate::models::Error>),
-    /// Any other error.
+    BadRequest(crate::responses::BadRequest),
+    NotFound(crate::responses::NotFound),
+    Conflict(crate::responses::Conflict),
     Default(::poem::http::StatusCode, crate::responses::UnexpectedError),
 }
 impl crate::runtime::Responses for PutItemResponse {
@@ -225,11 +220,8 @@ impl crate::runtime::ErrorVariants<crate::models::Error> for PutItemResponse {
 pub enum DeleteItemResponse {
     /// The item was deleted; no body.
     Ok,
-    /// The request was invalid.
-    BadRequest(crate::runtime::Json<crate::models::Error>),
-    /// The item does not exist.
-    NotFound(crate::runtime::Json<crate::models::Error>),
-    /// Too many requests; send again after the delay.
+    BadRequest(crate::responses::BadRequest),
+    NotFound(crate::responses::NotFound),
     TooManyRequests(crate::responses::TooManyRequests),
 }
 impl crate::runtime::Responses for DeleteItemResponse {

@@ -24,8 +24,8 @@ pub mod models;
 pub mod items;
 #[rustfmt::skip]
 pub mod server;
-/// The component responses with headers, each a type the operations' response
-/// enums hold.
+/// The component responses, each named once with its description: a type of
+/// its body and headers, or an alias of its body.
 #[rustfmt::skip]
 pub mod responses;
 /// A typed client of the API (feature `client`).
