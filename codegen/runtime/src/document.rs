@@ -18,14 +18,25 @@ pub trait ApiDocument: Send + Sync + 'static {
     const DECLARED_HEADERS: &'static [&'static str];
     /// The document's security schemes.
     const SECURITY_SCHEMES: &'static [SecuritySchemeDef];
-    /// Per secured operation (indexed as [`Auth`]'s `OP`): its requirements, alternatives in
-    /// document order, each a list of (scheme name, scopes) that must all be presented; an
-    /// empty alternative (`{}`) lets the operation run anonymously.
+    /// The security requirements most operations have: alternatives in document order, each
+    /// a list of (scheme name, scopes) that must all be presented; an empty alternative (`{}`)
+    /// lets the operation run anonymously. No alternative at all: no authentication.
+    const SECURITY: &'static [security::Requirement];
+    /// The operations whose requirements are not [`Self::SECURITY`], by index in document order
+    /// (as [`Auth`]'s `OP`), ascending: see [`Self::requirements`].
     ///
     /// [`Auth`]: crate::Auth
-    const OPERATION_SECURITY: &'static [&'static [security::Requirement]];
+    const OPERATION_SECURITY: &'static [(usize, &'static [security::Requirement])];
     /// JSON Schema 2020-12 keywords `MetaSchema` cannot hold, by component name (OpenAPI 3.1+).
     const KEYWORDS: &'static [(&'static str, Keywords)] = &[];
+
+    /// The security requirements of operation `op` (by index in document order).
+    fn requirements(op: usize) -> &'static [security::Requirement] {
+        match Self::OPERATION_SECURITY.binary_search_by_key(&op, |(at, _)| *at) {
+            Ok(k) => Self::OPERATION_SECURITY[k].1,
+            Err(_) => Self::SECURITY,
+        }
+    }
 
     /// Whether a component rejects unknown fields (`additionalProperties: false`).
     fn is_closed(name: &str) -> bool {
@@ -447,4 +458,32 @@ pub fn source_docs(
         )
         // The OAuth receiver page of the same UI.
         .at("/oauth-receiver.html", ui)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Doc;
+    static PATCH: DocumentPatch = DocumentPatch::served_as_written("3.1.1", &[]);
+    impl ApiDocument for Doc {
+        const PATCH: &'static DocumentPatch = &PATCH;
+        const DECLARED_HEADERS: &'static [&'static str] = &[];
+        const SECURITY_SCHEMES: &'static [SecuritySchemeDef] = &[];
+        const SECURITY: &'static [security::Requirement] = &[&[("Basic", &[])]];
+        const OPERATION_SECURITY: &'static [(usize, &'static [security::Requirement])] =
+            &[(1, &[]), (3, &[&[("OAuth2", &["read"])], &[]])];
+    }
+
+    #[test]
+    fn an_operation_has_its_own_requirements_or_the_common_ones() {
+        assert_eq!(Doc::requirements(0), Doc::SECURITY);
+        assert!(Doc::requirements(1).is_empty());
+        assert_eq!(Doc::requirements(2), Doc::SECURITY);
+        assert_eq!(
+            Doc::requirements(3),
+            &[&[("OAuth2", &["read"][..])][..], &[]]
+        );
+        assert_eq!(Doc::requirements(4), Doc::SECURITY);
+    }
 }

@@ -149,7 +149,7 @@ pub async fn authenticate<S: Hooks, D: ApiDocument>(
     request: &Request,
     op: usize,
 ) -> poem::Result<Option<S::Principal>> {
-    let requirements = D::OPERATION_SECURITY.get(op).copied().unwrap_or(&[]);
+    let requirements = D::requirements(op);
     for (index, alternative) in requirements.iter().enumerate() {
         if alternative.is_empty() {
             continue;

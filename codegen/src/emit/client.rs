@@ -55,11 +55,18 @@ impl Emitter<'_> {
     fn client_head(&self) -> TokenStream {
         let api = self.api;
         let count = api.operations.len();
+        let others = super::crate_root::operation_security(api);
         let ops: Vec<TokenStream> = api
             .operations
             .iter()
             .enumerate()
-            .map(|(i, o)| operation_entry(o, i))
+            .map(|(i, o)| {
+                let security = match others.iter().position(|(k, _)| *k == i) {
+                    Some(k) => quote!(OPERATION_SECURITY[#k].1),
+                    None => quote!(SECURITY),
+                };
+                operation_entry(o, security)
+            })
             .collect();
         let title = format!(" A client of {} {}.", api.title, api.version);
         quote! {
@@ -468,7 +475,7 @@ impl Emitter<'_> {
 }
 
 /// One entry of `OPERATIONS`.
-fn operation_entry(o: &Operation, i: usize) -> TokenStream {
+fn operation_entry(o: &Operation, security: TokenStream) -> TokenStream {
     let id = &o.id;
     let method = o.http_method();
     let path = &o.path;
@@ -491,7 +498,7 @@ fn operation_entry(o: &Operation, i: usize) -> TokenStream {
             id: #id,
             method: #method,
             path: #path,
-            security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[#i],
+            security: <crate::Document as crate::runtime::ApiDocument>::#security,
             idempotency_key: #key,
             streams: #streams,
         }

@@ -2,7 +2,7 @@
 //! served document needs beyond what poem-openapi can represent) and the `Document` type through
 //! which the runtime reads them.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::{Emitter, ident, is_csv, opt_str, param_default, tag_module, tag_phrase};
@@ -501,19 +501,13 @@ impl Emitter<'_> {
 /// schemes and each operation's requirements.
 fn document_impl(api: &Api, keywords: TokenStream) -> TokenStream {
     let schemes: Vec<TokenStream> = api.security_schemes.iter().map(scheme_def).collect();
-    let requirements: Vec<TokenStream> = api
-        .operations
-        .iter()
-        .map(|o| {
-            let alternatives = o.security.iter().map(|alt| {
-                let pairs = alt
-                    .iter()
-                    .map(|(name, scopes)| quote!((#name, &[#(#scopes),*])));
-                quote!(&[#(#pairs),*])
-            });
-            quote!(&[#(#alternatives),*])
-        })
-        .collect();
+    let common = common_security(api);
+    let security = requirements_expr(common);
+    let others = operation_security(api).into_iter().map(|(k, o)| {
+        let k = Literal::usize_unsuffixed(k);
+        let r = requirements_expr(&o.security);
+        quote!((#k, #r))
+    });
     quote! {
         /// This document, as the runtime's body extractors see it.
         pub struct Document;
@@ -522,11 +516,50 @@ fn document_impl(api: &Api, keywords: TokenStream) -> TokenStream {
             const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
             const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
             const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[#(#schemes),*];
-            /// By operation, in document order.
-            const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[#(#requirements),*];
+            const SECURITY: &'static [runtime::security::Requirement] = #security;
+            const OPERATION_SECURITY: &'static [(usize, &'static [runtime::security::Requirement])] = &[#(#others),*];
             #keywords
         }
     }
+}
+
+/// The security requirements most operations have (the first of the most common, in document
+/// order): `Document::SECURITY`.
+pub(crate) fn common_security(api: &Api) -> &[Requirement] {
+    let mut best: (&[Requirement], usize) = (&[], 0);
+    for o in &api.operations {
+        let n = api
+            .operations
+            .iter()
+            .filter(|x| x.security == o.security)
+            .count();
+        if n > best.1 {
+            best = (&o.security, n);
+        }
+    }
+    best.0
+}
+
+/// The operations whose requirements are not the common ones, with their index in document
+/// order: `Document::OPERATION_SECURITY`, in order.
+pub(crate) fn operation_security(api: &Api) -> Vec<(usize, &Operation)> {
+    let common = common_security(api);
+    api.operations
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.security != common)
+        .collect()
+}
+
+/// Security requirements as the runtime reads them: alternatives, each of (scheme, scopes).
+fn requirements_expr(security: &[Requirement]) -> TokenStream {
+    let alternatives = security.iter().map(|alt| {
+        let pairs = alt
+            .iter()
+            .map(|(name, scopes)| quote!((#name, &[#(#scopes),*])));
+        quote!(&[#(#pairs),*])
+    });
+    quote!(&[#(#alternatives),*])
 }
 
 /// A scheme as the runtime reads its credentials.

@@ -10,7 +10,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 1usize] = [
         id: "subscribe",
         method: "POST",
         path: "/subscriptions",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::SECURITY,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },

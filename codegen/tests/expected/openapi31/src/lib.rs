@@ -67,11 +67,11 @@ impl runtime::ApiDocument for Document {
             kind: runtime::SchemeKind::MutualTls,
         },
     ];
-    /// By operation, in document order.
-    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
-        &[],
-        &[],
-    ];
+    const SECURITY: &'static [runtime::security::Requirement] = &[];
+    const OPERATION_SECURITY: &'static [(
+        usize,
+        &'static [runtime::security::Requirement],
+    )] = &[];
     /// JSON Schema 2020-12 keywords `MetaSchema` cannot hold, by type name.
     const KEYWORDS: &'static [(&'static str, runtime::Keywords)] = &[
         (

@@ -162,13 +162,9 @@ impl runtime::ApiDocument for Document {
     const PATCH: &'static runtime::DocumentPatch = &DOCUMENT_PATCH;
     const DECLARED_HEADERS: &'static [&'static str] = DECLARED_HEADERS;
     const SECURITY_SCHEMES: &'static [runtime::SecuritySchemeDef] = &[];
-    /// By operation, in document order.
-    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
-        &[],
-        &[],
-        &[],
-        &[],
-        &[],
-        &[],
-    ];
+    const SECURITY: &'static [runtime::security::Requirement] = &[];
+    const OPERATION_SECURITY: &'static [(
+        usize,
+        &'static [runtime::security::Requirement],
+    )] = &[];
 }

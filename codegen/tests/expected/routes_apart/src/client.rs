@@ -10,7 +10,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         id: "get_me",
         method: "GET",
         path: "/me",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::SECURITY,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -18,7 +18,8 @@ static OPERATIONS: [crate::runtime::client::Operation; 2usize] = [
         id: "get_health",
         method: "GET",
         path: "/health",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize]
+            .1,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },

@@ -77,9 +77,9 @@ impl runtime::ApiDocument for Document {
             kind: runtime::SchemeKind::Basic,
         },
     ];
-    /// By operation, in document order.
-    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
-        &[&[("BasicAuth", &[])]],
-        &[],
-    ];
+    const SECURITY: &'static [runtime::security::Requirement] = &[&[("BasicAuth", &[])]];
+    const OPERATION_SECURITY: &'static [(
+        usize,
+        &'static [runtime::security::Requirement],
+    )] = &[(1, &[])];
 }

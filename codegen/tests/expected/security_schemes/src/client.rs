@@ -10,7 +10,7 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         id: "inherited",
         method: "GET",
         path: "/inherited",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::SECURITY,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -18,7 +18,8 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         id: "scoped",
         method: "POST",
         path: "/scoped",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[0usize]
+            .1,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -26,7 +27,8 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         id: "optional",
         method: "GET",
         path: "/optional",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[1usize]
+            .1,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -34,7 +36,8 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         id: "open",
         method: "GET",
         path: "/open",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[2usize]
+            .1,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },
@@ -42,7 +45,8 @@ static OPERATIONS: [crate::runtime::client::Operation; 5usize] = [
         id: "undeclared",
         method: "GET",
         path: "/undeclared",
-        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[4usize],
+        security: <crate::Document as crate::runtime::ApiDocument>::OPERATION_SECURITY[3usize]
+            .1,
         idempotency_key: ::std::option::Option::None,
         streams: false,
     },

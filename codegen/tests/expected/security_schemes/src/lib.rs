@@ -115,16 +115,24 @@ impl runtime::ApiDocument for Document {
             kind: runtime::SchemeKind::Bearer,
         },
     ];
-    /// By operation, in document order.
-    const OPERATION_SECURITY: &'static [&'static [runtime::security::Requirement]] = &[
-        &[&[("BearerAuth", &[])], &[("ApiKeyHeader", &[]), ("ApiKeyQuery", &[])]],
-        &[
-            &[("OAuth2", &["pets:write", "pets:read"])],
-            &[("OpenId", &["profile"])],
-            &[("ApiKeyCookie", &[])],
-        ],
-        &[&[("BasicAuth", &[])], &[], &[("DigestAuth", &[])]],
-        &[],
-        &[&[("Missing", &[])], &[("BasicAuth", &[])]],
+    const SECURITY: &'static [runtime::security::Requirement] = &[
+        &[("BearerAuth", &[])],
+        &[("ApiKeyHeader", &[]), ("ApiKeyQuery", &[])],
+    ];
+    const OPERATION_SECURITY: &'static [(
+        usize,
+        &'static [runtime::security::Requirement],
+    )] = &[
+        (
+            1,
+            &[
+                &[("OAuth2", &["pets:write", "pets:read"])],
+                &[("OpenId", &["profile"])],
+                &[("ApiKeyCookie", &[])],
+            ],
+        ),
+        (2, &[&[("BasicAuth", &[])], &[], &[("DigestAuth", &[])]]),
+        (3, &[]),
+        (4, &[&[("Missing", &[])], &[("BasicAuth", &[])]]),
     ];
 }
