@@ -105,17 +105,18 @@ impl<'de, E: de::Error> Deserializer<'de> for Missing<E> {
     }
 }
 
-/// `Deserialize` for a generated struct: its name, whether it is closed, and each field with its
-/// name on the wire.
+/// `Deserialize` for a generated struct: its name, whether it is closed, and each field, with
+/// its name on the wire when that is not the field's own (`id, r#type: "type", created_gt:
+/// "created.gt"`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __deserialize_object {
-    ($ty:ident, $closed:literal, { $($field:ident : $wire:literal),* $(,)? }) => {
+    ($ty:ident, $closed:literal, { $($field:ident $(: $name:literal)?),* $(,)? }) => {
         impl<'de> ::serde::Deserialize<'de> for $ty {
             fn deserialize<D: ::serde::Deserializer<'de>>(
                 deserializer: D,
             ) -> ::std::result::Result<Self, D::Error> {
-                const FIELDS: &[&str] = &[$($wire),*];
+                const FIELDS: &[&str] = &[$($crate::de::wire_name!($field $(, $name)?)),*];
                 struct ObjectVisitor;
                 impl<'de> ::serde::de::Visitor<'de> for ObjectVisitor {
                     type Value = $ty;
@@ -132,12 +133,15 @@ macro_rules! __deserialize_object {
                             map.next_key::<$crate::de::Key<'de>>()?
                         {
                             match key.as_str() {
-                                $($wire => $crate::de::slot(&mut map, &mut $field, $wire)?,)*
+                                $($crate::de::wire_name!($field $(, $name)?) => {
+                                    let wire = $crate::de::wire_name!($field $(, $name)?);
+                                    $crate::de::slot(&mut map, &mut $field, wire)?
+                                })*
                                 other => $crate::de::unknown(&mut map, other, $closed, FIELDS)?,
                             }
                         }
                         ::std::result::Result::Ok($ty {
-                            $($field: $crate::de::take($field, $wire)?,)*
+                            $($field: $crate::de::take($field, $crate::de::wire_name!($field $(, $name)?))?,)*
                         })
                     }
                 }
@@ -147,6 +151,19 @@ macro_rules! __deserialize_object {
     };
 }
 pub use __deserialize_object as deserialize_object;
+
+/// A field's name on the wire: the one given, else the field's own.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __wire_name {
+    ($field:ident) => {
+        stringify!($field)
+    };
+    ($field:ident, $name:literal) => {
+        $name
+    };
+}
+pub use __wire_name as wire_name;
 
 #[cfg(test)]
 mod tests {
@@ -161,7 +178,7 @@ mod tests {
         required_nullable: Option<bool>,
     }
     crate::deserialize_object!(Written, false, {
-        id: "id", r#type: "type", count: "count", required_nullable: "required_nullable",
+        id, r#type: "type", count, required_nullable,
     });
 
     #[derive(Debug, PartialEq, Deserialize)]
@@ -178,7 +195,7 @@ mod tests {
     struct WrittenClosed {
         id: String,
     }
-    crate::deserialize_object!(WrittenClosed, true, { id: "id" });
+    crate::deserialize_object!(WrittenClosed, true, { id });
 
     #[derive(Debug, PartialEq, Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -62,7 +62,17 @@ impl Emitter<'_> {
     fn model(&self, t: &TypeDef) -> TokenStream {
         let name = ident(&t.rust);
         let docs = doc(&t.schema.description);
-        let pointer_doc = format!(" Schema: `{}`.", t.pointer);
+        // Where the document writes the schema, unless the type is its component's namesake.
+        let pointer_doc = if t.pointer == format!("#/components/schemas/{}", t.rust) {
+            quote!()
+        } else {
+            let pointer = format!(" Schema: `{}`.", t.pointer);
+            if t.schema.description.is_some() {
+                quote!(#[doc = ""] #[doc = #pointer])
+            } else {
+                quote!(#[doc = #pointer])
+            }
+        };
         let direction = self.directions[t.name.as_str()];
         // serde only in the directions the server moves the type: derives are most of what a
         // large crate costs to check.
@@ -95,9 +105,14 @@ impl Emitter<'_> {
                 props, additional, ..
             } if written_de => {
                 let closed = *additional == Additional::Closed;
+                // A field named as on the wire is written bare; `r#type` names `"type"`.
                 let fields = props.iter().map(|p| {
                     let (id, wire) = (ident(&p.rust), &p.name);
-                    quote!(#id: #wire)
+                    if p.rust == *wire {
+                        quote!(#id)
+                    } else {
+                        quote!(#id: #wire)
+                    }
                 });
                 let call =
                     quote!(crate::runtime::deserialize_object!(#name, #closed, { #(#fields),* }););
@@ -162,8 +177,7 @@ impl Emitter<'_> {
         };
         quote! {
             #docs
-            #[doc = ""]
-            #[doc = #pointer_doc]
+            #pointer_doc
             #other_way
             #body
 

@@ -16,9 +16,8 @@ pub struct BankAccountWithDetails2 {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(
-    BankAccountWithDetails2, false, { default_account_number_id :
-    "default_account_number_id", default_account_number : "default_account_number",
-    routing_number : "routing_number", bic : "bic" }
+    BankAccountWithDetails2, false, { default_account_number_id, default_account_number,
+    routing_number, bic }
 );
 crate::runtime::spec_type!(
     BankAccountWithDetails2, write, _,

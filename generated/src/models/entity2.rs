@@ -12,8 +12,7 @@ pub struct Entity2 {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(
-    Entity2, false, { person_details : "person_details", business_details :
-    "business_details" }
+    Entity2, false, { person_details, business_details }
 );
 crate::runtime::spec_type!(
     Entity2, write, _,

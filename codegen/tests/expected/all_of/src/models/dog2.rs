@@ -13,9 +13,7 @@ pub struct Dog2 {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub owner: ::std::option::Option<crate::models::Owner>,
 }
-crate::runtime::deserialize_object!(
-    Dog2, false, { breed : "breed", good_boy : "good_boy", owner : "owner" }
-);
+crate::runtime::deserialize_object!(Dog2, false, { breed, good_boy, owner });
 crate::runtime::spec_type!(
     Dog2, both, _,
     "{\"type\":\"object\",\"properties\":{\"breed\":{\"type\":\"string\",\"description\":\"Breed of the dog.\"},\"good_boy\":{\"type\":\"boolean\",\"description\":\"Optional flag.\"},\"owner\":{\"$ref\":0}},\"required\":[\"breed\"],\"description\":\"Dog-specific fields added to the base pet.\"}",

@@ -11,9 +11,7 @@ pub struct PageCollectionsOkBody {
     pub has_more: bool,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    PageCollectionsOkBody, false, { data : "data", has_more : "has_more" }
-);
+crate::runtime::deserialize_object!(PageCollectionsOkBody, false, { data, has_more });
 crate::runtime::spec_type!(
     PageCollectionsOkBody, write, _,
     "{\"type\":\"object\",\"properties\":{\"data\":{\"type\":\"array\",\"items\":{\"$ref\":0},\"description\":\"The collections of the page.\"},\"has_more\":{\"type\":\"boolean\",\"description\":\"Whether a page follows.\"}},\"required\":[\"data\",\"has_more\"],\"description\":\"A page of collections.\"}",

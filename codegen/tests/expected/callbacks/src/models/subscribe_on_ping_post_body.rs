@@ -9,9 +9,7 @@ pub struct SubscribeOnPingPostBody {
     pub sequence: i64,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    SubscribeOnPingPostBody, false, { sequence : "sequence" }
-);
+crate::runtime::deserialize_object!(SubscribeOnPingPostBody, false, { sequence });
 crate::runtime::spec_type!(
     SubscribeOnPingPostBody, write, _,
     "{\"type\":\"object\",\"properties\":{\"sequence\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Increases by one per ping.\"}},\"required\":[\"sequence\"],\"description\":\"The ping.\"}",

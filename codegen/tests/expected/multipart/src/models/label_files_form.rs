@@ -9,7 +9,7 @@ pub struct LabelFilesForm {
     /// The label to set.
     pub label: ::std::string::String,
 }
-crate::runtime::deserialize_object!(LabelFilesForm, false, { label : "label" });
+crate::runtime::deserialize_object!(LabelFilesForm, false, { label });
 crate::runtime::spec_type!(
     LabelFilesForm, read, _,
     "{\"type\":\"object\",\"properties\":{\"label\":{\"type\":\"string\",\"description\":\"The label to set.\",\"maxLength\":50}},\"required\":[\"label\"],\"description\":\"Form fields of the labelling, none of them a file.\"}",

@@ -23,8 +23,7 @@ pub struct UploadFileForm {
     pub note: ::std::option::Option<::std::string::String>,
 }
 crate::runtime::deserialize_object!(
-    UploadFileForm, false, { file : "file", purpose : "purpose", title : "title", note :
-    "note" }
+    UploadFileForm, false, { file, purpose, title, note }
 );
 crate::runtime::spec_type!(
     UploadFileForm, read, _,

@@ -10,7 +10,7 @@ pub struct Pet2 {
     pub kind: ::std::option::Option<::std::string::String>,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(Pet2, false, { kind : "kind" });
+crate::runtime::deserialize_object!(Pet2, false, { kind });
 crate::runtime::spec_type!(
     Pet2, write, "Pet",
     "{\"type\":\"object\",\"properties\":{\"kind\":{\"type\":\"string\",\"description\":\"A kind.\"}},\"description\":\"Differs from `pet` only by case.\"}",

@@ -26,8 +26,8 @@ pub struct V2Pet {
 }
 #[cfg(feature = "deserialize-responses")]
 crate::runtime::deserialize_object!(
-    V2Pet, false, { name : "name", name2 : "Name", _1st : "1st", gr_u00f6_u00df_e :
-    "größe", self_ : "self" }
+    V2Pet, false, { name, name2 : "Name", _1st : "1st", gr_u00f6_u00df_e : "größe",
+    self_ : "self" }
 );
 crate::runtime::spec_type!(
     V2Pet, write, "2Pet",

@@ -18,9 +18,7 @@ pub struct CreatePaymentChannel {
     )]
     pub device: ::std::option::Option<::std::string::String>,
 }
-crate::runtime::deserialize_object!(
-    CreatePaymentChannel, false, { kind : "kind", device : "device" }
-);
+crate::runtime::deserialize_object!(CreatePaymentChannel, false, { kind, device });
 crate::runtime::spec_type!(
     CreatePaymentChannel, read, _,
     "{\"type\":\"object\",\"properties\":{\"kind\":{\"$ref\":0},\"device\":{\"type\":\"string\",\"description\":\"The card reader.\"}},\"description\":\"How the payment was made: a `card` channel names its `device`; a `device` has at least 4 characters; `legacy` is not accepted any more.\",\"x-rust-typename\":\"CreatePaymentChannel\"}",

@@ -5,8 +5,6 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 /// An error.
-///
-/// Schema: `#/components/schemas/Error`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Error {
     /// Machine-readable code.
@@ -15,17 +13,13 @@ pub struct Error {
     pub message: ::std::string::String,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    Error, false, { code : "code", message : "message" }
-);
+crate::runtime::deserialize_object!(Error, false, { code, message });
 crate::runtime::spec_type!(
     Error, write, "Error",
     "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\",\"description\":\"Machine-readable code.\"},\"message\":{\"type\":\"string\",\"description\":\"Human-readable message.\"}},\"required\":[\"code\",\"message\"],\"description\":\"An error.\"}",
     []
 );
 /// How a leg is travelled.
-///
-/// Schema: `#/components/schemas/Mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
     /// `road`
@@ -54,8 +48,6 @@ crate::runtime::spec_type!(
     []
 );
 /// A postal address.
-///
-/// Schema: `#/components/schemas/Address`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Address {
     /// First line.
@@ -63,9 +55,7 @@ pub struct Address {
     /// ISO 3166-1 alpha-2 code.
     pub country: ::std::string::String,
 }
-crate::runtime::deserialize_object!(
-    Address, false, { line1 : "line1", country : "country" }
-);
+crate::runtime::deserialize_object!(Address, false, { line1, country });
 crate::runtime::spec_type!(
     Address, both, "Address",
     "{\"type\":\"object\",\"properties\":{\"line1\":{\"type\":\"string\",\"description\":\"First line.\",\"maxLength\":100},\"country\":{\"type\":\"string\",\"description\":\"ISO 3166-1 alpha-2 code.\",\"pattern\":\"^[A-Z]{2}$\"}},\"required\":[\"line1\",\"country\"],\"description\":\"A postal address.\"}",

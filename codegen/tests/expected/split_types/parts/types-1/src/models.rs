@@ -5,14 +5,12 @@
 //! One Rust type per schema of the document (components, then inline schemas that need
 //! a name). Each documents itself with the schema the document writes.
 /// A weight in grams.
-///
-/// Schema: `#/components/schemas/Weight`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Weight {
     /// Grams.
     pub grams: i64,
 }
-crate::runtime::deserialize_object!(Weight, false, { grams : "grams" });
+crate::runtime::deserialize_object!(Weight, false, { grams });
 crate::runtime::spec_type!(
     Weight, both, "Weight",
     "{\"type\":\"object\",\"properties\":{\"grams\":{\"type\":\"integer\",\"format\":\"int64\",\"description\":\"Grams.\",\"minimum\":1.0}},\"required\":[\"grams\"],\"description\":\"A weight in grams.\"}",
@@ -27,7 +25,7 @@ pub struct CountShipmentsOkBody {
     pub count: i32,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(CountShipmentsOkBody, false, { count : "count" });
+crate::runtime::deserialize_object!(CountShipmentsOkBody, false, { count });
 crate::runtime::spec_type!(
     CountShipmentsOkBody, write, _,
     "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count.\"}",
@@ -42,7 +40,7 @@ pub struct CountStopsOkBody {
     pub count: i32,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(CountStopsOkBody, false, { count : "count" });
+crate::runtime::deserialize_object!(CountStopsOkBody, false, { count });
 crate::runtime::spec_type!(
     CountStopsOkBody, write, _,
     "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\",\"format\":\"int32\",\"description\":\"How many.\",\"minimum\":0.0}},\"required\":[\"count\"],\"description\":\"A count of stops.\"}",

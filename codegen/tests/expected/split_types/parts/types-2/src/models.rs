@@ -7,8 +7,6 @@
 use ::fixture_split_types_types_0::models::*;
 use ::fixture_split_types_types_1::models::*;
 /// One parcel of a shipment.
-///
-/// Schema: `#/components/schemas/Parcel`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Parcel {
     pub weight: crate::models::Weight,
@@ -16,9 +14,7 @@ pub struct Parcel {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub label: ::std::option::Option<::std::string::String>,
 }
-crate::runtime::deserialize_object!(
-    Parcel, false, { weight : "weight", label : "label" }
-);
+crate::runtime::deserialize_object!(Parcel, false, { weight, label });
 crate::runtime::spec_type!(
     Parcel, both, "Parcel",
     "{\"type\":\"object\",\"properties\":{\"weight\":{\"$ref\":0},\"label\":{\"type\":\"string\",\"description\":\"Free text on the label.\"}},\"required\":[\"weight\"],\"description\":\"One parcel of a shipment.\"}",
@@ -35,17 +31,13 @@ pub struct ShipmentTracking {
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    ShipmentTracking, false, { at : "at", mode : "mode" }
-);
+crate::runtime::deserialize_object!(ShipmentTracking, false, { at, mode });
 crate::runtime::spec_type!(
     ShipmentTracking, write, _,
     "{\"type\":\"object\",\"properties\":{\"at\":{\"$ref\":0},\"mode\":{\"$ref\":1}},\"description\":\"Where the shipment was last seen (an inline schema, named after its property).\"}",
     [crate ::models::Address, crate ::models::Mode]
 );
 /// A stop of a route; its legs lead to the next stops.
-///
-/// Schema: `#/components/schemas/Stop`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Stop {
     pub address: crate::models::Address,
@@ -54,22 +46,20 @@ pub struct Stop {
     pub legs: ::std::option::Option<::std::vec::Vec<crate::models::Leg>>,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(Stop, false, { address : "address", legs : "legs" });
+crate::runtime::deserialize_object!(Stop, false, { address, legs });
 crate::runtime::spec_type!(
     Stop, write, "Stop",
     "{\"type\":\"object\",\"properties\":{\"address\":{\"$ref\":0},\"legs\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"Legs leaving this stop.\"}},\"required\":[\"address\"],\"description\":\"A stop of a route; its legs lead to the next stops.\"}",
     [crate ::models::Address, crate ::models::Leg]
 );
 /// A leg between two stops.
-///
-/// Schema: `#/components/schemas/Leg`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Leg {
     pub mode: crate::models::Mode,
     pub to: crate::models::Stop,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(Leg, false, { mode : "mode", to : "to" });
+crate::runtime::deserialize_object!(Leg, false, { mode, to });
 crate::runtime::spec_type!(
     Leg, write, "Leg",
     "{\"type\":\"object\",\"properties\":{\"mode\":{\"$ref\":0},\"to\":{\"$ref\":1}},\"required\":[\"mode\",\"to\"],\"description\":\"A leg between two stops.\"}",

@@ -8,8 +8,6 @@ use ::fixture_split_types_types_0::models::*;
 use ::fixture_split_types_types_1::models::*;
 use ::fixture_split_types_types_2::models::*;
 /// A shipment to create.
-///
-/// Schema: `#/components/schemas/NewShipment`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct NewShipment {
     pub from: crate::models::Address,
@@ -19,17 +17,13 @@ pub struct NewShipment {
     #[serde(default, skip_serializing_if = "::std::option::Option::is_none")]
     pub mode: ::std::option::Option<crate::models::Mode>,
 }
-crate::runtime::deserialize_object!(
-    NewShipment, false, { from : "from", to : "to", parcels : "parcels", mode : "mode" }
-);
+crate::runtime::deserialize_object!(NewShipment, false, { from, to, parcels, mode });
 crate::runtime::spec_type!(
     NewShipment, both, "NewShipment",
     "{\"type\":\"object\",\"properties\":{\"from\":{\"$ref\":0},\"to\":{\"$ref\":0},\"parcels\":{\"type\":\"array\",\"items\":{\"$ref\":1},\"description\":\"The parcels, at least one.\",\"minItems\":1},\"mode\":{\"$ref\":2}},\"required\":[\"from\",\"to\",\"parcels\"],\"description\":\"A shipment to create.\"}",
     [crate ::models::Address, crate ::models::Parcel, crate ::models::Mode]
 );
 /// A shipment as stored.
-///
-/// Schema: `#/components/schemas/Shipment`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Shipment {
     /// Shipment id.
@@ -39,17 +33,13 @@ pub struct Shipment {
     pub tracking: ::std::option::Option<crate::models::ShipmentTracking>,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    Shipment, false, { id : "id", shipment : "shipment", tracking : "tracking" }
-);
+crate::runtime::deserialize_object!(Shipment, false, { id, shipment, tracking });
 crate::runtime::spec_type!(
     Shipment, write, "Shipment",
     "{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"description\":\"Shipment id.\"},\"shipment\":{\"$ref\":0},\"tracking\":{\"$ref\":1}},\"required\":[\"id\",\"shipment\"],\"description\":\"A shipment as stored.\"}",
     [crate ::models::NewShipment, crate ::models::ShipmentTracking]
 );
 /// A route from its first stop.
-///
-/// Schema: `#/components/schemas/Route`.
 #[derive(Debug, Clone, PartialEq, ::serde::Serialize)]
 pub struct Route {
     pub first: crate::models::Stop,
@@ -57,9 +47,7 @@ pub struct Route {
     pub weight: ::std::option::Option<crate::models::Weight>,
 }
 #[cfg(feature = "deserialize-responses")]
-crate::runtime::deserialize_object!(
-    Route, false, { first : "first", weight : "weight" }
-);
+crate::runtime::deserialize_object!(Route, false, { first, weight });
 crate::runtime::spec_type!(
     Route, write, "Route",
     "{\"type\":\"object\",\"properties\":{\"first\":{\"$ref\":0},\"weight\":{\"$ref\":1}},\"required\":[\"first\"],\"description\":\"A route from its first stop.\"}",
