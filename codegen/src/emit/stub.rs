@@ -219,7 +219,13 @@ impl Emitter<'_> {
             .iter()
             .map(|r| {
                 let v = ident(&r.variant);
-                let types = self.variant_fields(r);
+                // An alias names its body's type: pinned as written, so that an edit of a
+                // component response's body breaks the stub as it breaks the handlers.
+                let types = if r.typed() {
+                    self.variant_fields(r)
+                } else {
+                    self.response_fields(r)
+                };
                 if types.is_empty() {
                     return quote!(crate::#module::#output::#v => {});
                 }
